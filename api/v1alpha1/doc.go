@@ -1,0 +1,13 @@
+// Package v1alpha1 holds the Sync API (group tether.dev, version v1alpha1): the one
+// resource users write to tell Tether which git source to keep a cluster equal to.
+//
+// The package owns only types, their validation markers and small accessors that
+// resolve defaults. It does no I/O. spec is desired state written by users; status is
+// observed state written only by Tether's reconciler, under its own field manager.
+//
+// The CRD manifest in deploy/base/crd and zz_generated.deepcopy.go are generated from
+// these types by controller-gen ('make generate'); 'make verify' fails when they are stale.
+//
+// +kubebuilder:object:generate=true
+// +groupName=tether.dev
+package v1alpha1

@@ -1,0 +1,370 @@
+package v1alpha1
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// Finalizer is set on every Sync so that deleting it can first prune (or orphan) what
+// it applied; Tether removes it once that is done.
+const Finalizer = "tether.dev/finalizer"
+
+// Annotations Tether reads or writes on the objects it manages.
+const (
+	// OwnedByAnnotation names the Sync ("<namespace>/<name>") that applied an object,
+	// so ownership is visible with kubectl and a second Sync never takes an object over.
+	OwnedByAnnotation = "tether.dev/owned-by"
+	// PruneAnnotation set to "disabled" keeps an object when it leaves git.
+	PruneAnnotation = "tether.dev/prune"
+	// ForceAnnotation set to "true" lets Tether delete and recreate an object whose
+	// immutable fields changed in git.
+	ForceAnnotation = "tether.dev/force"
+)
+
+// Condition types set on a Sync. Ready, Reconciling and Stalled follow kstatus, so
+// generic tools (kubectl wait, kstatus, Flux's and Argo's health checks) understand them.
+const (
+	// ReadyCondition is True when the newest revision is applied in full.
+	ReadyCondition = "Ready"
+	// ReconcilingCondition is True while Tether works towards the newest spec or revision.
+	ReconcilingCondition = "Reconciling"
+	// StalledCondition is True when Tether cannot make progress without a change in git
+	// or in the Sync (bad input); it does not retry hot in that state.
+	StalledCondition = "Stalled"
+	// SourceReadyCondition is True when the git source was fetched and rendered.
+	SourceReadyCondition = "SourceReady"
+	// HealthyCondition is True when every managed object is healthy.
+	HealthyCondition = "Healthy"
+)
+
+// Default values, resolved by the accessors below as well as by the API server's
+// defaulting, so that objects built in Go (which skip server defaulting) behave alike.
+const (
+	DefaultInterval   = time.Minute
+	DefaultPath       = "."
+	DefaultPruneLimit = "50%"
+)
+
+// Sync keeps the objects that a path of a git repository renders to applied in the
+// cluster, and reports whether the cluster matches git (sync) and whether what it
+// applied works (health).
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:categories=tether
+// +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.lastAppliedRevision`
+// +kubebuilder:printcolumn:name="Sync",type=string,JSONPath=`.status.sync`
+// +kubebuilder:printcolumn:name="Health",type=string,JSONPath=`.status.health`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Message",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
+type Sync struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the desired state: which git source to follow and how to apply it.
+	// +required
+	Spec SyncSpec `json:"spec"`
+	// status is what Tether last observed; written only by Tether.
+	// +optional
+	Status SyncStatus `json:"status,omitempty"`
+}
+
+// SyncSpec is what a user declares.
+type SyncSpec struct {
+	// source is the git repository, ref and path that hold the desired state.
+	// +required
+	Source SourceSpec `json:"source"`
+
+	// destination says where objects that name no namespace go.
+	// +optional
+	Destination DestinationSpec `json:"destination,omitempty"`
+
+	// prune deletes objects that Tether applied and that left git. Default true.
+	// +kubebuilder:default=true
+	// +optional
+	Prune *bool `json:"prune,omitempty"`
+
+	// selfHeal corrects drift in the cluster as soon as it is seen. When false, drift is
+	// only reported (status.sync OutOfSync) and new git revisions are still applied.
+	// Default true.
+	// +kubebuilder:default=true
+	// +optional
+	SelfHeal *bool `json:"selfHeal,omitempty"`
+
+	// allowEmpty lets a render that yields no objects prune everything the Sync applied.
+	// Without it, an empty render is treated as a mistake and nothing is deleted.
+	// +optional
+	AllowEmpty bool `json:"allowEmpty,omitempty"`
+
+	// pruneLimit is the most of the inventory one sync may prune, as a count or a
+	// percentage. Default 50%.
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",message="pruneLimit must be a non-negative count or a percentage between 0% and 100%"
+	// +optional
+	PruneLimit *intstr.IntOrString `json:"pruneLimit,omitempty"`
+
+	// deletionPolicy says what happens to applied objects when the Sync is deleted:
+	// Delete prunes them, Orphan leaves them in place. Default: Delete when prune is
+	// true, Orphan otherwise.
+	// +optional
+	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
+
+	// suspend stops all reconciling of this Sync; nothing is fetched or applied.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+
+	// ignoreDifferences lists fields that Tether neither diffs nor applies, so that it
+	// never fights another owner of those fields (an HPA's spec.replicas above all).
+	// +optional
+	// +listType=atomic
+	IgnoreDifferences []IgnoreRule `json:"ignoreDifferences,omitempty"`
+}
+
+// SourceSpec locates desired state in git.
+type SourceSpec struct {
+	// url of the git repository: https://, http://, ssh://, git@host:path or file://.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:Pattern=`^((https?|ssh|file)://.+|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:.+)$`
+	// +required
+	URL string `json:"url"`
+
+	// ref selects the revision to follow: exactly one of branch, tag, semver or commit.
+	// Default: branch main.
+	// +kubebuilder:default={branch: "main"}
+	// +optional
+	Ref GitRef `json:"ref,omitzero"`
+
+	// path is the directory inside the repository to render, relative to its root.
+	// It holds plain YAML/JSON manifests (read recursively) or a kustomization.
+	// Default ".".
+	// +kubebuilder:default="."
+	// +optional
+	Path string `json:"path,omitempty"`
+
+	// secretRef names a Secret in the Sync's namespace with credentials for the
+	// repository: username and password, bearerToken, or identity and known_hosts.
+	// +optional
+	SecretRef *LocalObjectReference `json:"secretRef,omitempty"`
+
+	// interval is how often Tether looks for new commits and re-checks the cluster,
+	// as a Go duration ("30s", "1m", "1h"). Default 1m.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`
+	// +kubebuilder:default="1m"
+	// +optional
+	Interval *metav1.Duration `json:"interval,omitempty"`
+}
+
+// GitRef selects one revision of a repository.
+//
+// +kubebuilder:validation:XValidation:rule="[has(self.branch), has(self.tag), has(self.semver), has(self.commit)].filter(x, x).size() == 1",message="exactly one of branch, tag, semver or commit must be set"
+type GitRef struct {
+	// branch to follow; its newest commit is applied.
+	// +kubebuilder:validation:MinLength=1
+	// +optional
+	Branch string `json:"branch,omitempty"`
+	// tag to apply.
+	// +kubebuilder:validation:MinLength=1
+	// +optional
+	Tag string `json:"tag,omitempty"`
+	// semver range; the newest tag that satisfies it is applied (e.g. ">=1.2 <2").
+	// +kubebuilder:validation:MinLength=1
+	// +optional
+	SemVer string `json:"semver,omitempty"`
+	// commit pins one commit by its full SHA-1 hash.
+	// +kubebuilder:validation:Pattern=`^[0-9a-f]{40}$`
+	// +optional
+	Commit string `json:"commit,omitempty"`
+}
+
+// String names the ref the way revisions are written: the branch, tag or range
+// followed by "@", or nothing for a pinned commit.
+func (r GitRef) String() string {
+	switch {
+	case r.Branch != "":
+		return r.Branch
+	case r.Tag != "":
+		return r.Tag
+	case r.SemVer != "":
+		return r.SemVer
+	}
+	return ""
+}
+
+// LocalObjectReference names an object in the same namespace.
+type LocalObjectReference struct {
+	// name of the referent.
+	// +kubebuilder:validation:MinLength=1
+	// +required
+	Name string `json:"name"`
+}
+
+// DestinationSpec says where objects go in the cluster.
+type DestinationSpec struct {
+	// namespace for namespaced objects that name none in git.
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// DeletionPolicy says what deleting a Sync does to the objects it applied.
+// +kubebuilder:validation:Enum=Delete;Orphan
+type DeletionPolicy string
+
+const (
+	// DeletionPolicyDelete prunes every object the Sync applied before it goes.
+	DeletionPolicyDelete DeletionPolicy = "Delete"
+	// DeletionPolicyOrphan leaves the objects and removes Tether's ownership marks.
+	DeletionPolicyOrphan DeletionPolicy = "Orphan"
+)
+
+// IgnoreRule selects fields of some objects that Tether leaves to other owners.
+// +kubebuilder:validation:XValidation:rule="has(self.jsonPointers) || has(self.managers)",message="an ignore rule needs jsonPointers or managers"
+type IgnoreRule struct {
+	// group of the objects; empty means the core group.
+	// +optional
+	Group string `json:"group,omitempty"`
+	// kind of the objects; "*" matches every kind.
+	// +kubebuilder:validation:MinLength=1
+	// +required
+	Kind string `json:"kind"`
+	// name of the object; empty matches every name.
+	// +optional
+	Name string `json:"name,omitempty"`
+	// namespace of the object; empty matches every namespace.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// jsonPointers (RFC 6901) of the fields to ignore, e.g. /spec/replicas.
+	// +optional
+	// +listType=atomic
+	JSONPointers []string `json:"jsonPointers,omitempty"`
+	// managers whose fields (per metadata.managedFields) are ignored.
+	// +optional
+	// +listType=atomic
+	Managers []string `json:"managers,omitempty"`
+}
+
+// SyncStatusCode says whether the cluster matches git.
+// +kubebuilder:validation:Enum=Synced;OutOfSync;Unknown
+type SyncStatusCode string
+
+// Sync status codes.
+const (
+	SyncStatusSynced    SyncStatusCode = "Synced"
+	SyncStatusOutOfSync SyncStatusCode = "OutOfSync"
+	SyncStatusUnknown   SyncStatusCode = "Unknown"
+)
+
+// HealthStatusCode says whether what Tether applied works.
+// +kubebuilder:validation:Enum=Healthy;Progressing;Degraded;Suspended;Missing;Unknown
+type HealthStatusCode string
+
+// Health status codes.
+const (
+	HealthHealthy     HealthStatusCode = "Healthy"
+	HealthProgressing HealthStatusCode = "Progressing"
+	HealthDegraded    HealthStatusCode = "Degraded"
+	HealthSuspended   HealthStatusCode = "Suspended"
+	HealthMissing     HealthStatusCode = "Missing"
+	HealthUnknown     HealthStatusCode = "Unknown"
+)
+
+// SyncStatus is what Tether observed, written once per reconcile.
+type SyncStatus struct {
+	// observedGeneration is the metadata.generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// sourceRevision is the newest revision fetched: "<ref>@sha1:<hash>".
+	// +optional
+	SourceRevision string `json:"sourceRevision,omitempty"`
+	// lastAppliedRevision is the revision whose state was last applied in full.
+	// +optional
+	LastAppliedRevision string `json:"lastAppliedRevision,omitempty"`
+	// lastAppliedTime is when lastAppliedRevision was last applied in full.
+	// +optional
+	LastAppliedTime *metav1.Time `json:"lastAppliedTime,omitempty"`
+	// sync says whether every managed object matches git.
+	// +optional
+	Sync SyncStatusCode `json:"sync,omitempty"`
+	// health aggregates the health of every managed object.
+	// +optional
+	Health HealthStatusCode `json:"health,omitempty"`
+	// conditions: Ready, Reconciling, Stalled, SourceReady and Healthy.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// resources is the inventory: every object Tether manages for this Sync.
+	// +optional
+	// +listType=atomic
+	Resources []ResourceStatus `json:"resources,omitempty"`
+}
+
+// ResourceStatus is one managed object and what Tether last saw of it.
+type ResourceStatus struct {
+	// +optional
+	Group string `json:"group,omitempty"`
+	// +required
+	Version string `json:"version"`
+	// +required
+	Kind string `json:"kind"`
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// +required
+	Name string `json:"name"`
+	// sync of this object.
+	// +optional
+	Sync SyncStatusCode `json:"sync,omitempty"`
+	// health of this object.
+	// +optional
+	Health HealthStatusCode `json:"health,omitempty"`
+	// message explains sync or health when there is something to say.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// SyncList is a list of Syncs.
+//
+// +kubebuilder:object:root=true
+type SyncList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Sync `json:"items"`
+}
+
+// PruneEnabled reports spec.prune with its default (true) applied.
+func (s *SyncSpec) PruneEnabled() bool { return s.Prune == nil || *s.Prune }
+
+// SelfHealEnabled reports spec.selfHeal with its default (true) applied.
+func (s *SyncSpec) SelfHealEnabled() bool { return s.SelfHeal == nil || *s.SelfHeal }
+
+// IntervalOrDefault reports spec.source.interval with its default (1m) applied.
+func (s *SourceSpec) IntervalOrDefault() time.Duration {
+	if s.Interval == nil || s.Interval.Duration <= 0 {
+		return DefaultInterval
+	}
+	return s.Interval.Duration
+}
+
+// PathOrDefault reports spec.source.path with its default (".") applied.
+func (s *SourceSpec) PathOrDefault() string {
+	if s.Path == "" {
+		return DefaultPath
+	}
+	return s.Path
+}
+
+// EffectiveDeletionPolicy resolves an empty deletionPolicy from prune.
+func (s *SyncSpec) EffectiveDeletionPolicy() DeletionPolicy {
+	if s.DeletionPolicy != "" {
+		return s.DeletionPolicy
+	}
+	if s.PruneEnabled() {
+		return DeletionPolicyDelete
+	}
+	return DeletionPolicyOrphan
+}

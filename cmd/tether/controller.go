@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/apply"
+	"tether.dev/tether/source"
+	tethersync "tether.dev/tether/sync"
+)
+
+// controllerFlags are the command line of `tether controller`.
+type controllerFlags struct {
+	kubeconfig      string
+	metricsAddr     string
+	probeAddr       string
+	leaderElect     bool
+	leaderNamespace string
+	concurrency     int
+	cacheDir        string
+	apiQPS          float64
+	apiBurst        int
+	zap             zap.Options
+}
+
+func parseControllerFlags(args []string, stderr io.Writer) (*controllerFlags, error) {
+	f := &controllerFlags{}
+	fs := flag.NewFlagSet("controller", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "Path to a kubeconfig, to run outside a cluster. Default: in-cluster config, then $KUBECONFIG.")
+	fs.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", "Address that serves Prometheus metrics at /metrics; \"0\" disables it.")
+	fs.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "Address that serves /healthz and /readyz.")
+	fs.BoolVar(&f.leaderElect, "leader-elect", false, "Elect a leader so that only one of several replicas reconciles.")
+	fs.StringVar(&f.leaderNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease. Default: the pod's namespace.")
+	fs.IntVar(&f.concurrency, "concurrency", tethersync.DefaultOptions().Concurrency, "How many Syncs are reconciled at once.")
+	fs.StringVar(&f.cacheDir, "cache-dir", defaultCacheDir(), "Directory for cached git repositories; keep it across restarts to fetch less.")
+	fs.Float64Var(&f.apiQPS, "kube-api-qps", 50, "Sustained requests per second to the API server.")
+	fs.IntVar(&f.apiBurst, "kube-api-burst", 100, "Burst of requests to the API server.")
+	f.zap.BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() != 0 {
+		return nil, fmt.Errorf("%w: unexpected arguments %v", errUsage, fs.Args())
+	}
+	return f, nil
+}
+
+func defaultCacheDir() string {
+	if dir, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(dir, "tether")
+	}
+	return filepath.Join(os.TempDir(), "tether-cache")
+}
+
+// runController runs the agent until ctx ends.
+func runController(ctx context.Context, args []string, stderr io.Writer) error {
+	f, err := parseControllerFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&f.zap), zap.WriteTo(stderr)))
+	log := ctrl.Log.WithName("setup")
+
+	cfg, err := restConfig(f.kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = float32(f.apiQPS), f.apiBurst
+	cfg.UserAgent = "tether/" + version
+
+	mgr, err := newManager(cfg, f)
+	if err != nil {
+		return err
+	}
+	if err := setupReconciler(mgr, cfg, f); err != nil {
+		return err
+	}
+	log.Info("starting", "version", version, "cacheDir", f.cacheDir, "leaderElect", f.leaderElect)
+	return mgr.Start(ctx)
+}
+
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("loading kubeconfig %s: %w", kubeconfig, err)
+		}
+		return cfg, nil
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("finding cluster config (use --kubeconfig outside a cluster): %w", err)
+	}
+	return cfg, nil
+}
+
+func newScheme() (*runtime.Scheme, error) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	return scheme, nil
+}
+
+func newManager(cfg *rest.Config, f *controllerFlags) (ctrl.Manager, error) {
+	scheme, err := newScheme()
+	if err != nil {
+		return nil, err
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                        scheme,
+		Metrics:                       metricsserver.Options{BindAddress: f.metricsAddr},
+		HealthProbeBindAddress:        f.probeAddr,
+		LeaderElection:                f.leaderElect,
+		LeaderElectionID:              "tether.dev",
+		LeaderElectionNamespace:       f.leaderNamespace,
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// setupReconciler builds the Sync reconciler from its concrete parts.
+func setupReconciler(mgr ctrl.Manager, cfg *rest.Config, f *controllerFlags) error {
+	opts := source.DefaultOptions()
+	opts.CacheDir = f.cacheDir
+	src, err := source.New(opts)
+	if err != nil {
+		return err
+	}
+	// Applies read live objects straight from the API server: the manager's cache
+	// would start an informer for every kind Tether ever applies.
+	applyClient, err := client.New(cfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+	if err != nil {
+		return fmt.Errorf("creating apply client: %w", err)
+	}
+	r := &tethersync.Reconciler{
+		Client:   mgr.GetClient(),
+		Source:   src,
+		Applier:  apply.NewManager(applyClient),
+		Recorder: mgr.GetEventRecorderFor("tether"),
+		Metrics:  tethersync.NewMetrics(ctrlmetrics.Registry),
+		Apply:    apply.DefaultOptions(),
+	}
+	syncOpts := tethersync.DefaultOptions()
+	syncOpts.Concurrency = f.concurrency
+	return r.SetupWithManager(mgr, syncOpts)
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"gopkg.in/yaml.v3"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"tether.dev/tether/source"
+)
+
+// runRender prints what a directory on disk renders to, exactly as the agent would
+// render the same directory of a commit.
+func runRender(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("render", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: tether render DIR\n\nPrints the objects DIR renders to (plain YAML/JSON manifests or a kustomization) as a YAML stream.")
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return errUsage
+	}
+	dir, err := filepath.Abs(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	objs, err := source.Render(filesys.MakeFsOnDisk(), dir, dir, source.RenderOptions{MaxObjects: source.DefaultOptions().MaxObjects})
+	if err != nil {
+		return err
+	}
+	out, err := encodeYAML(objs)
+	if err != nil {
+		return err
+	}
+	_, err = stdout.Write(out)
+	return err
+}
+
+// encodeYAML writes objects as a YAML stream, one document each.
+func encodeYAML(objs []*unstructured.Unstructured) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	for _, o := range objs {
+		if err := enc.Encode(o.Object); err != nil {
+			return nil, fmt.Errorf("encoding %s %s: %w", o.GetKind(), o.GetName(), err)
+		}
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

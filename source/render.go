@@ -1,0 +1,284 @@
+package source
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+// RenderOptions bound one render.
+type RenderOptions struct {
+	// MaxObjects is the most objects the directory may render to; 0 means no limit.
+	MaxObjects int
+}
+
+// kustomizationFiles are the names kustomize recognises, in its order of preference.
+var kustomizationFiles = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
+
+// Render turns dir of fs into objects. A directory holding a kustomization is built
+// with kustomize; any other directory is read recursively for .yaml, .yml and .json
+// files, each of which may hold several documents. Errors are *RenderError and name
+// the file at fault relative to root.
+func Render(fs filesys.FileSystem, root, dir string, opts RenderOptions) (objs []*unstructured.Unstructured, err error) {
+	root, dir = filepath.Clean(root), filepath.Clean(dir)
+	rel := func(p string) string {
+		r, rerr := filepath.Rel(root, p)
+		if rerr != nil {
+			return p
+		}
+		return r
+	}
+	if !fs.IsDir(dir) {
+		return nil, &RenderError{File: rel(dir), Err: errors.New("no such directory in the repository")}
+	}
+	if k := findKustomization(fs, dir); k != "" {
+		objs, err = renderKustomize(fs, dir, rel)
+	} else {
+		objs, err = renderPlain(fs, dir, rel)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if opts.MaxObjects > 0 && len(objs) > opts.MaxObjects {
+		return nil, &RenderError{File: rel(dir), Err: fmt.Errorf("renders %d objects, over the limit of %d", len(objs), opts.MaxObjects)}
+	}
+	if err := checkDuplicates(objs); err != nil {
+		return nil, &RenderError{File: rel(dir), Err: err}
+	}
+	return objs, nil
+}
+
+func findKustomization(fs filesys.FileSystem, dir string) string {
+	for _, name := range kustomizationFiles {
+		if p := filepath.Join(dir, name); fs.Exists(p) && !fs.IsDir(p) {
+			return p
+		}
+	}
+	return ""
+}
+
+// renderPlain reads every manifest file under dir, in lexical order so that the
+// result is stable. Hidden files and directories (".github") are skipped.
+func renderPlain(fs filesys.FileSystem, dir string, rel func(string) string) ([]*unstructured.Unstructured, error) {
+	var files []string
+	err := fs.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		if p != dir && strings.HasPrefix(info.Name(), ".") {
+			if info.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch strings.ToLower(filepath.Ext(p)) {
+		case ".yaml", ".yml", ".json":
+			if !info.IsDir() {
+				files = append(files, p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, &RenderError{File: rel(dir), Err: err}
+	}
+	sort.Strings(files)
+	var objs []*unstructured.Unstructured
+	for _, f := range files {
+		data, err := fs.ReadFile(f)
+		if err != nil {
+			return nil, &RenderError{File: rel(f), Err: err}
+		}
+		docs, err := DecodeManifests(data)
+		if err != nil {
+			return nil, &RenderError{File: rel(f), Err: err}
+		}
+		objs = append(objs, docs...)
+	}
+	return objs, nil
+}
+
+// DecodeManifests splits a YAML or JSON stream into Kubernetes objects. Empty
+// documents are skipped; a document without apiVersion or kind is an error that
+// names its position. A kind List is expanded into its items.
+func DecodeManifests(data []byte) ([]*unstructured.Unstructured, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var objs []*unstructured.Unstructured
+	for n := 1; ; n++ {
+		var node yaml.Node
+		err := dec.Decode(&node)
+		if errors.Is(err, io.EOF) {
+			return objs, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("document %d: %w", n, err)
+		}
+		doc, err := documentMap(&node)
+		if err != nil {
+			return nil, fmt.Errorf("document %d: %w", n, err)
+		}
+		if len(doc) == 0 {
+			continue
+		}
+		obj, err := toObject(doc)
+		if err != nil {
+			return nil, fmt.Errorf("document %d: %w", n, err)
+		}
+		if obj.IsList() {
+			items, err := expandList(obj)
+			if err != nil {
+				return nil, fmt.Errorf("document %d: %w", n, err)
+			}
+			objs = append(objs, items...)
+			continue
+		}
+		objs = append(objs, obj)
+	}
+}
+
+func toObject(doc map[string]any) (*unstructured.Unstructured, error) {
+	apiVersion, _ := doc["apiVersion"].(string)
+	kind, _ := doc["kind"].(string)
+	if apiVersion == "" || kind == "" {
+		return nil, errors.New("not a Kubernetes object: apiVersion and kind are required")
+	}
+	// A JSON round trip gives the value types apimachinery expects (int64, float64).
+	data, err := json.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	obj := &unstructured.Unstructured{}
+	if err := obj.UnmarshalJSON(data); err != nil {
+		return nil, err
+	}
+	if obj.GetName() == "" && obj.GetGenerateName() == "" && !obj.IsList() {
+		return nil, fmt.Errorf("%s has no metadata.name", kind)
+	}
+	return obj, nil
+}
+
+func expandList(list *unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	l, err := list.ToList()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*unstructured.Unstructured, 0, len(l.Items))
+	for i := range l.Items {
+		if l.Items[i].GetAPIVersion() == "" || l.Items[i].GetKind() == "" {
+			return nil, fmt.Errorf("list item %d: not a Kubernetes object: apiVersion and kind are required", i+1)
+		}
+		out = append(out, &l.Items[i])
+	}
+	return out, nil
+}
+
+// renderKustomize builds dir in process: no plugins, no exec functions, files only
+// from inside each kustomization's root, and no remote bases.
+func renderKustomize(fs filesys.FileSystem, dir string, rel func(string) string) (objs []*unstructured.Unstructured, err error) {
+	if err := checkKustomizeRefs(fs, dir, rel, map[string]bool{}); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			objs, err = nil, &RenderError{File: rel(dir), Err: fmt.Errorf("kustomize build panicked: %v", r)}
+		}
+	}()
+	opts := krusty.MakeDefaultOptions()
+	opts.LoadRestrictions = types.LoadRestrictionsRootOnly
+	opts.PluginConfig = types.DisabledPluginConfig()
+	resMap, err := krusty.MakeKustomizer(opts).Run(fs, dir)
+	if err != nil {
+		return nil, &RenderError{File: rel(dir), Err: fmt.Errorf("kustomize build: %w", err)}
+	}
+	for _, r := range resMap.Resources() {
+		m, err := r.Map()
+		if err != nil {
+			return nil, &RenderError{File: rel(dir), Err: fmt.Errorf("kustomize output %s: %w", r.CurId(), err)}
+		}
+		obj, err := toObject(m)
+		if err != nil {
+			return nil, &RenderError{File: rel(dir), Err: fmt.Errorf("kustomize output %s: %w", r.CurId(), err)}
+		}
+		objs = append(objs, obj)
+	}
+	return objs, nil
+}
+
+// kustomizationRefs are the fields of a kustomization that name other files or
+// kustomizations.
+type kustomizationRefs struct {
+	Resources  []string `yaml:"resources"`
+	Bases      []string `yaml:"bases"`
+	Components []string `yaml:"components"`
+}
+
+// checkKustomizeRefs refuses, before kustomize runs, any reference that kustomize
+// would resolve by cloning a remote repository: a URL, or a path that does not exist
+// in the repository (kustomize treats those as remote). It follows local bases.
+func checkKustomizeRefs(fs filesys.FileSystem, dir string, rel func(string) string, seen map[string]bool) error {
+	if seen[dir] {
+		return nil
+	}
+	seen[dir] = true
+	file := findKustomization(fs, dir)
+	if file == "" {
+		return nil // a plain directory used as a resource
+	}
+	data, err := fs.ReadFile(file)
+	if err != nil {
+		return &RenderError{File: rel(file), Err: err}
+	}
+	var k kustomizationRefs
+	if err := yaml.Unmarshal(data, &k); err != nil {
+		return &RenderError{File: rel(file), Err: err}
+	}
+	for _, ref := range append(append(k.Resources, k.Bases...), k.Components...) {
+		if strings.Contains(ref, "://") || strings.HasPrefix(ref, "git@") || strings.Contains(ref, "?ref=") {
+			return &RenderError{File: rel(file), Err: fmt.Errorf("remote resource %q refused: remote bases are disabled", ref)}
+		}
+		p := filepath.Join(dir, ref)
+		if !fs.Exists(p) {
+			return &RenderError{File: rel(file), Err: fmt.Errorf("resource %q not found in the repository", ref)}
+		}
+		if fs.IsDir(p) {
+			if err := checkKustomizeRefs(fs, p, rel, seen); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkDuplicates refuses two objects with the same group, kind, namespace and name:
+// applying both would make the last one silently win.
+func checkDuplicates(objs []*unstructured.Unstructured) error {
+	seen := make(map[string]bool, len(objs))
+	for _, o := range objs {
+		gvk := o.GroupVersionKind()
+		key := gvk.Group + "/" + gvk.Kind + "/" + o.GetNamespace() + "/" + o.GetName()
+		if seen[key] {
+			return fmt.Errorf("%s %s is declared twice", gvk.Kind, objectName(o))
+		}
+		seen[key] = true
+	}
+	return nil
+}
+
+func objectName(o *unstructured.Unstructured) string {
+	if o.GetNamespace() == "" {
+		return o.GetName()
+	}
+	return o.GetNamespace() + "/" + o.GetName()
+}

@@ -1,0 +1,128 @@
+package source
+
+import (
+	"fmt"
+	"os"
+	gosync "sync"
+
+	"github.com/go-git/go-git/v5"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"tether.dev/tether/api/v1alpha1"
+)
+
+// Options bound what the source may cost. Every limit exists because repository
+// content is hostile until proven otherwise.
+type Options struct {
+	// CacheDir holds one bare repository per URL; it survives restarts so that a
+	// restart fetches only what changed. Required.
+	CacheDir string
+	// MaxFileSize is the largest file copied out of a commit. Larger files are left
+	// out, and rendering fails if it needs one of them.
+	MaxFileSize int64
+	// MaxTreeSize is the most bytes of one commit's files copied for rendering.
+	MaxTreeSize int64
+	// MaxObjects is the most objects one path may render to.
+	MaxObjects int
+	// RenderCacheSize is how many rendered (commit, path) results are kept in memory.
+	RenderCacheSize int
+}
+
+// DefaultOptions returns limits that fit repositories of thousands of manifests.
+func DefaultOptions() Options {
+	return Options{
+		MaxFileSize:     8 << 20,
+		MaxTreeSize:     256 << 20,
+		MaxObjects:      20000,
+		RenderCacheSize: 256,
+	}
+}
+
+// Request names the desired state to fetch: a repository and a ref.
+type Request struct {
+	URL string
+	Ref v1alpha1.GitRef
+}
+
+// Revision is one commit of one repository, reached through one ref.
+type Revision struct {
+	URL string
+	// Ref is the branch or tag the commit was reached through; empty for a pinned commit.
+	Ref string
+	// Commit is the full hex SHA-1 of the commit.
+	Commit string
+}
+
+// String writes the revision as status reports it: "main@sha1:<hash>", or
+// "sha1:<hash>" for a pinned commit.
+func (r Revision) String() string {
+	if r.Ref == "" {
+		return "sha1:" + r.Commit
+	}
+	return r.Ref + "@sha1:" + r.Commit
+}
+
+// Snapshot is the desired state at one revision: immutable once returned, because
+// every caller receives its own copy of the objects.
+type Snapshot struct {
+	Revision Revision
+	// Path rendered, relative to the repository root.
+	Path    string
+	Objects []*unstructured.Unstructured
+}
+
+// Source fetches and renders git repositories. It is safe for concurrent use: work
+// on one URL is serialized, different URLs proceed in parallel.
+type Source struct {
+	opts Options
+
+	mu    gosync.Mutex
+	repos map[string]*repoEntry // by URL
+
+	renders *renderCache
+}
+
+type repoEntry struct {
+	mu   gosync.Mutex
+	repo *git.Repository
+}
+
+// New returns a Source that caches repositories under opts.CacheDir.
+func New(opts Options) (*Source, error) {
+	if opts.CacheDir == "" {
+		return nil, fmt.Errorf("source: a cache directory is required")
+	}
+	if err := os.MkdirAll(opts.CacheDir, 0o700); err != nil {
+		return nil, fmt.Errorf("source: creating cache directory: %w", err)
+	}
+	defaults := DefaultOptions()
+	if opts.MaxFileSize <= 0 {
+		opts.MaxFileSize = defaults.MaxFileSize
+	}
+	if opts.MaxTreeSize <= 0 {
+		opts.MaxTreeSize = defaults.MaxTreeSize
+	}
+	if opts.MaxObjects <= 0 {
+		opts.MaxObjects = defaults.MaxObjects
+	}
+	if opts.RenderCacheSize <= 0 {
+		opts.RenderCacheSize = defaults.RenderCacheSize
+	}
+	return &Source{
+		opts:    opts,
+		repos:   map[string]*repoEntry{},
+		renders: newRenderCache(opts.RenderCacheSize),
+	}, nil
+}
+
+// entry returns the lockable cache entry of one URL.
+func (s *Source) entry(url string) *repoEntry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.repos[url]
+	if !ok {
+		e = &repoEntry{}
+		s.repos[url] = e
+	}
+	return e
+}

@@ -1,0 +1,116 @@
+package source
+
+import (
+	"errors"
+	"fmt"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Bounds on one YAML document. They make alias bombs ("billion laughs") and absurdly
+// deep nesting fail fast, in bounded time and memory, instead of exhausting the agent.
+const (
+	maxYAMLNodes = 1 << 20 // values after alias expansion
+	maxYAMLDepth = 128
+)
+
+var errYAMLTooLarge = errors.New("document is too large or too deeply nested after alias expansion")
+
+// documentMap converts a decoded YAML document into the plain values JSON uses.
+// Scalars keep YAML 1.2 core types, except timestamps, which stay strings as they are
+// written (Kubernetes has no timestamp type in YAML: "2024-01-01" is a string).
+func documentMap(doc *yaml.Node) (map[string]any, error) {
+	if doc.Kind == 0 || (doc.Kind == yaml.DocumentNode && len(doc.Content) == 0) {
+		return nil, nil
+	}
+	root := doc
+	if doc.Kind == yaml.DocumentNode {
+		root = doc.Content[0]
+	}
+	if root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null" {
+		return nil, nil
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, errors.New("not a Kubernetes object: the document is not a mapping")
+	}
+	c := converter{budget: maxYAMLNodes}
+	v, err := c.convert(root, 0)
+	if err != nil {
+		return nil, err
+	}
+	return v.(map[string]any), nil
+}
+
+type converter struct{ budget int }
+
+func (c *converter) convert(n *yaml.Node, depth int) (any, error) {
+	c.budget--
+	if c.budget < 0 || depth > maxYAMLDepth {
+		return nil, errYAMLTooLarge
+	}
+	switch n.Kind {
+	case yaml.AliasNode:
+		return c.convert(n.Alias, depth+1)
+	case yaml.SequenceNode:
+		out := make([]any, 0, len(n.Content))
+		for _, item := range n.Content {
+			v, err := c.convert(item, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		return out, nil
+	case yaml.MappingNode:
+		return c.mapping(n, depth)
+	case yaml.ScalarNode:
+		return scalar(n)
+	}
+	return nil, fmt.Errorf("line %d: unsupported YAML node", n.Line)
+}
+
+func (c *converter) mapping(n *yaml.Node, depth int) (map[string]any, error) {
+	out := make(map[string]any, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
+			merged, err := c.convert(v, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			m, ok := merged.(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("line %d: merge key needs a mapping", k.Line)
+			}
+			for mk, mv := range m {
+				if _, set := out[mk]; !set {
+					out[mk] = mv
+				}
+			}
+			continue
+		}
+		if k.Kind != yaml.ScalarNode {
+			return nil, fmt.Errorf("line %d: mapping keys must be strings", k.Line)
+		}
+		val, err := c.convert(v, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		out[k.Value] = val
+	}
+	return out, nil
+}
+
+func scalar(n *yaml.Node) (any, error) {
+	switch n.ShortTag() {
+	case "!!str", "!!timestamp", "!!binary":
+		return n.Value, nil
+	case "!!null":
+		return nil, nil
+	}
+	var v any
+	if err := n.Decode(&v); err != nil {
+		return nil, fmt.Errorf("line %d: %w", n.Line, err)
+	}
+	return v, nil
+}

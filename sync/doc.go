@@ -1,0 +1,19 @@
+// Package sync is Tether's level-triggered reconciler: for each Sync it reads the
+// desired state from git, applies it, judges its health and writes what it saw.
+//
+// Every reconcile starts from current reality and is a straight line of steps:
+//
+//	fetch   source.Fetch: resolve the ref to a commit         → SourceReady
+//	render  source.Render: the path at that commit to objects → SourceReady / Stalled
+//	apply   apply.ApplyAll: dry-run, then write what differs  → sync, resources
+//	assess  health.Compute on what the cluster now holds     → health, Healthy
+//	report  one status patch, events, metrics                → Ready, Reconciling
+//
+// This package is the one place that maps errors to behaviour: a transient error
+// (git or the API server unreachable) is returned so the work queue backs off and
+// retries; bad input in git (a broken manifest, an object the API server rejects)
+// sets Stalled and waits for the next interval or a new commit, with the last good
+// state left in the cluster. It is also the only package that logs, records events
+// and exports metrics. It consumes source and apply through the small interfaces
+// declared in reconciler.go.
+package sync

@@ -1,0 +1,219 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/apply"
+	"tether.dev/tether/health"
+	"tether.dev/tether/source"
+)
+
+// Source is what the reconciler needs of git: a ref resolved to a revision, and a
+// revision's path rendered to objects.
+type Source interface {
+	Fetch(ctx context.Context, req source.Request) (source.Revision, error)
+	Render(ctx context.Context, rev source.Revision, path string) (*source.Snapshot, error)
+}
+
+// Applier makes the cluster hold a set of objects.
+type Applier interface {
+	ApplyAll(ctx context.Context, objs []*unstructured.Unstructured, opts apply.Options) (*apply.ChangeSet, error)
+}
+
+var (
+	_ Source  = (*source.Source)(nil)
+	_ Applier = (*apply.Manager)(nil)
+)
+
+// StatusFieldManager owns the status of Syncs. It differs from the field manager of
+// applied objects so that the two kinds of write never share ownership.
+const StatusFieldManager = "tether-status"
+
+// Reconciler reconciles Sync objects.
+type Reconciler struct {
+	// Client reads Syncs (from the cache) and patches their status.
+	Client   client.Client
+	Source   Source
+	Applier  Applier
+	Recorder record.EventRecorder
+	Metrics  *Metrics
+	// Apply holds the options of every apply; DefaultNamespace is set per Sync.
+	Apply apply.Options
+	// now is the clock; tests may replace it.
+	now func() time.Time
+}
+
+// Options configure the controller that runs the Reconciler.
+type Options struct {
+	// Concurrency is how many Syncs reconcile at once; one Sync never runs twice at once.
+	Concurrency int
+	// MinBackoff and MaxBackoff bound the per-Sync exponential backoff after errors.
+	MinBackoff, MaxBackoff time.Duration
+}
+
+// DefaultOptions returns the controller options Tether runs with.
+func DefaultOptions() Options {
+	return Options{Concurrency: 4, MinBackoff: 50 * time.Millisecond, MaxBackoff: 15 * time.Minute}
+}
+
+// SetupWithManager registers the reconciler with mgr. Only spec changes (generation)
+// of a Sync trigger it; its own status writes do not.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts Options) error {
+	if r.now == nil {
+		r.now = time.Now
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.Sync{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: opts.Concurrency,
+			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](opts.MinBackoff, opts.MaxBackoff),
+		}).
+		Complete(r)
+}
+
+// Reconcile brings one Sync a step closer to its desired state and reports what it
+// saw. It is a straight line of steps; see the package documentation.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
+	start := r.now()
+	obj := &v1alpha1.Sync{}
+	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+		if client.IgnoreNotFound(err) == nil {
+			r.Metrics.Forget(req.Namespace, req.Name)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !obj.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+
+	st := newStatusBuilder(obj, r.now)
+	defer func() {
+		err = errors.Join(err, r.report(ctx, obj, st, err))
+		r.Metrics.ObserveReconcile(obj, r.now().Sub(start))
+	}()
+
+	if obj.Spec.Suspend {
+		st.suspended()
+		return ctrl.Result{}, nil
+	}
+	interval := obj.Spec.Source.IntervalOrDefault()
+
+	snap, err := r.fetchAndRender(ctx, obj, st)
+	if err != nil {
+		return r.onError(st, interval, err)
+	}
+	changes, err := r.apply(ctx, obj, snap)
+	st.applied(changes)
+	if err != nil {
+		return r.onError(st, interval, err)
+	}
+	r.assess(st, changes)
+	r.recordApplied(obj, snap, changes)
+	st.ready(snap.Revision.String())
+	return ctrl.Result{RequeueAfter: st.requeueAfter(interval)}, nil
+}
+
+// fetchAndRender reads the desired state: the ref resolved to a commit, and the
+// Sync's path at that commit rendered to objects.
+func (r *Reconciler) fetchAndRender(ctx context.Context, obj *v1alpha1.Sync, st *statusBuilder) (*source.Snapshot, error) {
+	fetchStart := r.now()
+	rev, err := r.Source.Fetch(ctx, source.Request{URL: obj.Spec.Source.URL, Ref: obj.Spec.Source.Ref})
+	r.Metrics.ObserveFetch(obj.Spec.Source.URL, r.now().Sub(fetchStart), err)
+	if err != nil {
+		return nil, err
+	}
+	st.fetched(rev.String())
+	snap, err := r.Source.Render(ctx, rev, obj.Spec.Source.PathOrDefault())
+	if err != nil {
+		return nil, err
+	}
+	st.rendered(rev.String(), len(snap.Objects))
+	return snap, nil
+}
+
+// apply applies a snapshot, marking each object as owned by this Sync.
+func (r *Reconciler) apply(ctx context.Context, obj *v1alpha1.Sync, snap *source.Snapshot) (*apply.ChangeSet, error) {
+	owner := obj.Namespace + "/" + obj.Name
+	for _, o := range snap.Objects {
+		annotations := o.GetAnnotations()
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		annotations[v1alpha1.OwnedByAnnotation] = owner
+		o.SetAnnotations(annotations)
+	}
+	opts := r.Apply
+	opts.DefaultNamespace = obj.Spec.Destination.Namespace
+	changes, err := r.Applier.ApplyAll(ctx, snap.Objects, opts)
+	r.Metrics.CountChanges(obj, changes)
+	return changes, err
+}
+
+// assess judges the health of what the cluster now holds.
+func (r *Reconciler) assess(st *statusBuilder, changes *apply.ChangeSet) {
+	for _, c := range changes.Changes {
+		code, msg := health.Compute(c.Live)
+		st.objectHealth(c.Object, code, msg)
+	}
+	st.aggregateHealth()
+}
+
+// onError is the one place that maps an error to behaviour. Bad input in git stalls
+// the Sync until the next interval (or a new commit); anything else is returned so
+// the queue retries it with exponential backoff.
+func (r *Reconciler) onError(st *statusBuilder, interval time.Duration, err error) (ctrl.Result, error) {
+	var fe *source.FetchError
+	switch {
+	case errors.As(err, &fe):
+		st.sourceFailed(fe.Reason, err)
+		return ctrl.Result{}, err
+	case source.IsRenderError(err):
+		st.stalled("RenderFailed", err)
+		return ctrl.Result{RequeueAfter: interval}, nil
+	case apply.IsInvalid(err):
+		st.stalled("ApplyFailed", err)
+		return ctrl.Result{RequeueAfter: interval}, nil
+	}
+	st.retrying("ReconcileFailed", err)
+	return ctrl.Result{}, err
+}
+
+// recordApplied tells users, through an Event, that a revision changed the cluster.
+// A reconcile that changed nothing records nothing.
+func (r *Reconciler) recordApplied(obj *v1alpha1.Sync, snap *source.Snapshot, cs *apply.ChangeSet) {
+	if !cs.Changed() {
+		return
+	}
+	r.Recorder.AnnotatedEventf(obj, map[string]string{"revision": snap.Revision.String()}, "Normal", "Applied",
+		"Applied revision %s: %d created, %d configured, %d unchanged",
+		snap.Revision, cs.Count(apply.ActionCreated), cs.Count(apply.ActionConfigured), cs.Count(apply.ActionUnchanged))
+}
+
+// report writes the status the reconcile built, once, and logs the outcome.
+func (r *Reconciler) report(ctx context.Context, obj *v1alpha1.Sync, st *statusBuilder, reconcileErr error) error {
+	log := ctrl.LoggerFrom(ctx)
+	status := st.build()
+	r.Metrics.ObserveStatus(obj, status, r.now())
+	if reconcileErr != nil {
+		log.Error(reconcileErr, "reconcile failed", "revision", status.SourceRevision)
+	}
+	if err := patchStatus(ctx, r.Client, obj, status); err != nil {
+		return fmt.Errorf("writing status of Sync %s/%s: %w", obj.Namespace, obj.Name, err)
+	}
+	log.V(1).Info("reconciled", "revision", status.LastAppliedRevision, "sync", status.Sync, "health", status.Health)
+	return nil
+}
