@@ -1,0 +1,215 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	gosync "sync"
+	"syscall"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/test/controlplane"
+)
+
+// waitTimeout bounds every wait for the agent to do something. It is a guard against
+// hangs, not a performance assertion: on a loaded 2-core machine a step takes seconds.
+const waitTimeout = 90 * time.Second
+
+// newClient returns a client for the shared control plane that knows Syncs, with the
+// CRD installed.
+func newClient(t *testing.T) client.Client {
+	t.Helper()
+	cp := controlplane.Shared(t)
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme, apiextensionsv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := client.New(cp.Config(), client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	installCRD(t, c)
+	return c
+}
+
+var crdOnce gosync.Once
+
+// installCRD applies the generated CRD, exactly as deploy/ ships it, and waits until
+// it is Established.
+func installCRD(t *testing.T, c client.Client) {
+	t.Helper()
+	crdOnce.Do(func() {
+		data, err := os.ReadFile(filepath.Join("..", "..", "deploy", "base", "crd", "tether.dev_syncs.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.Unmarshal(data, crd); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Create(t.Context(), crd); err != nil {
+			t.Fatalf("installing the Sync CRD: %v", err)
+		}
+		eventually(t, "the Sync CRD is established", func(ctx context.Context) (bool, error) {
+			if err := c.Get(ctx, client.ObjectKeyFromObject(crd), crd); err != nil {
+				return false, err
+			}
+			for _, cond := range crd.Status.Conditions {
+				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+	})
+}
+
+// agent is a running `tether controller` process.
+type agent struct {
+	cmd         *exec.Cmd
+	log         *bytes.Buffer
+	metricsAddr string
+	done        chan error
+}
+
+// startAgent runs the tether binary against the shared control plane until the test
+// ends, and prints its log if the test failed.
+func startAgent(t *testing.T) *agent {
+	t.Helper()
+	cp := controlplane.Shared(t)
+	a := &agent{log: &bytes.Buffer{}, metricsAddr: freeAddr(t), done: make(chan error, 1)}
+	a.cmd = exec.Command(tetherBinary, "controller",
+		"--kubeconfig", cp.KubeconfigPath(),
+		"--metrics-bind-address", a.metricsAddr,
+		"--health-probe-bind-address", freeAddr(t),
+		"--cache-dir", t.TempDir(),
+		"--zap-log-level", "debug",
+	)
+	out := &lockedWriter{w: a.log}
+	a.cmd.Stdout, a.cmd.Stderr = out, out
+	if err := a.cmd.Start(); err != nil {
+		t.Fatalf("starting tether: %v", err)
+	}
+	go func() { a.done <- a.cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = a.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-a.done:
+		case <-time.After(15 * time.Second):
+			_ = a.cmd.Process.Kill()
+			<-a.done
+			t.Errorf("tether did not stop within 15s of SIGTERM")
+		}
+		if t.Failed() {
+			t.Logf("tether log:\n%s", out.String())
+		}
+	})
+	return a
+}
+
+// metrics returns the agent's /metrics page.
+func (a *agent) metrics(t *testing.T) string {
+	t.Helper()
+	resp, err := http.Get("http://" + a.metricsAddr + "/metrics") //nolint:noctx // a test's one-shot scrape
+	if err != nil {
+		t.Fatalf("scraping metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(body)
+}
+
+// running fails the test if the agent has exited.
+func (a *agent) running(t *testing.T) {
+	t.Helper()
+	select {
+	case err := <-a.done:
+		a.done <- err
+		t.Fatalf("tether exited: %v", err)
+	default:
+	}
+}
+
+// eventually polls cond until it holds, failing the test after waitTimeout. The last
+// error or unmet condition is reported, so a failure says what was being waited for.
+func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
+	defer cancel()
+	var last error
+	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		ok, err := cond(ctx)
+		if err != nil {
+			last = err
+			return false, nil
+		}
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("waiting until %s: %v (last error: %v)", what, err, last)
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// kubectl runs the control plane's kubectl against the shared control plane.
+func kubectl(t *testing.T, args ...string) string {
+	t.Helper()
+	cp := controlplane.Shared(t)
+	bin, err := controlplane.BinDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), filepath.Join(bin, "kubectl"), append([]string{"--kubeconfig", cp.KubeconfigPath()}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+type lockedWriter struct {
+	mu gosync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (l *lockedWriter) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.String()
+}
+

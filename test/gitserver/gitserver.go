@@ -1,0 +1,251 @@
+package gitserver
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/subtle"
+	"io"
+	"net/http"
+	"net/http/cgi"
+	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	gosync "sync"
+	"testing"
+)
+
+// Options configures a Server. The zero value serves every repository to anyone.
+type Options struct {
+	// Username and Password, when Username is set, make the server require HTTP basic
+	// authentication with exactly these credentials.
+	Username string
+	Password string
+
+	// BearerToken, when set, makes the server require "Authorization: Bearer <token>".
+	// When both basic credentials and a token are set, either one is accepted, the way a
+	// forge accepts a password or a personal access token.
+	BearerToken string
+}
+
+// Requests counts the git requests a server answered, by what they asked for. Tests
+// compare two snapshots to prove how a client talks to git, for example that a poll
+// of an unchanged branch costs one ref listing and no fetch.
+type Requests struct {
+	// RefListings counts GET /info/refs?service=git-upload-pack: the first request of
+	// every clone, fetch and ls-remote, and the whole of a protocol v0/v1 ref listing.
+	RefListings int
+	// LsRefs counts POST git-upload-pack requests carrying a protocol v2 "ls-refs"
+	// command, the second half of a v2 ref listing (the git CLI speaks v2; go-git does
+	// not). They are counted apart from Fetches because they transfer no objects.
+	LsRefs int
+	// Fetches counts POST git-upload-pack requests that negotiate or download objects
+	// (v0/v1 want/have negotiation or a v2 "fetch" command).
+	Fetches int
+	// Pushes counts POST git-receive-pack requests. The Repo helpers push behind the
+	// server's back, so only pushes by the code under test appear here.
+	Pushes int
+	// Refused counts requests answered 401 because credentials were missing or wrong.
+	Refused int
+}
+
+// Server is a git smart-HTTP server on 127.0.0.1 serving the bare repositories under
+// one temporary directory. It is safe for concurrent use by the clients it serves; the
+// Repo helpers that write to it are not meant to run concurrently with each other.
+type Server struct {
+	opts Options
+	http *httptest.Server
+	root string // GIT_PROJECT_ROOT: bare repositories live at root/<name>.git
+	home string // HOME for every git process the server and its helpers start
+
+	mu       gosync.Mutex
+	requests map[string]*Requests // by repository name
+}
+
+// Start starts a Server for the duration of test t and closes it in t.Cleanup. It
+// fails the test if git is not installed.
+func Start(t testing.TB, opts Options) *Server {
+	t.Helper()
+	gitPath, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatalf("git server: git CLI not found on PATH: %v", err)
+	}
+	s := &Server{
+		opts:     opts,
+		root:     t.TempDir(),
+		home:     t.TempDir(),
+		requests: map[string]*Requests{},
+	}
+	backend := &cgi.Handler{
+		Path: gitPath,
+		Args: []string{"http-backend"},
+		Dir:  s.root,
+		Env: append(gitEnv(s.home),
+			"GIT_PROJECT_ROOT="+s.root,
+			"GIT_HTTP_EXPORT_ALL=1",
+		),
+		Stderr: testLogWriter{t: t, prefix: "git http-backend: "},
+	}
+	s.http = httptest.NewServer(s.authenticate(s.count(backend)))
+	t.Cleanup(s.http.Close)
+	return s
+}
+
+// URL returns the clone URL of repository name, for example
+// http://127.0.0.1:41234/app.git. The repository need not exist yet.
+func (s *Server) URL(name string) string {
+	return s.http.URL + "/" + name + ".git"
+}
+
+// Requests returns the requests the server answered so far, summed over all
+// repositories.
+func (s *Server) Requests() Requests {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var sum Requests
+	for _, r := range s.requests {
+		sum.RefListings += r.RefListings
+		sum.LsRefs += r.LsRefs
+		sum.Fetches += r.Fetches
+		sum.Pushes += r.Pushes
+		sum.Refused += r.Refused
+	}
+	return sum
+}
+
+// requestsFor returns the counters of one repository.
+func (s *Server) requestsFor(name string) Requests {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r, ok := s.requests[name]; ok {
+		return *r
+	}
+	return Requests{}
+}
+
+// record applies f to the counters of the repository a request path names.
+func (s *Server) record(path string, f func(*Requests)) {
+	name := repoName(path)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.requests[name]
+	if !ok {
+		r = &Requests{}
+		s.requests[name] = r
+	}
+	f(r)
+}
+
+// authenticate refuses requests without the credentials Options asks for. Git clients
+// send credentials only after a 401 with a WWW-Authenticate challenge, so the challenge
+// is part of the protocol, not decoration.
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	if s.opts.Username == "" && s.opts.BearerToken == "" {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.authorized(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		s.record(r.URL.Path, func(c *Requests) { c.Refused++ })
+		if s.opts.Username != "" {
+			w.Header().Set("WWW-Authenticate", `Basic realm="gitserver"`)
+		} else {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="gitserver"`)
+		}
+		http.Error(w, "authentication required", http.StatusUnauthorized)
+	})
+}
+
+func (s *Server) authorized(r *http.Request) bool {
+	if s.opts.Username != "" {
+		if user, pass, ok := r.BasicAuth(); ok && equal(user, s.opts.Username) && equal(pass, s.opts.Password) {
+			return true
+		}
+	}
+	if s.opts.BearerToken != "" {
+		if token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && equal(token, s.opts.BearerToken) {
+			return true
+		}
+	}
+	return false
+}
+
+func equal(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
+
+// count classifies each authenticated request into the counters before the backend
+// answers it. POST bodies are read into memory first: to tell a v2 ls-refs from a
+// fetch, and because a fixed Content-Length spares http-backend a chunked body.
+func (s *Server) count(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/info/refs") &&
+			r.URL.Query().Get("service") == "git-upload-pack":
+			s.record(r.URL.Path, func(c *Requests) { c.RefListings++ })
+		case r.Method == http.MethodPost:
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				http.Error(w, "reading request body: "+err.Error(), http.StatusBadRequest)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			r.ContentLength = int64(len(body))
+			r.TransferEncoding = nil
+			switch {
+			case strings.HasSuffix(r.URL.Path, "/git-upload-pack") && isLsRefs(body, r.Header.Get("Content-Encoding")):
+				s.record(r.URL.Path, func(c *Requests) { c.LsRefs++ })
+			case strings.HasSuffix(r.URL.Path, "/git-upload-pack"):
+				s.record(r.URL.Path, func(c *Requests) { c.Fetches++ })
+			case strings.HasSuffix(r.URL.Path, "/git-receive-pack"):
+				s.record(r.URL.Path, func(c *Requests) { c.Pushes++ })
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// isLsRefs reports whether an upload-pack request body is a protocol v2 ls-refs
+// command. Such a body starts with the pkt-line "command=ls-refs\n" (4 hex digits of
+// length, then the text); the git CLI gzips bodies it considers large.
+func isLsRefs(body []byte, encoding string) bool {
+	var head []byte
+	if encoding == "gzip" {
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		if err != nil {
+			return false
+		}
+		head = make([]byte, 32)
+		n, _ := io.ReadFull(zr, head)
+		head = head[:n]
+	} else {
+		head = body[:min(len(body), 32)]
+	}
+	return len(head) > 4 && bytes.HasPrefix(head[4:], []byte("command=ls-refs"))
+}
+
+// repoName extracts "org/app" from "/org/app.git/info/refs".
+func repoName(path string) string {
+	path = strings.TrimPrefix(path, "/")
+	if i := strings.Index(path, ".git/"); i >= 0 {
+		return path[:i]
+	}
+	return strings.TrimSuffix(path, ".git")
+}
+
+// bareDir returns where repository name lives on disk.
+func (s *Server) bareDir(name string) string {
+	return filepath.Join(s.root, filepath.FromSlash(name)+".git")
+}
+
+// testLogWriter sends a child process's stderr to the test log, so a backend failure
+// shows up next to the test that caused it instead of on the terminal.
+type testLogWriter struct {
+	t      testing.TB
+	prefix string
+}
+
+func (w testLogWriter) Write(p []byte) (int, error) {
+	w.t.Logf("%s%s", w.prefix, strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
