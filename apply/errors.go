@@ -12,7 +12,8 @@ import (
 // ("Deployment/web/api: dry-run failed: ...").
 type ObjectError struct {
 	Object ObjectRef
-	// Op is the step that failed: "map", "dry-run", "apply" or "read".
+	// Op is the step that failed: "map", "read", "dry-run", "apply", or "wait" (a
+	// CRD written by the call did not become Established in time).
 	Op  string
 	Err error
 }

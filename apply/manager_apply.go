@@ -3,20 +3,26 @@ package apply
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	gosync "sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // ApplyAll makes the cluster hold objs. Objects are applied in stages (Namespaces and
 // CRDs, then cluster-scoped objects, then namespaced ones); within a stage every
 // object is dry-run before any is written, and a stage with a failed dry-run writes
-// nothing and stops the call. The returned error joins the *ObjectError of every
+// nothing and stops the call. A CRD written in the first stage is waited for until
+// it is Established and its kinds map, so that its custom resources can be applied
+// in the same call. The returned error joins the *ObjectError of every
 // object that failed; the ChangeSet is returned either way.
 //
 // objs are modified: namespaced objects without a namespace get
@@ -30,6 +36,9 @@ func (m *Manager) ApplyAll(ctx context.Context, objs []*unstructured.Unstructure
 	for i, stage := range stages {
 		changes, err := m.applyStage(ctx, stage, opts)
 		cs.Changes = append(cs.Changes, changes...)
+		if err == nil && i+1 < len(stages) {
+			err = m.waitForCRDs(ctx, changes, stage)
+		}
 		if err != nil {
 			for _, rest := range stages[i+1:] {
 				for _, obj := range rest {
@@ -68,6 +77,70 @@ func (m *Manager) applyStage(ctx context.Context, objs []*unstructured.Unstructu
 		changes[i].Live = live
 	})
 	return changes, failures(changes)
+}
+
+// crdTimeout bounds the wait for a CRD written in one stage to be served before
+// the next stage, which may hold its custom resources, is mapped.
+const crdTimeout = 30 * time.Second
+
+// waitForCRDs waits until every CRD the stage created or configured is Established
+// and each of its served versions maps, so that custom resources of it in a later
+// stage of the same call can be applied. A mapper that caches discovery is reset
+// while waiting, or it would keep answering "no match" for the new kinds.
+func (m *Manager) waitForCRDs(ctx context.Context, changes []Change, stage []*unstructured.Unstructured) error {
+	for i, obj := range stage {
+		if !isCRD(obj) || (changes[i].Action != ActionCreated && changes[i].Action != ActionConfigured) {
+			continue
+		}
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, crdTimeout, true, func(ctx context.Context) (bool, error) {
+			return m.crdServed(ctx, obj)
+		})
+		if err != nil {
+			return &ObjectError{Object: changes[i].Object, Op: "wait", Err: fmt.Errorf("CRD not established: %w", err)}
+		}
+	}
+	return nil
+}
+
+// crdServed reports whether crd is Established and all its served versions map.
+func (m *Manager) crdServed(ctx context.Context, crd *unstructured.Unstructured) (bool, error) {
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(crd.GroupVersionKind())
+	if err := m.client.Get(ctx, client.ObjectKeyFromObject(crd), live); err != nil {
+		return false, err
+	}
+	conditions, _, _ := unstructured.NestedSlice(live.Object, "status", "conditions")
+	established := false
+	for _, c := range conditions {
+		cond, _ := c.(map[string]any)
+		if cond["type"] == "Established" && cond["status"] == "True" {
+			established = true
+		}
+	}
+	if !established {
+		return false, nil
+	}
+	if r, ok := m.mapper.(meta.ResettableRESTMapper); ok {
+		r.Reset()
+	}
+	group, _, _ := unstructured.NestedString(live.Object, "spec", "group")
+	kind, _, _ := unstructured.NestedString(live.Object, "spec", "names", "kind")
+	versions, _, _ := unstructured.NestedSlice(live.Object, "spec", "versions")
+	for _, v := range versions {
+		version, _ := v.(map[string]any)
+		name, _ := version["name"].(string)
+		if served, _ := version["served"].(bool); !served {
+			continue
+		}
+		_, err := m.mapper.RESTMapping(schema.GroupKind{Group: group, Kind: kind}, name)
+		if meta.IsNoMatchError(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // plan works out what applying obj would do, without writing: it reads the live
@@ -159,8 +232,12 @@ func stagesOf(objs []*unstructured.Unstructured) [][]*unstructured.Unstructured 
 
 func isNamespaceOrCRD(o *unstructured.Unstructured) bool {
 	gk := o.GroupVersionKind().GroupKind()
-	return (gk.Group == "" && gk.Kind == "Namespace") ||
-		(gk.Group == "apiextensions.k8s.io" && gk.Kind == "CustomResourceDefinition")
+	return (gk.Group == "" && gk.Kind == "Namespace") || isCRD(o)
+}
+
+func isCRD(o *unstructured.Unstructured) bool {
+	gk := o.GroupVersionKind().GroupKind()
+	return gk.Group == "apiextensions.k8s.io" && gk.Kind == "CustomResourceDefinition"
 }
 
 // kindRank orders kinds that others commonly refer to before their users, the way

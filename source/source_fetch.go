@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,9 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/go-git/go-git/v5/storage/memory"
 
 	"tether.dev/tether/api/v1alpha1"
@@ -36,6 +40,8 @@ func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
 		return fail(ReasonUnsupportedURL, err)
 	}
 
+	remoteURL, auth := splitCredentials(req.URL)
+
 	e := s.entry(req.URL)
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -50,7 +56,7 @@ func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
 	case ref.Commit != "":
 		rev.Commit = ref.Commit
 		if !hasCommit(repo, rev.Commit) {
-			if err := fetch(ctx, repo, "+refs/heads/*:refs/heads/*"); err != nil {
+			if err := fetch(ctx, repo, auth, "+refs/heads/*:refs/heads/*"); err != nil {
 				return fail(ReasonGitOperation, err)
 			}
 		}
@@ -64,7 +70,7 @@ func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
 	if ref.Tag != "" {
 		name = plumbing.NewTagReferenceName(ref.Tag)
 	}
-	commit, err := lsRemote(ctx, req.URL, name)
+	commit, err := lsRemote(ctx, remoteURL, auth, name)
 	if err != nil {
 		if errors.Is(err, errRefNotFound) {
 			return fail(ReasonRefNotFound, err)
@@ -74,11 +80,17 @@ func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
 	rev.Commit = commit
 	if !hasCommit(repo, commit) {
 		spec := fmt.Sprintf("+%s:%s", name, name)
-		if err := fetch(ctx, repo, spec); err != nil {
+		if err := fetch(ctx, repo, auth, spec); err != nil {
 			return fail(ReasonGitOperation, err)
 		}
 		if !hasCommit(repo, commit) {
-			return fail(ReasonCommitNotFound, fmt.Errorf("fetched %s but commit %s is missing", name, commit))
+			// The remote names the commit and the fetch of that ref succeeded, so the
+			// cache must be damaged (a ref left pointing at lost objects makes the
+			// fetch a no-op). Drop it, so that the next Fetch starts afresh.
+			if err := s.discardCache(e, req.URL); err != nil {
+				return fail(ReasonCacheUnreadable, err)
+			}
+			return fail(ReasonCacheUnreadable, fmt.Errorf("fetched %s but commit %s is missing; cache discarded", name, commit))
 		}
 	}
 	return rev, nil
@@ -87,9 +99,9 @@ func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
 var errRefNotFound = errors.New("ref not found on the remote")
 
 // lsRemote returns the commit a ref points at on the remote, peeling annotated tags.
-func lsRemote(ctx context.Context, url string, name plumbing.ReferenceName) (string, error) {
+func lsRemote(ctx context.Context, url string, auth transport.AuthMethod, name plumbing.ReferenceName) (string, error) {
 	remote := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: remoteName, URLs: []string{url}})
-	refs, err := remote.ListContext(ctx, &git.ListOptions{PeelingOption: git.AppendPeeled})
+	refs, err := remote.ListContext(ctx, &git.ListOptions{Auth: auth, PeelingOption: git.AppendPeeled})
 	if err != nil {
 		return "", fmt.Errorf("listing remote refs: %w", err)
 	}
@@ -111,9 +123,10 @@ func lsRemote(ctx context.Context, url string, name plumbing.ReferenceName) (str
 	return "", fmt.Errorf("%s: %w", name.Short(), errRefNotFound)
 }
 
-func fetch(ctx context.Context, repo *git.Repository, refspec string) error {
+func fetch(ctx context.Context, repo *git.Repository, auth transport.AuthMethod, refspec string) error {
 	err := repo.FetchContext(ctx, &git.FetchOptions{
 		RemoteName: remoteName,
+		Auth:       auth,
 		RefSpecs:   []config.RefSpec{config.RefSpec(refspec)},
 		Tags:       git.NoTags,
 		Force:      true,
@@ -136,27 +149,79 @@ func (s *Source) openCache(e *repoEntry, url string) (*git.Repository, error) {
 	if e.repo != nil {
 		return e.repo, nil
 	}
-	sum := sha256.Sum256([]byte(url))
-	dir := filepath.Join(s.opts.CacheDir, "git", hex.EncodeToString(sum[:12]))
+	dir := s.cacheDir(url)
+	remoteURL, _ := splitCredentials(url)
 	repo, err := git.PlainOpen(dir)
-	if err == nil {
-		if remote, rerr := repo.Remote(remoteName); rerr == nil && len(remote.Config().URLs) == 1 && remote.Config().URLs[0] == url {
+	if err == nil && refsIntact(repo) {
+		if remote, rerr := repo.Remote(remoteName); rerr == nil && len(remote.Config().URLs) == 1 && remote.Config().URLs[0] == remoteURL {
 			e.repo = repo
 			return repo, nil
 		}
 	}
-	if err := os.RemoveAll(dir); err != nil {
-		return nil, fmt.Errorf("discarding cache %s: %w", dir, err)
+	if err := s.discardCache(e, url); err != nil {
+		return nil, err
 	}
 	repo, err = git.PlainInit(dir, true)
 	if err != nil {
 		return nil, fmt.Errorf("creating cache %s: %w", dir, err)
 	}
-	if _, err := repo.CreateRemote(&config.RemoteConfig{Name: remoteName, URLs: []string{url}}); err != nil {
+	if _, err := repo.CreateRemote(&config.RemoteConfig{Name: remoteName, URLs: []string{remoteURL}}); err != nil {
 		return nil, fmt.Errorf("configuring cache %s: %w", dir, err)
 	}
 	e.repo = repo
 	return repo, nil
+}
+
+// cacheDir is where the bare repository caching url lives.
+func (s *Source) cacheDir(url string) string {
+	sum := sha256.Sum256([]byte(url))
+	return filepath.Join(s.opts.CacheDir, "git", hex.EncodeToString(sum[:12]))
+}
+
+// discardCache forgets and deletes the cache of url; the next openCache re-creates it.
+func (s *Source) discardCache(e *repoEntry, url string) error {
+	e.repo = nil
+	if err := os.RemoveAll(s.cacheDir(url)); err != nil {
+		return fmt.Errorf("discarding cache %s: %w", s.cacheDir(url), err)
+	}
+	return nil
+}
+
+// refsIntact reports whether every ref of a cached repository names an object the
+// cache can read. A ref left pointing at lost objects would otherwise make every
+// later fetch of it a no-op ("already up to date"), and the cache would never heal.
+func refsIntact(repo *git.Repository) bool {
+	refs, err := repo.References()
+	if err != nil {
+		return false
+	}
+	intact := true
+	_ = refs.ForEach(func(r *plumbing.Reference) error {
+		if r.Type() != plumbing.HashReference {
+			return nil
+		}
+		if _, err := repo.Storer.EncodedObject(plumbing.AnyObject, r.Hash()); err != nil {
+			intact = false
+			return storer.ErrStop
+		}
+		return nil
+	})
+	return intact
+}
+
+// splitCredentials takes the credentials written into an http(s) URL
+// ("https://user:token@host/...", or a token alone as the user) out of it and returns
+// them as basic auth. Git then never holds them in a URL, so no error message that
+// quotes the URL can show them, and the cache's config on disk does not store them.
+func splitCredentials(raw string) (string, transport.AuthMethod) {
+	u, err := neturl.Parse(raw)
+	if err != nil || u.User == nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return raw, nil
+	}
+	password, _ := u.User.Password()
+	auth := &githttp.BasicAuth{Username: u.User.Username(), Password: password}
+	u.User = nil
+	return u.String(), auth
 }
 
 // checkURL accepts the transports this build supports.

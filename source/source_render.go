@@ -83,7 +83,8 @@ func (s *Source) tree(rev Revision, dir string) (filesys.FileSystem, error) {
 		return nil, &FetchError{URL: rev.URL, Ref: rev.Ref, Reason: ReasonCacheUnreadable, Err: fmt.Errorf("reading tree of %s: %w", rev.Commit, err)}
 	}
 
-	c := treeCopier{fs: filesys.MakeFsInMemory(), maxFile: s.opts.MaxFileSize, maxTree: s.opts.MaxTreeSize, blobs: map[string]*object.File{}, links: map[string]string{}}
+	c := treeCopier{fs: filesys.MakeFsInMemory(), maxFile: s.opts.MaxFileSize, maxTree: s.opts.MaxTreeSize,
+		blobs: map[string]*object.File{}, links: map[string]string{}, refused: map[string]*RenderError{}}
 	if err := t.Files().ForEach(c.add); err != nil {
 		return nil, err
 	}
@@ -99,7 +100,12 @@ type treeCopier struct {
 	total            int64
 	blobs            map[string]*object.File // every regular file, by path
 	links            map[string]string       // symlink path → target path, cleaned
-	refused          []*RenderError          // files left out, with why
+	refused          map[string]*RenderError // files left out, by path, with why
+}
+
+// refuse leaves the file name out, saying why.
+func (c *treeCopier) refuse(name string, err error) {
+	c.refused[name] = &RenderError{File: name, Err: err}
 }
 
 func (c *treeCopier) add(f *object.File) error {
@@ -111,7 +117,7 @@ func (c *treeCopier) add(f *object.File) error {
 		}
 		resolved := path.Clean(path.Join(path.Dir(f.Name), target))
 		if path.IsAbs(target) || resolved == ".." || strings.HasPrefix(resolved, "../") {
-			c.refused = append(c.refused, &RenderError{File: f.Name, Err: fmt.Errorf("symlink to %q points outside the repository", target)})
+			c.refuse(f.Name, fmt.Errorf("symlink to %q points outside the repository", target))
 			return nil
 		}
 		c.links[f.Name] = resolved
@@ -119,7 +125,7 @@ func (c *treeCopier) add(f *object.File) error {
 	case !f.Mode.IsFile():
 		return nil // submodules are not followed
 	case f.Size > c.maxFile:
-		c.refused = append(c.refused, &RenderError{File: f.Name, Err: fmt.Errorf("file of %d bytes is over the limit of %d", f.Size, c.maxFile)})
+		c.refuse(f.Name, fmt.Errorf("file of %d bytes is over the limit of %d", f.Size, c.maxFile))
 		return nil
 	}
 	c.blobs[f.Name] = f
@@ -135,7 +141,7 @@ func (c *treeCopier) write(name string, f *object.File) error {
 	if err != nil {
 		return fmt.Errorf("%s: reading: %w", f.Name, err)
 	}
-	defer r.Close() //nolint:errcheck // read-only blob reader
+	defer r.Close()
 	data, err := io.ReadAll(io.LimitReader(r, c.maxFile+1))
 	if err != nil {
 		return fmt.Errorf("%s: reading: %w", f.Name, err)
@@ -144,7 +150,8 @@ func (c *treeCopier) write(name string, f *object.File) error {
 }
 
 // resolveLinks replaces each symlink by its target file, following chains of links a
-// few hops deep; links to directories or to nothing are left out.
+// few hops deep; links to directories or to nothing are left out. A link to a file
+// that was refused is refused too, or rendering would silently miss the file.
 func (c *treeCopier) resolveLinks() error {
 	for link, target := range c.links {
 		for hops := 0; hops < 8; hops++ {
@@ -158,19 +165,26 @@ func (c *treeCopier) resolveLinks() error {
 			if err := c.write(link, f); err != nil {
 				return err
 			}
+		} else if r, ok := c.refused[target]; ok {
+			c.refuse(link, fmt.Errorf("symlink to %q: %w", target, r.Err))
 		}
 	}
 	return nil
 }
 
-// check fails when a file left out lies under the directory being rendered.
+// check fails when a file left out lies under the directory being rendered, naming
+// the first such file in path order so that the error is stable.
 func (c *treeCopier) check(dir string) error {
-	for _, r := range c.refused {
-		if dir == "." || r.File == dir || strings.HasPrefix(r.File, dir+"/") {
-			return r
+	var first *RenderError
+	for name, r := range c.refused {
+		if (dir == "." || name == dir || strings.HasPrefix(name, dir+"/")) && (first == nil || name < first.File) {
+			first = r
 		}
 	}
-	return nil
+	if first == nil {
+		return nil
+	}
+	return first
 }
 
 // renderCache keeps rendered objects by key, dropping an arbitrary entry when full.

@@ -42,10 +42,10 @@ func main() {
 	once := flag.Bool("once", false, "exit after showing the commit arrive, instead of waiting for Ctrl-C")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	d := &demo{}
 	err := d.run(ctx, *once)
 	d.cleanup()
+	stop()
 	if err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
@@ -246,7 +246,7 @@ func (d *demo) waitApplied(ctx context.Context, commit string) error {
 			}
 			last = out
 		}
-		if strings.HasSuffix(strings.Fields(out+" x")[0], commit) && strings.Contains(out, " True Healthy") {
+		if strings.HasSuffix(strings.Fields(out + " x")[0], commit) && strings.Contains(out, " True Healthy") {
 			table, err := d.kubeOutput("get", "deployments,services,configmaps,pods", "-n", "demo")
 			if err != nil {
 				return err

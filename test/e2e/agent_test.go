@@ -111,11 +111,11 @@ func startAgent(t *testing.T) *agent {
 	t.Cleanup(func() {
 		_ = a.cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case <-a.done:
+		case err := <-a.done:
+			t.Logf("tether stopped: %v", err)
 		case <-time.After(15 * time.Second):
 			_ = a.cmd.Process.Kill()
-			<-a.done
-			t.Errorf("tether did not stop within 15s of SIGTERM")
+			t.Errorf("tether did not stop within 15s of SIGTERM: %v", <-a.done)
 		}
 		if t.Failed() {
 			t.Logf("tether log:\n%s", out.String())
@@ -212,4 +212,3 @@ func (l *lockedWriter) String() string {
 	defer l.mu.Unlock()
 	return l.w.String()
 }
-

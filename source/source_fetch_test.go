@@ -1,0 +1,331 @@
+package source_test
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/source"
+	"tether.dev/tether/test/gitserver"
+)
+
+func TestFetchFollowsABranch(t *testing.T) {
+	transports := []struct {
+		name    string
+		newRepo func(t *testing.T) *gitserver.Repo
+	}{
+		{"over HTTP", func(t *testing.T) *gitserver.Repo {
+			return gitserver.Start(t, gitserver.Options{}).CreateRepo(t, "deploy")
+		}},
+		{"from a file URL", func(t *testing.T) *gitserver.Repo { return gitserver.NewLocalRepo(t, "deploy") }},
+	}
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			repo := tr.newRepo(t)
+			src := newSource(t, source.Options{})
+			main := source.Request{URL: repo.URL(), Ref: v1alpha1.GitRef{Branch: "main"}}
+			first := repo.Commit(t, map[string]string{
+				"apps/web/config.yaml": configMap("web-config", "hello"),
+				"apps/other/cm.yaml":   configMap("other", "hi"),
+			}, "add web")
+
+			t.Run("a branch resolves to its newest commit and renders what was committed", func(t *testing.T) {
+				rev := fetch(t, src, main)
+				if got, want := rev.String(), "main@sha1:"+first; got != want {
+					t.Errorf("revision = %s, want %s", got, want)
+				}
+				if diff := cmp.Diff([]string{"ConfigMap/web-config greeting=hello"}, rendered(t, src, rev, "apps/web")); diff != "" {
+					t.Errorf("objects at apps/web (-want +got):\n%s", diff)
+				}
+			})
+
+			t.Run("a new commit on the branch is seen by the next fetch", func(t *testing.T) {
+				second := repo.Commit(t, map[string]string{"apps/web/config.yaml": configMap("web-config", "bonjour")}, "say bonjour")
+				rev := fetch(t, src, main)
+				if rev.Commit != second {
+					t.Errorf("revision = %s, want commit %s", rev, second)
+				}
+				if diff := cmp.Diff([]string{"ConfigMap/web-config greeting=bonjour"}, rendered(t, src, rev, "apps/web")); diff != "" {
+					t.Errorf("objects at apps/web (-want +got):\n%s", diff)
+				}
+			})
+
+			t.Run("a force-pushed branch resolves to the rewritten history", func(t *testing.T) {
+				repo.ForcePush(t, first)
+				third := repo.Commit(t, map[string]string{"apps/web/config.yaml": configMap("web-config", "hola")}, "say hola instead")
+				rev := fetch(t, src, main)
+				if rev.Commit != third {
+					t.Errorf("revision = %s, want commit %s", rev, third)
+				}
+				if diff := cmp.Diff([]string{"ConfigMap/web-config greeting=hola"}, rendered(t, src, rev, "apps/web")); diff != "" {
+					t.Errorf("objects at apps/web (-want +got):\n%s", diff)
+				}
+			})
+		})
+	}
+}
+
+func TestPollingAnUnchangedBranchIsCheap(t *testing.T) {
+	repo := gitserver.Start(t, gitserver.Options{}).CreateRepo(t, "deploy")
+	repo.Commit(t, map[string]string{"app/cm.yaml": configMap("web", "hello")}, "add web")
+	cacheDir := t.TempDir()
+	src := newSource(t, source.Options{CacheDir: cacheDir})
+	req := source.Request{URL: repo.URL(), Ref: v1alpha1.GitRef{Branch: "main"}}
+	first := fetch(t, src, req)
+
+	t.Run("a poll with no new commit costs one ref listing and no fetch", func(t *testing.T) {
+		before := repo.Requests()
+		if rev := fetch(t, src, req); rev != first {
+			t.Errorf("revision = %s, want %s unchanged", rev, first)
+		}
+		want := before
+		want.RefListings++
+		if diff := cmp.Diff(want, repo.Requests()); diff != "" {
+			t.Errorf("requests (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("the first poll after a restart does not fetch either", func(t *testing.T) {
+		restarted := newSource(t, source.Options{CacheDir: cacheDir})
+		before := repo.Requests()
+		fetch(t, restarted, req)
+		if got := repo.Requests(); got.Fetches != before.Fetches {
+			t.Errorf("fetches went from %d to %d with the commit already cached", before.Fetches, got.Fetches)
+		}
+	})
+}
+
+func TestFetchResolvesTagsAndCommits(t *testing.T) {
+	repo := gitserver.Start(t, gitserver.Options{}).CreateRepo(t, "deploy")
+	tagged := repo.Commit(t, map[string]string{"app/cm.yaml": configMap("web", "v1")}, "release 1")
+	repo.Tag(t, "v1.0.0")
+	repo.AnnotatedTag(t, "v1.1.0", "release 1.1.0")
+	head := repo.Commit(t, map[string]string{"app/cm.yaml": configMap("web", "v2")}, "work after the release")
+	src := newSource(t, source.Options{})
+
+	for _, tag := range []string{"v1.0.0", "v1.1.0"} {
+		t.Run("tag "+tag+" resolves to the tagged commit", func(t *testing.T) {
+			rev := fetch(t, src, source.Request{URL: repo.URL(), Ref: v1alpha1.GitRef{Tag: tag}})
+			if got, want := rev.String(), tag+"@sha1:"+tagged; got != want {
+				t.Errorf("revision = %s, want %s", got, want)
+			}
+			if diff := cmp.Diff([]string{"ConfigMap/web greeting=v1"}, rendered(t, src, rev, "app")); diff != "" {
+				t.Errorf("objects at the tag (-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	t.Run("a pinned commit resolves to itself", func(t *testing.T) {
+		fresh := newSource(t, source.Options{})
+		rev := fetch(t, fresh, source.Request{URL: repo.URL(), Ref: v1alpha1.GitRef{Commit: head}})
+		if got, want := rev.String(), "sha1:"+head; got != want {
+			t.Errorf("revision = %s, want %s", got, want)
+		}
+		if diff := cmp.Diff([]string{"ConfigMap/web greeting=v2"}, rendered(t, fresh, rev, "app")); diff != "" {
+			t.Errorf("objects at the commit (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("an unknown commit is CommitNotFound", func(t *testing.T) {
+		unknown := strings.Repeat("0123456789", 4)
+		_, err := src.Fetch(t.Context(), source.Request{URL: repo.URL(), Ref: v1alpha1.GitRef{Commit: unknown}})
+		if reason := fetchReason(t, err); reason != source.ReasonCommitNotFound {
+			t.Errorf("reason = %s, want %s (error %v)", reason, source.ReasonCommitNotFound, err)
+		}
+	})
+}
+
+func TestFetchFailuresSayWhatIsWrong(t *testing.T) {
+	repo := gitserver.Start(t, gitserver.Options{}).CreateRepo(t, "deploy")
+	repo.Commit(t, map[string]string{"app/cm.yaml": configMap("web", "hello")}, "add web")
+	src := newSource(t, source.Options{})
+
+	t.Run("a branch that does not exist is RefNotFound, naming the ref and the URL", func(t *testing.T) {
+		_, err := src.Fetch(t.Context(), source.Request{URL: repo.URL(), Ref: v1alpha1.GitRef{Branch: "nope"}})
+		if reason := fetchReason(t, err); reason != source.ReasonRefNotFound {
+			t.Errorf("reason = %s, want %s (error %v)", reason, source.ReasonRefNotFound, err)
+		}
+		if msg := err.Error(); !strings.Contains(msg, "nope") || !strings.Contains(msg, repo.URL()) {
+			t.Errorf("error %q does not name the ref nope and the URL %s", msg, repo.URL())
+		}
+	})
+
+}
+
+func TestFetchKeepsCredentialsOutOfMessages(t *testing.T) {
+	repo := gitserver.Start(t, gitserver.Options{Username: "tether", Password: "s3cret"}).CreateRepo(t, "private")
+	head := repo.Commit(t, map[string]string{"app/cm.yaml": configMap("web", "hello")}, "add web")
+	cacheDir := t.TempDir()
+	src := newSource(t, source.Options{CacheDir: cacheDir})
+	main := v1alpha1.GitRef{Branch: "main"}
+
+	t.Run("credentials written into the URL reach a server that requires them", func(t *testing.T) {
+		rev := fetch(t, src, source.Request{URL: withUser(repo.URL(), "tether:s3cret"), Ref: main})
+		if rev.Commit != head {
+			t.Errorf("revision = %s, want commit %s", rev, head)
+		}
+		if got := repo.Requests().Refused; got != 0 {
+			t.Errorf("%d requests were refused, want the credentials sent from the first request on", got)
+		}
+	})
+
+	t.Run("the cache on disk does not store them", func(t *testing.T) {
+		err := filepath.WalkDir(cacheDir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			data, err := os.ReadFile(p)
+			if err == nil && strings.Contains(string(data), "s3cret") {
+				t.Errorf("%s holds the password", p)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	failures := []struct{ step, url, secret string }{
+		{"a wrong password is not shown", withUser(repo.URL(), "tether:wr0ng-pass"), "wr0ng-pass"},
+		{"a password for an unreachable server is not shown", "http://user:secret@127.0.0.1:1/x.git", "secret"},
+		{"a token written as the user name is not shown", "http://t0ken-as-user@127.0.0.1:1/x.git", "t0ken-as-user"},
+	}
+	for _, f := range failures {
+		t.Run(f.step, func(t *testing.T) {
+			_, err := src.Fetch(t.Context(), source.Request{URL: f.url, Ref: main})
+			fetchReason(t, err)
+			if strings.Contains(err.Error(), f.secret) {
+				t.Errorf("error %q shows %q", err, f.secret)
+			}
+		})
+	}
+}
+
+func TestFetchRecoversFromACorruptCache(t *testing.T) {
+	corruptions := map[string]func(t *testing.T, gitDir string){
+		"the git directory is overwritten with garbage": func(t *testing.T, gitDir string) {
+			overwriteFiles(t, gitDir)
+		},
+		"the objects are lost but refs and config remain": func(t *testing.T, gitDir string) {
+			overwriteFiles(t, filepath.Join(gitDir, "objects"))
+		},
+	}
+	for name, corrupt := range corruptions {
+		t.Run(name+": a new source re-clones and renders", func(t *testing.T) {
+			repo := gitserver.Start(t, gitserver.Options{}).CreateRepo(t, "deploy")
+			head := repo.Commit(t, map[string]string{"app/cm.yaml": configMap("web", "hello")}, "add web")
+			req := source.Request{URL: repo.URL(), Ref: v1alpha1.GitRef{Branch: "main"}}
+			cacheDir := t.TempDir()
+			fetch(t, newSource(t, source.Options{CacheDir: cacheDir}), req)
+
+			corrupt(t, cacheGitDir(t, cacheDir))
+			second := newSource(t, source.Options{CacheDir: cacheDir})
+			rev := fetch(t, second, req)
+			if rev.Commit != head {
+				t.Errorf("revision = %s, want commit %s", rev, head)
+			}
+			if diff := cmp.Diff([]string{"ConfigMap/web greeting=hello"}, rendered(t, second, rev, "app")); diff != "" {
+				t.Errorf("objects after recovery (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// newSource makes a Source; an empty CacheDir becomes a fresh temporary directory.
+func newSource(t *testing.T, opts source.Options) *source.Source {
+	t.Helper()
+	if opts.CacheDir == "" {
+		opts.CacheDir = t.TempDir()
+	}
+	s, err := source.New(opts)
+	if err != nil {
+		t.Fatalf("source.New: %v", err)
+	}
+	return s
+}
+
+// fetch fetches req and fails the test on error.
+func fetch(t *testing.T, s *source.Source, req source.Request) source.Revision {
+	t.Helper()
+	rev, err := s.Fetch(t.Context(), req)
+	if err != nil {
+		t.Fatalf("Fetch %s %s: %v", req.URL, req.Ref, err)
+	}
+	return rev
+}
+
+// rendered renders dir of rev and describes each object as "Kind/name greeting=…".
+func rendered(t *testing.T, s *source.Source, rev source.Revision, dir string) []string {
+	t.Helper()
+	snap, err := s.Render(t.Context(), rev, dir)
+	if err != nil {
+		t.Fatalf("Render %s %s: %v", rev, dir, err)
+	}
+	return describe(snap.Objects)
+}
+
+func describe(objs []*unstructured.Unstructured) []string {
+	out := make([]string, len(objs))
+	for i, o := range objs {
+		greeting, _, _ := unstructured.NestedString(o.Object, "data", "greeting")
+		out[i] = fmt.Sprintf("%s/%s greeting=%s", o.GetKind(), o.GetName(), greeting)
+	}
+	return out
+}
+
+// fetchReason returns the Reason of err, failing the test unless err is a *FetchError.
+func fetchReason(t *testing.T, err error) string {
+	t.Helper()
+	var fe *source.FetchError
+	if !errors.As(err, &fe) {
+		t.Fatalf("error = %v, want a *source.FetchError", err)
+	}
+	return fe.Reason
+}
+
+// withUser writes userinfo ("user:password") into an http:// URL.
+func withUser(rawURL, userinfo string) string {
+	return strings.Replace(rawURL, "http://", "http://"+userinfo+"@", 1)
+}
+
+func configMap(name, greeting string) string {
+	return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\ndata:\n  greeting: %s\n", name, greeting)
+}
+
+// cacheGitDir returns the one repository cached under cacheDir.
+func cacheGitDir(t *testing.T, cacheDir string) string {
+	t.Helper()
+	dirs, err := filepath.Glob(filepath.Join(cacheDir, "git", "*"))
+	if err != nil || len(dirs) != 1 {
+		t.Fatalf("cached repositories under %s = %v (%v), want exactly one", cacheDir, dirs, err)
+	}
+	return dirs[0]
+}
+
+// overwriteFiles replaces the content of every file under dir with garbage, the way
+// a crash mid-write or a full disk leaves a cache.
+func overwriteFiles(t *testing.T, dir string) {
+	t.Helper()
+	n := 0
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		n++
+		if err := os.Chmod(p, 0o600); err != nil {
+			return err
+		}
+		return os.WriteFile(p, []byte("corrupt"), 0o600)
+	})
+	if err != nil || n == 0 {
+		t.Fatalf("corrupting %s: %d files, error %v", dir, n, err)
+	}
+}
