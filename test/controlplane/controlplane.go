@@ -37,7 +37,6 @@ type Options struct {
 // components that run workloads) on 127.0.0.1. Its methods are safe for concurrent
 // use, except Stop, which ends it.
 type ControlPlane struct {
-	opts    Options
 	dir     string
 	tempDir bool // dir was made by Start, so Stop removes it
 	bins    binaries
@@ -60,38 +59,42 @@ const clusterName = "tether-test"
 // controllers run. ctx bounds the start only; the components run until Stop. If Start
 // fails it stops whatever it started, and its error quotes the end of the log of the
 // component that failed.
-func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
+func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 	bins, err := findBinaries(opts.Workloads)
 	if err != nil {
 		return nil, err
 	}
-	c := &ControlPlane{opts: opts, bins: bins, dir: opts.Dir}
-	if err := c.makeDir(); err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			_ = c.Stop()
-		}
-	}()
+	c := &ControlPlane{bins: bins, dir: opts.Dir}
 	if opts.Output != nil {
 		c.output = &lineWriter{out: opts.Output}
 	}
-	if c.pki, err = newPKI(filepath.Join(c.dir, "pki"), opts.Workloads); err != nil {
-		return nil, fmt.Errorf("control plane certificates: %w", err)
-	}
-	if err := c.startEtcd(ctx); err != nil {
+	if err := c.makeDir(); err != nil {
 		return nil, err
 	}
-	if err := c.startAPIServer(ctx); err != nil {
+	if err := c.startComponents(ctx, opts.Workloads); err != nil {
+		_ = c.Stop()
 		return nil, err
-	}
-	if opts.Workloads {
-		if err := c.startWorkloads(ctx); err != nil {
-			return nil, err
-		}
 	}
 	return c, nil
+}
+
+// startComponents makes the certificates and starts the components in dependency
+// order, each ready before the next starts.
+func (c *ControlPlane) startComponents(ctx context.Context, workloads bool) error {
+	var err error
+	if c.pki, err = newPKI(filepath.Join(c.dir, "pki"), workloads); err != nil {
+		return fmt.Errorf("control plane certificates: %w", err)
+	}
+	if err := c.startEtcd(ctx); err != nil {
+		return err
+	}
+	if err := c.startAPIServer(ctx); err != nil {
+		return err
+	}
+	if workloads {
+		return c.startWorkloads(ctx)
+	}
+	return nil
 }
 
 // makeDir creates the data directory, or checks that the one given is empty: a
@@ -196,7 +199,7 @@ func (c *ControlPlane) waitReady(ctx context.Context, p *process, what string, c
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s: %w (last check: %v)\n%s", what, ctx.Err(), last, p.tail())
+			return fmt.Errorf("waiting for %s: %w (last check: %w)\n%s", what, ctx.Err(), last, p.tail())
 		case <-ticker.C:
 		}
 	}

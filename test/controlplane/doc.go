@@ -41,7 +41,9 @@
 // A program that is not a test (the demo) calls Start and Stop itself and hands
 // KubeconfigPath to kubectl and to `tether controller --kubeconfig`.
 //
-// Timing, measured on a 2-core machine: the apiserver answers /readyz about 3 s after
-// start; with Workloads, the fake node is Ready and the controllers are running about
-// 2 s later.
+// Timing, measured on a 2-core machine: etcd is healthy 0.8 s after Start and the
+// apiserver passes /readyz about 3.5 s later, so Start returns in about 4 s; with
+// Workloads, the controllers run and the fake node is Ready about 2 s after that, and
+// a 2-replica Deployment is ready within half a second of its creation. Stop takes
+// about 1 s.
 package controlplane

@@ -83,28 +83,28 @@ func newPKI(dir string, workloads bool) (*pki, error) {
 		DNSNames: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
 			"kubernetes.default.svc.cluster.local"},
 	}
-	if p.serving, err = p.ca.issue(dir, "serving", serving); err != nil {
+	if p.serving, err = issue(p.ca, dir, "serving", serving); err != nil {
 		return nil, err
 	}
-	if p.frontProxy, err = p.frontProxyCA.issue(dir, "front-proxy-client", clientTemplate(frontProxyClientUser)); err != nil {
+	if p.frontProxy, err = issue(p.frontProxyCA, dir, "front-proxy-client", clientTemplate(frontProxyClientUser)); err != nil {
 		return nil, err
 	}
 	if p.serviceAcct, err = newKey(dir, "service-account"); err != nil {
 		return nil, err
 	}
-	if p.admin, err = p.ca.issue(dir, "admin", clientTemplate(adminUser, mastersGroup)); err != nil {
+	if p.admin, err = issue(p.ca, dir, "admin", clientTemplate(adminUser, mastersGroup)); err != nil {
 		return nil, err
 	}
 	if !workloads {
 		return &p, nil
 	}
-	if p.controllerManager, err = p.ca.issue(dir, "kube-controller-manager", clientTemplate(controllerManagerUser)); err != nil {
+	if p.controllerManager, err = issue(p.ca, dir, "kube-controller-manager", clientTemplate(controllerManagerUser)); err != nil {
 		return nil, err
 	}
-	if p.scheduler, err = p.ca.issue(dir, "kube-scheduler", clientTemplate(schedulerUser)); err != nil {
+	if p.scheduler, err = issue(p.ca, dir, "kube-scheduler", clientTemplate(schedulerUser)); err != nil {
 		return nil, err
 	}
-	if p.kwok, err = p.ca.issue(dir, "kwok", clientTemplate(kwokUser, mastersGroup)); err != nil {
+	if p.kwok, err = issue(p.ca, dir, "kwok", clientTemplate(kwokUser, mastersGroup)); err != nil {
 		return nil, err
 	}
 	return &p, nil
@@ -137,7 +137,7 @@ func newCA(dir, name, commonName string) (*keyPair, error) {
 }
 
 // issue signs a certificate for a new key, made from tmpl, with ca.
-func (ca *keyPair) issue(dir, name string, tmpl *x509.Certificate) (*keyPair, error) {
+func issue(ca *keyPair, dir, name string, tmpl *x509.Certificate) (*keyPair, error) {
 	kp, err := newKey(dir, name)
 	if err != nil {
 		return nil, err

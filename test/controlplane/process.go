@@ -2,6 +2,7 @@ package controlplane
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -77,10 +78,19 @@ func startProcess(name, path string, args []string, dir string, output *lineWrit
 func (p *process) exited() error {
 	select {
 	case <-p.done:
-		return fmt.Errorf("%s exited: %v\n%s", p.name, p.waitErr, p.tail())
+		return fmt.Errorf("%s exited: %w\n%s", p.name, p.exitError(), p.tail())
 	default:
 		return nil
 	}
+}
+
+// exitError is how the process exited, as an error even for a clean exit: a component
+// is never supposed to exit on its own. Valid only after done is closed.
+func (p *process) exitError() error {
+	if p.waitErr == nil {
+		return errors.New("exit status 0")
+	}
+	return p.waitErr
 }
 
 // stop ends the process: SIGTERM, then SIGKILL after stopGrace. It returns an error
@@ -93,7 +103,7 @@ func (p *process) stop() error {
 	}
 	select {
 	case <-p.done:
-		return fmt.Errorf("%s exited before it was stopped: %v (log %s)", p.name, p.waitErr, p.logPath)
+		return fmt.Errorf("%s exited before it was stopped: %w (log %s)", p.name, p.exitError(), p.logPath)
 	default:
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)

@@ -39,7 +39,7 @@ var shared *ControlPlane
 // (^C) stops the control plane before the binary exits, so no data directory is
 // left behind.
 func RunMain(m *testing.M, opts Options) int {
-	//nolint:forbidigo // RunMain is the body of TestMain, where the test binary's contexts begin.
+	// RunMain is the body of TestMain, where the test binary's contexts begin.
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
 	cp, err := Start(ctx, opts)
@@ -130,8 +130,7 @@ var notDNSLabel = regexp.MustCompile(`[^a-z0-9]+`)
 // suffix keeps the name within a DNS label's 63.
 func namespacePrefix(testName string) string {
 	const maxPrefix = 50
-	name := notDNSLabel.ReplaceAllString(strings.ToLower(testName), "-")
-	name = strings.TrimPrefix(name, "test-")
+	name := notDNSLabel.ReplaceAllString(strings.ToLower(strings.TrimPrefix(testName, "Test")), "-")
 	if len(name) > maxPrefix-len("test--") {
 		name = name[:maxPrefix-len("test--")]
 	}

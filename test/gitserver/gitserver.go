@@ -30,7 +30,8 @@ type Options struct {
 
 // Requests counts the git requests a server answered, by what they asked for. Tests
 // compare two snapshots to prove how a client talks to git, for example that a poll
-// of an unchanged branch costs one ref listing and no fetch.
+// of an unchanged branch costs one ref listing and no fetch. Requests refused for
+// want of credentials count only as Refused.
 type Requests struct {
 	// RefListings counts GET /info/refs?service=git-upload-pack: the first request of
 	// every clone, fetch and ls-remote, and the whole of a protocol v0/v1 ref listing.
@@ -46,6 +47,8 @@ type Requests struct {
 	// server's back, so only pushes by the code under test appear here.
 	Pushes int
 	// Refused counts requests answered 401 because credentials were missing or wrong.
+	// The git CLI sends its first request without credentials even when it has some,
+	// so a successful CLI call counts a refusal too; go-git sends them up front.
 	Refused int
 }
 
