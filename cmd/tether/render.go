@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"gopkg.in/yaml.v3"
@@ -33,7 +34,12 @@ func runRender(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	objs, err := source.Render(filesys.MakeFsOnDisk(), dir, dir, source.RenderOptions{MaxObjects: source.DefaultOptions().MaxObjects})
+	// Errors name files relative to the working directory, as the user typed them.
+	cwd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	objs, err := source.Render(filesys.MakeFsOnDisk(), cwd, dir, source.RenderOptions{MaxObjects: source.DefaultOptions().MaxObjects})
 	if err != nil {
 		return err
 	}

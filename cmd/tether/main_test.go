@@ -1,0 +1,51 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"tether.dev/tether/source"
+)
+
+func TestRenderPrintsWhatTheAgentWouldApply(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if err := run(t.Context(), []string{"render", "testdata/app/prod"}, &out, &errOut); err != nil {
+		t.Fatalf("tether render: %v\n%s", err, errOut.String())
+	}
+	objs, err := source.DecodeManifests(out.Bytes())
+	if err != nil {
+		t.Fatalf("output is not a manifest stream: %v\n%s", err, out.String())
+	}
+	if len(objs) != 1 || objs[0].GetKind() != "Deployment" || objs[0].GetNamespace() != "prod" {
+		t.Fatalf("rendered %d objects, want the prod Deployment:\n%s", len(objs), out.String())
+	}
+	if replicas := objs[0].Object["spec"].(map[string]any)["replicas"]; replicas != int64(3) {
+		t.Errorf("spec.replicas = %v, want the overlay's 3", replicas)
+	}
+}
+
+func TestRenderReportsTheFileAtFault(t *testing.T) {
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	err := run(t.Context(), []string{"render", dir + "/missing"}, &out, &errOut)
+	if !source.IsRenderError(err) || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("tether render of a missing directory: error %v, want a render error naming it", err)
+	}
+	if out.Len() != 0 {
+		t.Errorf("printed %q on failure, want nothing", out.String())
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{nil, {"frobnicate"}, {"render"}, {"render", "a", "b"}} {
+		var out, errOut bytes.Buffer
+		if err := run(t.Context(), args, &out, &errOut); !errors.Is(err, errUsage) {
+			t.Errorf("tether %v: error %v, want a usage error (exit 2)", args, err)
+		}
+		if errOut.Len() == 0 {
+			t.Errorf("tether %v printed no usage", args)
+		}
+	}
+}
