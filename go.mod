@@ -7,6 +7,7 @@ require (
 	github.com/prometheus/client_golang v1.23.2
 	gopkg.in/yaml.v3 v3.0.1
 	k8s.io/api v0.34.4
+	k8s.io/apiextensions-apiserver v0.34.4
 	k8s.io/apimachinery v0.34.4
 	k8s.io/client-go v0.34.4
 	sigs.k8s.io/cli-utils v0.37.2
@@ -19,7 +20,6 @@ require (
 	github.com/go-logr/zapr v1.3.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.uber.org/zap v1.27.0 // indirect
-	k8s.io/apiextensions-apiserver v0.34.4 // indirect
 )
 
 require (
