@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	gosync "sync"
+	"time"
 
 	"github.com/go-git/go-git/v5"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -42,6 +43,11 @@ func DefaultOptions() Options {
 type Request struct {
 	URL string
 	Ref v1alpha1.GitRef
+	// MaxAge lets Fetch answer from a resolution of the same URL and ref made at
+	// most this long ago, by any caller, without asking the remote. Syncs that share
+	// a repository and ref thus share one ref listing per interval, and a reconcile
+	// triggered by drift in the cluster does not touch git. Zero always asks.
+	MaxAge time.Duration
 }
 
 // Revision is one commit of one repository, reached through one ref.
@@ -80,11 +86,19 @@ type Source struct {
 	repos map[string]*repoEntry // by URL
 
 	renders *renderCache
+	now     func() time.Time
 }
 
 type repoEntry struct {
 	mu   gosync.Mutex
 	repo *git.Repository
+	// resolved remembers, by full ref name, the commit the remote last named and when.
+	resolved map[string]resolution
+}
+
+type resolution struct {
+	commit string
+	at     time.Time
 }
 
 // New returns a Source that caches repositories under opts.CacheDir.
@@ -112,6 +126,7 @@ func New(opts Options) (*Source, error) {
 		opts:    opts,
 		repos:   map[string]*repoEntry{},
 		renders: newRenderCache(opts.RenderCacheSize),
+		now:     time.Now,
 	}, nil
 }
 
@@ -121,7 +136,7 @@ func (s *Source) entry(url string) *repoEntry {
 	defer s.mu.Unlock()
 	e, ok := s.repos[url]
 	if !ok {
-		e = &repoEntry{}
+		e = &repoEntry{resolved: map[string]resolution{}}
 		s.repos[url] = e
 	}
 	return e

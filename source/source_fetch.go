@@ -70,6 +70,11 @@ func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
 	if ref.Tag != "" {
 		name = plumbing.NewTagReferenceName(ref.Tag)
 	}
+	if r, ok := e.resolved[name.String()]; ok && req.MaxAge > 0 && s.now().Sub(r.at) < req.MaxAge && hasCommit(repo, r.commit) {
+		rev.Commit = r.commit
+		return rev, nil
+	}
+	asked := s.now()
 	commit, err := lsRemote(ctx, remoteURL, auth, name)
 	if err != nil {
 		if errors.Is(err, errRefNotFound) {
@@ -93,6 +98,7 @@ func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
 			return fail(ReasonCacheUnreadable, fmt.Errorf("fetched %s but commit %s is missing; cache discarded", name, commit))
 		}
 	}
+	e.resolved[name.String()] = resolution{commit: commit, at: asked}
 	return rev, nil
 }
 
@@ -181,6 +187,7 @@ func (s *Source) cacheDir(url string) string {
 // discardCache forgets and deletes the cache of url; the next openCache re-creates it.
 func (s *Source) discardCache(e *repoEntry, url string) error {
 	e.repo = nil
+	e.resolved = map[string]resolution{}
 	if err := os.RemoveAll(s.cacheDir(url)); err != nil {
 		return fmt.Errorf("discarding cache %s: %w", s.cacheDir(url), err)
 	}

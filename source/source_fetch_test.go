@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -90,6 +91,25 @@ func TestPollingAnUnchangedBranchIsCheap(t *testing.T) {
 		want.RefListings++
 		if diff := cmp.Diff(want, repo.Requests()); diff != "" {
 			t.Errorf("requests (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("callers sharing a URL and ref within MaxAge share one ref listing", func(t *testing.T) {
+		shared := req
+		shared.MaxAge = time.Hour
+		fetch(t, src, shared) // resolves afresh: the last resolution has no MaxAge promise
+		before := repo.Requests()
+		for i := 0; i < 100; i++ {
+			if rev := fetch(t, src, shared); rev != first {
+				t.Fatalf("revision = %s, want %s", rev, first)
+			}
+		}
+		if diff := cmp.Diff(before, repo.Requests()); diff != "" {
+			t.Errorf("100 fetches within MaxAge asked the server (-before +after):\n%s", diff)
+		}
+		newer := repo.Commit(t, map[string]string{"app/cm.yaml": configMap("web", "hi")}, "change")
+		if rev := fetch(t, src, req); rev.Commit != newer {
+			t.Errorf("a fetch without MaxAge returned %s, want the new commit %s", rev.Commit, newer)
 		}
 	})
 
