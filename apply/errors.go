@@ -3,6 +3,7 @@ package apply
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -12,8 +13,8 @@ import (
 // ("Deployment/web/api: dry-run failed: ...").
 type ObjectError struct {
 	Object ObjectRef
-	// Op is the step that failed: "map", "read", "dry-run", "apply", or "wait" (a
-	// CRD written by the call did not become Established in time).
+	// Op is the step that failed: "map", "read", "dry-run", "apply", "recreate", or
+	// "wait" (a CRD written by the call did not become Established in time).
 	Op  string
 	Err error
 }
@@ -24,18 +25,60 @@ func (e *ObjectError) Error() string {
 
 func (e *ObjectError) Unwrap() error { return e.Err }
 
-// IsInvalid reports whether err comes from the object itself (rejected by
-// validation or admission, an unknown kind, a bad namespace) rather than from the
-// cluster being unreachable: retrying the same object cannot help.
-func IsInvalid(err error) bool {
+// ObjectErrors returns every *ObjectError in err, which may join several.
+func ObjectErrors(err error) []*ObjectError {
+	if oe, ok := err.(*ObjectError); ok { //nolint:errorlint // the node itself, not its chain
+		return []*ObjectError{oe}
+	}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []*ObjectError
+		for _, e := range joined.Unwrap() {
+			out = append(out, ObjectErrors(e)...)
+		}
+		return out
+	}
 	var oe *ObjectError
-	if !errors.As(err, &oe) {
+	if errors.As(err, &oe) {
+		return []*ObjectError{oe}
+	}
+	return nil
+}
+
+// IsInvalid reports whether every object error in err comes from the object itself
+// (rejected by validation or admission, an immutable field, an unknown kind, a bad
+// namespace) rather than from the cluster being unreachable: retrying the same
+// objects cannot help until git changes.
+func IsInvalid(err error) bool {
+	errs := ObjectErrors(err)
+	if len(errs) == 0 {
 		return false
 	}
-	inner := oe.Err
-	return apierrors.IsInvalid(inner) || apierrors.IsBadRequest(inner) ||
-		apierrors.IsForbidden(inner) || apierrors.IsMethodNotSupported(inner) ||
-		meta.IsNoMatchError(inner) || errors.Is(inner, errNoNamespace)
+	for _, oe := range errs {
+		inner := oe.Err
+		invalid := apierrors.IsInvalid(inner) || apierrors.IsBadRequest(inner) ||
+			apierrors.IsForbidden(inner) || apierrors.IsMethodNotSupported(inner) ||
+			meta.IsNoMatchError(inner) || errors.Is(inner, errNoNamespace)
+		if !invalid {
+			return false
+		}
+	}
+	return true
+}
+
+// IsImmutable reports whether err rejects a change to an immutable field.
+func IsImmutable(err error) bool {
+	var status apierrors.APIStatus
+	if !apierrors.IsInvalid(err) || !errors.As(err, &status) {
+		return false
+	}
+	if details := status.Status().Details; details != nil {
+		for _, c := range details.Causes {
+			if strings.Contains(c.Message, "immutable") {
+				return true
+			}
+		}
+	}
+	return strings.Contains(err.Error(), "field is immutable")
 }
 
 var errNoNamespace = errors.New("namespaced object names no namespace and the destination has none")

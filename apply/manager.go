@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"context"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -11,14 +12,31 @@ import (
 
 // Manager applies objects to one cluster. It is safe for concurrent use.
 type Manager struct {
-	client client.Client
-	mapper meta.RESTMapper
+	client   client.Client
+	mapper   meta.RESTMapper
+	live     LiveVersions
+	verified *verifiedCache
 }
 
-// NewManager returns a Manager that writes through c. c should read from the API
-// server, not from a cache, because comparisons need the live object.
-func NewManager(c client.Client) *Manager {
-	return &Manager{client: c, mapper: c.RESTMapper()}
+// LiveVersions reports the resourceVersion of a live object as a watch cache last saw
+// it, without a request to the API server. ok is false when the cache does not watch
+// that kind (yet); the Manager then reads from the API server.
+type LiveVersions interface {
+	ResourceVersion(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (rv string, ok bool)
+}
+
+// ManagerOptions configure a Manager for its lifetime.
+type ManagerOptions struct {
+	// LiveVersions, when set, lets the Manager skip the read and the dry-run of an
+	// object whose desired state and live resourceVersion are both unchanged since
+	// they were last verified to match: a converged resync then costs no requests.
+	LiveVersions LiveVersions
+}
+
+// NewManager returns a Manager that reads and writes through c. c must read from the
+// API server, not from a cache, because comparisons need the current live object.
+func NewManager(c client.Client, opts ManagerOptions) *Manager {
+	return &Manager{client: c, mapper: c.RESTMapper(), live: opts.LiveVersions, verified: newVerifiedCache()}
 }
 
 // Options control one ApplyAll call.
@@ -30,6 +48,9 @@ type Options struct {
 	DefaultNamespace string
 	// Concurrency is how many objects are dry-run or applied at once.
 	Concurrency int
+	// DryRun plans without writing: every object is compared with the cluster and
+	// the ChangeSet says what would change, but nothing is created or configured.
+	DryRun bool
 }
 
 // DefaultOptions returns the options Tether runs with.
@@ -49,9 +70,9 @@ func RefOf(obj *unstructured.Unstructured) ObjectRef {
 	return ObjectRef{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
 }
 
-// GroupKind is the group and kind of the object.
-func (r ObjectRef) GroupKind() schema.GroupKind {
-	return schema.GroupKind{Group: r.Group, Kind: r.Kind}
+// GroupVersionKind is the group, version and kind of the object.
+func (r ObjectRef) GroupVersionKind() schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}
 }
 
 // String writes "Kind/namespace/name", or "Kind/name" for cluster-scoped objects:
@@ -63,7 +84,7 @@ func (r ObjectRef) String() string {
 	return fmt.Sprintf("%s/%s/%s", r.Kind, r.Namespace, r.Name)
 }
 
-// Action is what applying an object did.
+// Action is what applying an object did, or in a dry run would do.
 type Action string
 
 // Actions, as counted in tether_apply_objects_total.
@@ -72,17 +93,25 @@ const (
 	ActionConfigured Action = "configured"
 	ActionUnchanged  Action = "unchanged"
 	ActionFailed     Action = "failed"
-	// ActionSkipped marks an object that was not dry-run or applied because another
-	// object of its batch failed first.
-	ActionSkipped Action = "skipped"
 )
 
 // Change is the outcome for one object.
 type Change struct {
 	Object ObjectRef
 	Action Action
-	// Live is the object as the cluster holds it after the call (nil on failure).
+	// Live is the object as the cluster holds it after the call: after the write, or
+	// as it was when nothing was written (unchanged, or a dry run). Nil when it does
+	// not exist or the call failed.
 	Live *unstructured.Unstructured
+	// Desired is the server-side dry-run of the apply when the object differs: what
+	// the cluster holds (or would hold) once it is applied.
+	Desired *unstructured.Unstructured
+	// Diff lists the fields that differ between Live and Desired, as dotted paths
+	// ("spec.replicas", "metadata.labels.app"), when Action is ActionConfigured.
+	Diff []string
+	// Recreated is true when an immutable field change was applied by deleting and
+	// recreating the object, as its tether.dev/force annotation allows.
+	Recreated bool
 	// Err is set when Action is ActionFailed.
 	Err error
 }
@@ -90,6 +119,8 @@ type Change struct {
 // ChangeSet is the outcome of one ApplyAll, in the order objects were applied.
 type ChangeSet struct {
 	Changes []Change
+	// DryRun is true when nothing was written: created and configured mean "would be".
+	DryRun bool
 }
 
 // Count returns how many changes had action a.
@@ -105,5 +136,11 @@ func (cs *ChangeSet) Count(a Action) int {
 
 // Changed reports whether any object was written.
 func (cs *ChangeSet) Changed() bool {
-	return cs.Count(ActionCreated)+cs.Count(ActionConfigured) > 0
+	return !cs.DryRun && cs.Count(ActionCreated)+cs.Count(ActionConfigured) > 0
+}
+
+// Differs reports whether any object differs from, or is missing in, the cluster
+// (after a dry run), or failed.
+func (cs *ChangeSet) Differs() bool {
+	return cs.Count(ActionUnchanged) != len(cs.Changes)
 }

@@ -3,27 +3,34 @@ package apply
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sort"
 	gosync "sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"tether.dev/tether/api/v1alpha1"
 )
 
-// ApplyAll makes the cluster hold objs. Objects are applied in stages (Namespaces and
-// CRDs, then cluster-scoped objects, then namespaced ones); within a stage every
-// object is dry-run before any is written, and a stage with a failed dry-run writes
-// nothing and stops the call. A CRD written in the first stage is waited for until
-// it is Established and its kinds map, so that its custom resources can be applied
-// in the same call. The returned error joins the *ObjectError of every
-// object that failed; the ChangeSet is returned either way.
+// recreateTimeout bounds the wait for a deleted object to be gone before it is
+// recreated.
+const recreateTimeout = 30 * time.Second
+
+// ApplyAll makes the cluster hold objs, in stages: Namespaces and CRDs first, then
+// everything else, cluster-scoped kinds and the kinds others refer to first. A CRD
+// written in the first stage is waited for until it is Established and its kinds
+// map, so that its custom resources can be applied in the same call.
+//
+// Each object is compared with the cluster through a server-side apply dry-run, and
+// only objects that differ or are missing are written. An object that fails (invalid,
+// immutable field, admission denial, unknown kind) is reported in the ChangeSet while
+// the others are still applied; the returned error joins the *ObjectError of every
+// failed object. The ChangeSet is returned either way.
 //
 // objs are modified: namespaced objects without a namespace get
 // opts.DefaultNamespace, and cluster-scoped objects lose a stray namespace.
@@ -31,156 +38,111 @@ func (m *Manager) ApplyAll(ctx context.Context, objs []*unstructured.Unstructure
 	if opts.Concurrency < 1 {
 		opts.Concurrency = 1
 	}
-	cs := &ChangeSet{}
-	stages := stagesOf(objs)
-	for i, stage := range stages {
-		changes, err := m.applyStage(ctx, stage, opts)
-		cs.Changes = append(cs.Changes, changes...)
-		if err == nil && i+1 < len(stages) {
-			err = m.waitForCRDs(ctx, changes, stage)
+	cs := &ChangeSet{DryRun: opts.DryRun}
+	for _, objs := range stagesOf(objs) {
+		stage := make([]*step, len(objs))
+		for i, obj := range objs {
+			stage[i] = &step{obj: obj, change: Change{Object: RefOf(obj)}}
 		}
-		if err != nil {
-			for _, rest := range stages[i+1:] {
-				for _, obj := range rest {
-					cs.Changes = append(cs.Changes, Change{Object: RefOf(obj), Action: ActionSkipped})
-				}
-			}
-			return cs, err
+		forEach(len(stage), opts.Concurrency, func(i int) { m.plan(ctx, stage[i], opts) })
+		if !opts.DryRun {
+			forEach(len(stage), opts.Concurrency, func(i int) { m.write(ctx, stage[i], opts) })
+			m.waitForCRDs(ctx, stage)
+		}
+		for _, st := range stage {
+			cs.Changes = append(cs.Changes, st.change)
 		}
 	}
-	return cs, nil
+	return cs, failures(cs.Changes)
 }
 
-// applyStage dry-runs every object of a stage, then writes those that differ.
-func (m *Manager) applyStage(ctx context.Context, objs []*unstructured.Unstructured, opts Options) ([]Change, error) {
-	changes := make([]Change, len(objs))
-	forEach(len(objs), opts.Concurrency, func(i int) {
-		changes[i] = m.plan(ctx, objs[i], opts)
-	})
-	if err := failures(changes); err != nil {
-		for i := range changes {
-			if changes[i].Action != ActionFailed {
-				changes[i] = Change{Object: changes[i].Object, Action: ActionSkipped}
-			}
-		}
-		return changes, err
+// step is one object's way through ApplyAll.
+type step struct {
+	obj      *unstructured.Unstructured
+	change   Change
+	hash     string
+	recreate bool // the dry-run hit an immutable field and the object allows force
+}
+
+func (st *step) fail(op string, err error) {
+	st.change = Change{Object: st.change.Object, Action: ActionFailed, Err: &ObjectError{Object: st.change.Object, Op: op, Err: err}}
+}
+
+// plan works out what applying the object would do, without writing. Cheap before
+// expensive: when the desired object and the live resourceVersion are both what was
+// last verified, it is unchanged without a single request; otherwise the live object
+// is read and compared with the server-side dry-run of the apply.
+func (m *Manager) plan(ctx context.Context, st *step, opts Options) {
+	if err := m.normalize(st.obj, opts); err != nil {
+		st.fail("map", err)
+		return
 	}
-	forEach(len(objs), opts.Concurrency, func(i int) {
-		if changes[i].Action == ActionUnchanged {
-			return
-		}
-		live, err := m.apply(ctx, objs[i], opts, false)
-		if err != nil {
-			changes[i] = Change{Object: changes[i].Object, Action: ActionFailed, Err: &ObjectError{Object: changes[i].Object, Op: "apply", Err: err}}
-			return
-		}
-		changes[i].Live = live
-	})
-	return changes, failures(changes)
-}
-
-// crdTimeout bounds the wait for a CRD written in one stage to be served before
-// the next stage, which may hold its custom resources, is mapped.
-const crdTimeout = 30 * time.Second
-
-// waitForCRDs waits until every CRD the stage created or configured is Established
-// and each of its served versions maps, so that custom resources of it in a later
-// stage of the same call can be applied. A mapper that caches discovery is reset
-// while waiting, or it would keep answering "no match" for the new kinds.
-func (m *Manager) waitForCRDs(ctx context.Context, changes []Change, stage []*unstructured.Unstructured) error {
-	for i, obj := range stage {
-		if !isCRD(obj) || (changes[i].Action != ActionCreated && changes[i].Action != ActionConfigured) {
-			continue
-		}
-		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, crdTimeout, true, func(ctx context.Context) (bool, error) {
-			return m.crdServed(ctx, obj)
-		})
-		if err != nil {
-			return &ObjectError{Object: changes[i].Object, Op: "wait", Err: fmt.Errorf("CRD not established: %w", err)}
-		}
+	st.change.Object = RefOf(st.obj)
+	ref := st.change.Object
+	st.hash = hashOf(st.obj, opts.FieldManager)
+	if live, ok := m.verifiedLive(ctx, ref, st.hash); ok {
+		st.change.Action, st.change.Live = ActionUnchanged, live
+		return
 	}
-	return nil
-}
 
-// crdServed reports whether crd is Established and all its served versions map.
-func (m *Manager) crdServed(ctx context.Context, crd *unstructured.Unstructured) (bool, error) {
 	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(crd.GroupVersionKind())
-	if err := m.client.Get(ctx, client.ObjectKeyFromObject(crd), live); err != nil {
-		return false, err
-	}
-	conditions, _, _ := unstructured.NestedSlice(live.Object, "status", "conditions")
-	established := false
-	for _, c := range conditions {
-		cond, _ := c.(map[string]any)
-		if cond["type"] == "Established" && cond["status"] == "True" {
-			established = true
-		}
-	}
-	if !established {
-		return false, nil
-	}
-	if r, ok := m.mapper.(meta.ResettableRESTMapper); ok {
-		r.Reset()
-	}
-	group, _, _ := unstructured.NestedString(live.Object, "spec", "group")
-	kind, _, _ := unstructured.NestedString(live.Object, "spec", "names", "kind")
-	versions, _, _ := unstructured.NestedSlice(live.Object, "spec", "versions")
-	for _, v := range versions {
-		version, _ := v.(map[string]any)
-		name, _ := version["name"].(string)
-		if served, _ := version["served"].(bool); !served {
-			continue
-		}
-		_, err := m.mapper.RESTMapping(schema.GroupKind{Group: group, Kind: kind}, name)
-		if meta.IsNoMatchError(err) {
-			return false, nil
-		}
-		if err != nil {
-			return false, err
-		}
-	}
-	return true, nil
-}
-
-// plan works out what applying obj would do, without writing: it reads the live
-// object and compares it with the server-side dry-run of the apply.
-func (m *Manager) plan(ctx context.Context, obj *unstructured.Unstructured, opts Options) Change {
-	fail := func(op string, err error) Change {
-		ref := RefOf(obj)
-		return Change{Object: ref, Action: ActionFailed, Err: &ObjectError{Object: ref, Op: op, Err: err}}
-	}
-	if err := m.normalize(obj, opts); err != nil {
-		return fail("map", err)
-	}
-	ref := RefOf(obj)
-	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(obj.GroupVersionKind())
-	err := m.client.Get(ctx, client.ObjectKeyFromObject(obj), live)
+	live.SetGroupVersionKind(st.obj.GroupVersionKind())
+	err := m.client.Get(ctx, client.ObjectKeyFromObject(st.obj), live)
 	exists := err == nil
 	if err != nil && !apierrors.IsNotFound(err) {
-		return fail("read", err)
+		st.fail("read", err)
+		return
 	}
-	dry, err := m.apply(ctx, obj, opts, true)
-	if err != nil {
-		return fail("dry-run", err)
-	}
+	dry, err := m.send(ctx, st.obj, opts.FieldManager, true)
 	switch {
+	case err != nil && exists && IsImmutable(err) && st.obj.GetAnnotations()[v1alpha1.ForceAnnotation] == "true":
+		st.change.Action, st.change.Live, st.recreate = ActionConfigured, live, true
+		st.change.Diff = []string{"(immutable field: delete and recreate)"}
+		return
+	case err != nil:
+		st.fail("dry-run", err)
+		return
 	case !exists:
-		return Change{Object: ref, Action: ActionCreated}
-	case equality.Semantic.DeepEqual(dry.Object, live.Object):
-		return Change{Object: ref, Action: ActionUnchanged, Live: live}
+		st.change.Action, st.change.Desired = ActionCreated, dry
+		return
 	}
-	return Change{Object: ref, Action: ActionConfigured}
+	if diff := Compare(dry, live); len(diff) > 0 {
+		m.verified.forget(ref)
+		st.change.Action, st.change.Live, st.change.Desired, st.change.Diff = ActionConfigured, live, dry, diff
+		return
+	}
+	m.verified.remember(ref, st.hash, live)
+	st.change.Action, st.change.Live = ActionUnchanged, live
 }
 
-// apply sends one server-side apply. Tether forces ownership of the fields it
+// write applies an object that plan found different or missing.
+func (m *Manager) write(ctx context.Context, st *step, opts Options) {
+	if st.change.Action != ActionCreated && st.change.Action != ActionConfigured {
+		return
+	}
+	if st.recreate {
+		if err := m.remove(ctx, st.change.Live); err != nil {
+			st.fail("recreate", err)
+			return
+		}
+		st.change.Recreated = true
+	}
+	live, err := m.send(ctx, st.obj, opts.FieldManager, false)
+	if err != nil {
+		st.fail("apply", err)
+		return
+	}
+	m.verified.remember(st.change.Object, st.hash, live)
+	st.change.Live = live
+}
+
+// send sends one server-side apply. Tether forces ownership of the fields it
 // applies: git is the source of truth for every field it declares.
-func (m *Manager) apply(ctx context.Context, obj *unstructured.Unstructured, opts Options, dryRun bool) (*unstructured.Unstructured, error) {
+func (m *Manager) send(ctx context.Context, obj *unstructured.Unstructured, fieldManager string, dryRun bool) (*unstructured.Unstructured, error) {
 	out := obj.DeepCopy()
 	out.SetManagedFields(nil)
 	out.SetResourceVersion("")
-	applyOpts := []client.ApplyOption{client.FieldOwner(opts.FieldManager), client.ForceOwnership}
+	applyOpts := []client.ApplyOption{client.FieldOwner(fieldManager), client.ForceOwnership}
 	if dryRun {
 		applyOpts = append(applyOpts, client.DryRunAll)
 	}
@@ -188,6 +150,39 @@ func (m *Manager) apply(ctx context.Context, obj *unstructured.Unstructured, opt
 		return nil, err
 	}
 	return out, nil
+}
+
+// remove deletes live, this exact object (by UID), and waits until it is gone, so
+// that it can be created again with new immutable fields.
+func (m *Manager) remove(ctx context.Context, live *unstructured.Unstructured) error {
+	uid := live.GetUID()
+	err := m.client.Delete(ctx, live, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, recreateTimeout, true, func(ctx context.Context) (bool, error) {
+		probe := &unstructured.Unstructured{}
+		probe.SetGroupVersionKind(live.GroupVersionKind())
+		err := m.client.Get(ctx, client.ObjectKeyFromObject(live), probe)
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return err == nil && probe.GetUID() != uid, err
+	})
+}
+
+// verifiedLive returns the live object last verified to match the desired one, if
+// neither has changed since: same desired hash, same resourceVersion in the watch
+// cache.
+func (m *Manager) verifiedLive(ctx context.Context, ref ObjectRef, hash string) (*unstructured.Unstructured, bool) {
+	if m.live == nil {
+		return nil, false
+	}
+	rv, ok := m.live.ResourceVersion(ctx, ref.GroupVersionKind(), ref.Namespace, ref.Name)
+	if !ok {
+		return nil, false
+	}
+	return m.verified.lookup(ref, hash, rv)
 }
 
 // normalize gives obj the namespace its scope calls for.
@@ -241,14 +236,15 @@ func isCRD(o *unstructured.Unstructured) bool {
 }
 
 // kindRank orders kinds that others commonly refer to before their users, the way
-// kubectl and Helm do: accounts and config before the workloads that mount them.
+// kubectl and Helm do: cluster-wide definitions, then accounts and config, then the
+// workloads that use them.
 func kindRank(o *unstructured.Unstructured) int {
 	switch o.GetKind() {
-	case "ServiceAccount", "ClusterRole", "Role":
+	case "PriorityClass", "StorageClass", "ClusterRole":
 		return 0
-	case "ClusterRoleBinding", "RoleBinding":
+	case "ClusterRoleBinding", "ServiceAccount", "Role":
 		return 1
-	case "ConfigMap", "Secret", "PersistentVolumeClaim":
+	case "RoleBinding", "ConfigMap", "Secret", "PersistentVolumeClaim", "LimitRange", "ResourceQuota":
 		return 2
 	case "Service":
 		return 3

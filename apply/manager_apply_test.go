@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -174,57 +175,141 @@ func TestApplyAllPlacesObjectsByScope(t *testing.T) {
 	})
 }
 
-func TestApplyAllWritesNothingWhenAnObjectIsInvalid(t *testing.T) {
-	e := newEnv(t)
+func TestApplyAllReportsInvalidObjectsAndAppliesTheRest(t *testing.T) {
 	cases := []struct {
 		name, bad string
 		spoil     func(objs []*unstructured.Unstructured) error
 	}{{
 		name: "a service with an invalid port",
-		bad:  "Service/" + e.ns + "/web",
+		bad:  "Service/%s/web",
 		spoil: func(objs []*unstructured.Unstructured) error {
 			return unstructured.SetNestedSlice(objs[1].Object, []any{map[string]any{"port": int64(70000)}}, "spec", "ports")
 		},
 	}, {
 		name: "a deployment whose selector does not match its labels",
-		bad:  "Deployment/" + e.ns + "/web",
+		bad:  "Deployment/%s/web",
 		spoil: func(objs []*unstructured.Unstructured) error {
 			return unstructured.SetNestedField(objs[2].Object, "other", "spec", "selector", "matchLabels", "app")
 		},
 	}}
 	for _, tc := range cases {
-		t.Run(tc.name+" fails the batch and no object of it is created", func(t *testing.T) {
+		t.Run(tc.name+" is reported by name while the others are created", func(t *testing.T) {
+			e := newEnv(t)
+			bad := fmt.Sprintf(tc.bad, e.ns)
 			objs := load(t, "web.yaml")
 			if err := tc.spoil(objs); err != nil {
 				t.Fatal(err)
 			}
 			cs, err := e.m.ApplyAll(t.Context(), objs, e.opts)
 			var oe *apply.ObjectError
-			if !errors.As(err, &oe) || !strings.HasPrefix(err.Error(), tc.bad+": ") || !apply.IsInvalid(err) {
-				t.Fatalf("ApplyAll error = %v (invalid: %t), want an invalid *apply.ObjectError starting with %s", err, apply.IsInvalid(err), tc.bad)
+			if !errors.As(err, &oe) || !strings.HasPrefix(err.Error(), bad+": dry-run failed: ") || !apply.IsInvalid(err) {
+				t.Fatalf("ApplyAll error = %v (invalid: %t), want an invalid *apply.ObjectError starting with %s", err, apply.IsInvalid(err), bad)
 			}
 			want := map[string]apply.Action{
-				"ConfigMap/" + e.ns + "/web-config": apply.ActionSkipped,
-				"Service/" + e.ns + "/web":          apply.ActionSkipped,
-				"Deployment/" + e.ns + "/web":       apply.ActionSkipped,
+				"ConfigMap/" + e.ns + "/web-config": apply.ActionCreated,
+				"Service/" + e.ns + "/web":          apply.ActionCreated,
+				"Deployment/" + e.ns + "/web":       apply.ActionCreated,
 			}
-			want[tc.bad] = apply.ActionFailed
+			want[bad] = apply.ActionFailed
 			if diff := cmp.Diff(want, actions(cs)); diff != "" {
 				t.Errorf("actions (-want +got):\n%s", diff)
 			}
-			for _, obj := range load(t, "web.yaml") {
-				if e.exists(t, obj) {
-					t.Errorf("%s was created although its batch failed", apply.RefOf(obj))
+			for _, obj := range objs {
+				if exists := e.exists(t, obj); exists != (apply.RefOf(obj).String() != bad) {
+					t.Errorf("%s exists = %t; only the invalid object should be missing", apply.RefOf(obj), exists)
 				}
 			}
 		})
 	}
 
 	t.Run("an unknown kind fails as invalid, naming the object", func(t *testing.T) {
+		e := newEnv(t)
 		nope := object(t, "example.com/v1", "Nope", e.ns, "ghost")
 		_, err := e.m.ApplyAll(t.Context(), []*unstructured.Unstructured{nope}, e.opts)
 		if !strings.HasPrefix(errString(err), "Nope/"+e.ns+"/ghost: ") || !apply.IsInvalid(err) {
 			t.Errorf("ApplyAll error = %v (invalid: %t), want an invalid error naming Nope/%s/ghost", err, apply.IsInvalid(err), e.ns)
+		}
+	})
+}
+
+func TestApplyAllDryRunReportsDriftAndWritesNothing(t *testing.T) {
+	e := newEnv(t)
+	if _, err := e.m.ApplyAll(t.Context(), load(t, "web.yaml"), e.opts); err != nil {
+		t.Fatal(err)
+	}
+	cm := e.get(t, load(t, "web.yaml")[0])
+	if err := unstructured.SetNestedField(cm.Object, "edited by hand", "data", "greeting"); err != nil {
+		t.Fatal(err)
+	}
+	cm.SetLabels(map[string]string{"team": "ops"})
+	if err := e.c.Update(t.Context(), cm); err != nil {
+		t.Fatal(err)
+	}
+	before := e.resourceVersions(t, load(t, "web.yaml"))
+
+	opts := e.opts
+	opts.DryRun = true
+	cs, err := e.m.ApplyAll(t.Context(), load(t, "web.yaml"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var drifted *apply.Change
+	for i := range cs.Changes {
+		if cs.Changes[i].Action != apply.ActionUnchanged {
+			drifted = &cs.Changes[i]
+		}
+	}
+	if drifted == nil || drifted.Object.Kind != "ConfigMap" || drifted.Action != apply.ActionConfigured {
+		t.Fatalf("actions = %v, want only the ConfigMap configured", actions(cs))
+	}
+	// The label git does not declare belongs to nobody Tether knows of, so it stays.
+	if diff := cmp.Diff([]string{"data.greeting"}, drifted.Diff); diff != "" {
+		t.Errorf("diff of the ConfigMap (-want +got):\n%s", diff)
+	}
+	if cs.Changed() || !cs.Differs() {
+		t.Errorf("Changed() = %t, Differs() = %t; want a dry run that differs and wrote nothing", cs.Changed(), cs.Differs())
+	}
+	if diff := cmp.Diff(before, e.resourceVersions(t, load(t, "web.yaml"))); diff != "" {
+		t.Errorf("a dry run wrote (-before +after):\n%s", diff)
+	}
+}
+
+func TestApplyAllImmutableFields(t *testing.T) {
+	e := newEnv(t)
+	job := func(image string, force bool) []*unstructured.Unstructured {
+		objs := load(t, "job.yaml", "IMAGE", image)
+		if force {
+			objs[0].SetAnnotations(map[string]string{"tether.dev/force": "true"})
+		}
+		return objs
+	}
+	if _, err := e.m.ApplyAll(t.Context(), job("registry.k8s.io/pause:3.9", false), e.opts); err != nil {
+		t.Fatal(err)
+	}
+	uid := e.get(t, job("", false)[0]).GetUID()
+
+	t.Run("a change to an immutable field fails, naming the object", func(t *testing.T) {
+		_, err := e.m.ApplyAll(t.Context(), job("registry.k8s.io/pause:3.10", false), e.opts)
+		if !apply.IsImmutable(err) || !strings.HasPrefix(errString(err), "Job/"+e.ns+"/migrate: ") {
+			t.Fatalf("ApplyAll error = %v, want an immutable-field error naming Job/%s/migrate", err, e.ns)
+		}
+		if got := e.get(t, job("", false)[0]).GetUID(); got != uid {
+			t.Errorf("the Job was replaced without tether.dev/force")
+		}
+	})
+
+	t.Run("with tether.dev/force the object is deleted and recreated", func(t *testing.T) {
+		cs, err := e.m.ApplyAll(t.Context(), job("registry.k8s.io/pause:3.10", true), e.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cs.Changes) != 1 || !cs.Changes[0].Recreated || cs.Changes[0].Action != apply.ActionConfigured {
+			t.Errorf("changes = %+v, want one recreated Job", cs.Changes)
+		}
+		live := e.get(t, job("", false)[0])
+		image, _, _ := unstructured.NestedSlice(live.Object, "spec", "template", "spec", "containers")
+		if live.GetUID() == uid || !strings.Contains(fmt.Sprint(image), "pause:3.10") {
+			t.Errorf("Job uid %s (was %s), containers %v; want a new Job with the new image", live.GetUID(), uid, image)
 		}
 	})
 }
@@ -245,7 +330,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatalf("creating a client: %v", err)
 	}
-	e := &env{c: c, m: apply.NewManager(c), ns: controlplane.NewNamespace(t, cfg), opts: apply.DefaultOptions()}
+	e := &env{c: c, m: apply.NewManager(c, apply.ManagerOptions{}), ns: controlplane.NewNamespace(t, cfg), opts: apply.DefaultOptions()}
 	e.opts.DefaultNamespace = e.ns
 	return e
 }

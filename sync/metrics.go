@@ -23,6 +23,8 @@ type Metrics struct {
 	applied       *prometheus.CounterVec
 	fetchDuration *prometheus.HistogramVec
 	fetchErrors   *prometheus.CounterVec
+	drift         *prometheus.CounterVec
+	suspended     *prometheus.GaugeVec
 
 	mu gosync.Mutex
 	// infoLabels remembers each Sync's current tether_sync_info series, so the old
@@ -63,9 +65,17 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "tether_git_fetch_errors_total",
 			Help: "Failed git fetches.",
 		}, []string{"url"}),
+		drift: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tether_drift_corrections_total",
+			Help: "Reconciles that wrote to correct drift in the cluster from an already applied revision.",
+		}, []string{"namespace", "name"}),
+		suspended: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "tether_sync_suspended",
+			Help: "1 when the Sync is suspended (spec.suspend), 0 otherwise.",
+		}, []string{"namespace", "name"}),
 		infoLabels: map[string]prometheus.Labels{},
 	}
-	reg.MustRegister(m.info, m.ready, m.duration, m.lastSync, m.applied, m.fetchDuration, m.fetchErrors)
+	reg.MustRegister(m.info, m.ready, m.duration, m.lastSync, m.applied, m.fetchDuration, m.fetchErrors, m.drift, m.suspended)
 	return m
 }
 
@@ -86,7 +96,7 @@ func (m *Metrics) ObserveFetch(url string, d time.Duration, err error) {
 
 // CountChanges counts what an apply did to each object.
 func (m *Metrics) CountChanges(obj *v1alpha1.Sync, cs *apply.ChangeSet) {
-	if cs == nil {
+	if cs == nil || cs.DryRun {
 		return
 	}
 	for _, a := range []apply.Action{apply.ActionCreated, apply.ActionConfigured, apply.ActionUnchanged, apply.ActionFailed} {
@@ -96,8 +106,14 @@ func (m *Metrics) CountChanges(obj *v1alpha1.Sync, cs *apply.ChangeSet) {
 	}
 }
 
+// CountDriftCorrection counts one reconcile that corrected drift.
+func (m *Metrics) CountDriftCorrection(obj *v1alpha1.Sync) {
+	m.drift.WithLabelValues(obj.Namespace, obj.Name).Inc()
+}
+
 // ObserveStatus exports the status a reconcile wrote.
 func (m *Metrics) ObserveStatus(obj *v1alpha1.Sync, st v1alpha1.SyncStatus, now time.Time) {
+	m.suspended.WithLabelValues(obj.Namespace, obj.Name).Set(boolFloat(obj.Spec.Suspend))
 	ready := apimeta.IsStatusConditionTrue(st.Conditions, v1alpha1.ReadyCondition)
 	m.ready.WithLabelValues(obj.Namespace, obj.Name).Set(boolFloat(ready))
 	if ready {
@@ -120,7 +136,7 @@ func (m *Metrics) ObserveStatus(obj *v1alpha1.Sync, st v1alpha1.SyncStatus, now 
 // Forget deletes every series of a Sync that no longer exists.
 func (m *Metrics) Forget(namespace, name string) {
 	match := prometheus.Labels{"namespace": namespace, "name": name}
-	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{m.info, m.ready, m.duration, m.lastSync, m.applied} {
+	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{m.info, m.ready, m.duration, m.lastSync, m.applied, m.drift, m.suspended} {
 		v.DeletePartialMatch(match)
 	}
 	m.mu.Lock()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -51,6 +52,9 @@ type Reconciler struct {
 	Applier  Applier
 	Recorder record.EventRecorder
 	Metrics  *Metrics
+	// Watcher, when set, watches the kinds each Sync applies and triggers a reconcile
+	// when a managed object changes, so that drift is seen at once.
+	Watcher *Watcher
 	// Apply holds the options of every apply; DefaultNamespace is set per Sync.
 	Apply apply.Options
 	// now is the clock; tests may replace it.
@@ -76,13 +80,16 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	if r.now == nil {
 		r.now = time.Now
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Sync{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: opts.Concurrency,
 			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](opts.MinBackoff, opts.MaxBackoff),
-		}).
-		Complete(r)
+		})
+	if r.Watcher != nil {
+		b = b.WatchesRawSource(r.Watcher.Source())
+	}
+	return b.Complete(r)
 }
 
 // Reconcile brings one Sync a step closer to its desired state and reports what it
@@ -93,6 +100,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if client.IgnoreNotFound(err) == nil {
 			r.Metrics.Forget(req.Namespace, req.Name)
+			if r.Watcher != nil {
+				r.Watcher.Forget(ctx, req.NamespacedName)
+			}
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -116,13 +126,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err != nil {
 		return r.onError(st, interval, err)
 	}
-	changes, err := r.apply(ctx, obj, snap)
+	// The revision is applied already: whatever differs now is drift in the cluster,
+	// which selfHeal: false only reports.
+	drift := obj.Status.LastAppliedRevision == snap.Revision.String()
+	changes, err := r.apply(ctx, obj, snap, drift && !obj.Spec.SelfHealEnabled())
+	r.watch(ctx, obj, changes)
 	st.applied(changes)
 	if err != nil {
 		return r.onError(st, interval, err)
 	}
 	r.assess(st, changes)
-	r.recordApplied(obj, snap, changes)
+	r.recordApplied(obj, snap, changes, drift)
 	st.ready(snap.Revision.String())
 	return ctrl.Result{RequeueAfter: st.requeueAfter(interval)}, nil
 }
@@ -131,7 +145,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 // Sync's path at that commit rendered to objects.
 func (r *Reconciler) fetchAndRender(ctx context.Context, obj *v1alpha1.Sync, st *statusBuilder) (*source.Snapshot, error) {
 	fetchStart := r.now()
-	rev, err := r.Source.Fetch(ctx, source.Request{URL: obj.Spec.Source.URL, Ref: obj.Spec.Source.Ref})
+	// A resolution younger than the interval is reused: a reconcile triggered by drift
+	// in the cluster does not touch git, and Syncs sharing a repository share a poll.
+	req := source.Request{URL: obj.Spec.Source.URL, Ref: obj.Spec.Source.Ref, MaxAge: obj.Spec.Source.IntervalOrDefault()}
+	rev, err := r.Source.Fetch(ctx, req)
 	r.Metrics.ObserveFetch(obj.Spec.Source.URL, r.now().Sub(fetchStart), err)
 	if err != nil {
 		return nil, err
@@ -145,8 +162,9 @@ func (r *Reconciler) fetchAndRender(ctx context.Context, obj *v1alpha1.Sync, st 
 	return snap, nil
 }
 
-// apply applies a snapshot, marking each object as owned by this Sync.
-func (r *Reconciler) apply(ctx context.Context, obj *v1alpha1.Sync, snap *source.Snapshot) (*apply.ChangeSet, error) {
+// apply applies a snapshot, marking each object as owned by this Sync. With dryRun
+// it only compares, and writes nothing.
+func (r *Reconciler) apply(ctx context.Context, obj *v1alpha1.Sync, snap *source.Snapshot, dryRun bool) (*apply.ChangeSet, error) {
 	owner := obj.Namespace + "/" + obj.Name
 	for _, o := range snap.Objects {
 		annotations := o.GetAnnotations()
@@ -158,9 +176,28 @@ func (r *Reconciler) apply(ctx context.Context, obj *v1alpha1.Sync, snap *source
 	}
 	opts := r.Apply
 	opts.DefaultNamespace = obj.Spec.Destination.Namespace
+	opts.DryRun = dryRun
 	changes, err := r.Applier.ApplyAll(ctx, snap.Objects, opts)
 	r.Metrics.CountChanges(obj, changes)
 	return changes, err
+}
+
+// watch makes the Watcher follow the kinds this Sync now has in the cluster.
+func (r *Reconciler) watch(ctx context.Context, obj *v1alpha1.Sync, cs *apply.ChangeSet) {
+	if r.Watcher == nil || cs == nil {
+		return
+	}
+	seen := map[schema.GroupVersionKind]bool{}
+	var kinds []schema.GroupVersionKind
+	for _, c := range cs.Changes {
+		if gvk := c.Object.GroupVersionKind(); c.Live != nil && !seen[gvk] {
+			seen[gvk] = true
+			kinds = append(kinds, gvk)
+		}
+	}
+	if err := r.Watcher.Track(ctx, client.ObjectKeyFromObject(obj), kinds); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "watching managed kinds; drift is seen at the next interval")
+	}
 }
 
 // assess judges the health of what the cluster now holds.
@@ -192,15 +229,21 @@ func (r *Reconciler) onError(st *statusBuilder, interval time.Duration, err erro
 	return ctrl.Result{}, err
 }
 
-// recordApplied tells users, through an Event, that a revision changed the cluster.
-// A reconcile that changed nothing records nothing.
-func (r *Reconciler) recordApplied(obj *v1alpha1.Sync, snap *source.Snapshot, cs *apply.ChangeSet) {
+// recordApplied tells users, through an Event, that a reconcile changed the cluster:
+// a new revision applied, or drift corrected. A reconcile that changed nothing
+// records nothing.
+func (r *Reconciler) recordApplied(obj *v1alpha1.Sync, snap *source.Snapshot, cs *apply.ChangeSet, drift bool) {
 	if !cs.Changed() {
 		return
 	}
-	r.Recorder.AnnotatedEventf(obj, map[string]string{"revision": snap.Revision.String()}, "Normal", "Applied",
-		"Applied revision %s: %d created, %d configured, %d unchanged",
-		snap.Revision, cs.Count(apply.ActionCreated), cs.Count(apply.ActionConfigured), cs.Count(apply.ActionUnchanged))
+	reason, verb := "Applied", "Applied revision"
+	if drift {
+		reason, verb = "DriftCorrected", "Corrected drift from revision"
+		r.Metrics.CountDriftCorrection(obj)
+	}
+	r.Recorder.AnnotatedEventf(obj, map[string]string{"revision": snap.Revision.String()}, "Normal", reason,
+		"%s %s: %d created, %d configured, %d unchanged",
+		verb, snap.Revision, cs.Count(apply.ActionCreated), cs.Count(apply.ActionConfigured), cs.Count(apply.ActionUnchanged))
 }
 
 // report writes the status the reconcile built, once, and logs the outcome.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -113,11 +114,16 @@ func (b *statusBuilder) applied(cs *apply.ChangeSet) {
 			Group: c.Object.Group, Version: c.Object.Version, Kind: c.Object.Kind,
 			Namespace: c.Object.Namespace, Name: c.Object.Name, Sync: v1alpha1.SyncStatusSynced,
 		}
-		switch c.Action {
-		case apply.ActionFailed:
-			rs.Sync, rs.Message, synced = v1alpha1.SyncStatusOutOfSync, c.Err.Error(), false
-		case apply.ActionSkipped:
-			rs.Sync, rs.Message, synced = v1alpha1.SyncStatusOutOfSync, "not applied: another object of the revision failed", false
+		switch {
+		case c.Action == apply.ActionFailed:
+			rs.Sync, rs.Message = v1alpha1.SyncStatusOutOfSync, c.Err.Error()
+		case cs.DryRun && c.Action == apply.ActionCreated:
+			rs.Sync, rs.Message = v1alpha1.SyncStatusOutOfSync, "missing from the cluster; selfHeal is off"
+		case cs.DryRun && c.Action == apply.ActionConfigured:
+			rs.Sync, rs.Message = v1alpha1.SyncStatusOutOfSync, "differs from git in "+strings.Join(c.Diff, ", ")+"; selfHeal is off"
+		}
+		if rs.Sync != v1alpha1.SyncStatusSynced {
+			synced = false
 		}
 		resources = append(resources, rs)
 	}
@@ -173,7 +179,11 @@ func (b *statusBuilder) ready(rev string) {
 		b.status.LastAppliedTime = &t
 	}
 	b.status.LastAppliedRevision = rev
-	b.set(v1alpha1.ReadyCondition, metav1.ConditionTrue, ReasonSucceeded, "Applied revision "+rev)
+	msg := "Applied revision " + rev
+	if b.status.Sync == v1alpha1.SyncStatusOutOfSync {
+		msg += "; the cluster has drifted from it and selfHeal is off (see status.resources)"
+	}
+	b.set(v1alpha1.ReadyCondition, metav1.ConditionTrue, ReasonSucceeded, msg)
 	b.remove(v1alpha1.StalledCondition)
 	if b.status.Health == v1alpha1.HealthProgressing {
 		b.set(v1alpha1.ReconcilingCondition, metav1.ConditionTrue, ReasonProgressing, "Waiting for objects to roll out")

@@ -162,10 +162,12 @@ func setupReconciler(mgr ctrl.Manager, cfg *rest.Config, f *controllerFlags) err
 	if err != nil {
 		return fmt.Errorf("creating apply client: %w", err)
 	}
+	watcher := tethersync.NewWatcher(mgr.GetCache())
 	r := &tethersync.Reconciler{
 		Client:   mgr.GetClient(),
 		Source:   src,
-		Applier:  apply.NewManager(applyClient),
+		Applier:  apply.NewManager(applyClient, apply.ManagerOptions{LiveVersions: watcher}),
+		Watcher:  watcher,
 		Recorder: mgr.GetEventRecorderFor("tether"),
 		Metrics:  tethersync.NewMetrics(ctrlmetrics.Registry),
 		Apply:    apply.DefaultOptions(),

@@ -1,0 +1,97 @@
+package apply_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"tether.dev/tether/apply"
+	"tether.dev/tether/test/apicount"
+	"tether.dev/tether/test/controlplane"
+)
+
+// apiVersions stands in for a watch cache: it reads resourceVersions through its own
+// client, whose requests the counter does not see.
+type apiVersions struct{ c client.Client }
+
+func (v apiVersions) ResourceVersion(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (string, bool) {
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(gvk)
+	if err := v.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, obj); err != nil {
+		return "", false
+	}
+	return obj.GetResourceVersion(), true
+}
+
+func TestApplyAllSkipsWhatWasVerified(t *testing.T) {
+	e := newEnv(t)
+	counter := &apicount.Counter{}
+	counted, err := client.New(counter.Wrap(controlplane.Shared(t).Config()), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := apply.NewManager(counted, apply.ManagerOptions{LiveVersions: apiVersions{c: e.c}})
+	if _, err := m.ApplyAll(t.Context(), load(t, "web.yaml"), e.opts); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("a converged apply sends no request at all", func(t *testing.T) {
+		counter.Reset()
+		cs, err := m.ApplyAll(t.Context(), load(t, "web.yaml"), e.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cs.Count(apply.ActionUnchanged) != 3 {
+			t.Errorf("actions = %v, want all unchanged", actions(cs))
+		}
+		for _, c := range cs.Changes {
+			if c.Live == nil {
+				t.Errorf("%s: no live object for health checks", c.Object)
+			}
+		}
+		if got := counter.Snapshot(); len(got) != 0 {
+			t.Errorf("requests = %v, want none", got)
+		}
+	})
+
+	t.Run("one changed object is the only one read, dry-run and applied", func(t *testing.T) {
+		counter.Reset()
+		objs := load(t, "web.yaml", "greeting: hello", "greeting: bonjour")
+		if _, err := m.ApplyAll(t.Context(), objs, e.opts); err != nil {
+			t.Fatal(err)
+		}
+		path := "/api/v1/namespaces/" + e.ns + "/configmaps/web-config"
+		want := map[string]map[string]int{apicount.Get: {path: 1}, apicount.DryRun: {path: 1}, apicount.Patch: {path: 1}}
+		got := map[string]map[string]int{}
+		for kind := range counter.Snapshot() {
+			got[kind] = counter.Paths(kind)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("requests (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("an object edited in the cluster is compared again", func(t *testing.T) {
+		objs := load(t, "web.yaml", "greeting: hello", "greeting: bonjour")
+		cm := e.get(t, objs[0])
+		cm.SetLabels(map[string]string{"edited": "yes"})
+		if err := e.c.Update(t.Context(), cm); err != nil {
+			t.Fatal(err)
+		}
+		counter.Reset()
+		cs, err := m.ApplyAll(t.Context(), objs, e.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := counter.Snapshot(); got[apicount.DryRun] != 1 || got.Writes() != 0 {
+			t.Errorf("requests = %v, want one dry-run (the edited ConfigMap) and no write: the label is not git's", got)
+		}
+		if cs.Count(apply.ActionUnchanged) != 3 {
+			t.Errorf("actions = %v, want all unchanged", actions(cs))
+		}
+	})
+}

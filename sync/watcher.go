@@ -1,0 +1,182 @@
+package sync
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	gosync "sync"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/apply"
+)
+
+// Watcher watches every kind that some Sync manages, one shared metadata-only
+// informer per kind, and turns a change of a managed object into a reconcile of the
+// Sync that owns it (per its tether.dev/owned-by annotation). Informers start when a
+// Sync first applies a kind and stop when no Sync applies it any more.
+//
+// The same informers answer apply's question "has this object changed since it was
+// verified?" without a request to the API server (see apply.LiveVersions).
+type Watcher struct {
+	cache  cache.Cache
+	events chan event.GenericEvent
+
+	mu    gosync.Mutex
+	kinds map[schema.GroupVersionKind]*watchedKind
+	syncs map[types.NamespacedName][]schema.GroupVersionKind
+}
+
+type watchedKind struct {
+	informer     cache.Informer
+	registration toolscache.ResourceEventHandlerRegistration
+	users        map[types.NamespacedName]bool
+}
+
+var _ apply.LiveVersions = (*Watcher)(nil)
+
+// NewWatcher returns a Watcher whose informers live in c (the manager's cache).
+func NewWatcher(c cache.Cache) *Watcher {
+	return &Watcher{
+		cache:  c,
+		events: make(chan event.GenericEvent, 1024),
+		kinds:  map[schema.GroupVersionKind]*watchedKind{},
+		syncs:  map[types.NamespacedName][]schema.GroupVersionKind{},
+	}
+}
+
+// Source feeds the reconciler the Syncs whose objects changed.
+func (w *Watcher) Source() source.Source {
+	return source.Channel(w.events, &handler.EnqueueRequestForObject{})
+}
+
+// Track records the kinds sync manages now, starting informers for new kinds and
+// stopping those no Sync uses any more.
+func (w *Watcher) Track(ctx context.Context, sync types.NamespacedName, kinds []schema.GroupVersionKind) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	wanted := map[schema.GroupVersionKind]bool{}
+	for _, gvk := range kinds {
+		wanted[gvk] = true
+		if err := w.use(ctx, gvk, sync); err != nil {
+			return err
+		}
+	}
+	for _, gvk := range w.syncs[sync] {
+		if !wanted[gvk] {
+			w.release(ctx, gvk, sync)
+		}
+	}
+	w.syncs[sync] = kinds
+	return nil
+}
+
+// Forget stops watching on behalf of a Sync that is gone.
+func (w *Watcher) Forget(ctx context.Context, sync types.NamespacedName) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, gvk := range w.syncs[sync] {
+		w.release(ctx, gvk, sync)
+	}
+	delete(w.syncs, sync)
+}
+
+// ResourceVersion reports an object's resourceVersion from the informer of its kind,
+// when that informer runs and has synced.
+func (w *Watcher) ResourceVersion(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (string, bool) {
+	w.mu.Lock()
+	k, ok := w.kinds[gvk]
+	w.mu.Unlock()
+	if !ok || !k.informer.HasSynced() {
+		return "", false
+	}
+	obj := metadataOf(gvk)
+	if err := w.cache.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, obj); err != nil {
+		return "", false
+	}
+	return obj.GetResourceVersion(), true
+}
+
+// use starts watching gvk for sync, sharing the informer with other Syncs.
+func (w *Watcher) use(ctx context.Context, gvk schema.GroupVersionKind, sync types.NamespacedName) error {
+	if k, ok := w.kinds[gvk]; ok {
+		k.users[sync] = true
+		return nil
+	}
+	inf, err := w.cache.GetInformer(ctx, metadataOf(gvk), cache.BlockUntilSynced(false))
+	if err != nil {
+		return fmt.Errorf("watching %s: %w", gvk.Kind, err)
+	}
+	reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		UpdateFunc: w.onUpdate,
+		DeleteFunc: w.onDelete,
+	})
+	if err != nil {
+		return fmt.Errorf("watching %s: %w", gvk.Kind, err)
+	}
+	w.kinds[gvk] = &watchedKind{informer: inf, registration: reg, users: map[types.NamespacedName]bool{sync: true}}
+	return nil
+}
+
+// release stops watching gvk for sync, and stops the informer when nobody uses it.
+func (w *Watcher) release(ctx context.Context, gvk schema.GroupVersionKind, sync types.NamespacedName) {
+	k, ok := w.kinds[gvk]
+	if !ok {
+		return
+	}
+	delete(k.users, sync)
+	if len(k.users) > 0 {
+		return
+	}
+	_ = k.informer.RemoveEventHandler(k.registration)
+	_ = w.cache.RemoveInformer(ctx, metadataOf(gvk))
+	delete(w.kinds, gvk)
+}
+
+// onUpdate enqueues the owner of a changed object, unless only its status moved: a
+// status write keeps generation, labels and annotations, and cannot be drift from git.
+func (w *Watcher) onUpdate(oldObj, newObj any) {
+	o, oldOK := oldObj.(*metav1.PartialObjectMetadata)
+	n, newOK := newObj.(*metav1.PartialObjectMetadata)
+	if !oldOK || !newOK {
+		return
+	}
+	statusOnly := n.Generation != 0 && n.Generation == o.Generation &&
+		equality.Semantic.DeepEqual(n.Labels, o.Labels) && equality.Semantic.DeepEqual(n.Annotations, o.Annotations)
+	if !statusOnly {
+		w.enqueueOwner(n)
+	}
+}
+
+func (w *Watcher) onDelete(obj any) {
+	if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
+		w.enqueueOwner(m)
+	}
+}
+
+func (w *Watcher) enqueueOwner(obj *metav1.PartialObjectMetadata) {
+	ns, name, ok := strings.Cut(obj.Annotations[v1alpha1.OwnedByAnnotation], "/")
+	if !ok || ns == "" || name == "" {
+		return
+	}
+	w.events <- event.GenericEvent{Object: &v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}}
+}
+
+func metadataOf(gvk schema.GroupVersionKind) *metav1.PartialObjectMetadata {
+	obj := &metav1.PartialObjectMetadata{}
+	obj.SetGroupVersionKind(gvk)
+	return obj
+}
