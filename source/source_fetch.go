@@ -102,6 +102,16 @@ func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
 	return rev, nil
 }
 
+// Refresh forgets every resolution of url's refs, so that the next Fetch of any of
+// them asks the remote whatever its MaxAge: a push notification (webhook) says the
+// remote has moved.
+func (s *Source) Refresh(url string) {
+	e := s.entry(url)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.resolved = map[string]resolution{}
+}
+
 var errRefNotFound = errors.New("ref not found on the remote")
 
 // lsRemote returns the commit a ref points at on the remote, peeling annotated tags.

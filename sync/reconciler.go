@@ -67,6 +67,9 @@ type Options struct {
 	Concurrency int
 	// MinBackoff and MaxBackoff bound the per-Sync exponential backoff after errors.
 	MinBackoff, MaxBackoff time.Duration
+	// SkipNameValidation lets several managers in one process (tests, benchmarks)
+	// each run a controller of the same name.
+	SkipNameValidation bool
 }
 
 // DefaultOptions returns the controller options Tether runs with.
@@ -85,6 +88,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: opts.Concurrency,
 			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](opts.MinBackoff, opts.MaxBackoff),
+			SkipNameValidation:      &opts.SkipNameValidation,
 		})
 	if r.Watcher != nil {
 		b = b.WatchesRawSource(r.Watcher.Source())

@@ -107,6 +107,18 @@ func (w *Watcher) ResourceVersion(ctx context.Context, gvk schema.GroupVersionKi
 	return obj.GetResourceVersion(), true
 }
 
+// HasSynced reports whether every informer the Watcher runs has synced.
+func (w *Watcher) HasSynced() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, k := range w.kinds {
+		if !k.informer.HasSynced() {
+			return false
+		}
+	}
+	return true
+}
+
 // use starts watching gvk for sync, sharing the informer with other Syncs.
 func (w *Watcher) use(ctx context.Context, gvk schema.GroupVersionKind, sync types.NamespacedName) error {
 	if k, ok := w.kinds[gvk]; ok {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -20,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/test/controlplane"
@@ -45,40 +43,8 @@ func newClient(t *testing.T) client.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	installCRD(t, c)
+	controlplane.InstallCRDs(t, cp.Config(), filepath.Join("..", "..", "deploy", "base", "crd"))
 	return c
-}
-
-var crdOnce gosync.Once
-
-// installCRD applies the generated CRD, exactly as deploy/ ships it, and waits until
-// it is Established.
-func installCRD(t *testing.T, c client.Client) {
-	t.Helper()
-	crdOnce.Do(func() {
-		data, err := os.ReadFile(filepath.Join("..", "..", "deploy", "base", "crd", "tether.dev_syncs.yaml"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := yaml.Unmarshal(data, crd); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Create(t.Context(), crd); err != nil {
-			t.Fatalf("installing the Sync CRD: %v", err)
-		}
-		eventually(t, "the Sync CRD is established", func(ctx context.Context) (bool, error) {
-			if err := c.Get(ctx, client.ObjectKeyFromObject(crd), crd); err != nil {
-				return false, err
-			}
-			for _, cond := range crd.Status.Conditions {
-				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
-					return true, nil
-				}
-			}
-			return false, nil
-		})
-	})
 }
 
 // agent is a running `tether controller` process.

@@ -1,0 +1,255 @@
+package sync_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/apply"
+	"tether.dev/tether/source"
+	tethersync "tether.dev/tether/sync"
+	"tether.dev/tether/test/apicount"
+	"tether.dev/tether/test/controlplane"
+)
+
+func TestMain(m *testing.M) {
+	ctrl.SetLogger(logr.Discard())
+	os.Exit(controlplane.RunMain(m, controlplane.Options{}))
+}
+
+// waitTimeout guards every wait against hangs; it is not a performance assertion.
+const waitTimeout = 3 * time.Minute
+
+// agent is the reconciler wired the way `tether controller` wires it, in process,
+// with every request of its applies and of its own client counted.
+type agent struct {
+	r        *tethersync.Reconciler
+	watcher  *tethersync.Watcher
+	src      *source.Source
+	c        client.Client // a plain client for the test itself
+	applies  *apicount.Counter
+	manager  *apicount.Counter // the manager's client: Syncs and their status
+	registry *prometheus.Registry
+	recorder *record.FakeRecorder
+}
+
+// startAgent runs a manager with the Sync reconciler until the test ends.
+func startAgent(tb testing.TB) *agent {
+	tb.Helper()
+	cp := controlplane.Shared(tb)
+	cfg := cp.Config()
+	cfg.QPS, cfg.Burst = 500, 1000
+	controlplane.InstallCRDs(tb, cfg, filepath.Join("..", "deploy", "base", "crd"))
+
+	scheme := runtime.NewScheme()
+	must(tb, clientgoscheme.AddToScheme(scheme))
+	must(tb, v1alpha1.AddToScheme(scheme))
+	a := &agent{applies: &apicount.Counter{}, manager: &apicount.Counter{}, registry: prometheus.NewRegistry(), recorder: record.NewFakeRecorder(1000)}
+	mgr, err := ctrl.NewManager(a.manager.Wrap(cfg), ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+	})
+	must(tb, err)
+	applyClient, err := client.New(a.applies.Wrap(cfg), client.Options{Scheme: scheme, Mapper: mgr.GetRESTMapper()})
+	must(tb, err)
+	a.c, err = client.New(cfg, client.Options{Scheme: scheme})
+	must(tb, err)
+	a.src, err = source.New(source.Options{CacheDir: tb.TempDir()})
+	must(tb, err)
+
+	a.watcher = tethersync.NewWatcher(mgr.GetCache())
+	a.r = &tethersync.Reconciler{
+		Client:   mgr.GetClient(),
+		Source:   a.src,
+		Applier:  apply.NewManager(applyClient, apply.ManagerOptions{LiveVersions: a.watcher}),
+		Watcher:  a.watcher,
+		Recorder: a.recorder,
+		Metrics:  tethersync.NewMetrics(a.registry),
+		Apply:    apply.DefaultOptions(),
+	}
+	opts := tethersync.DefaultOptions()
+	opts.SkipNameValidation = true
+	must(tb, a.r.SetupWithManager(mgr, opts))
+
+	ctx, cancel := context.WithCancel(context.WithoutCancel(tb.Context()))
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	tb.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			tb.Errorf("manager: %v", err)
+		}
+	})
+	return a
+}
+
+// newSync creates a Sync of url's main branch at path, into namespace ns.
+func (a *agent) newSync(tb testing.TB, ns, url, path string, mutate ...func(*v1alpha1.Sync)) *v1alpha1.Sync {
+	tb.Helper()
+	s := &v1alpha1.Sync{
+		ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: ns},
+		Spec: v1alpha1.SyncSpec{
+			Source: v1alpha1.SourceSpec{
+				URL: url, Ref: v1alpha1.GitRef{Branch: "main"}, Path: path,
+				// Long enough that only the test (or a watch) triggers reconciles.
+				Interval: &metav1.Duration{Duration: time.Hour},
+			},
+			Destination: v1alpha1.DestinationSpec{Namespace: ns},
+		},
+	}
+	for _, m := range mutate {
+		m(s)
+	}
+	must(tb, a.c.Create(tb.Context(), s))
+	return s
+}
+
+// waitFor polls the Sync until cond holds and returns it.
+func (a *agent) waitFor(tb testing.TB, s *v1alpha1.Sync, what string, cond func(*v1alpha1.Sync) bool) *v1alpha1.Sync {
+	tb.Helper()
+	got := &v1alpha1.Sync{}
+	eventually(tb, what, func(ctx context.Context) (bool, error) {
+		if err := a.c.Get(ctx, client.ObjectKeyFromObject(s), got); err != nil {
+			return false, err
+		}
+		if !cond(got) {
+			return false, fmt.Errorf("status: %s", describe(got))
+		}
+		return true, nil
+	})
+	return got
+}
+
+// waitApplied waits until the Sync is Ready at commit and its kinds are watched.
+func (a *agent) waitApplied(tb testing.TB, s *v1alpha1.Sync, commit string) *v1alpha1.Sync {
+	tb.Helper()
+	got := a.waitFor(tb, s, "Ready at "+commit, func(s *v1alpha1.Sync) bool {
+		return strings.HasSuffix(s.Status.LastAppliedRevision, commit) && isReady(s)
+	})
+	eventually(tb, "the watches to sync", func(context.Context) (bool, error) { return a.watcher.HasSynced(), nil })
+	// The reconciler reads Syncs from the manager's cache; a test that reconciles
+	// next must not race the cache into a stale status (and a conflicting write).
+	eventually(tb, "the manager's cache to see the status", func(ctx context.Context) (bool, error) {
+		cached := &v1alpha1.Sync{}
+		err := a.r.Client.Get(ctx, client.ObjectKeyFromObject(s), cached)
+		return err == nil && cached.ResourceVersion == got.ResourceVersion, err
+	})
+	return got
+}
+
+// reconcile runs one reconcile of s directly, the way a resync would.
+func (a *agent) reconcile(tb testing.TB, s *v1alpha1.Sync) {
+	tb.Helper()
+	if _, err := a.r.Reconcile(tb.Context(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(s)}); err != nil {
+		tb.Fatalf("reconcile: %v", err)
+	}
+}
+
+// events returns the events recorded so far.
+func (a *agent) events() []string {
+	var out []string
+	for {
+		select {
+		case e := <-a.recorder.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+func eventually(tb testing.TB, what string, cond func(ctx context.Context) (bool, error)) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(tb.Context(), waitTimeout)
+	defer cancel()
+	var last error
+	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		ok, err := cond(ctx)
+		if err != nil {
+			last = err
+		}
+		return ok && err == nil, nil
+	})
+	if err != nil {
+		tb.Fatalf("waiting until %s: %v (last: %v)", what, err, last)
+	}
+}
+
+func isReady(s *v1alpha1.Sync) bool {
+	return apimeta.IsStatusConditionTrue(s.Status.Conditions, v1alpha1.ReadyCondition)
+}
+
+func describe(s *v1alpha1.Sync) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "revision %q sync %s health %s", s.Status.LastAppliedRevision, s.Status.Sync, s.Status.Health)
+	for _, c := range s.Status.Conditions {
+		fmt.Fprintf(&b, "; %s=%s %s: %.200s", c.Type, c.Status, c.Reason, c.Message)
+	}
+	return b.String()
+}
+
+func must(tb testing.TB, err error) {
+	tb.Helper()
+	if err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// apps returns the files of a repository of n apps, each a Deployment with 0
+// replicas, a Service, a ServiceAccount and a ConfigMap: 4n objects.
+func apps(n int, greeting string) map[string]string {
+	files := map[string]string{}
+	for i := 0; i < n; i++ {
+		files[fmt.Sprintf("apps/app-%04d.yaml", i)] = app(fmt.Sprintf("app-%04d", i), greeting)
+	}
+	return files
+}
+
+func app(name, greeting string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: ServiceAccount
+metadata: {name: %[1]s}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: %[1]s}
+data: {greeting: %[2]q}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: %[1]s}
+spec:
+  selector: {app: %[1]s}
+  ports: [{port: 80, targetPort: 8080}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: %[1]s}
+spec:
+  replicas: 0
+  selector: {matchLabels: {app: %[1]s}}
+  template:
+    metadata: {labels: {app: %[1]s}}
+    spec:
+      serviceAccountName: %[1]s
+      containers: [{name: app, image: registry.k8s.io/pause:3.10}]
+`, name, greeting)
+}
