@@ -93,6 +93,12 @@ func (m *Manager) plan(ctx context.Context, st *step, opts Options) {
 		st.fail("read", err)
 		return
 	}
+	if !exists && !opts.DryRun {
+		// Nothing to compare with: the apply itself validates, and a missing object
+		// costs two requests instead of three.
+		st.change.Action = ActionCreated
+		return
+	}
 	dry, err := m.send(ctx, st.obj, opts.FieldManager, true)
 	switch {
 	case err != nil && exists && IsImmutable(err) && st.obj.GetAnnotations()[v1alpha1.ForceAnnotation] == "true":

@@ -202,7 +202,7 @@ func TestApplyAllReportsInvalidObjectsAndAppliesTheRest(t *testing.T) {
 			}
 			cs, err := e.m.ApplyAll(t.Context(), objs, e.opts)
 			var oe *apply.ObjectError
-			if !errors.As(err, &oe) || !strings.HasPrefix(err.Error(), bad+": dry-run failed: ") || !apply.IsInvalid(err) {
+			if !errors.As(err, &oe) || !strings.HasPrefix(err.Error(), bad+": ") || !apply.IsInvalid(err) {
 				t.Fatalf("ApplyAll error = %v (invalid: %t), want an invalid *apply.ObjectError starting with %s", err, apply.IsInvalid(err), bad)
 			}
 			want := map[string]apply.Action{

@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 }
 
 // waitTimeout guards every wait against hangs; it is not a performance assertion.
-const waitTimeout = 3 * time.Minute
+const waitTimeout = 90 * time.Second
 
 // agent is the reconciler wired the way `tether controller` wires it, in process,
 // with every request of its applies and of its own client counted.
@@ -101,14 +101,14 @@ func startAgent(tb testing.TB) *agent {
 	return a
 }
 
-// newSync creates a Sync of url's main branch at path, into namespace ns.
-func (a *agent) newSync(tb testing.TB, ns, url, path string, mutate ...func(*v1alpha1.Sync)) *v1alpha1.Sync {
+// newSync creates a Sync of url's main branch at path "apps", into namespace ns.
+func (a *agent) newSync(tb testing.TB, ns, url string, mutate ...func(*v1alpha1.Sync)) *v1alpha1.Sync {
 	tb.Helper()
 	s := &v1alpha1.Sync{
 		ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: ns},
 		Spec: v1alpha1.SyncSpec{
 			Source: v1alpha1.SourceSpec{
-				URL: url, Ref: v1alpha1.GitRef{Branch: "main"}, Path: path,
+				URL: url, Ref: v1alpha1.GitRef{Branch: "main"}, Path: "apps",
 				// Long enough that only the test (or a watch) triggers reconciles.
 				Interval: &metav1.Duration{Duration: time.Hour},
 			},
@@ -183,7 +183,7 @@ func eventually(tb testing.TB, what string, cond func(ctx context.Context) (bool
 	var last error
 	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		ok, err := cond(ctx)
-		if err != nil {
+		if err != nil && ctx.Err() == nil {
 			last = err
 		}
 		return ok && err == nil, nil
@@ -215,10 +215,10 @@ func must(tb testing.TB, err error) {
 
 // apps returns the files of a repository of n apps, each a Deployment with 0
 // replicas, a Service, a ServiceAccount and a ConfigMap: 4n objects.
-func apps(n int, greeting string) map[string]string {
+func apps(n int) map[string]string {
 	files := map[string]string{}
 	for i := 0; i < n; i++ {
-		files[fmt.Sprintf("apps/app-%04d.yaml", i)] = app(fmt.Sprintf("app-%04d", i), greeting)
+		files[fmt.Sprintf("apps/app-%04d.yaml", i)] = app(fmt.Sprintf("app-%04d", i), "hello")
 	}
 	return files
 }

@@ -25,8 +25,8 @@ func TestConvergedResyncOfAThousandObjectsCostsNothing(t *testing.T) {
 	a := startAgent(t)
 	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
 	repo := gitserver.NewLocalRepo(t, "apps")
-	first := repo.Commit(t, apps(250, "hello"), "250 apps")
-	s := a.newSync(t, ns, repo.FileURL(), "apps")
+	first := repo.Commit(t, apps(250), "250 apps")
+	s := a.newSync(t, ns, repo.FileURL())
 	if got := a.waitApplied(t, s, first); len(got.Status.Resources) != 1000 || got.Status.Sync != v1alpha1.SyncStatusSynced {
 		t.Fatalf("after the first sync: %d resources, sync %s; want 1000, Synced", len(got.Status.Resources), got.Status.Sync)
 	}
@@ -65,8 +65,8 @@ func TestDriftIsCorrectedByTheWatchWithSelfHeal(t *testing.T) {
 	a := startAgent(t)
 	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
 	repo := gitserver.NewLocalRepo(t, "web")
-	commit := repo.Commit(t, apps(1, "hello"), "one app")
-	s := a.newSync(t, ns, repo.FileURL(), "apps")
+	commit := repo.Commit(t, apps(1), "one app")
+	s := a.newSync(t, ns, repo.FileURL())
 	a.waitApplied(t, s, commit)
 	a.events()
 
@@ -87,8 +87,8 @@ func TestDriftIsOnlyReportedWithoutSelfHeal(t *testing.T) {
 	a := startAgent(t)
 	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
 	repo := gitserver.NewLocalRepo(t, "web")
-	commit := repo.Commit(t, apps(1, "hello"), "one app")
-	s := a.newSync(t, ns, repo.FileURL(), "apps", func(s *v1alpha1.Sync) { s.Spec.SelfHeal = ptr.To(false) })
+	commit := repo.Commit(t, apps(1), "one app")
+	s := a.newSync(t, ns, repo.FileURL(), func(s *v1alpha1.Sync) { s.Spec.SelfHeal = ptr.To(false) })
 	a.waitApplied(t, s, commit)
 
 	a.applies.Reset()
@@ -121,10 +121,10 @@ func TestAnInvalidObjectIsReportedWhileTheRestApply(t *testing.T) {
 	a := startAgent(t)
 	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
 	repo := gitserver.NewLocalRepo(t, "web")
-	files := apps(1, "hello")
+	files := apps(1)
 	files["apps/bad.yaml"] = "apiVersion: v1\nkind: Service\nmetadata: {name: bad}\nspec:\n  ports: [{port: 70000}]\n"
 	repo.Commit(t, files, "one app and a bad service")
-	s := a.newSync(t, ns, repo.FileURL(), "apps")
+	s := a.newSync(t, ns, repo.FileURL())
 
 	got := a.waitFor(t, s, "the Sync stalls on the bad Service", func(s *v1alpha1.Sync) bool {
 		return apimeta.IsStatusConditionTrue(s.Status.Conditions, v1alpha1.StalledCondition)
@@ -146,7 +146,7 @@ func TestAnInvalidObjectIsReportedWhileTheRestApply(t *testing.T) {
 
 // scale sets a Deployment's replicas the way `kubectl edit` would: an update by
 // another field manager.
-func scale(t *testing.T, c client.Client, ns, name string, n int32) {
+func scale(t testing.TB, c client.Client, ns, name string, n int32) {
 	t.Helper()
 	d := &appsv1.Deployment{}
 	must(t, c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, d))
@@ -177,4 +177,3 @@ func counterValue(t *testing.T, a *agent, name string) float64 {
 	}
 	return 0
 }
-

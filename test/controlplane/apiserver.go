@@ -9,9 +9,11 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// serviceCIDR is the cluster's service range. The pod range kwok hands out
-// (podCIDR) must not overlap it.
-const serviceCIDR = "10.0.0.0/24"
+// serviceCIDR is the cluster's service range: a /16, because tests and benchmarks
+// create hundreds of Services and a deleted namespace's Services keep their IPs when
+// no namespace controller runs. The pod range kwok hands out (podCIDR) must not
+// overlap it.
+const serviceCIDR = "10.96.0.0/16"
 
 // startAPIServer starts kube-apiserver on a free loopback port in front of etcd, writes
 // the admin kubeconfig and waits for /readyz, which passes once the bootstrap RBAC

@@ -1,0 +1,139 @@
+package sync_test
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	gosync "sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"tether.dev/tether/apply"
+	"tether.dev/tether/source"
+	"tether.dev/tether/test/apicount"
+	"tether.dev/tether/test/controlplane"
+	"tether.dev/tether/test/gitserver"
+)
+
+// BenchmarkSyncThousandObjects measures the sync loop on the local control plane with
+// 250 apps (a Deployment with 0 replicas, a Service, a ServiceAccount and a ConfigMap
+// each: 1,000 objects), against a floor measured in the same run: the same first apply
+// done by a bare loop of server-side apply requests with the same concurrency. Run it
+// with -benchtime=1x (make bench does); each figure is printed with its ratio to the
+// floor, because absolute times on a shared 2-core machine say little.
+func BenchmarkSyncThousandObjects(b *testing.B) {
+	const n = 250
+	files := apps(n)
+	for b.Loop() {
+		floor := measureFloor(b, files)
+		a := startAgent(b)
+		ns := controlplane.NewNamespace(b, controlplane.Shared(b).Config())
+		repo := gitserver.NewLocalRepo(b, "apps")
+		commit := repo.Commit(b, files, "250 apps")
+
+		start := time.Now()
+		s := a.newSync(b, ns, repo.FileURL())
+		a.waitApplied(b, s, commit)
+		first := time.Since(start)
+
+		a.applies.Reset()
+		start = time.Now()
+		a.reconcile(b, s)
+		resync := time.Since(start)
+		requests := a.applies.Snapshot()
+
+		drift := measureDrift(b, a, ns, 20)
+
+		report(b, []figure{
+			{"floor: bare server-side apply loop", floor, floor},
+			{"first sync (create Sync → Ready)", first, floor},
+			{"converged resync", resync, floor},
+			{"drift → corrected, median of 20", drift, floor},
+		})
+		fmt.Fprintf(os.Stdout, "converged resync requests by verb: %v (writes %d, dry-runs %d)\n", requests, requests.Writes(), requests[apicount.DryRun])
+		b.ReportMetric(first.Seconds()/floor.Seconds(), "first/floor")
+		b.ReportMetric(float64(resync.Microseconds())/1000, "resync-ms")
+		b.ReportMetric(float64(requests.Writes()+requests[apicount.DryRun]), "resync-writes+dryruns")
+		b.ReportMetric(float64(drift.Microseconds())/1000, "drift-p50-ms")
+	}
+}
+
+// measureFloor applies the objects of files with nothing but concurrent server-side
+// apply requests: no read, no dry-run, no status. No agent can be faster.
+func measureFloor(b *testing.B, files map[string]string) time.Duration {
+	cfg := controlplane.Shared(b).Config()
+	cfg.QPS, cfg.Burst = 500, 1000
+	c, err := client.New(cfg, client.Options{})
+	must(b, err)
+	ns := controlplane.NewNamespace(b, cfg)
+	var objs []*unstructured.Unstructured
+	for _, data := range files {
+		docs, err := source.DecodeManifests([]byte(data))
+		must(b, err)
+		objs = append(objs, docs...)
+	}
+	for _, o := range objs {
+		o.SetNamespace(ns)
+	}
+	workers := apply.DefaultOptions().Concurrency
+	next := make(chan *unstructured.Unstructured)
+	errs := make(chan error, len(objs))
+	var wg gosync.WaitGroup
+	start := time.Now()
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for o := range next {
+				errs <- c.Apply(b.Context(), client.ApplyConfigurationFromUnstructured(o), client.FieldOwner("floor"), client.ForceOwnership)
+			}
+		}()
+	}
+	for _, o := range objs {
+		next <- o
+	}
+	close(next)
+	wg.Wait()
+	elapsed := time.Since(start)
+	close(errs)
+	for err := range errs {
+		must(b, err)
+	}
+	return elapsed
+}
+
+// measureDrift edits the replicas of edits Deployments one at a time, the way
+// `kubectl edit` would, and returns the median time until Tether has put each back.
+func measureDrift(b *testing.B, a *agent, ns string, edits int) time.Duration {
+	var latencies []time.Duration
+	for i := 0; i < edits; i++ {
+		name := fmt.Sprintf("app-%04d", i)
+		start := time.Now()
+		scale(b, a.c, ns, name, 3)
+		for replicas(b.Context(), a.c, ns, name) != 0 {
+			if time.Since(start) > waitTimeout {
+				b.Fatalf("%s was not reverted within %s", name, waitTimeout)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		latencies = append(latencies, time.Since(start))
+	}
+	slices.Sort(latencies)
+	return latencies[len(latencies)/2]
+}
+
+type figure struct {
+	name        string
+	value, base time.Duration
+}
+
+func report(b *testing.B, figures []figure) {
+	b.Helper()
+	fmt.Fprintln(os.Stdout, "\nsync loop, 1,000 objects (250 apps) on the local control plane:")
+	for _, f := range figures {
+		fmt.Fprintf(os.Stdout, "  %-40s %10s   %6.2f× floor\n", f.name, f.value.Round(time.Millisecond), f.value.Seconds()/f.base.Seconds())
+	}
+}
