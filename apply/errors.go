@@ -57,7 +57,7 @@ func IsInvalid(err error) bool {
 		inner := oe.Err
 		invalid := apierrors.IsInvalid(inner) || apierrors.IsBadRequest(inner) ||
 			apierrors.IsForbidden(inner) || apierrors.IsMethodNotSupported(inner) ||
-			meta.IsNoMatchError(inner) || errors.Is(inner, errNoNamespace)
+			meta.IsNoMatchError(inner) || errors.Is(inner, errNoNamespace) || errors.As(inner, new(*ClaimedError))
 		if !invalid {
 			return false
 		}
@@ -79,6 +79,17 @@ func IsImmutable(err error) bool {
 		}
 	}
 	return strings.Contains(err.Error(), "field is immutable")
+}
+
+// ClaimedError says an object is managed by another owner (another Sync): it is
+// left to that owner rather than taken over.
+type ClaimedError struct {
+	// Owner is the tether.dev/owned-by value of the live object.
+	Owner string
+}
+
+func (e *ClaimedError) Error() string {
+	return fmt.Sprintf("already managed by Sync %s; remove it from one of the two, or delete the other Sync", e.Owner)
 }
 
 var errNoNamespace = errors.New("namespaced object names no namespace and the destination has none")

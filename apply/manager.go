@@ -93,6 +93,13 @@ const (
 	ActionConfigured Action = "configured"
 	ActionUnchanged  Action = "unchanged"
 	ActionFailed     Action = "failed"
+	// ActionPruned: Prune sent the delete, or the object is already being deleted.
+	ActionPruned Action = "pruned"
+	// ActionOrphaned: Orphan removed Tether's marks and left the object in place.
+	ActionOrphaned Action = "orphaned"
+	// ActionSkipped: Prune or Orphan left the object alone, for the reason in Note
+	// (already gone, owned by someone else, protected); it is no longer Tether's.
+	ActionSkipped Action = "skipped"
 )
 
 // Change is the outcome for one object.
@@ -112,6 +119,9 @@ type Change struct {
 	// Recreated is true when an immutable field change was applied by deleting and
 	// recreating the object, as its tether.dev/force annotation allows.
 	Recreated bool
+	// Note says why Prune or Orphan skipped the object, or that a pruned object is
+	// still terminating.
+	Note string
 	// Err is set when Action is ActionFailed.
 	Err error
 }

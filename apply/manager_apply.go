@@ -93,6 +93,10 @@ func (m *Manager) plan(ctx context.Context, st *step, opts Options) {
 		st.fail("read", err)
 		return
 	}
+	if owner := live.GetAnnotations()[v1alpha1.OwnedByAnnotation]; exists && owner != "" && owner != st.obj.GetAnnotations()[v1alpha1.OwnedByAnnotation] {
+		st.fail("claim", &ClaimedError{Owner: owner})
+		return
+	}
 	if !exists && !opts.DryRun {
 		// Nothing to compare with: the apply itself validates, and a missing object
 		// costs two requests instead of three.

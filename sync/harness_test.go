@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	gosync "sync"
 	"testing"
 	"time"
 
@@ -48,6 +49,8 @@ type agent struct {
 	manager  *apicount.Counter // the manager's client: Syncs and their status
 	registry *prometheus.Registry
 	recorder *record.FakeRecorder
+	// stop stops the agent (a crash or a restart, as far as the cluster can tell).
+	stop func()
 }
 
 // startAgent runs a manager with the Sync reconciler until the test ends.
@@ -92,12 +95,16 @@ func startAgent(tb testing.TB) *agent {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(tb.Context()))
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
-	tb.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			tb.Errorf("manager: %v", err)
-		}
-	})
+	var once gosync.Once
+	a.stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				tb.Errorf("manager: %v", err)
+			}
+		})
+	}
+	tb.Cleanup(func() { a.stop() })
 	return a
 }
 

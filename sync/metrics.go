@@ -99,7 +99,7 @@ func (m *Metrics) CountChanges(obj *v1alpha1.Sync, cs *apply.ChangeSet) {
 	if cs == nil || cs.DryRun {
 		return
 	}
-	for _, a := range []apply.Action{apply.ActionCreated, apply.ActionConfigured, apply.ActionUnchanged, apply.ActionFailed} {
+	for _, a := range []apply.Action{apply.ActionCreated, apply.ActionConfigured, apply.ActionUnchanged, apply.ActionPruned, apply.ActionFailed} {
 		if n := cs.Count(a); n > 0 {
 			m.applied.WithLabelValues(obj.Namespace, obj.Name, string(a)).Add(float64(n))
 		}

@@ -30,9 +30,12 @@ type Source interface {
 	Render(ctx context.Context, rev source.Revision, path string) (*source.Snapshot, error)
 }
 
-// Applier makes the cluster hold a set of objects.
+// Applier makes the cluster hold a set of objects, and removes or releases what
+// it applied before.
 type Applier interface {
 	ApplyAll(ctx context.Context, objs []*unstructured.Unstructured, opts apply.Options) (*apply.ChangeSet, error)
+	Prune(ctx context.Context, refs []apply.ObjectRef, opts apply.PruneOptions) (*apply.ChangeSet, error)
+	Orphan(ctx context.Context, refs []apply.ObjectRef, opts apply.PruneOptions) (*apply.ChangeSet, error)
 }
 
 var (
@@ -110,15 +113,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !obj.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil
-	}
 
 	st := newStatusBuilder(obj, r.now)
 	defer func() {
 		err = errors.Join(err, r.report(ctx, obj, st, err))
-		r.Metrics.ObserveReconcile(obj, r.now().Sub(start))
+		if !st.skipReport {
+			r.Metrics.ObserveReconcile(obj, r.now().Sub(start))
+		}
 	}()
+	if !obj.DeletionTimestamp.IsZero() {
+		return r.finalize(ctx, obj, st)
+	}
+	if err := r.ensureFinalizer(ctx, obj); err != nil {
+		return ctrl.Result{}, err
+	}
 
 	if obj.Spec.Suspend {
 		st.suspended()
@@ -127,6 +135,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	interval := obj.Spec.Source.IntervalOrDefault()
 
 	snap, err := r.fetchAndRender(ctx, obj, st)
+	if err == nil {
+		err = checkEmpty(obj, snap)
+	}
 	if err != nil {
 		return r.onError(st, interval, err)
 	}
@@ -137,10 +148,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	r.watch(ctx, obj, changes)
 	st.applied(changes)
 	if err != nil {
+		st.leftGitNote("prune waits until every object applies")
 		return r.onError(st, interval, err)
 	}
+	pruned, err := r.prune(ctx, obj, st, snap, changes)
 	r.assess(st, changes)
-	r.recordApplied(obj, snap, changes, drift)
+	r.recordApplied(obj, snap, changes, pruned, drift)
+	if err != nil {
+		return r.onError(st, interval, err)
+	}
 	st.ready(snap.Revision.String())
 	return ctrl.Result{RequeueAfter: st.requeueAfter(interval)}, nil
 }
@@ -218,7 +234,11 @@ func (r *Reconciler) assess(st *statusBuilder, changes *apply.ChangeSet) {
 // the queue retries it with exponential backoff.
 func (r *Reconciler) onError(st *statusBuilder, interval time.Duration, err error) (ctrl.Result, error) {
 	var fe *source.FetchError
+	var held *heldError
 	switch {
+	case errors.As(err, &held):
+		st.stalled(held.reason, err)
+		return ctrl.Result{RequeueAfter: interval}, nil
 	case errors.As(err, &fe):
 		st.sourceFailed(fe.Reason, err)
 		return ctrl.Result{}, err
@@ -234,25 +254,39 @@ func (r *Reconciler) onError(st *statusBuilder, interval time.Duration, err erro
 }
 
 // recordApplied tells users, through an Event, that a reconcile changed the cluster:
-// a new revision applied, or drift corrected. A reconcile that changed nothing
-// records nothing.
-func (r *Reconciler) recordApplied(obj *v1alpha1.Sync, snap *source.Snapshot, cs *apply.ChangeSet, drift bool) {
-	if !cs.Changed() {
+// a new revision applied, drift corrected, objects pruned. A reconcile that changed
+// nothing records nothing.
+func (r *Reconciler) recordApplied(obj *v1alpha1.Sync, snap *source.Snapshot, cs, pruned *apply.ChangeSet, drift bool) {
+	prunedN := 0
+	if pruned != nil {
+		prunedN = pruned.Count(apply.ActionPruned)
+	}
+	if !cs.Changed() && prunedN == 0 {
 		return
 	}
 	reason, verb := "Applied", "Applied revision"
-	if drift {
+	if drift && cs.Changed() {
 		reason, verb = "DriftCorrected", "Corrected drift from revision"
 		r.Metrics.CountDriftCorrection(obj)
 	}
-	r.Recorder.AnnotatedEventf(obj, map[string]string{"revision": snap.Revision.String()}, "Normal", reason,
-		"%s %s: %d created, %d configured, %d unchanged",
-		verb, snap.Revision, cs.Count(apply.ActionCreated), cs.Count(apply.ActionConfigured), cs.Count(apply.ActionUnchanged))
+	msg := fmt.Sprintf("%s %s: %d created, %d configured, %d unchanged, %d pruned", verb, snap.Revision,
+		cs.Count(apply.ActionCreated), cs.Count(apply.ActionConfigured), cs.Count(apply.ActionUnchanged), prunedN)
+	if prunedN > 0 {
+		msg += " (" + pruneSummary(pruned) + ")"
+	}
+	r.Recorder.AnnotatedEventf(obj, map[string]string{"revision": snap.Revision.String()}, "Normal", reason, "%s", msg)
 }
 
 // report writes the status the reconcile built, once, and logs the outcome.
 func (r *Reconciler) report(ctx context.Context, obj *v1alpha1.Sync, st *statusBuilder, reconcileErr error) error {
 	log := ctrl.LoggerFrom(ctx)
+	if st.skipReport {
+		r.Metrics.Forget(obj.Namespace, obj.Name)
+		if r.Watcher != nil {
+			r.Watcher.Forget(ctx, client.ObjectKeyFromObject(obj))
+		}
+		return nil
+	}
 	status := st.build()
 	r.Metrics.ObserveStatus(obj, status, r.now())
 	if reconcileErr != nil {

@@ -43,6 +43,13 @@ type statusBuilder struct {
 	now    func() time.Time
 	status v1alpha1.SyncStatus
 	health map[apply.ObjectRef]objectHealth
+	// leftGit are inventory entries that the newest render no longer declares:
+	// candidates for pruning. inventorySize is the inventory's size before.
+	leftGit       []apply.ObjectRef
+	inventorySize int
+	// skipReport is set when the Sync is gone after this reconcile (its finalizer
+	// removed): there is no status to write and no series to keep.
+	skipReport bool
 }
 
 type objectHealth struct {
@@ -103,12 +110,14 @@ func (b *statusBuilder) suspended() {
 }
 
 // applied records the inventory and the sync status from an apply's change set.
+// Entries of the previous inventory that git no longer declares stay in it, out of
+// sync, until they are pruned.
 func (b *statusBuilder) applied(cs *apply.ChangeSet) {
 	if cs == nil {
 		return
 	}
 	resources := make([]v1alpha1.ResourceStatus, 0, len(cs.Changes))
-	synced := true
+	desired := map[string]bool{}
 	for _, c := range cs.Changes {
 		rs := v1alpha1.ResourceStatus{
 			Group: c.Object.Group, Version: c.Object.Version, Kind: c.Object.Kind,
@@ -122,21 +131,81 @@ func (b *statusBuilder) applied(cs *apply.ChangeSet) {
 		case cs.DryRun && c.Action == apply.ActionConfigured:
 			rs.Sync, rs.Message = v1alpha1.SyncStatusOutOfSync, "differs from git in "+strings.Join(c.Diff, ", ")+"; selfHeal is off"
 		}
-		if rs.Sync != v1alpha1.SyncStatusSynced {
-			synced = false
-		}
 		resources = append(resources, rs)
+		desired[resourceKey(rs)] = true
 	}
+	b.inventorySize = len(b.status.Resources)
+	for _, old := range b.status.Resources {
+		if desired[resourceKey(old)] {
+			continue
+		}
+		old.Sync, old.Health, old.Message = v1alpha1.SyncStatusOutOfSync, "", notInGit
+		resources = append(resources, old)
+		b.leftGit = append(b.leftGit, refOf(old))
+	}
+	b.setResources(resources)
+}
+
+// notInGit is the message of inventory entries that left git, before a note says
+// what became of them.
+const notInGit = "not in git any more"
+
+// leftGitNote says, on every entry that left git, why it is still there.
+func (b *statusBuilder) leftGitNote(note string) {
+	for i := range b.status.Resources {
+		if r := &b.status.Resources[i]; r.Message == notInGit {
+			r.Message = notInGit + "; " + note
+		}
+	}
+}
+
+// pruned drops what a prune deleted or found not to be Tether's from the inventory,
+// and keeps what it failed to delete, with the error, to retry. With untilGone,
+// deleted objects stay listed until a later pass finds them gone (a Sync being
+// deleted waits for them).
+func (b *statusBuilder) pruned(cs *apply.ChangeSet, untilGone bool) {
+	if cs == nil {
+		return
+	}
+	outcome := map[string]apply.Change{}
+	for _, c := range cs.Changes {
+		outcome[inventoryKey(c.Object.Group, c.Object.Kind, c.Object.Namespace, c.Object.Name)] = c
+	}
+	var kept []v1alpha1.ResourceStatus
+	for _, r := range b.status.Resources {
+		c, ok := outcome[resourceKey(r)]
+		switch {
+		case !ok:
+		case c.Action == apply.ActionFailed:
+			r.Message = notInGit + "; prune failed: " + c.Err.Error()
+		case c.Action == apply.ActionPruned && untilGone:
+			r.Message = "deleting"
+			if c.Note != "" {
+				r.Message += " (" + c.Note + ")"
+			}
+		default:
+			continue
+		}
+		kept = append(kept, r)
+	}
+	b.setResources(kept)
+}
+
+// setResources sets the inventory, sorted for a stable status, and the sync status
+// it implies.
+func (b *statusBuilder) setResources(resources []v1alpha1.ResourceStatus) {
 	sort.Slice(resources, func(i, j int) bool { return resourceKey(resources[i]) < resourceKey(resources[j]) })
 	b.status.Resources = resources
-	b.status.Sync = v1alpha1.SyncStatusOutOfSync
-	if synced {
-		b.status.Sync = v1alpha1.SyncStatusSynced
+	b.status.Sync = v1alpha1.SyncStatusSynced
+	for _, r := range resources {
+		if r.Sync != v1alpha1.SyncStatusSynced {
+			b.status.Sync = v1alpha1.SyncStatusOutOfSync
+		}
 	}
 }
 
 func resourceKey(r v1alpha1.ResourceStatus) string {
-	return r.Group + "/" + r.Kind + "/" + r.Namespace + "/" + r.Name
+	return inventoryKey(r.Group, r.Kind, r.Namespace, r.Name)
 }
 
 func (b *statusBuilder) objectHealth(ref apply.ObjectRef, code v1alpha1.HealthStatusCode, msg string) {

@@ -37,6 +37,7 @@ type Counter struct {
 	mu     gosync.Mutex
 	counts Counts
 	paths  map[string]int // by kind and URL path, for Paths
+	log    []string       // "kind path", in the order sent
 }
 
 // Wrap returns a copy of cfg whose requests c counts.
@@ -76,11 +77,24 @@ func (c *Counter) Paths(kind string) map[string]int {
 	return out
 }
 
+// Log returns the URL paths of the requests of kind so far, in the order sent.
+func (c *Counter) Log(kind string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, entry := range c.log {
+		if p, ok := strings.CutPrefix(entry, kind+" "); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // Reset forgets every count.
 func (c *Counter) Reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.counts, c.paths = nil, nil
+	c.counts, c.paths, c.log = nil, nil, nil
 }
 
 func (c *Counter) count(req *http.Request) {
@@ -92,6 +106,7 @@ func (c *Counter) count(req *http.Request) {
 	}
 	c.counts[kind]++
 	c.paths[kind+" "+req.URL.Path]++
+	c.log = append(c.log, kind+" "+req.URL.Path)
 }
 
 // classify names the kind of one request. A GET is a get when its path names one

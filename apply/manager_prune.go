@@ -1,0 +1,166 @@
+package apply
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"tether.dev/tether/api/v1alpha1"
+)
+
+// Notes on skipped objects, for status messages.
+const (
+	NoteGone        = "already deleted"
+	NoteNotOwned    = "not applied by this Sync"
+	NoteProtected   = "protected by " + v1alpha1.PruneAnnotation + ": disabled"
+	NoteStillWants  = "still in git under another version"
+	NoteTerminating = "terminating"
+)
+
+// PruneOptions control Prune and Orphan.
+type PruneOptions struct {
+	// Owner is the tether.dev/owned-by value of the objects the caller applied. An
+	// object that carries any other value (or none) is never deleted or released.
+	Owner string
+	// Keep holds the UIDs of objects still desired. An inventory entry that reads
+	// back as one of them is the same object under another version or group
+	// (extensions/v1beta1 → apps/v1), not something that left git.
+	Keep map[types.UID]bool
+	// FieldManager is the manager whose managedFields entry Orphan removes.
+	FieldManager string
+}
+
+// Prune deletes the objects refs names that the caller owns, with background
+// propagation, namespaced objects first, then cluster-scoped ones, and CRDs and
+// Namespaces last (deleting those takes everything inside them along). It never
+// deletes an object owned by someone else or annotated tether.dev/prune: disabled;
+// such objects come back as ActionSkipped. The returned error joins the
+// *ObjectError of every delete that failed.
+func (m *Manager) Prune(ctx context.Context, refs []ObjectRef, opts PruneOptions) (*ChangeSet, error) {
+	cs := &ChangeSet{}
+	for _, ref := range deletionOrder(refs) {
+		cs.Changes = append(cs.Changes, m.pruneOne(ctx, ref, opts))
+	}
+	return cs, failures(cs.Changes)
+}
+
+func (m *Manager) pruneOne(ctx context.Context, ref ObjectRef, opts PruneOptions) Change {
+	live, skip := m.owned(ctx, ref, opts)
+	if skip != nil {
+		return *skip
+	}
+	if live.GetAnnotations()[v1alpha1.PruneAnnotation] == "disabled" {
+		return Change{Object: ref, Action: ActionSkipped, Note: NoteProtected}
+	}
+	if live.GetDeletionTimestamp() != nil {
+		return Change{Object: ref, Action: ActionPruned, Live: live, Note: NoteTerminating}
+	}
+	uid := live.GetUID()
+	err := m.client.Delete(ctx, live, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	switch {
+	case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
+		return Change{Object: ref, Action: ActionSkipped, Note: NoteGone}
+	case err != nil:
+		return Change{Object: ref, Action: ActionFailed, Err: &ObjectError{Object: ref, Op: "delete", Err: err}}
+	}
+	return Change{Object: ref, Action: ActionPruned}
+}
+
+// Orphan releases the objects refs names that the caller owns: it removes the
+// tether.dev/owned-by annotation and opts.FieldManager's managedFields entry, and
+// leaves the objects and every field value in place.
+func (m *Manager) Orphan(ctx context.Context, refs []ObjectRef, opts PruneOptions) (*ChangeSet, error) {
+	cs := &ChangeSet{}
+	for _, ref := range deletionOrder(refs) {
+		cs.Changes = append(cs.Changes, m.orphanOne(ctx, ref, opts))
+	}
+	return cs, failures(cs.Changes)
+}
+
+func (m *Manager) orphanOne(ctx context.Context, ref ObjectRef, opts PruneOptions) Change {
+	live, skip := m.owned(ctx, ref, opts)
+	if skip != nil {
+		return *skip
+	}
+	patch, err := releasePatch(live, opts)
+	if err == nil {
+		err = m.client.Patch(ctx, live, client.RawPatch(types.JSONPatchType, patch))
+	}
+	if err != nil && !apierrors.IsNotFound(err) {
+		return Change{Object: ref, Action: ActionFailed, Err: &ObjectError{Object: ref, Op: "orphan", Err: err}}
+	}
+	m.verified.forget(ref)
+	return Change{Object: ref, Action: ActionOrphaned}
+}
+
+// owned reads the live object and returns it if opts.Owner owns it; otherwise the
+// Change that skips it.
+func (m *Manager) owned(ctx context.Context, ref ObjectRef, opts PruneOptions) (*unstructured.Unstructured, *Change) {
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(ref.GroupVersionKind())
+	err := m.client.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, live)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, &Change{Object: ref, Action: ActionSkipped, Note: NoteGone}
+	case err != nil:
+		return nil, &Change{Object: ref, Action: ActionFailed, Err: &ObjectError{Object: ref, Op: "read", Err: err}}
+	case opts.Owner == "" || live.GetAnnotations()[v1alpha1.OwnedByAnnotation] != opts.Owner:
+		return nil, &Change{Object: ref, Action: ActionSkipped, Note: NoteNotOwned}
+	case opts.Keep[live.GetUID()]:
+		return nil, &Change{Object: ref, Action: ActionSkipped, Note: NoteStillWants}
+	}
+	return live, nil
+}
+
+// releasePatch is a JSON patch that removes the owner annotation and the field
+// manager's entries, each guarded by a test so that a concurrent change fails the
+// patch instead of removing the wrong entry.
+func releasePatch(live *unstructured.Unstructured, opts PruneOptions) ([]byte, error) {
+	type op struct {
+		Op    string `json:"op"`
+		Path  string `json:"path"`
+		Value any    `json:"value,omitempty"`
+	}
+	ownerPath := "/metadata/annotations/" + strings.ReplaceAll(v1alpha1.OwnedByAnnotation, "/", "~1")
+	ops := []op{{Op: "test", Path: ownerPath, Value: opts.Owner}, {Op: "remove", Path: ownerPath}}
+	fields := live.GetManagedFields()
+	for i := len(fields) - 1; i >= 0; i-- { // from the end, so earlier indexes stay valid
+		if fields[i].Manager == opts.FieldManager {
+			path := fmt.Sprintf("/metadata/managedFields/%d", i)
+			ops = append(ops, op{Op: "test", Path: path + "/manager", Value: opts.FieldManager}, op{Op: "remove", Path: path})
+		}
+	}
+	return json.Marshal(ops)
+}
+
+// deletionOrder sorts refs for deletion: namespaced objects, then cluster-scoped
+// ones, then CRDs, then Namespaces; by name within each for a stable order.
+func deletionOrder(refs []ObjectRef) []ObjectRef {
+	rank := func(r ObjectRef) int {
+		switch {
+		case r.Group == "" && r.Kind == "Namespace":
+			return 3
+		case r.Group == "apiextensions.k8s.io" && r.Kind == "CustomResourceDefinition":
+			return 2
+		case r.Namespace == "":
+			return 1
+		}
+		return 0
+	}
+	out := append([]ObjectRef(nil), refs...)
+	sort.SliceStable(out, func(i, j int) bool {
+		if ri, rj := rank(out[i]), rank(out[j]); ri != rj {
+			return ri < rj
+		}
+		return out[i].String() < out[j].String()
+	})
+	return out
+}

@@ -1,0 +1,95 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/apply"
+)
+
+// deletionPoll is how often a Sync being deleted looks again at objects it deleted
+// that are still terminating.
+const deletionPoll = 2 * time.Second
+
+// Reasons while a Sync is being deleted.
+const (
+	ReasonDeleting        = "Deleting"
+	ReasonDeletionBlocked = "DeletionBlocked"
+)
+
+// ensureFinalizer puts tether.dev/finalizer on the Sync before anything is applied,
+// so that deleting the Sync always gets the chance to prune or orphan.
+func (r *Reconciler) ensureFinalizer(ctx context.Context, obj *v1alpha1.Sync) error {
+	if controllerutil.ContainsFinalizer(obj, v1alpha1.Finalizer) {
+		return nil
+	}
+	base := obj.DeepCopy()
+	controllerutil.AddFinalizer(obj, v1alpha1.Finalizer)
+	if err := r.Client.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}), client.FieldOwner(StatusFieldManager)); err != nil {
+		return fmt.Errorf("adding finalizer to Sync %s/%s: %w", obj.Namespace, obj.Name, err)
+	}
+	return nil
+}
+
+// finalize runs while a Sync is being deleted: with deletionPolicy Delete it prunes
+// every object of the inventory (in the order Prune uses, with its protections),
+// with Orphan it releases them; once none is left it removes the finalizer. It is
+// level-triggered like everything else: each pass works on what is still there,
+// and status says what deletion waits for.
+func (r *Reconciler) finalize(ctx context.Context, obj *v1alpha1.Sync, st *statusBuilder) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(obj, v1alpha1.Finalizer) {
+		return ctrl.Result{}, nil
+	}
+	refs := make([]apply.ObjectRef, 0, len(obj.Status.Resources))
+	for _, res := range obj.Status.Resources {
+		refs = append(refs, refOf(res))
+	}
+	opts := apply.PruneOptions{Owner: ownerOf(obj), FieldManager: r.Apply.FieldManager}
+	var cs *apply.ChangeSet
+	var err error
+	if obj.Spec.EffectiveDeletionPolicy() == v1alpha1.DeletionPolicyOrphan {
+		cs, err = r.Applier.Orphan(ctx, refs, opts)
+	} else {
+		cs, err = r.Applier.Prune(ctx, refs, opts)
+		r.Metrics.CountChanges(obj, cs)
+	}
+	st.pruned(cs, true)
+	if len(st.status.Resources) > 0 {
+		return r.deletionWaits(st, err)
+	}
+	r.Recorder.Eventf(obj, "Normal", "Finalized", "Deletion policy %s: every object applied by this Sync was handled", obj.Spec.EffectiveDeletionPolicy())
+	base := obj.DeepCopy()
+	controllerutil.RemoveFinalizer(obj, v1alpha1.Finalizer)
+	if err := r.Client.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}), client.FieldOwner(StatusFieldManager)); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	st.skipReport = true // the Sync is gone, or about to be
+	return ctrl.Result{}, nil
+}
+
+// deletionWaits reports what keeps a Sync from going: objects still terminating, or
+// objects that could not be deleted.
+func (r *Reconciler) deletionWaits(st *statusBuilder, err error) (ctrl.Result, error) {
+	names := make([]string, 0, len(st.status.Resources))
+	for _, res := range st.status.Resources {
+		names = append(names, refOf(res).String())
+	}
+	if err != nil {
+		st.set(v1alpha1.ReadyCondition, metav1.ConditionFalse, ReasonDeletionBlocked, "Deletion is blocked: "+err.Error())
+		st.set(v1alpha1.ReconcilingCondition, metav1.ConditionTrue, ReasonDeletionBlocked, "Retrying with backoff")
+		return ctrl.Result{}, errors.Join(errors.New("deletion blocked"), err)
+	}
+	st.set(v1alpha1.ReadyCondition, metav1.ConditionFalse, ReasonDeleting,
+		fmt.Sprintf("Waiting for %d objects to be deleted: %s", len(names), strings.Join(names, ", ")))
+	st.set(v1alpha1.ReconcilingCondition, metav1.ConditionTrue, ReasonDeleting, "Deleting the objects of this Sync")
+	return ctrl.Result{RequeueAfter: deletionPoll}, nil
+}
