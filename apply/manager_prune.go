@@ -45,11 +45,7 @@ type PruneOptions struct {
 // such objects come back as ActionSkipped. The returned error joins the
 // *ObjectError of every delete that failed.
 func (m *Manager) Prune(ctx context.Context, refs []ObjectRef, opts PruneOptions) (*ChangeSet, error) {
-	cs := &ChangeSet{}
-	for _, ref := range deletionOrder(refs) {
-		cs.Changes = append(cs.Changes, m.pruneOne(ctx, ref, opts))
-	}
-	return cs, failures(cs.Changes)
+	return eachInDeletionOrder(ctx, refs, opts, m.pruneOne)
 }
 
 func (m *Manager) pruneOne(ctx context.Context, ref ObjectRef, opts PruneOptions) Change {
@@ -78,9 +74,14 @@ func (m *Manager) pruneOne(ctx context.Context, ref ObjectRef, opts PruneOptions
 // tether.dev/owned-by annotation and opts.FieldManager's managedFields entry, and
 // leaves the objects and every field value in place.
 func (m *Manager) Orphan(ctx context.Context, refs []ObjectRef, opts PruneOptions) (*ChangeSet, error) {
+	return eachInDeletionOrder(ctx, refs, opts, m.orphanOne)
+}
+
+// eachInDeletionOrder runs one of Prune's or Orphan's per-object steps over refs.
+func eachInDeletionOrder(ctx context.Context, refs []ObjectRef, opts PruneOptions, step func(context.Context, ObjectRef, PruneOptions) Change) (*ChangeSet, error) {
 	cs := &ChangeSet{}
 	for _, ref := range deletionOrder(refs) {
-		cs.Changes = append(cs.Changes, m.orphanOne(ctx, ref, opts))
+		cs.Changes = append(cs.Changes, step(ctx, ref, opts))
 	}
 	return cs, failures(cs.Changes)
 }

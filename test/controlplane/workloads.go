@@ -76,24 +76,7 @@ func (c *ControlPlane) startWorkloads(ctx context.Context) error {
 }
 
 func (c *ControlPlane) startControllerManager() (*process, int, error) {
-	const name = "kube-controller-manager"
-	port, err := freePort()
-	if err != nil {
-		return nil, 0, fmt.Errorf("%s: %w", name, err)
-	}
-	kubeconfig, err := c.writeKubeconfig(name+".kubeconfig", controllerManagerUser, c.pki.controllerManager)
-	if err != nil {
-		return nil, 0, err
-	}
-	p, err := c.start(name, c.bins.controllerManager, []string{
-		"--kubeconfig=" + kubeconfig,
-		"--authentication-kubeconfig=" + kubeconfig,
-		"--authorization-kubeconfig=" + kubeconfig,
-		"--bind-address=127.0.0.1",
-		fmt.Sprintf("--secure-port=%d", port),
-		"--tls-cert-file=" + c.pki.serving.certFile,
-		"--tls-private-key-file=" + c.pki.serving.keyFile,
-		"--leader-elect=false",
+	return c.startComponent("kube-controller-manager", c.bins.controllerManager, controllerManagerUser, c.pki.controllerManager,
 		// The default client limits (20 QPS) make the controller-manager start its
 		// controllers one every 150 ms, as each fetches a service-account token: 4 s
 		// of every start. Raised, they all run within half a second.
@@ -102,26 +85,31 @@ func (c *ControlPlane) startControllerManager() (*process, int, error) {
 		// Each controller runs as its own service account, as in kubeadm clusters, so
 		// the controller-manager's own identity needs no more than its bootstrap role.
 		"--use-service-account-credentials=true",
-		"--service-account-private-key-file=" + c.pki.serviceAcct.keyFile,
-		"--root-ca-file=" + c.pki.ca.certFile,
+		"--service-account-private-key-file="+c.pki.serviceAcct.keyFile,
+		"--root-ca-file="+c.pki.ca.certFile,
 		// Every controller on by default. The cloud ones are not among them, and with no
 		// --allocate-node-cidrs the node IPAM controller does nothing.
 		"--controllers=*",
-	})
-	return p, port, err
+	)
 }
 
 func (c *ControlPlane) startScheduler() (*process, int, error) {
-	const name = "kube-scheduler"
+	return c.startComponent("kube-scheduler", c.bins.scheduler, schedulerUser, c.pki.scheduler)
+}
+
+// startComponent starts a control-plane component that talks to the apiserver as
+// user and serves its own secure port on a free loopback port, with the flags every
+// such component shares followed by extra.
+func (c *ControlPlane) startComponent(name, bin, user string, identity *keyPair, extra ...string) (*process, int, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: %w", name, err)
 	}
-	kubeconfig, err := c.writeKubeconfig(name+".kubeconfig", schedulerUser, c.pki.scheduler)
+	kubeconfig, err := c.writeKubeconfig(name+".kubeconfig", user, identity)
 	if err != nil {
 		return nil, 0, err
 	}
-	p, err := c.start(name, c.bins.scheduler, []string{
+	p, err := c.start(name, bin, append([]string{
 		"--kubeconfig=" + kubeconfig,
 		"--authentication-kubeconfig=" + kubeconfig,
 		"--authorization-kubeconfig=" + kubeconfig,
@@ -130,7 +118,7 @@ func (c *ControlPlane) startScheduler() (*process, int, error) {
 		"--tls-cert-file=" + c.pki.serving.certFile,
 		"--tls-private-key-file=" + c.pki.serving.keyFile,
 		"--leader-elect=false",
-	})
+	}, extra...))
 	return p, port, err
 }
 
