@@ -285,12 +285,13 @@ func TestDeletingASync(t *testing.T) {
 		held.Finalizers = []string{"example.com/hold"}
 		must(t, e.a.c.Update(t.Context(), held))
 		must(t, e.a.c.Delete(t.Context(), e.sync))
-		s := e.a.waitFor(t, e.sync, "the Sync reports what it waits for", func(s *v1alpha1.Sync) bool {
-			c := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.ReadyCondition)
-			return c != nil && c.Reason == "Deleting" && strings.Contains(c.Message, "ConfigMap/"+e.ns+"/b")
+		// The first pass deletes all three; later passes find a and c gone and wait for b.
+		s := e.a.waitFor(t, e.sync, "the Sync waits for b alone", func(s *v1alpha1.Sync) bool {
+			return len(s.Status.Resources) == 1 && s.Status.Resources[0].Name == "b"
 		})
-		if len(s.Status.Resources) != 1 {
-			t.Errorf("inventory while deleting = %+v, want only b", s.Status.Resources)
+		ready := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.ReadyCondition)
+		if ready == nil || ready.Reason != "Deleting" || !strings.Contains(ready.Message, "Waiting for 1 objects to be deleted: ConfigMap/"+e.ns+"/b") {
+			t.Errorf("Ready = %+v, want reason Deleting naming ConfigMap/%s/b", ready, e.ns)
 		}
 		must(t, e.a.c.Get(t.Context(), client.ObjectKeyFromObject(held), held))
 		held.Finalizers = nil
