@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"tether.dev/tether/api/v1alpha1"
 )
 
 // Manager applies objects to one cluster. It is safe for concurrent use.
@@ -51,11 +53,21 @@ type Options struct {
 	// DryRun plans without writing: every object is compared with the cluster and
 	// the ChangeSet says what would change, but nothing is created or configured.
 	DryRun bool
+	// Ignore lists fields that are neither compared nor applied (a Sync's
+	// spec.ignoreDifferences): an ignored field never makes an object differ, and
+	// Tether never reverts it. Git's value is still sent when an object is created.
+	Ignore []v1alpha1.IgnoreRule
+	// IgnoreScaledReplicas leaves spec.replicas to an autoscaler: it is ignored in
+	// objects that a HorizontalPodAutoscaler targets, or whose replicas another
+	// manager set through the scale subresource.
+	IgnoreScaledReplicas bool
+	// IgnoreFields adds JSON pointers to ignore in single objects, on top of Ignore.
+	IgnoreFields map[ObjectRef][]string
 }
 
 // DefaultOptions returns the options Tether runs with.
 func DefaultOptions() Options {
-	return Options{FieldManager: "tether", Concurrency: 8}
+	return Options{FieldManager: "tether", Concurrency: 8, IgnoreScaledReplicas: true}
 }
 
 // ObjectRef identifies an object across versions of its kind.
@@ -116,6 +128,9 @@ type Change struct {
 	// Diff lists the fields that differ between Live and Desired, as dotted paths
 	// ("spec.replicas", "metadata.labels.app"), when Action is ActionConfigured.
 	Diff []string
+	// Ignored lists the fields of the object that were neither compared nor applied
+	// (ignore rules, autoscaled replicas), and who they are left to.
+	Ignored []IgnoredField
 	// Recreated is true when an immutable field change was applied by deleting and
 	// recreating the object, as its tether.dev/force annotation allows.
 	Recreated bool

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"tether.dev/tether/api/v1alpha1"
 )
@@ -39,12 +40,13 @@ func (m *Manager) ApplyAll(ctx context.Context, objs []*unstructured.Unstructure
 		opts.Concurrency = 1
 	}
 	cs := &ChangeSet{DryRun: opts.DryRun}
+	targets := newScaleTargets(m.client, objs, opts.DefaultNamespace)
 	for _, objs := range stagesOf(objs) {
 		stage := make([]*step, len(objs))
 		for i, obj := range objs {
 			stage[i] = &step{obj: obj, change: Change{Object: RefOf(obj)}}
 		}
-		forEach(len(stage), opts.Concurrency, func(i int) { m.plan(ctx, stage[i], opts) })
+		forEach(len(stage), opts.Concurrency, func(i int) { m.plan(ctx, stage[i], targets, opts) })
 		if !opts.DryRun {
 			forEach(len(stage), opts.Concurrency, func(i int) { m.write(ctx, stage[i], opts) })
 			m.waitForCRDs(ctx, stage)
@@ -59,6 +61,8 @@ func (m *Manager) ApplyAll(ctx context.Context, objs []*unstructured.Unstructure
 // step is one object's way through ApplyAll.
 type step struct {
 	obj      *unstructured.Unstructured
+	send     *unstructured.Unstructured // obj without the fields left to others
+	ignored  []fieldpath.Path
 	change   Change
 	hash     string
 	recreate bool // the dry-run hit an immutable field and the object allows force
@@ -72,16 +76,17 @@ func (st *step) fail(op string, err error) {
 // expensive: when the desired object and the live resourceVersion are both what was
 // last verified, it is unchanged without a single request; otherwise the live object
 // is read and compared with the server-side dry-run of the apply.
-func (m *Manager) plan(ctx context.Context, st *step, opts Options) {
+func (m *Manager) plan(ctx context.Context, st *step, targets *scaleTargets, opts Options) {
 	if err := m.normalize(st.obj, opts); err != nil {
 		st.fail("map", err)
 		return
 	}
+	st.send = st.obj
 	st.change.Object = RefOf(st.obj)
 	ref := st.change.Object
-	st.hash = hashOf(st.obj, opts.FieldManager)
-	if live, ok := m.verifiedLive(ctx, ref, st.hash); ok {
-		st.change.Action, st.change.Live = ActionUnchanged, live
+	st.hash = hashOf(st.obj, opts.FieldManager, ignoreSalt(st.obj, opts))
+	if live, ignored, ok := m.verifiedLive(ctx, ref, st.hash); ok {
+		st.change.Action, st.change.Live, st.change.Ignored = ActionUnchanged, live, ignored
 		return
 	}
 
@@ -103,7 +108,17 @@ func (m *Manager) plan(ctx context.Context, st *step, opts Options) {
 		st.change.Action = ActionCreated
 		return
 	}
-	dry, err := m.send(ctx, st.obj, opts.FieldManager, true)
+	if exists {
+		own := ownersOf(live)
+		scaled, err := targets.autoscaled(ctx, st.obj, live, opts)
+		if err != nil {
+			st.fail("read", err)
+			return
+		}
+		st.ignored = ignoredPaths(st.obj, live, own, scaled, opts)
+		st.send, st.change.Ignored = withoutIgnored(st.obj, live, st.ignored, own, opts.FieldManager)
+	}
+	dry, err := m.send(ctx, st.send, opts.FieldManager, true)
 	switch {
 	case err != nil && exists && IsImmutable(err) && st.obj.GetAnnotations()[v1alpha1.ForceAnnotation] == "true":
 		st.change.Action, st.change.Live, st.recreate = ActionConfigured, live, true
@@ -116,12 +131,12 @@ func (m *Manager) plan(ctx context.Context, st *step, opts Options) {
 		st.change.Action, st.change.Desired = ActionCreated, dry
 		return
 	}
-	if diff := Compare(dry, live); len(diff) > 0 {
+	if diff := Compare(stripped(dry, st.ignored), stripped(live, st.ignored)); len(diff) > 0 {
 		m.verified.forget(ref)
 		st.change.Action, st.change.Live, st.change.Desired, st.change.Diff = ActionConfigured, live, dry, diff
 		return
 	}
-	m.verified.remember(ref, st.hash, live)
+	m.verified.remember(ref, st.hash, live, st.change.Ignored)
 	st.change.Action, st.change.Live = ActionUnchanged, live
 }
 
@@ -137,12 +152,12 @@ func (m *Manager) write(ctx context.Context, st *step, opts Options) {
 		}
 		st.change.Recreated = true
 	}
-	live, err := m.send(ctx, st.obj, opts.FieldManager, false)
+	live, err := m.send(ctx, st.send, opts.FieldManager, false)
 	if err != nil {
 		st.fail("apply", err)
 		return
 	}
-	m.verified.remember(st.change.Object, st.hash, live)
+	m.verified.remember(st.change.Object, st.hash, live, st.change.Ignored)
 	st.change.Live = live
 }
 
@@ -184,13 +199,13 @@ func (m *Manager) remove(ctx context.Context, live *unstructured.Unstructured) e
 // verifiedLive returns the live object last verified to match the desired one, if
 // neither has changed since: same desired hash, same resourceVersion in the watch
 // cache.
-func (m *Manager) verifiedLive(ctx context.Context, ref ObjectRef, hash string) (*unstructured.Unstructured, bool) {
+func (m *Manager) verifiedLive(ctx context.Context, ref ObjectRef, hash string) (*unstructured.Unstructured, []IgnoredField, bool) {
 	if m.live == nil {
-		return nil, false
+		return nil, nil, false
 	}
 	rv, ok := m.live.ResourceVersion(ctx, ref.GroupVersionKind(), ref.Namespace, ref.Name)
 	if !ok {
-		return nil, false
+		return nil, nil, false
 	}
 	return m.verified.lookup(ref, hash, rv)
 }

@@ -18,8 +18,9 @@ type verifiedCache struct {
 }
 
 type verified struct {
-	hash string
-	live *unstructured.Unstructured
+	hash    string
+	live    *unstructured.Unstructured
+	ignored []IgnoredField
 }
 
 func newVerifiedCache() *verifiedCache {
@@ -28,20 +29,22 @@ func newVerifiedCache() *verifiedCache {
 
 // lookup returns a copy of the live object verified against hash, if its
 // resourceVersion is still rv.
-func (c *verifiedCache) lookup(ref ObjectRef, hash, rv string) (*unstructured.Unstructured, bool) {
+// The fields that were ignored come back with it: they are the same while the
+// object and its rules are.
+func (c *verifiedCache) lookup(ref ObjectRef, hash, rv string) (*unstructured.Unstructured, []IgnoredField, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	v, ok := c.entries[ref]
 	if !ok || hash == "" || v.hash != hash || v.live.GetResourceVersion() != rv {
-		return nil, false
+		return nil, nil, false
 	}
-	return v.live.DeepCopy(), true
+	return v.live.DeepCopy(), v.ignored, true
 }
 
-func (c *verifiedCache) remember(ref ObjectRef, hash string, live *unstructured.Unstructured) {
+func (c *verifiedCache) remember(ref ObjectRef, hash string, live *unstructured.Unstructured, ignored []IgnoredField) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.entries[ref] = verified{hash: hash, live: live.DeepCopy()}
+	c.entries[ref] = verified{hash: hash, live: live.DeepCopy(), ignored: ignored}
 }
 
 func (c *verifiedCache) forget(ref ObjectRef) {
@@ -50,13 +53,14 @@ func (c *verifiedCache) forget(ref ObjectRef) {
 	delete(c.entries, ref)
 }
 
-// hashOf identifies a desired object and the field manager applying it. JSON
+// hashOf identifies a desired object, the field manager applying it and salt
+// (whatever else changes what is sent: the ignore rules that select it). JSON
 // encoding of maps is ordered by key, so equal objects hash equally.
-func hashOf(obj *unstructured.Unstructured, fieldManager string) string {
+func hashOf(obj *unstructured.Unstructured, fieldManager, salt string) string {
 	data, err := json.Marshal(obj.Object)
 	if err != nil {
 		return "" // never matches a remembered hash: the object is simply dry-run
 	}
-	sum := sha256.Sum256(append(data, fieldManager...))
+	sum := sha256.Sum256(append(append(data, fieldManager...), salt...))
 	return hex.EncodeToString(sum[:])
 }
