@@ -198,6 +198,7 @@ func (r *Reconciler) apply(ctx context.Context, obj *v1alpha1.Sync, snap *source
 	opts.DefaultNamespace = obj.Spec.Destination.Namespace
 	opts.DryRun = dryRun
 	opts.Ignore = append(append([]v1alpha1.IgnoreRule(nil), opts.Ignore...), obj.Spec.IgnoreDifferences...)
+	opts.IgnoreScaledReplicas = opts.IgnoreScaledReplicas && obj.Spec.IgnoreAutoscaledReplicasEnabled()
 	changes, err := r.Applier.ApplyAll(ctx, snap.Objects, opts)
 	r.Metrics.CountChanges(obj, changes)
 	return changes, err

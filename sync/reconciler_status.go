@@ -131,6 +131,7 @@ func (b *statusBuilder) applied(cs *apply.ChangeSet) {
 		case cs.DryRun && c.Action == apply.ActionConfigured:
 			rs.Sync, rs.Message = v1alpha1.SyncStatusOutOfSync, "differs from git in "+strings.Join(c.Diff, ", ")+"; selfHeal is off"
 		}
+		rs.Message = joinNote(rs.Message, leftToOthers(c.Ignored))
 		resources = append(resources, rs)
 		desired[resourceKey(rs)] = true
 	}
@@ -144,6 +145,28 @@ func (b *statusBuilder) applied(cs *apply.ChangeSet) {
 		b.leftGit = append(b.leftGit, refOf(old))
 	}
 	b.setResources(resources)
+}
+
+// leftToOthers says which ignored fields of an object are left to another manager
+// ("spec.replicas left to kube-controller-manager"), or "".
+func leftToOthers(fields []apply.IgnoredField) string {
+	var notes []string
+	for _, f := range fields {
+		if f.Manager != "" {
+			notes = append(notes, f.String())
+		}
+	}
+	return strings.Join(notes, ", ")
+}
+
+func joinNote(msg, note string) string {
+	switch {
+	case note == "":
+		return msg
+	case msg == "":
+		return note
+	}
+	return msg + "; " + note
 }
 
 // notInGit is the message of inventory entries that left git, before a note says

@@ -121,6 +121,14 @@ type SyncSpec struct {
 	// +optional
 	// +listType=atomic
 	IgnoreDifferences []IgnoreRule `json:"ignoreDifferences,omitempty"`
+
+	// ignoreAutoscaledReplicas leaves spec.replicas to an autoscaler, with no rule
+	// written: it is ignored in workloads that a HorizontalPodAutoscaler targets, or
+	// whose replicas another manager set through the scale subresource. Default true;
+	// false applies git's replicas over the autoscaler's.
+	// +kubebuilder:default=true
+	// +optional
+	IgnoreAutoscaledReplicas *bool `json:"ignoreAutoscaledReplicas,omitempty"`
 }
 
 // SourceSpec locates desired state in git.
@@ -341,6 +349,12 @@ func (s *SyncSpec) PruneEnabled() bool { return s.Prune == nil || *s.Prune }
 
 // SelfHealEnabled reports spec.selfHeal with its default (true) applied.
 func (s *SyncSpec) SelfHealEnabled() bool { return s.SelfHeal == nil || *s.SelfHeal }
+
+// IgnoreAutoscaledReplicasEnabled reports spec.ignoreAutoscaledReplicas with its
+// default (true) applied.
+func (s *SyncSpec) IgnoreAutoscaledReplicasEnabled() bool {
+	return s.IgnoreAutoscaledReplicas == nil || *s.IgnoreAutoscaledReplicas
+}
 
 // IntervalOrDefault reports spec.source.interval with its default (1m) applied.
 func (s *SourceSpec) IntervalOrDefault() time.Duration {

@@ -1,0 +1,183 @@
+package sync_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	gosync "sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/test/controlplane"
+	"tether.dev/tether/test/gitserver"
+)
+
+// web is Deployment web as git declares it.
+func web(replicas int, image string) map[string]string {
+	return map[string]string{"apps/web.yaml": fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: %d
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: app, image: %q}]
+`, replicas, image)}
+}
+
+// hpa is a HorizontalPodAutoscaler of Deployment web, as git would hold it.
+const hpa = `apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 2
+  maxReplicas: 10
+  metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}}]
+`
+
+// scaleByHPA sets the replicas of Deployment web through the scale subresource
+// under kube-controller-manager, the way the HPA controller does.
+func scaleByHPA(t *testing.T, c client.Client, ns string, n int32) {
+	t.Helper()
+	d := &appsv1.Deployment{}
+	must(t, c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "web"}, d))
+	s := &autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: n}}
+	must(t, c.SubResource("scale").Update(t.Context(), d, client.WithSubResourceBody(s), client.FieldOwner("kube-controller-manager")))
+}
+
+func image(ctx context.Context, c client.Client, ns, name string) string {
+	d := &appsv1.Deployment{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
+		return ""
+	}
+	return d.Spec.Template.Spec.Containers[0].Image
+}
+
+// replicaHistory records every spec.replicas a Deployment takes, from a watch, so
+// a test can show that no value other than the autoscaler's was ever set.
+type replicaHistory struct {
+	mu     gosync.Mutex
+	values []int32
+}
+
+func watchReplicas(t *testing.T, ns, name string) *replicaHistory {
+	t.Helper()
+	c, err := client.NewWithWatch(controlplane.Shared(t).Config(), client.Options{})
+	must(t, err)
+	w, err := c.Watch(t.Context(), &appsv1.DeploymentList{}, client.InNamespace(ns))
+	must(t, err)
+	t.Cleanup(w.Stop)
+	h := &replicaHistory{}
+	go func() {
+		for ev := range w.ResultChan() {
+			if d, ok := ev.Object.(*appsv1.Deployment); ok && d.Name == name && d.Spec.Replicas != nil {
+				h.mu.Lock()
+				if len(h.values) == 0 || h.values[len(h.values)-1] != *d.Spec.Replicas {
+					h.values = append(h.values, *d.Spec.Replicas)
+				}
+				h.mu.Unlock()
+			}
+		}
+	}()
+	return h
+}
+
+func (h *replicaHistory) get() []int32 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.values)
+}
+
+// push commits files and makes the agent apply them now, as a push webhook would.
+func push(t *testing.T, a *agent, repo *gitserver.Repo, s *v1alpha1.Sync, files map[string]string, msg string) {
+	t.Helper()
+	commit := repo.Commit(t, files, msg)
+	a.src.Refresh(repo.FileURL())
+	a.reconcile(t, s)
+	a.waitApplied(t, s, commit)
+}
+
+func resourceMessage(s *v1alpha1.Sync, kind, name string) string {
+	for _, r := range s.Status.Resources {
+		if r.Kind == kind && r.Name == name {
+			return r.Message
+		}
+	}
+	return "(not in the inventory)"
+}
+
+func TestAnIgnoreRuleKeepsScaledReplicasAcrossAGitChange(t *testing.T) {
+	a := startAgent(t)
+	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	repo := gitserver.NewLocalRepo(t, "web")
+	commit := repo.Commit(t, web(3, "nginx:1"), "web at 3")
+	s := a.newSync(t, ns, repo.FileURL(), func(s *v1alpha1.Sync) {
+		s.Spec.IgnoreAutoscaledReplicas = ptr.To(false) // the rule alone must do it
+		s.Spec.IgnoreDifferences = []v1alpha1.IgnoreRule{{Group: "apps", Kind: "Deployment", JSONPointers: []string{"/spec/replicas"}}}
+	})
+	a.waitApplied(t, s, commit)
+
+	scaleByHPA(t, a.c, ns, 6)
+	a.reconcile(t, s)
+	push(t, a, repo, s, web(3, "nginx:2"), "new image, replicas: 3 still in git")
+
+	eventually(t, "the new image is applied", func(ctx context.Context) (bool, error) {
+		return image(ctx, a.c, ns, "web") == "nginx:2", nil
+	})
+	if n := replicas(t.Context(), a.c, ns, "web"); n != 6 {
+		t.Errorf("replicas = %d, want 6", n)
+	}
+	got := a.waitFor(t, s, "status names the owner of spec.replicas", func(s *v1alpha1.Sync) bool {
+		return resourceMessage(s, "Deployment", "web") == "spec.replicas left to kube-controller-manager"
+	})
+	if got.Status.Sync != v1alpha1.SyncStatusSynced {
+		t.Errorf("sync = %s, want Synced: ignored fields never make a Sync OutOfSync", got.Status.Sync)
+	}
+}
+
+func TestWithAnHPAReplicasAreOnlyEverSetByTheHPA(t *testing.T) {
+	a := startAgent(t)
+	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	repo := gitserver.NewLocalRepo(t, "web")
+	files := web(3, "nginx:1")
+	files["apps/hpa.yaml"] = hpa
+	commit := repo.Commit(t, files, "web and its HPA")
+	s := a.newSync(t, ns, repo.FileURL()) // no rule: the default handles it
+	a.waitApplied(t, s, commit)
+	history := watchReplicas(t, ns, "web")
+
+	scaleByHPA(t, a.c, ns, 6)
+	a.reconcile(t, s)
+	push(t, a, repo, s, web(3, "nginx:2"), "new image")
+	scaleByHPA(t, a.c, ns, 4)
+	a.reconcile(t, s)
+	push(t, a, repo, s, web(5, "nginx:3"), "new image, and replicas: 5 in git")
+	scaleByHPA(t, a.c, ns, 7)
+	a.reconcile(t, s)
+
+	eventually(t, "the last image is applied", func(ctx context.Context) (bool, error) {
+		return image(ctx, a.c, ns, "web") == "nginx:3", nil
+	})
+	eventually(t, "the watch sees the last scale", func(context.Context) (bool, error) {
+		h := history.get()
+		return len(h) > 0 && h[len(h)-1] == 7, nil
+	})
+	if diff := cmp.Diff([]int32{3, 6, 4, 7}, history.get()); diff != "" {
+		t.Errorf("replicas over time (-want +got):\n%s", diff)
+	}
+	got := a.waitFor(t, s, "status names the owner of spec.replicas", func(s *v1alpha1.Sync) bool {
+		return resourceMessage(s, "Deployment", "web") == "spec.replicas left to kube-controller-manager"
+	})
+	if got.Status.Sync != v1alpha1.SyncStatusSynced {
+		t.Errorf("sync = %s, want Synced", got.Status.Sync)
+	}
+}
