@@ -9,9 +9,13 @@
 // What the package owns:
 //
 //   - the server: bare repositories under a temporary directory, optional basic-auth or
-//     bearer-token authentication, and per-repository request counters (ref listings,
-//     fetches, pushes, refusals) so a test can prove that the agent asks cheaply
-//     before it fetches;
+//     bearer-token authentication, optional HTTPS with a private test authority, and
+//     per-repository request counters (ref listings, fetches, pushes, refusals) and
+//     byte counters (Traffic) so a test can prove that the agent asks cheaply before
+//     it fetches;
+//   - an SSH side (StartSSH): the same repositories over SSH on loopback, served by the
+//     real git-upload-pack behind a Go SSH server with its own host key and a list of
+//     authorized client keys, for tests of key authentication and host key checking;
 //   - the writer side of a repository: a Repo keeps a work clone and turns
 //     Commit, CreateBranch, Tag and ForcePush into real git commands (the git CLI,
 //     found on PATH) whose results are pushed to the bare repository;

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"compress/gzip"
 	"crypto/subtle"
+	"encoding/pem"
 	"io"
+	"log"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
@@ -26,6 +28,10 @@ type Options struct {
 	// When both basic credentials and a token are set, either one is accepted, the way a
 	// forge accepts a password or a personal access token.
 	BearerToken string
+
+	// TLS serves HTTPS with a certificate of a test authority that no client
+	// trusts by default; CACert returns the authority for clients that should.
+	TLS bool
 }
 
 // Requests counts the git requests a server answered, by what they asked for. Tests
@@ -63,6 +69,17 @@ type Server struct {
 
 	mu       gosync.Mutex
 	requests map[string]*Requests // by repository name
+	traffic  map[string]*Traffic  // by repository name
+}
+
+// Traffic counts the bytes of the git requests a server answered, so that a test or
+// a benchmark can quote what a poll costs on the wire. It is kept apart from Requests
+// so that tests comparing request counts are not disturbed by sizes.
+type Traffic struct {
+	// Received is the bytes of request bodies (what a fetch sends: wants and haves).
+	Received int64
+	// Sent is the bytes of response bodies (ref advertisements and packs).
+	Sent int64
 }
 
 // Start starts a Server for the duration of test t and closes it in t.Cleanup. It
@@ -78,6 +95,7 @@ func Start(t testing.TB, opts Options) *Server {
 		root:     t.TempDir(),
 		home:     t.TempDir(),
 		requests: map[string]*Requests{},
+		traffic:  map[string]*Traffic{},
 	}
 	backend := &cgi.Handler{
 		Path: gitPath,
@@ -89,7 +107,15 @@ func Start(t testing.TB, opts Options) *Server {
 		),
 		Stderr: testLogWriter{t: t, prefix: "git http-backend: "},
 	}
-	s.http = httptest.NewServer(s.authenticate(s.count(backend)))
+	handler := s.authenticate(s.count(backend))
+	s.http = httptest.NewUnstartedServer(handler)
+	// A client that distrusts the test authority is a case tests make on purpose.
+	s.http.Config.ErrorLog = log.New(io.Discard, "", 0)
+	if opts.TLS {
+		s.http.StartTLS()
+	} else {
+		s.http.Start()
+	}
 	t.Cleanup(s.http.Close)
 	return s
 }
@@ -98,6 +124,16 @@ func Start(t testing.TB, opts Options) *Server {
 // http://127.0.0.1:41234/app.git. The repository need not exist yet.
 func (s *Server) URL(name string) string {
 	return s.http.URL + "/" + name + ".git"
+}
+
+// CACert returns, PEM-encoded, the certificate that signs an HTTPS server's
+// certificate (for Options.TLS): what a client's caFile must hold to trust it.
+func (s *Server) CACert() []byte {
+	cert := s.http.Certificate()
+	if cert == nil {
+		return nil
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})
 }
 
 // Requests returns the requests the server answered so far, summed over all
@@ -124,6 +160,43 @@ func (s *Server) requestsFor(name string) Requests {
 		return *r
 	}
 	return Requests{}
+}
+
+// Traffic returns the bytes the server received and sent so far, summed over all
+// repositories.
+func (s *Server) Traffic() Traffic {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var sum Traffic
+	for _, t := range s.traffic {
+		sum.Received += t.Received
+		sum.Sent += t.Sent
+	}
+	return sum
+}
+
+// trafficFor returns the byte counters of one repository.
+func (s *Server) trafficFor(name string) Traffic {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t, ok := s.traffic[name]; ok {
+		return *t
+	}
+	return Traffic{}
+}
+
+// addTraffic adds the bytes of one request to the repository a path names.
+func (s *Server) addTraffic(path string, received, sent int64) {
+	name := repoName(path)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.traffic[name]
+	if !ok {
+		t = &Traffic{}
+		s.traffic[name] = t
+	}
+	t.Received += received
+	t.Sent += sent
 }
 
 // record applies f to the counters of the repository a request path names.
@@ -182,6 +255,7 @@ func equal(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []by
 // fetch, and because a fixed Content-Length spares http-backend a chunked body.
 func (s *Server) count(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var received int64
 		switch {
 		case r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/info/refs") &&
 			r.URL.Query().Get("service") == "git-upload-pack":
@@ -192,6 +266,7 @@ func (s *Server) count(next http.Handler) http.Handler {
 				http.Error(w, "reading request body: "+err.Error(), http.StatusBadRequest)
 				return
 			}
+			received = int64(len(body))
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			r.ContentLength = int64(len(body))
 			r.TransferEncoding = nil
@@ -204,9 +279,26 @@ func (s *Server) count(next http.Handler) http.Handler {
 				s.record(r.URL.Path, func(c *Requests) { c.Pushes++ })
 			}
 		}
-		next.ServeHTTP(w, r)
+		cw := &countingWriter{ResponseWriter: w}
+		next.ServeHTTP(cw, r)
+		s.addTraffic(r.URL.Path, received, cw.n)
 	})
 }
+
+// countingWriter counts the bytes of a response body.
+type countingWriter struct {
+	http.ResponseWriter
+	n int64
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(p)
+	w.n += int64(n)
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer (to flush).
+func (w *countingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // isLsRefs reports whether an upload-pack request body is a protocol v2 ls-refs
 // command. Such a body starts with the pkt-line "command=ls-refs\n" (4 hex digits of

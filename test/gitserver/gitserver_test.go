@@ -8,9 +8,12 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 	"github.com/go-git/go-git/v5/storage/memory"
 	"github.com/google/go-cmp/cmp"
+	gossh "golang.org/x/crypto/ssh"
 )
 
 func TestServerServesCommitsOverHTTP(t *testing.T) {
@@ -260,4 +263,83 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+func TestServerServesSSH(t *testing.T) {
+	srv := Start(t, Options{})
+	_, client := NewSSHKey(t)
+	_, stranger := NewSSHKey(t)
+	ssh := srv.StartSSH(t, SSHOptions{AuthorizedKeys: []gossh.PublicKey{client.PublicKey()}})
+	repo := srv.CreateRepo(t, "org/app")
+	head := repo.Commit(t, map[string]string{"app.yaml": "v: 1\n"}, "v1")
+	list := func(signer gossh.Signer) ([]*plumbing.Reference, error) {
+		remote := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{ssh.URL("org/app")}})
+		auth := &gitssh.PublicKeys{User: "git", Signer: signer}
+		auth.HostKeyCallback = gossh.FixedHostKey(ssh.HostKey())
+		return remote.List(&git.ListOptions{Auth: auth})
+	}
+
+	t.Run("an authorized key lists refs in one session, counted as a ref listing", func(t *testing.T) {
+		refs, err := list(client)
+		if err != nil {
+			t.Fatalf("listing over SSH: %v", err)
+		}
+		found := false
+		for _, r := range refs {
+			found = found || (r.Name() == "refs/heads/main" && r.Hash().String() == head)
+		}
+		if !found {
+			t.Errorf("refs = %v, want main at %s", refs, head)
+		}
+		if diff := cmp.Diff(Requests{RefListings: 1}, repo.Requests()); diff != "" {
+			t.Errorf("requests (-want +got):\n%s", diff)
+		}
+		if repo.Traffic().Sent == 0 {
+			t.Errorf("traffic = %+v, want the advertisement counted", repo.Traffic())
+		}
+	})
+
+	t.Run("a clone over SSH is a fetch", func(t *testing.T) {
+		before := repo.Requests()
+		dir := t.TempDir()
+		auth := &gitssh.PublicKeys{User: "git", Signer: client}
+		auth.HostKeyCallback = gossh.FixedHostKey(ssh.HostKey())
+		if _, err := git.PlainClone(dir, true, &git.CloneOptions{URL: ssh.URL("org/app"), Auth: auth}); err != nil {
+			t.Fatalf("cloning over SSH: %v", err)
+		}
+		if got := repo.Requests(); got.Fetches != before.Fetches+1 {
+			t.Errorf("fetches = %d after a clone, want %d", got.Fetches, before.Fetches+1)
+		}
+	})
+
+	t.Run("another key is refused", func(t *testing.T) {
+		if _, err := list(stranger); err == nil || !strings.Contains(err.Error(), "unable to authenticate") {
+			t.Errorf("listing with an unknown key: error %v, want an authentication failure", err)
+		}
+		if got := srv.Requests().Refused; got == 0 {
+			t.Errorf("refused = 0, want the stranger's key counted")
+		}
+	})
+
+	t.Run("the known_hosts line names the host and port", func(t *testing.T) {
+		if line := string(ssh.KnownHosts()); !strings.HasPrefix(line, "[127.0.0.1]:") || !strings.Contains(line, "ssh-ed25519 ") {
+			t.Errorf("known_hosts line = %q", line)
+		}
+	})
+}
+
+func TestServerServesHTTPS(t *testing.T) {
+	srv := Start(t, Options{TLS: true})
+	repo := srv.CreateRepo(t, "app")
+	repo.Commit(t, map[string]string{"app.yaml": "v: 1\n"}, "v1")
+	remote := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{repo.URL()}})
+	if !strings.HasPrefix(repo.URL(), "https://") {
+		t.Fatalf("URL = %s, want https://", repo.URL())
+	}
+	if _, err := remote.List(&git.ListOptions{}); err == nil {
+		t.Errorf("a client without the test authority listed refs")
+	}
+	if _, err := remote.List(&git.ListOptions{CABundle: srv.CACert()}); err != nil {
+		t.Errorf("a client trusting CACert: %v", err)
+	}
 }

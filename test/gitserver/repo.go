@@ -85,6 +85,15 @@ func (r *Repo) Requests() Requests {
 	return r.server.requestsFor(r.name)
 }
 
+// Traffic returns the bytes the server received and sent for this repository so
+// far; zero for a repository made by NewLocalRepo.
+func (r *Repo) Traffic() Traffic {
+	if r.server == nil {
+		return Traffic{}
+	}
+	return r.server.trafficFor(r.name)
+}
+
 // Commit writes files (slash-separated paths relative to the repository root, mapped
 // to their content), commits them with message on the current branch, pushes the
 // branch and returns the new commit's full SHA. An empty content deletes the file
