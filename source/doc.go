@@ -1,17 +1,38 @@
 // Package source turns a git repository into desired state: it resolves a ref to a
 // commit, fetches that commit into an on-disk cache, and renders a path of the
-// commit's tree (plain YAML/JSON manifests or a kustomization) into objects.
+// commit's tree (plain YAML/JSON manifests or a kustomization) into objects. It also
+// receives push notifications from git hosts (webhooks).
 //
 // Data flows in two steps, so the caller can report each on its own:
 //
 //	Fetch(ctx, Request)          → Revision{URL, Ref, Commit}   (network; *FetchError)
 //	Render(ctx, Revision, path)  → *Snapshot{Revision, Objects} (no network; *RenderError)
 //
+// Fetch is cheap when nothing changed: it lists the remote's refs (one request) and
+// fetches, one ref only, only a commit the cache lacks. A Request's MaxAge lets
+// callers that share a URL, a ref and credentials share one listing; a push
+// notification calls Refresh to end that sharing early. Refs are a branch, a tag,
+// a semver range (the newest tag that satisfies it) or a pinned commit. Credentials
+// (Auth) come from the caller, who reads them from Kubernetes; this package never
+// does. SSH host keys are always verified against the caller's known_hosts. Every
+// FetchError carries a Reason (HostUnreachable, AuthenticationFailed,
+// HostKeyMismatch, RefNotFound, NoMatchingTag, …) for conditions, and no error
+// quotes a credential.
+//
 // Repository content is treated as hostile. Rendering never touches the host file
 // system: the commit's tree is copied, within size limits, into an in-memory file
 // system, so a path or symlink cannot reach anything outside the repository, and
-// kustomize runs in process with plugins off and remote bases refused.
+// kustomize runs in process with plugins, exec and container functions and Helm
+// off, the load restrictor on, and remote bases refused. YAML alias bombs and deep
+// nesting fail within fixed bounds, the rendered output is bounded in bytes and
+// objects, and a panic while rendering becomes an error.
 //
-// The package owns git access and rendering only. It does not talk to Kubernetes,
-// apply anything, log, or know about Sync objects beyond the ref type of the API.
+// The webhook receiver (NewWebhookHandler) authenticates GitHub, GitLab, Gitea and
+// generic push notifications, parses them into a Push (repository URLs normalised by
+// NormalizeURL, and a branch or tag) and hands it to a callback; deciding which Syncs
+// that concerns is the caller's business.
+//
+// The package owns git access, rendering and push parsing only. It does not talk to
+// Kubernetes, apply anything, log, or know about Sync objects beyond the ref type of
+// the API.
 package source

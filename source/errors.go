@@ -1,9 +1,18 @@
 package source
 
 import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
+	"strings"
+	"syscall"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/transport"
 )
 
 // FetchError is a failure to reach or read the repository: a network error, bad
@@ -60,12 +69,99 @@ func IsRenderError(err error) bool {
 	return errors.As(err, &re)
 }
 
-// Reasons a FetchError carries.
+// Reasons a FetchError carries. Each names a cause a user can act on; the message
+// says more.
 const (
-	ReasonRefNotFound     = "RefNotFound"
-	ReasonUnsupportedRef  = "UnsupportedRef"
-	ReasonGitOperation    = "GitOperationFailed"
-	ReasonUnsupportedURL  = "UnsupportedURL"
-	ReasonCommitNotFound  = "CommitNotFound"
+	// ReasonRefNotFound: the branch or tag does not exist on the remote (any more).
+	ReasonRefNotFound = "RefNotFound"
+	// ReasonNoMatchingTag: no tag of the remote satisfies the semver range.
+	ReasonNoMatchingTag = "NoMatchingTag"
+	// ReasonInvalidSemVer: the semver range cannot be parsed.
+	ReasonInvalidSemVer = "InvalidSemVer"
+	// ReasonUnsupportedRef: the ref names nothing this build can follow.
+	ReasonUnsupportedRef = "UnsupportedRef"
+	// ReasonGitOperation: any other failure of git itself.
+	ReasonGitOperation = "GitOperationFailed"
+	// ReasonUnsupportedURL: the URL's scheme is not one Tether speaks.
+	ReasonUnsupportedURL = "UnsupportedURL"
+	// ReasonCommitNotFound: a pinned commit is on no branch of the remote.
+	ReasonCommitNotFound = "CommitNotFound"
+	// ReasonCacheUnreadable: the on-disk cache was damaged; it is discarded and
+	// the next fetch clones afresh.
 	ReasonCacheUnreadable = "CacheUnreadable"
+	// ReasonHostUnreachable: the host could not be reached (name resolution,
+	// connection refused, timeout).
+	ReasonHostUnreachable = "HostUnreachable"
+	// ReasonAuthenticationFailed: the remote refused the credentials, or asked for
+	// some and none were given.
+	ReasonAuthenticationFailed = "AuthenticationFailed"
+	// ReasonRepositoryNotFound: the host has no such repository (hosts also say so
+	// to clients without access).
+	ReasonRepositoryNotFound = "RepositoryNotFound"
+	// ReasonInvalidCredentials: the credentials cannot be used as given (an
+	// unreadable SSH key, an SSH URL without a key).
+	ReasonInvalidCredentials = "InvalidCredentials"
+	// ReasonHostKeyUnknown: known_hosts has no key for the SSH host.
+	ReasonHostKeyUnknown = "HostKeyUnknown"
+	// ReasonHostKeyMismatch: the SSH host presented a key that known_hosts does not
+	// list for it: a changed host key, or someone in the middle.
+	ReasonHostKeyMismatch = "HostKeyMismatch"
+	// ReasonCertificateUntrusted: the HTTPS certificate is not signed by a trusted
+	// authority (see the caFile key).
+	ReasonCertificateUntrusted = "CertificateUntrusted"
 )
+
+// reason classes a git failure for conditions. SSH host key refusals are told apart
+// by the check that made them, whatever the transport wrapped them in.
+func (r *remote) reason(err error) string {
+	if r != nil && r.hostKey != nil {
+		if reason := r.hostKey.reason(); reason != "" {
+			return reason
+		}
+	}
+	var ce *credentialsError
+	if errors.As(err, &ce) {
+		return ce.reason
+	}
+	// go-git wraps network errors in types without Unwrap; look inside them.
+	for e := err; e != nil; {
+		switch {
+		case errors.Is(e, transport.ErrAuthenticationRequired), errors.Is(e, transport.ErrAuthorizationFailed),
+			strings.Contains(e.Error(), "ssh: unable to authenticate"):
+			return ReasonAuthenticationFailed
+		case errors.Is(e, transport.ErrRepositoryNotFound):
+			return ReasonRepositoryNotFound
+		case isUntrustedCertificate(e):
+			return ReasonCertificateUntrusted
+		case isUnreachable(e):
+			return ReasonHostUnreachable
+		}
+		var unexpected *plumbing.UnexpectedError
+		var permanent *plumbing.PermanentError
+		switch {
+		case errors.As(e, &unexpected):
+			e = unexpected.Err
+		case errors.As(e, &permanent):
+			e = permanent.Err
+		default:
+			e = nil
+		}
+	}
+	return ReasonGitOperation
+}
+
+func isUntrustedCertificate(err error) bool {
+	var unknown x509.UnknownAuthorityError
+	var verification *tls.CertificateVerificationError
+	var hostname x509.HostnameError
+	return errors.As(err, &unknown) || errors.As(err, &verification) || errors.As(err, &hostname)
+}
+
+func isUnreachable(err error) bool {
+	var dns *net.DNSError
+	var op *net.OpError
+	var netErr net.Error
+	return errors.As(err, &dns) || errors.As(err, &op) ||
+		(errors.As(err, &netErr) && netErr.Timeout()) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, syscall.ECONNREFUSED)
+}

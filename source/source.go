@@ -25,17 +25,25 @@ type Options struct {
 	MaxTreeSize int64
 	// MaxObjects is the most objects one path may render to.
 	MaxObjects int
+	// MaxRenderedBytes is the most bytes (as JSON) the objects of one render may
+	// take; it bounds what kustomize or YAML aliases can make of a small input.
+	MaxRenderedBytes int64
 	// RenderCacheSize is how many rendered (commit, path) results are kept in memory.
 	RenderCacheSize int
+	// Timeout bounds one Fetch, so that a host that accepts a connection and then
+	// says nothing cannot hold a worker forever.
+	Timeout time.Duration
 }
 
 // DefaultOptions returns limits that fit repositories of thousands of manifests.
 func DefaultOptions() Options {
 	return Options{
-		MaxFileSize:     8 << 20,
-		MaxTreeSize:     256 << 20,
-		MaxObjects:      20000,
-		RenderCacheSize: 256,
+		MaxFileSize:      8 << 20,
+		MaxTreeSize:      256 << 20,
+		MaxObjects:       20000,
+		MaxRenderedBytes: 256 << 20,
+		RenderCacheSize:  256,
+		Timeout:          5 * time.Minute,
 	}
 }
 
@@ -47,7 +55,11 @@ type Request struct {
 	// most this long ago, by any caller, without asking the remote. Syncs that share
 	// a repository and ref thus share one ref listing per interval, and a reconcile
 	// triggered by drift in the cluster does not touch git. Zero always asks.
+	// Resolutions are shared only between callers with the same Auth.
 	MaxAge time.Duration
+	// Auth holds credentials for the repository; the zero value sends none (but
+	// credentials written into an http(s) URL are still used).
+	Auth Auth
 }
 
 // Revision is one commit of one repository, reached through one ref.
@@ -92,13 +104,25 @@ type Source struct {
 type repoEntry struct {
 	mu   gosync.Mutex
 	repo *git.Repository
-	// resolved remembers, by full ref name, the commit the remote last named and when.
+	// resolved remembers, by credentials and ref, the commit the remote last named
+	// and when.
 	resolved map[string]resolution
 }
 
 type resolution struct {
 	commit string
-	at     time.Time
+	// tag is the tag a semver range resolved to.
+	tag string
+	at  time.Time
+}
+
+// revision completes rev with what the resolution found.
+func (r resolution) revision(rev Revision) Revision {
+	rev.Commit = r.commit
+	if r.tag != "" {
+		rev.Ref = r.tag
+	}
+	return rev
 }
 
 // New returns a Source that caches repositories under opts.CacheDir.
@@ -118,6 +142,12 @@ func New(opts Options) (*Source, error) {
 	}
 	if opts.MaxObjects <= 0 {
 		opts.MaxObjects = defaults.MaxObjects
+	}
+	if opts.MaxRenderedBytes <= 0 {
+		opts.MaxRenderedBytes = defaults.MaxRenderedBytes
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = defaults.Timeout
 	}
 	if opts.RenderCacheSize <= 0 {
 		opts.RenderCacheSize = defaults.RenderCacheSize

@@ -1,6 +1,7 @@
 package source
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,6 +10,7 @@ import (
 	neturl "net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/go-git/go-git/v5"
@@ -27,20 +29,33 @@ const remoteName = "origin"
 // Fetch resolves req.Ref to a commit and makes sure that commit is in the local
 // cache. It lists the remote refs first (one small request) and fetches only when
 // the commit is not cached yet, so polling an unchanged repository costs one request.
+// A resolution is shared, within req.MaxAge, only with callers that hold the same
+// credentials: one without access never rides on a resolution made by one with it.
 func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
 	ref := req.Ref
 	if ref == (v1alpha1.GitRef{}) {
 		ref.Branch = "main"
 	}
 	rev := Revision{URL: req.URL, Ref: ref.String()}
+	var r *remote
 	fail := func(reason string, err error) (Revision, error) {
+		if reason == "" {
+			reason = r.reason(err)
+		}
 		return rev, &FetchError{URL: req.URL, Ref: refLabel(ref), Reason: reason, Err: err}
 	}
 	if err := checkURL(req.URL); err != nil {
 		return fail(ReasonUnsupportedURL, err)
 	}
-
-	remoteURL, auth := splitCredentials(req.URL)
+	r, err := s.newRemote(req.URL, req.Auth)
+	if err != nil {
+		return fail("", err)
+	}
+	if s.opts.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.opts.Timeout)
+		defer cancel()
+	}
 
 	e := s.entry(req.URL)
 	e.mu.Lock()
@@ -49,57 +64,131 @@ func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
 	if err != nil {
 		return fail(ReasonCacheUnreadable, err)
 	}
-
-	switch {
-	case ref.SemVer != "":
-		return fail(ReasonUnsupportedRef, errors.New("semver refs are not supported yet"))
-	case ref.Commit != "":
-		rev.Commit = ref.Commit
-		if !hasCommit(repo, rev.Commit) {
-			if err := fetch(ctx, repo, auth, "+refs/heads/*:refs/heads/*"); err != nil {
-				return fail(ReasonGitOperation, err)
-			}
-		}
-		if !hasCommit(repo, rev.Commit) {
-			return fail(ReasonCommitNotFound, fmt.Errorf("commit %s is not on any branch", rev.Commit))
-		}
-		return rev, nil
-	}
-
-	name := plumbing.NewBranchReferenceName(ref.Branch)
-	if ref.Tag != "" {
-		name = plumbing.NewTagReferenceName(ref.Tag)
-	}
-	if r, ok := e.resolved[name.String()]; ok && req.MaxAge > 0 && s.now().Sub(r.at) < req.MaxAge && hasCommit(repo, r.commit) {
-		rev.Commit = r.commit
-		return rev, nil
+	key := r.key + "\x00" + refKey(ref)
+	if res, ok := e.resolved[key]; ok && req.MaxAge > 0 && s.now().Sub(res.at) < req.MaxAge && hasCommit(repo, res.commit) {
+		return res.revision(rev), nil
 	}
 	asked := s.now()
-	commit, err := lsRemote(ctx, remoteURL, auth, name)
+	res, reason, err := s.resolve(ctx, e, req.URL, repo, r, ref)
 	if err != nil {
-		if errors.Is(err, errRefNotFound) {
-			return fail(ReasonRefNotFound, err)
-		}
-		return fail(ReasonGitOperation, err)
+		return fail(reason, err)
 	}
-	rev.Commit = commit
+	res.at = asked
+	e.resolved[key] = res
+	return res.revision(rev), nil
+}
+
+// resolve asks the remote what ref names and makes sure the commit is cached. On
+// error it returns the reason, or "" for the caller to class the error.
+func (s *Source) resolve(ctx context.Context, e *repoEntry, url string, repo *git.Repository, r *remote, ref v1alpha1.GitRef) (resolution, string, error) {
+	if ref.Commit != "" {
+		return s.resolveCommit(ctx, repo, r, ref.Commit)
+	}
+	refs, err := listRefs(ctx, r)
+	if err != nil {
+		return resolution{}, "", err
+	}
+	res, name, reason, err := pick(refs, ref)
+	if err != nil {
+		return resolution{}, reason, err
+	}
+	if hasCommit(repo, res.commit) {
+		return res, "", nil
+	}
+	if err := fetch(ctx, repo, r, fmt.Sprintf("+%s:%s", name, name)); err != nil {
+		return resolution{}, "", err
+	}
+	if !hasCommit(repo, res.commit) {
+		// The remote names the commit and the fetch of that ref succeeded, so the
+		// cache must be damaged (a ref left pointing at lost objects makes the
+		// fetch a no-op). Drop it, so that the next Fetch starts afresh.
+		if err := s.discardCache(e, url); err != nil {
+			return resolution{}, ReasonCacheUnreadable, err
+		}
+		return resolution{}, ReasonCacheUnreadable, fmt.Errorf("fetched %s but commit %s is missing; cache discarded", name.Short(), res.commit)
+	}
+	return res, "", nil
+}
+
+// resolveCommit makes sure a pinned commit is cached. A commit cached already is
+// still only returned after the remote has answered these credentials: the cache
+// is shared by everyone who names the URL.
+func (s *Source) resolveCommit(ctx context.Context, repo *git.Repository, r *remote, commit string) (resolution, string, error) {
+	if hasCommit(repo, commit) {
+		if _, err := listRefs(ctx, r); err != nil {
+			return resolution{}, "", err
+		}
+	} else if err := fetch(ctx, repo, r, "+refs/heads/*:refs/heads/*"); err != nil {
+		return resolution{}, "", err
+	}
 	if !hasCommit(repo, commit) {
-		spec := fmt.Sprintf("+%s:%s", name, name)
-		if err := fetch(ctx, repo, auth, spec); err != nil {
-			return fail(ReasonGitOperation, err)
+		return resolution{}, ReasonCommitNotFound, fmt.Errorf("commit %s is not on any branch", commit)
+	}
+	return resolution{commit: commit}, "", nil
+}
+
+// pick finds what ref names among a remote's refs: the full name of the ref to
+// fetch, and the commit, peeling annotated tags.
+func pick(refs []*plumbing.Reference, ref v1alpha1.GitRef) (resolution, plumbing.ReferenceName, string, error) {
+	var name plumbing.ReferenceName
+	switch {
+	case ref.Branch != "":
+		name = plumbing.NewBranchReferenceName(ref.Branch)
+	case ref.Tag != "":
+		name = plumbing.NewTagReferenceName(ref.Tag)
+	case ref.SemVer != "":
+		constraint, err := parseRange(ref.SemVer)
+		if err != nil {
+			return resolution{}, "", ReasonInvalidSemVer, err
 		}
-		if !hasCommit(repo, commit) {
-			// The remote names the commit and the fetch of that ref succeeded, so the
-			// cache must be damaged (a ref left pointing at lost objects makes the
-			// fetch a no-op). Drop it, so that the next Fetch starts afresh.
-			if err := s.discardCache(e, req.URL); err != nil {
-				return fail(ReasonCacheUnreadable, err)
-			}
-			return fail(ReasonCacheUnreadable, fmt.Errorf("fetched %s but commit %s is missing; cache discarded", name, commit))
+		tag, ok := newestTag(refs, constraint)
+		if !ok {
+			return resolution{}, "", ReasonNoMatchingTag, fmt.Errorf("no tag of the repository satisfies %q (of %d tags)", ref.SemVer, countTags(refs))
+		}
+		name = plumbing.NewTagReferenceName(tag)
+	default:
+		return resolution{}, "", ReasonUnsupportedRef, errors.New("the ref names no branch, tag, semver range or commit")
+	}
+	var direct, peeled string
+	for _, r := range refs {
+		switch r.Name().String() {
+		case name.String():
+			direct = r.Hash().String()
+		case name.String() + "^{}":
+			peeled = r.Hash().String()
 		}
 	}
-	e.resolved[name.String()] = resolution{commit: commit, at: asked}
-	return rev, nil
+	res := resolution{commit: cmp.Or(peeled, direct)}
+	if ref.SemVer != "" {
+		res.tag = name.Short()
+	}
+	if res.commit == "" {
+		return resolution{}, "", ReasonRefNotFound, fmt.Errorf("%s: %w", name.Short(), errRefNotFound)
+	}
+	return res, name, "", nil
+}
+
+func countTags(refs []*plumbing.Reference) int {
+	n := 0
+	for _, r := range refs {
+		if r.Name().IsTag() && !strings.HasSuffix(r.Name().String(), "^{}") {
+			n++
+		}
+	}
+	return n
+}
+
+// refKey names a ref in the table of resolutions.
+func refKey(ref v1alpha1.GitRef) string {
+	switch {
+	case ref.Branch != "":
+		return plumbing.NewBranchReferenceName(ref.Branch).String()
+	case ref.Tag != "":
+		return plumbing.NewTagReferenceName(ref.Tag).String()
+	case ref.SemVer != "":
+		return "semver:" + ref.SemVer
+	}
+	return "commit:" + ref.Commit
 }
 
 // Refresh forgets every resolution of url's refs, so that the next Fetch of any of
@@ -114,35 +203,21 @@ func (s *Source) Refresh(url string) {
 
 var errRefNotFound = errors.New("ref not found on the remote")
 
-// lsRemote returns the commit a ref points at on the remote, peeling annotated tags.
-func lsRemote(ctx context.Context, url string, auth transport.AuthMethod, name plumbing.ReferenceName) (string, error) {
-	remote := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: remoteName, URLs: []string{url}})
-	refs, err := remote.ListContext(ctx, &git.ListOptions{Auth: auth, PeelingOption: git.AppendPeeled})
+// listRefs lists the remote's refs with one request, peeled tags included.
+func listRefs(ctx context.Context, r *remote) ([]*plumbing.Reference, error) {
+	rem := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: remoteName, URLs: []string{r.url}})
+	refs, err := rem.ListContext(ctx, &git.ListOptions{Auth: r.auth, CABundle: r.caBundle, PeelingOption: git.AppendPeeled})
 	if err != nil {
-		return "", fmt.Errorf("listing remote refs: %w", err)
+		return nil, fmt.Errorf("listing remote refs: %w", err)
 	}
-	var direct, peeled string
-	for _, r := range refs {
-		switch r.Name().String() {
-		case name.String():
-			direct = r.Hash().String()
-		case name.String() + "^{}":
-			peeled = r.Hash().String()
-		}
-	}
-	switch {
-	case peeled != "":
-		return peeled, nil
-	case direct != "":
-		return direct, nil
-	}
-	return "", fmt.Errorf("%s: %w", name.Short(), errRefNotFound)
+	return refs, nil
 }
 
-func fetch(ctx context.Context, repo *git.Repository, auth transport.AuthMethod, refspec string) error {
+func fetch(ctx context.Context, repo *git.Repository, r *remote, refspec string) error {
 	err := repo.FetchContext(ctx, &git.FetchOptions{
 		RemoteName: remoteName,
-		Auth:       auth,
+		Auth:       r.auth,
+		CABundle:   r.caBundle,
 		RefSpecs:   []config.RefSpec{config.RefSpec(refspec)},
 		Tags:       git.NoTags,
 		Force:      true,
@@ -241,15 +316,22 @@ func splitCredentials(raw string) (string, transport.AuthMethod) {
 	return u.String(), auth
 }
 
-// checkURL accepts the transports this build supports.
+// checkURL accepts the transports this build supports: https, http, ssh (also in
+// the scp-like form git@host:path) and file.
 func checkURL(url string) error {
-	for _, p := range []string{"https://", "http://", "file://"} {
+	for _, p := range []string{"https://", "http://", "ssh://", "file://"} {
 		if strings.HasPrefix(url, p) {
 			return nil
 		}
 	}
-	return fmt.Errorf("unsupported URL %q: use https://, http:// or file://", url)
+	if scpLike.MatchString(url) {
+		return nil
+	}
+	return fmt.Errorf("unsupported URL %q: use https://, http://, ssh://, user@host:path or file://", RedactURL(url))
 }
+
+// scpLike matches git's scp-like SSH syntax, "user@host:path", as the API does.
+var scpLike = regexp.MustCompile(`^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:.+$`)
 
 // refLabel names a ref for messages, including a pinned commit.
 func refLabel(ref v1alpha1.GitRef) string {

@@ -178,6 +178,93 @@ func TestFetchFailuresSayWhatIsWrong(t *testing.T) {
 		}
 	})
 
+	t.Run("a branch deleted after it was followed is RefNotFound", func(t *testing.T) {
+		repo.CreateBranch(t, "staging")
+		staging := source.Request{URL: repo.URL(), Ref: v1alpha1.GitRef{Branch: "staging"}}
+		fetch(t, src, staging)
+		gitserver.Git(t, "", "--git-dir", repo.Dir(), "update-ref", "-d", "refs/heads/staging")
+		_, err := src.Fetch(t.Context(), staging)
+		if reason := fetchReason(t, err); reason != source.ReasonRefNotFound {
+			t.Errorf("reason = %s, want %s (error %v)", reason, source.ReasonRefNotFound, err)
+		}
+	})
+
+	others := []struct{ step, url, reason string }{
+		{"an unreachable host is HostUnreachable", "http://127.0.0.1:1/deploy.git", source.ReasonHostUnreachable},
+		{"a host that cannot be resolved is HostUnreachable", "https://no-such-host.invalid/deploy.git", source.ReasonHostUnreachable},
+		{"a repository the host does not have is RepositoryNotFound", strings.Replace(repo.URL(), "deploy.git", "nope.git", 1), source.ReasonRepositoryNotFound},
+		{"a URL of an unknown scheme is UnsupportedURL", "ftp://example.com/deploy.git", source.ReasonUnsupportedURL},
+	}
+	for _, o := range others {
+		t.Run(o.step, func(t *testing.T) {
+			_, err := src.Fetch(t.Context(), source.Request{URL: o.url, Ref: main})
+			if reason := fetchReason(t, err); reason != o.reason {
+				t.Errorf("reason = %s, want %s (error %v)", reason, o.reason, err)
+			}
+		})
+	}
+}
+
+func TestFetchFollowsASemVerRange(t *testing.T) {
+	repo := gitserver.Start(t, gitserver.Options{}).CreateRepo(t, "deploy")
+	commits := map[string]string{}
+	for _, tag := range []string{"v1.0.0", "v1.2.0", "v1.3.0-rc.1", "v2.0.0", "latest"} {
+		commits[tag] = repo.Commit(t, map[string]string{"app/cm.yaml": configMap("web", tag)}, "release "+tag)
+		if tag == "v1.2.0" {
+			repo.AnnotatedTag(t, tag, "release "+tag)
+			continue
+		}
+		repo.Tag(t, tag)
+	}
+	src := newSource(t, source.Options{})
+	semver := func(r string) source.Request { return source.Request{URL: repo.URL(), Ref: v1alpha1.GitRef{SemVer: r}} }
+
+	resolves := []struct{ step, rng, tag string }{
+		{"the newest tag in the range wins, annotated tags peel, pre-releases are left out", ">=1.0 <2", "v1.2.0"},
+		{"a range naming a pre-release admits it", ">=1.3.0-rc.0 <2", "v1.3.0-rc.1"},
+		{"a range open above takes the newest release", ">=1", "v2.0.0"},
+		{"a tilde range stays in its minor version", "~1.0", "v1.0.0"},
+	}
+	for _, r := range resolves {
+		t.Run(r.step, func(t *testing.T) {
+			rev := fetch(t, src, semver(r.rng))
+			if got, want := rev.String(), r.tag+"@sha1:"+commits[r.tag]; got != want {
+				t.Errorf("%q resolved to %s, want %s", r.rng, got, want)
+			}
+			if diff := cmp.Diff([]string{"ConfigMap/web greeting=" + r.tag}, rendered(t, src, rev, "app")); diff != "" {
+				t.Errorf("objects (-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	t.Run("a new tag in the range moves the revision", func(t *testing.T) {
+		repo.Commit(t, map[string]string{"app/cm.yaml": configMap("web", "v1.4.0")}, "release v1.4.0")
+		newer := repo.Tag(t, "v1.4.0")
+		if rev := fetch(t, src, semver(">=1.0 <2")); rev.String() != "v1.4.0@sha1:"+newer {
+			t.Errorf("revision = %s, want v1.4.0@sha1:%s", rev, newer)
+		}
+	})
+
+	t.Run("a moved tag moves the revision", func(t *testing.T) {
+		moved := repo.Commit(t, map[string]string{"app/cm.yaml": configMap("web", "v1.4.0-fixed")}, "fix the release")
+		repo.Tag(t, "v1.4.0")
+		if rev := fetch(t, src, semver(">=1.0 <2")); rev.String() != "v1.4.0@sha1:"+moved {
+			t.Errorf("revision = %s, want v1.4.0@sha1:%s", rev, moved)
+		}
+	})
+
+	failures := []struct{ step, rng, reason, says string }{
+		{"a range no tag satisfies is NoMatchingTag, naming the range", ">=3", source.ReasonNoMatchingTag, `no tag of the repository satisfies ">=3"`},
+		{"a range that does not parse is InvalidSemVer", "not a range", source.ReasonInvalidSemVer, `semver range "not a range"`},
+	}
+	for _, f := range failures {
+		t.Run(f.step, func(t *testing.T) {
+			_, err := src.Fetch(t.Context(), semver(f.rng))
+			if reason := fetchReason(t, err); reason != f.reason || !strings.Contains(err.Error(), f.says) {
+				t.Errorf("error %q (reason %s), want reason %s saying %q", err, reason, f.reason, f.says)
+			}
+		})
+	}
 }
 
 func TestFetchKeepsCredentialsOutOfMessages(t *testing.T) {
@@ -185,7 +272,6 @@ func TestFetchKeepsCredentialsOutOfMessages(t *testing.T) {
 	head := repo.Commit(t, map[string]string{"app/cm.yaml": configMap("web", "hello")}, "add web")
 	cacheDir := t.TempDir()
 	src := newSource(t, source.Options{CacheDir: cacheDir})
-	main := v1alpha1.GitRef{Branch: "main"}
 
 	t.Run("credentials written into the URL reach a server that requires them", func(t *testing.T) {
 		rev := fetch(t, src, source.Request{URL: withUser(repo.URL(), "tether:s3cret"), Ref: main})
