@@ -22,6 +22,28 @@ import (
 type RenderOptions struct {
 	// MaxObjects is the most objects the directory may render to; 0 means no limit.
 	MaxObjects int
+	// MaxBytes is the most bytes, as JSON, the rendered objects may take together;
+	// 0 means no limit. It bounds what YAML aliases or kustomize make of a small
+	// input, which the input's size limits do not.
+	MaxBytes int64
+}
+
+// byteBudget counts rendered bytes against RenderOptions.MaxBytes.
+type byteBudget struct {
+	used, max int64
+}
+
+// spend charges n bytes, failing once the budget is exceeded. A nil budget is
+// unlimited.
+func (b *byteBudget) spend(n int) error {
+	if b == nil || b.max <= 0 {
+		return nil
+	}
+	b.used += int64(n)
+	if b.used > b.max {
+		return fmt.Errorf("renders more than the limit of %d bytes", b.max)
+	}
+	return nil
 }
 
 // kustomizationFiles are the names kustomize recognises, in its order of preference.
@@ -30,7 +52,9 @@ var kustomizationFiles = []string{"kustomization.yaml", "kustomization.yml", "Ku
 // Render turns dir of fs into objects. A directory holding a kustomization is built
 // with kustomize; any other directory is read recursively for .yaml, .yml and .json
 // files, each of which may hold several documents. Errors are *RenderError and name
-// the file at fault relative to root.
+// the file at fault relative to root. A panic while rendering (in kustomize, in a
+// parser) is returned as a *RenderError too: repository content must not be able
+// to crash the agent.
 func Render(fs filesys.FileSystem, root, dir string, opts RenderOptions) (objs []*unstructured.Unstructured, err error) {
 	root, dir = filepath.Clean(root), filepath.Clean(dir)
 	rel := func(p string) string {
@@ -40,13 +64,19 @@ func Render(fs filesys.FileSystem, root, dir string, opts RenderOptions) (objs [
 		}
 		return r
 	}
+	defer func() {
+		if r := recover(); r != nil {
+			objs, err = nil, &RenderError{File: rel(dir), Err: fmt.Errorf("rendering panicked: %v", r)}
+		}
+	}()
 	if !fs.IsDir(dir) {
 		return nil, &RenderError{File: rel(dir), Err: errors.New("no such directory in the repository")}
 	}
+	budget := &byteBudget{max: opts.MaxBytes}
 	if k := findKustomization(fs, dir); k != "" {
-		objs, err = renderKustomize(fs, dir, rel)
+		objs, err = renderKustomize(fs, dir, rel, budget)
 	} else {
-		objs, err = renderPlain(fs, dir, rel)
+		objs, err = renderPlain(fs, dir, rel, budget)
 	}
 	if err != nil {
 		return nil, err
@@ -71,7 +101,7 @@ func findKustomization(fs filesys.FileSystem, dir string) string {
 
 // renderPlain reads every manifest file under dir, in lexical order so that the
 // result is stable. Hidden files and directories (".github") are skipped.
-func renderPlain(fs filesys.FileSystem, dir string, rel func(string) string) ([]*unstructured.Unstructured, error) {
+func renderPlain(fs filesys.FileSystem, dir string, rel func(string) string, budget *byteBudget) ([]*unstructured.Unstructured, error) {
 	var files []string
 	err := fs.Walk(dir, func(p string, info os.FileInfo, err error) error {
 		if err != nil {
@@ -101,7 +131,7 @@ func renderPlain(fs filesys.FileSystem, dir string, rel func(string) string) ([]
 		if err != nil {
 			return nil, &RenderError{File: rel(f), Err: err}
 		}
-		docs, err := DecodeManifests(data)
+		docs, err := decodeManifests(data, budget)
 		if err != nil {
 			return nil, &RenderError{File: rel(f), Err: err}
 		}
@@ -114,6 +144,10 @@ func renderPlain(fs filesys.FileSystem, dir string, rel func(string) string) ([]
 // documents are skipped; a document without apiVersion or kind is an error that
 // names its position. A kind List is expanded into its items.
 func DecodeManifests(data []byte) ([]*unstructured.Unstructured, error) {
+	return decodeManifests(data, nil)
+}
+
+func decodeManifests(data []byte, budget *byteBudget) ([]*unstructured.Unstructured, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var objs []*unstructured.Unstructured
 	for n := 1; ; n++ {
@@ -132,7 +166,7 @@ func DecodeManifests(data []byte) ([]*unstructured.Unstructured, error) {
 		if len(doc) == 0 {
 			continue
 		}
-		obj, err := toObject(doc)
+		obj, err := toObject(doc, budget)
 		if err != nil {
 			return nil, fmt.Errorf("document %d: %w", n, err)
 		}
@@ -148,7 +182,7 @@ func DecodeManifests(data []byte) ([]*unstructured.Unstructured, error) {
 	}
 }
 
-func toObject(doc map[string]any) (*unstructured.Unstructured, error) {
+func toObject(doc map[string]any, budget *byteBudget) (*unstructured.Unstructured, error) {
 	apiVersion, _ := doc["apiVersion"].(string)
 	kind, _ := doc["kind"].(string)
 	if apiVersion == "" || kind == "" {
@@ -157,6 +191,9 @@ func toObject(doc map[string]any) (*unstructured.Unstructured, error) {
 	// A JSON round trip gives the value types apimachinery expects (int64, float64).
 	data, err := json.Marshal(doc)
 	if err != nil {
+		return nil, err
+	}
+	if err := budget.spend(len(data)); err != nil {
 		return nil, err
 	}
 	obj := &unstructured.Unstructured{}
@@ -184,11 +221,19 @@ func expandList(list *unstructured.Unstructured) ([]*unstructured.Unstructured, 
 	return out, nil
 }
 
-// renderKustomize builds dir in process: no plugins, no exec functions, files only
-// from inside each kustomization's root, and no remote bases.
-func renderKustomize(fs filesys.FileSystem, dir string, rel func(string) string) (objs []*unstructured.Unstructured, err error) {
-	if err := checkKustomizeRefs(fs, dir, rel, map[string]bool{}); err != nil {
+// renderKustomize builds dir in process: no plugins, no exec or container
+// functions, no Helm, files only from inside each kustomization's root, and no
+// remote bases.
+func renderKustomize(fs filesys.FileSystem, dir string, rel func(string) string, budget *byteBudget) (objs []*unstructured.Unstructured, err error) {
+	roots := map[string]bool{}
+	if err := checkKustomizeRefs(fs, dir, rel, roots); err != nil {
 		return nil, err
+	}
+	// kustomize expands YAML aliases without a bound; refuse a bomb before it runs.
+	for r := range roots {
+		if err := checkAliases(fs, r, rel); err != nil {
+			return nil, err
+		}
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -197,7 +242,11 @@ func renderKustomize(fs filesys.FileSystem, dir string, rel func(string) string)
 	}()
 	opts := krusty.MakeDefaultOptions()
 	opts.LoadRestrictions = types.LoadRestrictionsRootOnly
+	// Builtin transformers and generators only: no exec, container or starlark
+	// functions, no Go plugins, and Helm off.
 	opts.PluginConfig = types.DisabledPluginConfig()
+	opts.PluginConfig.FnpLoadingOptions = types.FnPluginLoadingOptions{}
+	opts.PluginConfig.HelmConfig = types.HelmConfig{Enabled: false}
 	resMap, err := krusty.MakeKustomizer(opts).Run(fs, dir)
 	if err != nil {
 		return nil, &RenderError{File: rel(dir), Err: fmt.Errorf("kustomize build: %w", err)}
@@ -207,7 +256,7 @@ func renderKustomize(fs filesys.FileSystem, dir string, rel func(string) string)
 		if err != nil {
 			return nil, &RenderError{File: rel(dir), Err: fmt.Errorf("kustomize output %s: %w", r.CurId(), err)}
 		}
-		obj, err := toObject(m)
+		obj, err := toObject(m, budget)
 		if err != nil {
 			return nil, &RenderError{File: rel(dir), Err: fmt.Errorf("kustomize output %s: %w", r.CurId(), err)}
 		}
@@ -259,6 +308,36 @@ func checkKustomizeRefs(fs filesys.FileSystem, dir string, rel func(string) stri
 		}
 	}
 	return nil
+}
+
+// checkAliases runs every file under dir (a kustomization root, below which the
+// load restrictor confines kustomize) that may hold YAML aliases through the
+// bounded converter, and refuses one that expands past its bounds, naming it.
+// Files that do not parse as YAML are left to kustomize (a generator may read any
+// file).
+func checkAliases(fs filesys.FileSystem, dir string, rel func(string) string) error {
+	return fs.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(p)
+		if err != nil {
+			return &RenderError{File: rel(p), Err: err}
+		}
+		if !bytes.Contains(data, []byte("&")) || !bytes.Contains(data, []byte("*")) {
+			return nil // no anchor or no alias: nothing can expand
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		for {
+			var node yaml.Node
+			if err := dec.Decode(&node); err != nil {
+				return nil // the end, or not YAML
+			}
+			if _, err := documentMap(&node); errors.Is(err, errYAMLTooLarge) {
+				return &RenderError{File: rel(p), Err: err}
+			}
+		}
+	})
 }
 
 // checkDuplicates refuses two objects with the same group, kind, namespace and name:

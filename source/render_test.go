@@ -151,6 +151,26 @@ func TestRenderRejectsHostileYAML(t *testing.T) {
 			t.Fatalf("Render() error = %v, want a render error", err)
 		}
 	})
+	t.Run("more rendered bytes than the limit", func(t *testing.T) {
+		doc := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: wide}\ndata: {k: " + strings.Repeat("y", 200) + "}\n"
+		var b strings.Builder
+		for i := 0; i < 20; i++ {
+			b.WriteString("---\n" + strings.Replace(doc, "name: wide", "name: wide"+strings.Repeat("i", i), 1))
+		}
+		_, err := Render(memFS(t, map[string]string{"wide.yaml": b.String()}), "/", "/", RenderOptions{MaxBytes: 4096})
+		var re *RenderError
+		if !errors.As(err, &re) || re.File != "wide.yaml" || !strings.Contains(err.Error(), "limit of 4096 bytes") {
+			t.Fatalf("Render() error = %v, want the byte limit naming wide.yaml", err)
+		}
+	})
+	t.Run("a panic while rendering becomes an error naming the directory", func(t *testing.T) {
+		fs := panickingFS{memFS(t, map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"})}
+		_, err := Render(fs, "/", "/app", RenderOptions{})
+		var re *RenderError
+		if !errors.As(err, &re) || re.File != "app" || !strings.Contains(err.Error(), "panicked") {
+			t.Fatalf("Render() error = %v, want a render error about a panic naming app", err)
+		}
+	})
 	t.Run("more objects than the limit", func(t *testing.T) {
 		var b strings.Builder
 		for i := 0; i < 101; i++ {
@@ -162,6 +182,11 @@ func TestRenderRejectsHostileYAML(t *testing.T) {
 		}
 	})
 }
+
+// panickingFS panics when a file is read, as a bug deep in a parser might.
+type panickingFS struct{ filesys.FileSystem }
+
+func (panickingFS) ReadFile(string) ([]byte, error) { panic("boom") }
 
 func TestRenderKustomize(t *testing.T) {
 	base := map[string]string{

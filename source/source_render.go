@@ -43,7 +43,7 @@ func (s *Source) render(ctx context.Context, rev Revision, dir string) ([]*unstr
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return Render(fs, "/", path.Join("/", dir), RenderOptions{MaxObjects: s.opts.MaxObjects})
+	return Render(fs, "/", path.Join("/", dir), RenderOptions{MaxObjects: s.opts.MaxObjects, MaxBytes: s.opts.MaxRenderedBytes})
 }
 
 // CleanPath checks a path inside the repository and returns it cleaned ("." for the

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -141,4 +142,101 @@ func snapshotObjects(s *source.Snapshot) []string {
 		return nil
 	}
 	return describe(s.Objects)
+}
+
+// TestKustomizeTreatsRepositoryContentAsHostile commits a kustomization for each way
+// a repository could reach outside itself or exhaust the agent, next to a manifest
+// and an executable on the host that a successful attack would read or run.
+func TestKustomizeTreatsRepositoryContentAsHostile(t *testing.T) {
+	host := t.TempDir()
+	stolen := filepath.Join(host, "stolen.yaml")
+	writeFile(t, stolen, configMap("stolen", "host-secret"))
+	ran := filepath.Join(host, "ran")
+	script := filepath.Join(host, "fn.sh")
+	writeFile(t, script, "#!/bin/sh\ntouch "+ran+"\ncat\n")
+	if err := os.Chmod(script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	climb := strings.Repeat("../", 12) + strings.TrimPrefix(stolen, "/")
+	kustomization := func(body string) string {
+		return "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n" + body
+	}
+	fn := func(kind string) string {
+		return "apiVersion: example.com/v1\nkind: " + kind + "\nmetadata:\n  name: fn\n  annotations:\n    config.kubernetes.io/function: |\n      exec:\n        path: " + script + "\n"
+	}
+	bomb := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bomb}\na: &a [x,x,x,x,x,x,x,x,x,x]\n"
+	prev := "a"
+	for _, name := range []string{"b", "c", "d", "e", "f", "g", "h"} {
+		bomb += name + ": &" + name + " [" + strings.Repeat("*"+prev+",", 9) + "*" + prev + "]\n"
+		prev = name
+	}
+	files := map[string]string{
+		"ok/kustomization.yaml":            kustomization("resources: [cm.yaml]\n"),
+		"ok/cm.yaml":                       configMap("fine", "hello"),
+		"secret.txt":                       "top-level file outside every kustomization root",
+		"absolute/kustomization.yaml":      kustomization("resources: [\"" + stolen + "\"]\n"),
+		"climb/kustomization.yaml":         kustomization("resources: [\"" + climb + "\"]\n"),
+		"generator/kustomization.yaml":     kustomization("configMapGenerator:\n- name: stolen\n  files: [\"" + stolen + "\"]\n"),
+		"restricted/kustomization.yaml":    kustomization("configMapGenerator:\n- name: sibling\n  files: [../secret.txt]\n"),
+		"exec/kustomization.yaml":          kustomization("resources: [cm.yaml]\ntransformers: [fn.yaml]\n"),
+		"exec/cm.yaml":                     configMap("fine", "hello"),
+		"exec/fn.yaml":                     fn("Transformer"),
+		"execgen/kustomization.yaml":       kustomization("generators: [fn.yaml]\n"),
+		"execgen/fn.yaml":                  fn("Generator"),
+		"helm/kustomization.yaml":          kustomization("helmCharts:\n- name: app\n  repo: https://charts.example.com\n  version: 1.0.0\n"),
+		"bomb/kustomization.yaml":          kustomization("resources: [bomb.yaml]\n"),
+		"bomb/bomb.yaml":                   bomb,
+		"big/kustomization.yaml":           kustomization("resources: [cm.yaml]\n"),
+		"big/cm.yaml":                      configMap("big", strings.Repeat("y", 4096)),
+		"remote/kustomization.yaml":        kustomization("resources: [\"https://github.com/org/repo//base?ref=v1\"]\n"),
+		"dir-link-user/kustomization.yaml": kustomization("resources: [etc/passwd]\n"),
+	}
+	repo := gitserver.NewLocalRepo(t, "hostile")
+	head := pushTree(t, repo, files, map[string]string{"dir-link-user/etc": "/etc"})
+	src := newSource(t, source.Options{MaxRenderedBytes: 2048})
+	rev := fetch(t, src, source.Request{URL: repo.URL(), Ref: v1alpha1.GitRef{Commit: head}})
+
+	t.Run("a kustomization inside the repository renders", func(t *testing.T) {
+		if diff := cmp.Diff([]string{"ConfigMap/fine greeting=hello"}, rendered(t, src, rev, "ok")); diff != "" {
+			t.Errorf("objects (-want +got):\n%s", diff)
+		}
+	})
+
+	refusals := []struct{ step, dir, file, says string }{
+		{"spec.path climbing out of the repository", "../" + filepath.Base(host), "../" + filepath.Base(host), "leaves the repository"},
+		{"an absolute spec.path", host, host, "must be relative"},
+		{"a resource at an absolute path on the host", "absolute", "absolute/kustomization.yaml", "not found in the repository"},
+		{"a resource climbing out of the repository", "climb", "climb/kustomization.yaml", "not found in the repository"},
+		{"a generator reading a file on the host", "generator", "generator", "kustomize build"},
+		{"a generator reading a file outside its kustomization root", "restricted", "restricted", "security"},
+		{"an exec transformer", "exec", "exec", "plugins disabled"},
+		{"an exec generator", "execgen", "execgen", "plugins disabled"},
+		{"a Helm chart", "helm", "helm", "enable-helm"},
+		{"a YAML alias bomb", "bomb", "bomb/bomb.yaml", "too large"},
+		{"output over the rendered-bytes limit", "big", "big", "limit of 2048 bytes"},
+		{"a remote base", "remote", "remote/kustomization.yaml", "remote bases are disabled"},
+		{"a symlinked directory to /etc", "dir-link-user", "dir-link-user/etc", "outside the repository"},
+	}
+	for _, r := range refusals {
+		t.Run(r.step+" is refused, naming the file, and reads nothing outside", func(t *testing.T) {
+			start := time.Now()
+			snap, err := src.Render(t.Context(), rev, r.dir)
+			var re *source.RenderError
+			if !errors.As(err, &re) {
+				t.Fatalf("Render %s = %v, error %v; want a *source.RenderError", r.dir, snapshotObjects(snap), err)
+			}
+			if re.File != r.file || !strings.Contains(err.Error(), r.says) {
+				t.Errorf("error %q names %q; want it to name %s and say %q", err, re.File, r.file, r.says)
+			}
+			if strings.Contains(err.Error(), "host-secret") {
+				t.Errorf("error %q shows the content of a file on the host", err)
+			}
+			if elapsed := time.Since(start); elapsed > 10*time.Second {
+				t.Errorf("refusing took %s; want it bounded", elapsed)
+			}
+		})
+	}
+	if _, err := os.Stat(ran); !os.IsNotExist(err) {
+		t.Errorf("the exec function on the host ran (stat %s: %v)", ran, err)
+	}
 }
