@@ -13,7 +13,7 @@ import (
 // ("Deployment/web/api: dry-run failed: ...").
 type ObjectError struct {
 	Object ObjectRef
-	// Op is the step that failed: "map", "read", "dry-run", "apply", "recreate", or
+	// Op is the step that failed: "map", "read", "take over", "dry-run", "apply", "recreate", or
 	// "wait" (a CRD written by the call did not become Established in time).
 	Op  string
 	Err error

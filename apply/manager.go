@@ -63,11 +63,18 @@ type Options struct {
 	IgnoreScaledReplicas bool
 	// IgnoreFields adds JSON pointers to ignore in single objects, on top of Ignore.
 	IgnoreFields map[ObjectRef][]string
+	// TakeOver lists the field managers of client-side apply whose fields Tether
+	// takes over on first sync (DefaultTakeOver), so that a field later removed from
+	// git is removed from the cluster.
+	TakeOver []string
+	// NeverTakeOver lists managers that are never taken over, even when TakeOver
+	// names them: break-glass edits that must survive (an operator flag).
+	NeverTakeOver []string
 }
 
 // DefaultOptions returns the options Tether runs with.
 func DefaultOptions() Options {
-	return Options{FieldManager: "tether", Concurrency: 8, IgnoreScaledReplicas: true}
+	return Options{FieldManager: "tether", Concurrency: 8, IgnoreScaledReplicas: true, TakeOver: DefaultTakeOver()}
 }
 
 // ObjectRef identifies an object across versions of its kind.
@@ -131,6 +138,9 @@ type Change struct {
 	// Ignored lists the fields of the object that were neither compared nor applied
 	// (ignore rules, autoscaled replicas), and who they are left to.
 	Ignored []IgnoredField
+	// TakenOver is true when the fields of client-side apply managers in the live
+	// object were moved to Tether's field manager (Options.TakeOver).
+	TakenOver bool
 	// Recreated is true when an immutable field change was applied by deleting and
 	// recreating the object, as its tether.dev/force annotation allows.
 	Recreated bool

@@ -109,6 +109,10 @@ func (m *Manager) plan(ctx context.Context, st *step, targets *scaleTargets, opt
 		return
 	}
 	if exists {
+		if st.change.TakenOver, err = m.takeOver(ctx, live, opts); err != nil {
+			st.fail("take over", err)
+			return
+		}
 		own := ownersOf(live)
 		scaled, err := targets.autoscaled(ctx, st.obj, live, opts)
 		if err != nil {

@@ -10,10 +10,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/apply"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
 )
@@ -180,4 +183,39 @@ func TestWithAnHPAReplicasAreOnlyEverSetByTheHPA(t *testing.T) {
 	if got.Status.Sync != v1alpha1.SyncStatusSynced {
 		t.Errorf("sync = %s, want Synced", got.Status.Sync)
 	}
+}
+
+func TestAnObjectMadeByKubectlApplyLosesAFieldDeletedFromGit(t *testing.T) {
+	a := startAgent(t)
+	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "cfg", Namespace: ns, Annotations: map[string]string{
+			apply.LastAppliedAnnotation: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cfg"},"data":{"keep":"a","drop":"b"}}`,
+		}},
+		Data: map[string]string{"keep": "a", "drop": "b"},
+	}
+	must(t, a.c.Create(t.Context(), cm, client.FieldOwner("kubectl-client-side-apply")))
+
+	repo := gitserver.NewLocalRepo(t, "cfg")
+	configMap := func(data string) map[string]string {
+		return map[string]string{"apps/cfg.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: " + data + "\n"}
+	}
+	commit := repo.Commit(t, configMap("{keep: a, drop: b}"), "the config map kubectl applied")
+	s := a.newSync(t, ns, repo.FileURL())
+	a.waitApplied(t, s, commit)
+	push(t, a, repo, s, configMap("{keep: a}"), "drop a key")
+
+	eventually(t, "the key deleted from git is gone", func(ctx context.Context) (bool, error) {
+		got := &corev1.ConfigMap{}
+		if err := a.c.Get(ctx, client.ObjectKeyFromObject(cm), got); err != nil {
+			return false, err
+		}
+		if diff := cmp.Diff(map[string]string{"keep": "a"}, got.Data); diff != "" {
+			return false, fmt.Errorf("data (-want +got):\n%s", diff)
+		}
+		if _, ok := got.Annotations[apply.LastAppliedAnnotation]; ok {
+			return false, fmt.Errorf("the last-applied annotation is still there")
+		}
+		return true, nil
+	})
 }
