@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -36,6 +37,7 @@ type controllerFlags struct {
 	cacheDir        string
 	apiQPS          float64
 	apiBurst        int
+	neverTakeOver   []string
 	zap             zap.Options
 }
 
@@ -52,6 +54,14 @@ func parseControllerFlags(args []string, stderr io.Writer) (*controllerFlags, er
 	fs.StringVar(&f.cacheDir, "cache-dir", defaultCacheDir(), "Directory for cached git repositories; keep it across restarts to fetch less.")
 	fs.Float64Var(&f.apiQPS, "kube-api-qps", 50, "Sustained requests per second to the API server.")
 	fs.IntVar(&f.apiBurst, "kube-api-burst", 100, "Burst of requests to the API server.")
+	fs.Func("never-take-over-managers", "Comma-separated field managers whose fields Tether never takes over from client-side apply (break-glass edits).", func(v string) error {
+		for _, m := range strings.Split(v, ",") {
+			if m = strings.TrimSpace(m); m != "" {
+				f.neverTakeOver = append(f.neverTakeOver, m)
+			}
+		}
+		return nil
+	})
 	f.zap.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -172,6 +182,7 @@ func setupReconciler(mgr ctrl.Manager, cfg *rest.Config, f *controllerFlags) err
 		Metrics:  tethersync.NewMetrics(ctrlmetrics.Registry),
 		Apply:    apply.DefaultOptions(),
 	}
+	r.Apply.NeverTakeOver = f.neverTakeOver
 	syncOpts := tethersync.DefaultOptions()
 	syncOpts.Concurrency = f.concurrency
 	return r.SetupWithManager(mgr, syncOpts)
