@@ -138,6 +138,9 @@ type Change struct {
 	// Ignored lists the fields of the object that were neither compared nor applied
 	// (ignore rules, autoscaled replicas), and who they are left to.
 	Ignored []IgnoredField
+	// Reverted lists the fields that another manager had changed and that this
+	// apply set back to git's value (ActionConfigured only).
+	Reverted []RevertedField
 	// TakenOver is true when the fields of client-side apply managers in the live
 	// object were moved to Tether's field manager (Options.TakeOver).
 	TakenOver bool

@@ -108,12 +108,13 @@ func (m *Manager) plan(ctx context.Context, st *step, targets *scaleTargets, opt
 		st.change.Action = ActionCreated
 		return
 	}
+	var own owners
 	if exists {
 		if st.change.TakenOver, err = m.takeOver(ctx, live, opts); err != nil {
 			st.fail("take over", err)
 			return
 		}
-		own := ownersOf(live)
+		own = ownersOf(live)
 		scaled, err := targets.autoscaled(ctx, st.obj, live, opts)
 		if err != nil {
 			st.fail("read", err)
@@ -138,6 +139,7 @@ func (m *Manager) plan(ctx context.Context, st *step, targets *scaleTargets, opt
 	if diff := Compare(stripped(dry, st.ignored), stripped(live, st.ignored)); len(diff) > 0 {
 		m.verified.forget(ref)
 		st.change.Action, st.change.Live, st.change.Desired, st.change.Diff = ActionConfigured, live, dry, diff
+		st.change.Reverted = reverted(live, dry, st.send, own, opts.FieldManager)
 		return
 	}
 	m.verified.remember(ref, st.hash, live, st.change.Ignored)

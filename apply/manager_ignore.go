@@ -10,6 +10,7 @@ import (
 	"strings"
 	gosync "sync"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -437,4 +438,71 @@ func (t *scaleTargets) autoscaled(ctx context.Context, obj, live *unstructured.U
 		return true, nil
 	}
 	return t.targeted(ctx, obj)
+}
+
+// RevertedField is a field another manager had changed, that an apply set back to
+// git's value: one round of a possible fight over the field.
+type RevertedField struct {
+	// Pointer is the field as a JSON pointer ("/spec/replicas"), the form of an
+	// ignore rule that would end the fight.
+	Pointer string
+	// Path is the field as a dotted path, for messages.
+	Path string
+	// Manager is the manager whose value was reverted.
+	Manager string
+}
+
+// reverted lists the fields that applying sent would take back from another
+// manager: fields the other manager owns in live, that sent declares, and whose
+// value the apply (dry, its dry-run) changes.
+func reverted(live, dry, sent *unstructured.Unstructured, own owners, self string) []RevertedField {
+	var out []RevertedField
+	for manager, set := range own {
+		if manager == self {
+			continue
+		}
+		for _, p := range ownedLeaves(set, nil) {
+			if _, declared := lookupPath(sent.Object, p); !declared {
+				continue
+			}
+			was, _ := lookupPath(live.Object, p)
+			now, _ := lookupPath(dry.Object, p)
+			if equality.Semantic.DeepEqual(was, now) {
+				continue
+			}
+			if ptr, ok := pointerOf(live.Object, p); ok {
+				out = append(out, RevertedField{Pointer: ptr, Path: strings.TrimPrefix(p.String(), "."), Manager: manager})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Pointer+out[i].Manager < out[j].Pointer+out[j].Manager })
+	return out
+}
+
+// pointerOf writes p as a JSON pointer into obj, list elements by their index.
+func pointerOf(obj map[string]any, p fieldpath.Path) (string, bool) {
+	var b strings.Builder
+	var cur any = obj
+	for _, pe := range p {
+		switch c := cur.(type) {
+		case map[string]any:
+			if pe.FieldName == nil {
+				return "", false
+			}
+			b.WriteString("/" + strings.ReplaceAll(strings.ReplaceAll(*pe.FieldName, "~", "~0"), "/", "~1"))
+		case []any:
+			i := indexOf(c, pe)
+			if i < 0 {
+				return "", false
+			}
+			b.WriteString("/" + strconv.Itoa(i))
+		default:
+			return "", false
+		}
+		var ok bool
+		if cur, ok = lookupElement(cur, pe); !ok {
+			return "", false
+		}
+	}
+	return b.String(), true
 }

@@ -24,6 +24,7 @@ type Metrics struct {
 	fetchDuration *prometheus.HistogramVec
 	fetchErrors   *prometheus.CounterVec
 	drift         *prometheus.CounterVec
+	fights        *prometheus.CounterVec
 	suspended     *prometheus.GaugeVec
 
 	mu gosync.Mutex
@@ -69,13 +70,17 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "tether_drift_corrections_total",
 			Help: "Reconciles that wrote to correct drift in the cluster from an already applied revision.",
 		}, []string{"namespace", "name"}),
+		fights: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tether_field_fights_total",
+			Help: "Fields Tether stopped correcting because another field manager kept changing them back.",
+		}, []string{"namespace", "name", "manager"}),
 		suspended: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "tether_sync_suspended",
 			Help: "1 when the Sync is suspended (spec.suspend), 0 otherwise.",
 		}, []string{"namespace", "name"}),
 		infoLabels: map[string]prometheus.Labels{},
 	}
-	reg.MustRegister(m.info, m.ready, m.duration, m.lastSync, m.applied, m.fetchDuration, m.fetchErrors, m.drift, m.suspended)
+	reg.MustRegister(m.info, m.ready, m.duration, m.lastSync, m.applied, m.fetchDuration, m.fetchErrors, m.drift, m.fights, m.suspended)
 	return m
 }
 
@@ -111,6 +116,11 @@ func (m *Metrics) CountDriftCorrection(obj *v1alpha1.Sync) {
 	m.drift.WithLabelValues(obj.Namespace, obj.Name).Inc()
 }
 
+// CountFieldFight counts one field given up to manager after a fight.
+func (m *Metrics) CountFieldFight(obj *v1alpha1.Sync, manager string) {
+	m.fights.WithLabelValues(obj.Namespace, obj.Name, manager).Inc()
+}
+
 // ObserveStatus exports the status a reconcile wrote.
 func (m *Metrics) ObserveStatus(obj *v1alpha1.Sync, st v1alpha1.SyncStatus, now time.Time) {
 	m.suspended.WithLabelValues(obj.Namespace, obj.Name).Set(boolFloat(obj.Spec.Suspend))
@@ -136,7 +146,7 @@ func (m *Metrics) ObserveStatus(obj *v1alpha1.Sync, st v1alpha1.SyncStatus, now 
 // Forget deletes every series of a Sync that no longer exists.
 func (m *Metrics) Forget(namespace, name string) {
 	match := prometheus.Labels{"namespace": namespace, "name": name}
-	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{m.info, m.ready, m.duration, m.lastSync, m.applied, m.drift, m.suspended} {
+	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{m.info, m.ready, m.duration, m.lastSync, m.applied, m.drift, m.fights, m.suspended} {
 		v.DeletePartialMatch(match)
 	}
 	m.mu.Lock()

@@ -58,8 +58,17 @@ type Reconciler struct {
 	// Watcher, when set, watches the kinds each Sync applies and triggers a reconcile
 	// when a managed object changes, so that drift is seen at once.
 	Watcher *Watcher
+	// Secrets reads the credentials Secrets that Syncs name in spec.source.secretRef:
+	// the manager's API reader, so that no Secret is cached or watched.
+	Secrets client.Reader
+	// Trigger, when set, queues the Syncs a push notification concerns at once.
+	Trigger *Trigger
 	// Apply holds the options of every apply; DefaultNamespace is set per Sync.
 	Apply apply.Options
+	// Fights bounds the corrections of a field another manager keeps changing;
+	// zero means DefaultFightOptions.
+	Fights FightOptions
+	fights fightTracker
 	// now is the clock; tests may replace it.
 	now func() time.Time
 }
@@ -96,6 +105,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	if r.Watcher != nil {
 		b = b.WatchesRawSource(r.Watcher.Source())
 	}
+	if r.Trigger != nil {
+		b = b.WatchesRawSource(r.Trigger.Source())
+	}
 	return b.Complete(r)
 }
 
@@ -107,6 +119,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if client.IgnoreNotFound(err) == nil {
 			r.Metrics.Forget(req.Namespace, req.Name)
+			r.fights.forget(req.NamespacedName)
 			if r.Watcher != nil {
 				r.Watcher.Forget(ctx, req.NamespacedName)
 			}
@@ -147,6 +160,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	changes, err := r.apply(ctx, obj, snap, drift && !obj.Spec.SelfHealEnabled())
 	r.watch(ctx, obj, changes)
 	st.applied(changes)
+	if drift && changes != nil && !changes.DryRun {
+		r.settleFights(obj, changes)
+	}
+	st.fieldConflicts(r.fights.conflicts(obj))
 	if err != nil {
 		st.leftGitNote("prune waits until every object applies")
 		return r.onError(st, interval, err)
@@ -158,16 +175,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return r.onError(st, interval, err)
 	}
 	st.ready(snap.Revision.String())
-	return ctrl.Result{RequeueAfter: st.requeueAfter(interval)}, nil
+	return ctrl.Result{RequeueAfter: jitter(st.requeueAfter(interval))}, nil
 }
 
 // fetchAndRender reads the desired state: the ref resolved to a commit, and the
 // Sync's path at that commit rendered to objects.
 func (r *Reconciler) fetchAndRender(ctx context.Context, obj *v1alpha1.Sync, st *statusBuilder) (*source.Snapshot, error) {
 	fetchStart := r.now()
-	// A resolution younger than the interval is reused: a reconcile triggered by drift
-	// in the cluster does not touch git, and Syncs sharing a repository share a poll.
-	req := source.Request{URL: obj.Spec.Source.URL, Ref: obj.Spec.Source.Ref, MaxAge: obj.Spec.Source.IntervalOrDefault()}
+	// Syncs sharing a repository, ref and credentials share a poll (see maxAge).
+	req, err := r.sourceRequest(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
 	rev, err := r.Source.Fetch(ctx, req)
 	r.Metrics.ObserveFetch(obj.Spec.Source.URL, r.now().Sub(fetchStart), err)
 	if err != nil {
@@ -199,9 +218,23 @@ func (r *Reconciler) apply(ctx context.Context, obj *v1alpha1.Sync, snap *source
 	opts.DryRun = dryRun
 	opts.Ignore = append(append([]v1alpha1.IgnoreRule(nil), opts.Ignore...), obj.Spec.IgnoreDifferences...)
 	opts.IgnoreScaledReplicas = opts.IgnoreScaledReplicas && obj.Spec.IgnoreAutoscaledReplicasEnabled()
+	opts.IgnoreFields = r.fights.ignored(obj)
 	changes, err := r.Applier.ApplyAll(ctx, snap.Objects, opts)
 	r.Metrics.CountChanges(obj, changes)
 	return changes, err
+}
+
+// settleFights counts the fields a drift correction took back from another
+// manager, and gives up those fought over too often: an Event and a metric each.
+func (r *Reconciler) settleFights(obj *v1alpha1.Sync, cs *apply.ChangeSet) {
+	opts := r.Fights
+	if opts.Threshold < 1 || opts.Window <= 0 {
+		opts = DefaultFightOptions()
+	}
+	for _, k := range r.fights.observe(obj, cs, r.now(), opts) {
+		r.Metrics.CountFieldFight(obj, k.manager)
+		r.Recorder.Eventf(obj, "Warning", v1alpha1.FieldConflictCondition, "%s", r.fights.message(obj, k))
+	}
 }
 
 // watch makes the Watcher follow the kinds this Sync now has in the cluster.

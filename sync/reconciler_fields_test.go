@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	gosync "sync"
 	"testing"
 
@@ -11,12 +12,14 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/apply"
+	tethersync "tether.dev/tether/sync"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
 )
@@ -217,5 +220,78 @@ func TestAnObjectMadeByKubectlApplyLosesAFieldDeletedFromGit(t *testing.T) {
 			return false, fmt.Errorf("the last-applied annotation is still there")
 		}
 		return true, nil
+	})
+}
+
+func TestAFightEndsInAFieldConflict(t *testing.T) {
+	a := startAgent(t)
+	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	repo := gitserver.NewLocalRepo(t, "cfg")
+	commit := repo.Commit(t, map[string]string{"apps/cfg.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {greeting: hello}\n"}, "cfg")
+	s := a.newSync(t, ns, repo.FileURL())
+	a.waitApplied(t, s, commit)
+	a.events()
+
+	key := client.ObjectKey{Namespace: ns, Name: "cfg"}
+	greeting := func(ctx context.Context) string {
+		cm := &corev1.ConfigMap{}
+		if err := a.c.Get(ctx, key, cm); err != nil {
+			return ""
+		}
+		return cm.Data["greeting"]
+	}
+	// fight is another controller setting the field its way, as an Update.
+	fight := func() {
+		cm := &corev1.ConfigMap{}
+		must(t, a.c.Get(t.Context(), key, cm))
+		cm.Data["greeting"] = "fight"
+		must(t, a.c.Update(t.Context(), cm, client.FieldOwner("fighter")))
+	}
+	conflict := func(ctx context.Context) *metav1.Condition {
+		got := &v1alpha1.Sync{}
+		if err := a.c.Get(ctx, client.ObjectKeyFromObject(s), got); err != nil {
+			return nil
+		}
+		return apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.FieldConflictCondition)
+	}
+
+	corrections := 0
+	for round := 0; round < 10 && conflict(t.Context()) == nil; round++ {
+		fight()
+		eventually(t, "Tether corrects the field or gives it up", func(ctx context.Context) (bool, error) {
+			return greeting(ctx) == "hello" || conflict(ctx) != nil, nil
+		})
+		if greeting(t.Context()) == "hello" {
+			corrections++
+		}
+		eventually(t, "the status is written", func(ctx context.Context) (bool, error) {
+			got := &v1alpha1.Sync{}
+			err := a.r.Client.Get(ctx, client.ObjectKeyFromObject(s), got)
+			return err == nil && got.Status.ObservedGeneration == got.Generation, err
+		})
+	}
+	eventually(t, "a FieldConflict condition", func(ctx context.Context) (bool, error) { return conflict(ctx) != nil, nil })
+	if want := tethersync.DefaultFightOptions().Threshold; corrections != want {
+		t.Errorf("corrections = %d, want %d before Tether gives up", corrections, want)
+	}
+	c := conflict(t.Context())
+	for _, want := range []string{"ConfigMap/" + ns + "/cfg data.greeting", "fighter", "jsonPointers: [/data/greeting]"} {
+		if !strings.Contains(c.Message, want) {
+			t.Errorf("FieldConflict message %q does not name %q", c.Message, want)
+		}
+	}
+	if events := strings.Join(a.events(), "\n"); !strings.Contains(events, "Warning FieldConflict") {
+		t.Errorf("events = %q, want a FieldConflict warning", events)
+	}
+	if got := counterValue(t, a, "tether_field_fights_total"); got != 1 {
+		t.Errorf("tether_field_fights_total = %v, want 1", got)
+	}
+
+	t.Run("the field is left to the other manager from then on", func(t *testing.T) {
+		fight()
+		a.reconcile(t, s)
+		if got := greeting(t.Context()); got != "fight" {
+			t.Errorf("greeting = %q, want the other manager's %q", got, "fight")
+		}
 	})
 }

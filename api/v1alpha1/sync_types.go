@@ -37,6 +37,10 @@ const (
 	SourceReadyCondition = "SourceReady"
 	// HealthyCondition is True when every managed object is healthy.
 	HealthyCondition = "Healthy"
+	// FieldConflictCondition is True while Tether has stopped correcting fields that
+	// another field manager kept changing back; its message names object, field and
+	// manager, and the ignore rule that would settle it.
+	FieldConflictCondition = "FieldConflict"
 )
 
 // Default values, resolved by the accessors below as well as by the API server's
