@@ -43,6 +43,7 @@ const waitTimeout = 90 * time.Second
 type agent struct {
 	r        *tethersync.Reconciler
 	watcher  *tethersync.Watcher
+	trigger  *tethersync.Trigger
 	src      *source.Source
 	c        client.Client // a plain client for the test itself
 	applies  *apicount.Counter
@@ -79,11 +80,14 @@ func startAgent(tb testing.TB) *agent {
 	must(tb, err)
 
 	a.watcher = tethersync.NewWatcher(mgr.GetCache())
+	a.trigger = tethersync.NewTrigger(mgr.GetClient(), mgr.GetCache(), a.src, mgr.Elected())
 	a.r = &tethersync.Reconciler{
 		Client:   mgr.GetClient(),
 		Source:   a.src,
 		Applier:  apply.NewManager(applyClient, apply.ManagerOptions{LiveVersions: a.watcher}),
 		Watcher:  a.watcher,
+		Secrets:  mgr.GetAPIReader(),
+		Trigger:  a.trigger,
 		Recorder: a.recorder,
 		Metrics:  tethersync.NewMetrics(a.registry),
 		Apply:    apply.DefaultOptions(),

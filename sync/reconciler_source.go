@@ -1,0 +1,114 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/source"
+)
+
+// jitterFraction spreads each Sync's polls over ±10% of its interval, so that the
+// Syncs of a fleet (or of one agent after a restart) do not poll in lockstep.
+const jitterFraction = 0.1
+
+// jitter returns d moved at random by up to ±10%. The reconciler requeues a
+// successful reconcile after jitter(interval).
+func jitter(d time.Duration) time.Duration {
+	if d <= 0 {
+		return d
+	}
+	spread := 2 * jitterFraction * (rand.Float64() - 0.5)
+	return d + time.Duration(spread*float64(d))
+}
+
+// maxAge is how long a resolution of a Sync's ref may be reused: a little less
+// than the earliest a jittered requeue comes back, so that every poll of a Sync
+// that has its repository to itself asks the remote, while Syncs sharing a
+// repository, ref and credentials share one ref listing per interval, and a
+// reconcile triggered by drift in the cluster does not touch git.
+func maxAge(interval time.Duration) time.Duration {
+	return time.Duration(float64(interval) * (1 - jitterFraction))
+}
+
+// Reasons of the SourceReady condition for credentials that cannot be read.
+const (
+	ReasonSecretNotFound   = "SecretNotFound"
+	ReasonSecretUnreadable = "SecretUnreadable"
+)
+
+// Keys of a credentials Secret (spec.source.secretRef).
+const (
+	secretUsername    = "username"
+	secretPassword    = "password"
+	secretBearerToken = "bearerToken"
+	secretCAFile      = "caFile"
+	secretIdentity    = "identity"
+	secretKnownHosts  = "known_hosts"
+)
+
+// sourceRequest builds what to fetch for a Sync: its URL and ref, the credentials
+// its secretRef names, and how old a shared resolution may be.
+func (r *Reconciler) sourceRequest(ctx context.Context, obj *v1alpha1.Sync) (source.Request, error) {
+	spec := obj.Spec.Source
+	req := source.Request{URL: spec.URL, Ref: spec.Ref, MaxAge: maxAge(spec.IntervalOrDefault())}
+	if spec.SecretRef == nil {
+		return req, nil
+	}
+	auth, err := r.readAuth(ctx, obj.Namespace, spec.SecretRef.Name)
+	if err != nil {
+		return req, &source.FetchError{URL: spec.URL, Ref: refLabel(spec.Ref), Reason: secretReason(err), Err: err}
+	}
+	req.Auth = auth
+	return req, nil
+}
+
+// readAuth reads a credentials Secret straight from the API server (Secrets
+// should be r.Secrets, the manager's API reader): a cached client would start a
+// cluster-wide watch of every Secret, which Tether has no right to and no need of.
+// Errors name the Secret and never hold its values.
+func (r *Reconciler) readAuth(ctx context.Context, namespace, name string) (source.Auth, error) {
+	if r.Secrets == nil {
+		return source.Auth{}, errors.New("spec.source.secretRef is set but this agent reads no Secrets")
+	}
+	secret := &corev1.Secret{}
+	if err := r.Secrets.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, secret); err != nil {
+		return source.Auth{}, fmt.Errorf("reading Secret %s/%s: %w", namespace, name, err)
+	}
+	auth := source.Auth{
+		Username:    string(secret.Data[secretUsername]),
+		Password:    string(secret.Data[secretPassword]),
+		BearerToken: string(secret.Data[secretBearerToken]),
+		CAFile:      secret.Data[secretCAFile],
+		Identity:    secret.Data[secretIdentity],
+		KnownHosts:  secret.Data[secretKnownHosts],
+	}
+	if auth.IsZero() {
+		keys := []string{secretUsername, secretPassword, secretBearerToken, secretCAFile, secretIdentity, secretKnownHosts}
+		return source.Auth{}, fmt.Errorf("the Secret %s/%s has none of the keys %s", namespace, name, strings.Join(keys, ", "))
+	}
+	return auth, nil
+}
+
+func secretReason(err error) string {
+	if apierrors.IsNotFound(err) {
+		return ReasonSecretNotFound
+	}
+	return ReasonSecretUnreadable
+}
+
+// refLabel names a ref in messages, a pinned commit included.
+func refLabel(ref v1alpha1.GitRef) string {
+	if s := ref.String(); s != "" {
+		return s
+	}
+	return ref.Commit
+}
