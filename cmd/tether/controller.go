@@ -5,9 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -17,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -31,6 +34,8 @@ type controllerFlags struct {
 	kubeconfig      string
 	metricsAddr     string
 	probeAddr       string
+	webhookAddr     string
+	webhookSecrets  string
 	leaderElect     bool
 	leaderNamespace string
 	concurrency     int
@@ -48,6 +53,8 @@ func parseControllerFlags(args []string, stderr io.Writer) (*controllerFlags, er
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "Path to a kubeconfig, to run outside a cluster. Default: in-cluster config, then $KUBECONFIG.")
 	fs.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", "Address that serves Prometheus metrics at /metrics; \"0\" disables it.")
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "Address that serves /healthz and /readyz.")
+	fs.StringVar(&f.webhookAddr, "webhook-bind-address", ":9292", "Address of the git push webhook receiver (POST /hooks/github, /hooks/gitlab, /hooks/gitea, /hooks/generic); \"0\" disables it.")
+	fs.StringVar(&f.webhookSecrets, "webhook-secrets-dir", "", "Directory holding one secret file per webhook receiver (github, gitlab, gitea, generic), e.g. a mounted Secret; a receiver without one is disabled.")
 	fs.BoolVar(&f.leaderElect, "leader-elect", false, "Elect a leader so that only one of several replicas reconciles.")
 	fs.StringVar(&f.leaderNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease. Default: the pod's namespace.")
 	fs.IntVar(&f.concurrency, "concurrency", tethersync.DefaultOptions().Concurrency, "How many Syncs are reconciled at once.")
@@ -173,11 +180,19 @@ func setupReconciler(mgr ctrl.Manager, cfg *rest.Config, f *controllerFlags) err
 		return fmt.Errorf("creating apply client: %w", err)
 	}
 	watcher := tethersync.NewWatcher(mgr.GetCache())
+	trigger := tethersync.NewTrigger(mgr.GetClient(), mgr.GetCache(), src, mgr.Elected())
+	if err := addWebhookServer(mgr, f, trigger); err != nil {
+		return err
+	}
 	r := &tethersync.Reconciler{
-		Client:   mgr.GetClient(),
-		Source:   src,
-		Applier:  apply.NewManager(applyClient, apply.ManagerOptions{LiveVersions: watcher}),
-		Watcher:  watcher,
+		Client:  mgr.GetClient(),
+		Source:  src,
+		Applier: apply.NewManager(applyClient, apply.ManagerOptions{LiveVersions: watcher}),
+		Watcher: watcher,
+		// Credentials are read straight from the API server: the cached client would
+		// watch every Secret in the cluster.
+		Secrets:  mgr.GetAPIReader(),
+		Trigger:  trigger,
 		Recorder: mgr.GetEventRecorderFor("tether"),
 		Metrics:  tethersync.NewMetrics(ctrlmetrics.Registry),
 		Apply:    apply.DefaultOptions(),
@@ -186,4 +201,30 @@ func setupReconciler(mgr ctrl.Manager, cfg *rest.Config, f *controllerFlags) err
 	syncOpts := tethersync.DefaultOptions()
 	syncOpts.Concurrency = f.concurrency
 	return r.SetupWithManager(mgr, syncOpts)
+}
+
+// addWebhookServer serves the push webhook receiver on every replica, leader or
+// not: a git host reaches whichever replica the Service picks, and the Trigger
+// passes a push on to the leader.
+func addWebhookServer(mgr ctrl.Manager, f *controllerFlags, trigger *tethersync.Trigger) error {
+	if f.webhookAddr == "0" {
+		return nil
+	}
+	opts := source.DefaultWebhookOptions()
+	opts.Secret = source.SecretsDir(f.webhookSecrets)
+	opts.OnPush = trigger.OnPush
+	shutdown := 10 * time.Second
+	return mgr.Add(&manager.Server{
+		Name: "webhook",
+		Server: &http.Server{
+			Addr:              f.webhookAddr,
+			Handler:           source.NewWebhookHandler(opts),
+			ReadHeaderTimeout: 10 * time.Second,
+			ReadTimeout:       30 * time.Second,
+			WriteTimeout:      30 * time.Second,
+			IdleTimeout:       2 * time.Minute,
+			MaxHeaderBytes:    64 << 10,
+		},
+		ShutdownTimeout: &shutdown,
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -52,19 +53,33 @@ type agent struct {
 	cmd         *exec.Cmd
 	log         *bytes.Buffer
 	metricsAddr string
+	// webhookAddr is where the push webhook receiver listens; its generic and
+	// GitHub receivers take webhookSecret.
+	webhookAddr string
 	done        chan error
 }
+
+// webhookSecret is the secret of the e2e agent's generic and GitHub receivers.
+var webhookSecret = []byte("e2e-webhook-secret")
 
 // startAgent runs the tether binary against the shared control plane until the test
 // ends, and prints its log if the test failed.
 func startAgent(t *testing.T) *agent {
 	t.Helper()
 	cp := controlplane.Shared(t)
-	a := &agent{log: &bytes.Buffer{}, metricsAddr: freeAddr(t), done: make(chan error, 1)}
+	a := &agent{log: &bytes.Buffer{}, metricsAddr: freeAddr(t), webhookAddr: freeAddr(t), done: make(chan error, 1)}
+	secrets := t.TempDir()
+	for _, receiver := range []string{"generic", "github"} {
+		if err := os.WriteFile(filepath.Join(secrets, receiver), append(webhookSecret, '\n'), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	a.cmd = exec.Command(tetherBinary, "controller",
 		"--kubeconfig", cp.KubeconfigPath(),
 		"--metrics-bind-address", a.metricsAddr,
 		"--health-probe-bind-address", freeAddr(t),
+		"--webhook-bind-address", a.webhookAddr,
+		"--webhook-secrets-dir", secrets,
 		"--cache-dir", t.TempDir(),
 		"--zap-log-level", "debug",
 	)
