@@ -345,6 +345,32 @@ func TestFetchRecoversFromACorruptCache(t *testing.T) {
 	}
 }
 
+func TestRenderRecoversFromACacheDamagedWhileRunning(t *testing.T) {
+	repo := gitserver.Start(t, gitserver.Options{}).CreateRepo(t, "deploy")
+	head := repo.Commit(t, map[string]string{"app/cm.yaml": configMap("web", "hello")}, "add web")
+	cacheDir := t.TempDir()
+	src := newSource(t, source.Options{CacheDir: cacheDir})
+	req := source.Request{URL: repo.URL(), Ref: v1alpha1.GitRef{Branch: "main"}}
+	rev := fetch(t, src, req)
+
+	overwriteFiles(t, filepath.Join(cacheGitDir(t, cacheDir), "objects"))
+	t.Run("rendering from the damaged cache is CacheUnreadable", func(t *testing.T) {
+		_, err := src.Render(t.Context(), rev, "app")
+		if reason := fetchReason(t, err); reason != source.ReasonCacheUnreadable {
+			t.Errorf("reason = %s, want %s (error %v)", reason, source.ReasonCacheUnreadable, err)
+		}
+	})
+	t.Run("the next fetch clones afresh and the commit renders", func(t *testing.T) {
+		again := fetch(t, src, req)
+		if again.Commit != head {
+			t.Errorf("revision = %s, want commit %s", again, head)
+		}
+		if diff := cmp.Diff([]string{"ConfigMap/web greeting=hello"}, rendered(t, src, again, "app")); diff != "" {
+			t.Errorf("objects after recovery (-want +got):\n%s", diff)
+		}
+	})
+}
+
 // newSource makes a Source; an empty CacheDir becomes a fresh temporary directory.
 func newSource(t *testing.T, opts source.Options) *source.Source {
 	t.Helper()

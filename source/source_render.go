@@ -80,18 +80,33 @@ func (s *Source) tree(rev Revision, dir string) (filesys.FileSystem, error) {
 	}
 	t, err := commit.Tree()
 	if err != nil {
-		return nil, &FetchError{URL: rev.URL, Ref: rev.Ref, Reason: ReasonCacheUnreadable, Err: fmt.Errorf("reading tree of %s: %w", rev.Commit, err)}
+		return nil, s.unreadable(e, rev, err)
 	}
 
 	c := treeCopier{fs: filesys.MakeFsInMemory(), maxFile: s.opts.MaxFileSize, maxTree: s.opts.MaxTreeSize,
 		blobs: map[string]*object.File{}, links: map[string]string{}, refused: map[string]*RenderError{}}
 	if err := t.Files().ForEach(c.add); err != nil {
-		return nil, err
+		return nil, s.unreadable(e, rev, err)
 	}
 	if err := c.resolveLinks(); err != nil {
-		return nil, err
+		return nil, s.unreadable(e, rev, err)
 	}
 	return c.fs, c.check(dir)
+}
+
+// unreadable turns a failure to read a fetched commit's content from the cache (a
+// disk error, files damaged under a running agent) into a FetchError, and discards
+// the cache so that the next Fetch clones afresh. A *RenderError (content over a
+// limit) is the repository's fault and passes unchanged.
+func (s *Source) unreadable(e *repoEntry, rev Revision, err error) error {
+	if IsRenderError(err) {
+		return err
+	}
+	err = fmt.Errorf("reading %s from the cache: %w; cache discarded", rev.Commit, err)
+	if derr := s.discardCache(e, rev.URL); derr != nil {
+		err = errors.Join(err, derr)
+	}
+	return &FetchError{URL: rev.URL, Ref: rev.Ref, Reason: ReasonCacheUnreadable, Err: err}
 }
 
 type treeCopier struct {
