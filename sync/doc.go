@@ -16,4 +16,12 @@
 // state left in the cluster. It is also the only package that logs, records events
 // and exports metrics. It consumes source and apply through the small interfaces
 // declared in reconciler.go.
+//
+// What starts a reconcile: a change of the Sync's spec; its interval, jittered by
+// ±10% so that Syncs do not poll in lockstep (Syncs sharing a repository, ref and
+// credentials still share one ref listing per interval); a change of a managed
+// object (Watcher); and a push notification (Trigger), which refreshes the
+// repository and queues the Syncs that follow the pushed ref at once. Credentials
+// named by spec.source.secretRef are read per fetch straight from the API server
+// (reconciler_source.go) and handed to source; Secrets are never cached or watched.
 package sync
