@@ -87,11 +87,9 @@ type remote struct {
 // http(s) URL are taken out of it; the Secret's, when given, win over them.
 func (s *Source) newRemote(rawURL string, auth Auth) (*remote, error) {
 	url, urlAuth := splitCredentials(rawURL)
+	// Credentials written into the URL need no key: the URL, whole, keys the cache
+	// entry already.
 	r := &remote{url: url, auth: urlAuth, caBundle: auth.CAFile, key: auth.key()}
-	if urlAuth != nil {
-		// Credentials in the URL are part of the cache entry's key already.
-		r.key = "url:" + r.key
-	}
 	ep, err := transport.NewEndpoint(url)
 	if err != nil {
 		return nil, fmt.Errorf("parsing URL %s: %w", RedactURL(url), err)
