@@ -61,7 +61,7 @@ func FuzzPointerPath(f *testing.F) {
 	for _, seed := range []string{"/spec/replicas", "/spec/template/spec/containers/0/image", "/spec/args/7", "/", "//", "/a~2b", ""} {
 		f.Add(seed)
 	}
-	f.Fuzz(func(t *testing.T, ptr string) {
+	f.Fuzz(func(_ *testing.T, ptr string) {
 		obj := sampleObject()
 		p, ok := pointerPath(ptr, obj)
 		if !ok {
