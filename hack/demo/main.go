@@ -201,6 +201,7 @@ func (d *demo) startAgent() error {
 		"--kubeconfig", d.cp.KubeconfigPath(),
 		"--metrics-bind-address", "127.0.0.1:0",
 		"--health-probe-bind-address", "127.0.0.1:0",
+		"--webhook-bind-address", "0",
 		"--cache-dir", filepath.Join(d.root, "cache"))
 	d.agent.Stdout, d.agent.Stderr = log, log
 	return d.agent.Start()
