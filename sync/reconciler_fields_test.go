@@ -295,3 +295,36 @@ func TestAFightEndsInAFieldConflict(t *testing.T) {
 		}
 	})
 }
+
+func TestAManagersRuleLeavesAWebhooksFieldsAlone(t *testing.T) {
+	a := startAgent(t)
+	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	repo := gitserver.NewLocalRepo(t, "cfg")
+	commit := repo.Commit(t, map[string]string{"apps/cfg.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {greeting: hello}\n"}, "cfg")
+	s := a.newSync(t, ns, repo.FileURL(), func(s *v1alpha1.Sync) {
+		s.Spec.IgnoreDifferences = []v1alpha1.IgnoreRule{{Kind: "*", Managers: []string{"injector"}}}
+	})
+	a.waitApplied(t, s, commit)
+	a.events()
+
+	// A mutating-webhook-like manager rewrites a field git declares and adds its own.
+	cm := &corev1.ConfigMap{}
+	must(t, a.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "cfg"}, cm))
+	cm.Data = map[string]string{"greeting": "injected", "sidecar": "on"}
+	must(t, a.c.Update(t.Context(), cm, client.FieldOwner("injector")))
+	got := a.waitFor(t, s, "status names the injector", func(s *v1alpha1.Sync) bool {
+		return resourceMessage(s, "ConfigMap", "cfg") == "data.greeting left to injector"
+	})
+	a.reconcile(t, s)
+
+	must(t, a.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "cfg"}, cm))
+	if diff := cmp.Diff(map[string]string{"greeting": "injected", "sidecar": "on"}, cm.Data); diff != "" {
+		t.Errorf("data (-want +got):\n%s", diff)
+	}
+	if got.Status.Sync != v1alpha1.SyncStatusSynced {
+		t.Errorf("sync = %s, want Synced", got.Status.Sync)
+	}
+	if events := strings.Join(a.events(), "\n"); strings.Contains(events, "DriftCorrected") {
+		t.Errorf("events = %q, want no drift correction", events)
+	}
+}
