@@ -7,6 +7,15 @@
 // a converged cluster costs no writes. If any dry-run in a stage fails, nothing of
 // that stage is written: a bad manifest in git cannot half-apply a revision.
 //
+// Field ownership (manager_ignore.go, manager_takeover.go): Options.Ignore rules and
+// autoscaled replicas name fields that are removed from both sides of the comparison
+// and, when another manager owns them in the live managedFields, from the object sent;
+// a field only Tether owns is sent with its live value instead, because releasing it
+// would delete it. Objects made by client-side kubectl apply are taken over (their
+// managers' managedFields entries moved to Tether's) before their first comparison.
+// Change.Reverted names fields an apply took back from another manager, for the
+// caller to detect fights.
+//
 // The package returns values, never logs: a ChangeSet saying what happened to each
 // object, and typed errors (*ObjectError) that name the object at fault. It does not
 // know about Sync objects, git, health or status; the sync package decides what the
