@@ -274,6 +274,11 @@ func (r *Reconciler) onError(st *statusBuilder, interval time.Duration, err erro
 	case errors.As(err, &held):
 		st.stalled(held.reason, err)
 		return ctrl.Result{RequeueAfter: interval}, nil
+	case errors.As(err, &fe) && (fe.Reason == source.ReasonInvalidSemVer || fe.Reason == source.ReasonUnsupportedURL):
+		// The Sync itself is wrong: retrying cannot help until it changes.
+		st.sourceFailed(fe.Reason, err)
+		st.stalled(fe.Reason, err)
+		return ctrl.Result{RequeueAfter: interval}, nil
 	case errors.As(err, &fe):
 		st.sourceFailed(fe.Reason, err)
 		return ctrl.Result{}, err

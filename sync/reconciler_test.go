@@ -177,3 +177,19 @@ func counterValue(t *testing.T, a *agent, name string) float64 {
 	}
 	return 0
 }
+
+func TestAnUnparsableSemverRangeStallsInsteadOfRetrying(t *testing.T) {
+	a := startAgent(t)
+	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	repo := gitserver.NewLocalRepo(t, "web")
+	repo.Commit(t, apps(1), "one app")
+	s := a.newSync(t, ns, repo.FileURL(), func(s *v1alpha1.Sync) { s.Spec.Source.Ref = v1alpha1.GitRef{SemVer: "not a range"} })
+	got := a.waitFor(t, s, "the Sync stalls on the range", func(s *v1alpha1.Sync) bool {
+		return apimeta.IsStatusConditionTrue(s.Status.Conditions, v1alpha1.StalledCondition)
+	})
+	stalled := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.StalledCondition)
+	source := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.SourceReadyCondition)
+	if stalled.Reason != "InvalidSemVer" || source == nil || source.Status != "False" || !strings.Contains(stalled.Message, "not a range") {
+		t.Errorf("Stalled = %s %q, SourceReady = %+v; want InvalidSemVer naming the range and SourceReady False", stalled.Reason, stalled.Message, source)
+	}
+}
