@@ -31,7 +31,6 @@ func (e *heldError) Error() string { return e.msg }
 const (
 	ReasonEmptyRender = "EmptyRender"
 	ReasonPruneLimit  = "PruneLimitExceeded"
-	ReasonPruneFailed = "PruneFailed"
 )
 
 // checkEmpty refuses a render that yields no objects unless the Sync allows it: an
