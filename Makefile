@@ -33,6 +33,10 @@ testbin: ## Build etcd, kube-apiserver, controller-manager, scheduler, kubectl a
 test: testbin ## Unit, control-plane and end-to-end tests, with the race detector.
 	go test $(TEST_FLAGS) ./...
 
+.PHONY: test-scale
+test-scale: testbin ## One Sync of 10,000 objects: converge, prune, delete, with a bounded status.
+	TETHER_SCALE_OBJECTS=10000 go test -count=1 -timeout=60m -run='^TestASyncOfManyObjects$$' -v ./sync/
+
 .PHONY: test-short
 test-short: ## Only the tests that need no control plane.
 	go test -short -count=1 ./...

@@ -2,10 +2,18 @@
 // apply under one field manager.
 //
 // For each stage of objects (Namespaces and CRDs first, then everything else) it
-// reads the live object, runs a server-side apply dry-run, and compares the two: an
-// object whose dry-run equals the live object is unchanged and is never written, so
-// a converged cluster costs no writes. If any dry-run in a stage fails, nothing of
-// that stage is written: a bad manifest in git cannot half-apply a revision.
+// reads the live object, runs a server-side apply dry-run (missing objects too), and
+// compares the two: an object whose dry-run equals the live object is unchanged and
+// is never written, so a converged cluster costs no writes. The dry-runs validate the
+// whole stage before any of it is written: if one fails, nothing of that stage or a
+// later one is written (ActionHeld, *ValidationError), so a bad manifest in git
+// cannot half-apply a revision. Only the first stage, the Namespaces and CRDs that
+// later objects need in order to be validated at all, may be written before a later
+// stage fails, as in Flux's staged apply. Before a stage is written, the caller's
+// Options.BeforeWrite records what is about to be written (the write-ahead
+// inventory). FindOwned lists the objects that carry a label, to rebuild a lost
+// inventory; Prune treats an object whose kind the API server no longer serves as
+// gone.
 //
 // Field ownership (manager_ignore.go, manager_takeover.go): Options.Ignore rules and
 // autoscaled replicas name fields that are removed from both sides of the comparison

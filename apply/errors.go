@@ -81,6 +81,40 @@ func IsImmutable(err error) bool {
 	return strings.Contains(err.Error(), "field is immutable")
 }
 
+// ValidationError says that objects of a revision failed their server-side dry-run,
+// so that nothing of the revision was written (past the Namespaces and CRDs of the
+// first stage). Errs names every failing object and its cause.
+type ValidationError struct {
+	Errs []*ObjectError
+}
+
+func (e *ValidationError) Error() string {
+	msgs := make([]string, len(e.Errs))
+	for i, oe := range e.Errs {
+		msgs[i] = oe.Error()
+	}
+	noun := "objects"
+	if len(e.Errs) == 1 {
+		noun = "object"
+	}
+	return fmt.Sprintf("%d %s failed validation, so nothing of the revision was written: %s", len(e.Errs), noun, strings.Join(msgs, "; "))
+}
+
+// Unwrap returns the error of every failing object.
+func (e *ValidationError) Unwrap() []error {
+	out := make([]error, len(e.Errs))
+	for i, oe := range e.Errs {
+		out[i] = oe
+	}
+	return out
+}
+
+// IsValidation reports whether err says a revision failed validation.
+func IsValidation(err error) bool {
+	var ve *ValidationError
+	return errors.As(err, &ve)
+}
+
 // ClaimedError says an object is managed by another owner (another Sync): it is
 // left to that owner rather than taken over.
 type ClaimedError struct {

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
@@ -14,10 +15,11 @@ import (
 
 // Manager applies objects to one cluster. It is safe for concurrent use.
 type Manager struct {
-	client   client.Client
-	mapper   meta.RESTMapper
-	live     LiveVersions
-	verified *verifiedCache
+	client    client.Client
+	mapper    meta.RESTMapper
+	live      LiveVersions
+	discovery discovery.ServerResourcesInterface
+	verified  *verifiedCache
 }
 
 // LiveVersions reports the resourceVersion of a live object as a watch cache last saw
@@ -33,12 +35,14 @@ type ManagerOptions struct {
 	// object whose desired state and live resourceVersion are both unchanged since
 	// they were last verified to match: a converged resync then costs no requests.
 	LiveVersions LiveVersions
+	// Discovery, when set, lets FindOwned enumerate the kinds the cluster serves.
+	Discovery discovery.ServerResourcesInterface
 }
 
 // NewManager returns a Manager that reads and writes through c. c must read from the
 // API server, not from a cache, because comparisons need the current live object.
 func NewManager(c client.Client, opts ManagerOptions) *Manager {
-	return &Manager{client: c, mapper: c.RESTMapper(), live: opts.LiveVersions, verified: newVerifiedCache()}
+	return &Manager{client: c, mapper: c.RESTMapper(), live: opts.LiveVersions, discovery: opts.Discovery, verified: newVerifiedCache()}
 }
 
 // Options control one ApplyAll call.
@@ -70,6 +74,12 @@ type Options struct {
 	// NeverTakeOver lists managers that are never taken over, even when TakeOver
 	// names them: break-glass edits that must survive (an operator flag).
 	NeverTakeOver []string
+	// BeforeWrite, when set, is called once per stage after every object of the
+	// stage passed its dry-run and before any is written, with the objects about to
+	// be created or configured: the caller records them (the write-ahead inventory)
+	// so that a crash in the middle of the writes loses track of nothing. An error
+	// aborts the stage: nothing of it is written and its objects are ActionHeld.
+	BeforeWrite func(ctx context.Context, writes []ObjectRef) error
 }
 
 // DefaultOptions returns the options Tether runs with.
@@ -119,6 +129,9 @@ const (
 	// ActionSkipped: Prune or Orphan left the object alone, for the reason in Note
 	// (already gone, owned by someone else, protected); it is no longer Tether's.
 	ActionSkipped Action = "skipped"
+	// ActionHeld: the object passed (or never reached) validation but was not
+	// written, because other objects of the same revision failed theirs.
+	ActionHeld Action = "held"
 )
 
 // Change is the outcome for one object.

@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	gosync "sync"
 	"time"
@@ -27,11 +28,20 @@ const recreateTimeout = 30 * time.Second
 // written in the first stage is waited for until it is Established and its kinds
 // map, so that its custom resources can be applied in the same call.
 //
-// Each object is compared with the cluster through a server-side apply dry-run, and
-// only objects that differ or are missing are written. An object that fails (invalid,
-// immutable field, admission denial, unknown kind) is reported in the ChangeSet while
-// the others are still applied; the returned error joins the *ObjectError of every
-// failed object. The ChangeSet is returned either way.
+// A stage is validated whole before any of it is written: every object is compared
+// with the cluster through a server-side apply dry-run (missing objects too), and if
+// any fails (invalid, forbidden, denied by admission, an immutable field without
+// tether.dev/force, an unknown kind) nothing of that stage or of a later one is
+// written. The objects that would have been written come back as ActionHeld, and
+// the error is a *ValidationError naming every failing object. Only the first stage
+// (the Namespaces and CRDs that later objects need in order to be validated at all)
+// can be written before a later stage fails its validation.
+//
+// Objects that passed validation and differ or are missing are then written;
+// Options.BeforeWrite is told which first (the write-ahead inventory). A failure at
+// write time (a conflict, a timeout) is reported in the ChangeSet, and the returned
+// error joins the *ObjectError of every failed object. The ChangeSet is returned
+// either way and lists every object of objs.
 //
 // objs are modified: namespaced objects without a namespace get
 // opts.DefaultNamespace, and cluster-scoped objects lose a stray namespace.
@@ -41,21 +51,82 @@ func (m *Manager) ApplyAll(ctx context.Context, objs []*unstructured.Unstructure
 	}
 	cs := &ChangeSet{DryRun: opts.DryRun}
 	targets := newScaleTargets(m.client, objs, opts.DefaultNamespace)
-	for _, objs := range stagesOf(objs) {
+	stages := stagesOf(objs)
+	for i, objs := range stages {
 		stage := make([]*step, len(objs))
 		for i, obj := range objs {
 			stage[i] = &step{obj: obj, change: Change{Object: RefOf(obj)}}
 		}
 		forEach(len(stage), opts.Concurrency, func(i int) { m.plan(ctx, stage[i], targets, opts) })
+		if err := failures(changesOf(stage)); err != nil && !opts.DryRun {
+			cs.Changes = append(cs.Changes, held(changesOf(stage))...)
+			cs.Changes = append(cs.Changes, m.unplanned(stages[i+1:], opts)...)
+			return cs, &ValidationError{Errs: ObjectErrors(err)}
+		}
 		if !opts.DryRun {
-			forEach(len(stage), opts.Concurrency, func(i int) { m.write(ctx, stage[i], opts) })
-			m.waitForCRDs(ctx, stage)
+			if err := m.writeStage(ctx, stage, opts); err != nil {
+				cs.Changes = append(cs.Changes, held(changesOf(stage))...)
+				cs.Changes = append(cs.Changes, m.unplanned(stages[i+1:], opts)...)
+				return cs, err
+			}
 		}
-		for _, st := range stage {
-			cs.Changes = append(cs.Changes, st.change)
-		}
+		cs.Changes = append(cs.Changes, changesOf(stage)...)
 	}
 	return cs, failures(cs.Changes)
+}
+
+// writeStage writes the objects of a validated stage that differ or are missing,
+// after BeforeWrite has recorded them, and waits for the CRDs among them.
+func (m *Manager) writeStage(ctx context.Context, stage []*step, opts Options) error {
+	var writes []ObjectRef
+	for _, st := range stage {
+		if st.change.Action == ActionCreated || st.change.Action == ActionConfigured {
+			writes = append(writes, st.change.Object)
+		}
+	}
+	if len(writes) == 0 {
+		return nil
+	}
+	if opts.BeforeWrite != nil {
+		if err := opts.BeforeWrite(ctx, writes); err != nil {
+			return fmt.Errorf("recording %d objects before writing them: %w", len(writes), err)
+		}
+	}
+	forEach(len(stage), opts.Concurrency, func(i int) { m.write(ctx, stage[i], opts) })
+	m.waitForCRDs(ctx, stage)
+	return nil
+}
+
+func changesOf(stage []*step) []Change {
+	out := make([]Change, len(stage))
+	for i, st := range stage {
+		out[i] = st.change
+	}
+	return out
+}
+
+// held turns the changes a failed validation kept from being written into
+// ActionHeld; failures and unchanged objects stay as they are.
+func held(changes []Change) []Change {
+	for i, c := range changes {
+		if c.Action == ActionCreated || c.Action == ActionConfigured {
+			changes[i].Action = ActionHeld
+			changes[i].Note = NoteHeld
+		}
+	}
+	return changes
+}
+
+// unplanned lists the objects of stages that were never reached as ActionHeld, in
+// the namespace they would have been applied to.
+func (m *Manager) unplanned(stages [][]*unstructured.Unstructured, opts Options) []Change {
+	var out []Change
+	for _, objs := range stages {
+		for _, obj := range objs {
+			out = append(out, Change{Object: RefOf(m.placed(obj, opts)), Action: ActionHeld, Note: NoteHeld})
+		}
+	}
+	return out
 }
 
 // step is one object's way through ApplyAll.
@@ -78,6 +149,7 @@ func (st *step) fail(op string, err error) {
 // is read and compared with the server-side dry-run of the apply.
 func (m *Manager) plan(ctx context.Context, st *step, targets *scaleTargets, opts Options) {
 	if err := m.normalize(st.obj, opts); err != nil {
+		st.change.Object = RefOf(m.placed(st.obj, opts))
 		st.fail("map", err)
 		return
 	}
@@ -100,12 +172,6 @@ func (m *Manager) plan(ctx context.Context, st *step, targets *scaleTargets, opt
 	}
 	if owner := live.GetAnnotations()[v1alpha1.OwnedByAnnotation]; exists && owner != "" && owner != st.obj.GetAnnotations()[v1alpha1.OwnedByAnnotation] {
 		st.fail("claim", &ClaimedError{Owner: owner})
-		return
-	}
-	if !exists && !opts.DryRun {
-		// Nothing to compare with: the apply itself validates, and a missing object
-		// costs two requests instead of three.
-		st.change.Action = ActionCreated
 		return
 	}
 	var own owners
@@ -214,6 +280,16 @@ func (m *Manager) verifiedLive(ctx context.Context, ref ObjectRef, hash string) 
 		return nil, nil, false
 	}
 	return m.verified.lookup(ref, hash, rv)
+}
+
+// placed is obj in the namespace it is applied to, also when its kind does not map
+// (not served, or not yet): then it is taken to be namespaced, as most kinds are, so
+// that it is named the same way as when it was applied.
+func (m *Manager) placed(obj *unstructured.Unstructured, opts Options) *unstructured.Unstructured {
+	if err := m.normalize(obj, opts); err != nil && obj.GetNamespace() == "" {
+		obj.SetNamespace(opts.DefaultNamespace)
+	}
+	return obj
 }
 
 // normalize gives obj the namespace its scope calls for.

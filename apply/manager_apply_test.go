@@ -154,7 +154,7 @@ func TestApplyAllPlacesObjectsByScope(t *testing.T) {
 		if got := oe.Object.String(); got != "ConfigMap/homeless" {
 			t.Errorf("error names %s, want ConfigMap/homeless", got)
 		}
-		if !strings.HasPrefix(err.Error(), "ConfigMap/homeless: ") || !apply.IsInvalid(err) {
+		if !strings.HasPrefix(errString(err), "ConfigMap/homeless: ") || !apply.IsInvalid(err) {
 			t.Errorf("error %q (invalid: %t), want it to start with the object and be invalid", err, apply.IsInvalid(err))
 		}
 	})
@@ -175,7 +175,7 @@ func TestApplyAllPlacesObjectsByScope(t *testing.T) {
 	})
 }
 
-func TestApplyAllReportsInvalidObjectsAndAppliesTheRest(t *testing.T) {
+func TestApplyAllWritesNothingWhenAnObjectFailsValidation(t *testing.T) {
 	cases := []struct {
 		name, bad string
 		spoil     func(objs []*unstructured.Unstructured) error
@@ -193,7 +193,7 @@ func TestApplyAllReportsInvalidObjectsAndAppliesTheRest(t *testing.T) {
 		},
 	}}
 	for _, tc := range cases {
-		t.Run(tc.name+" is reported by name while the others are created", func(t *testing.T) {
+		t.Run(tc.name+" is reported by name and nothing is created", func(t *testing.T) {
 			e := newEnv(t)
 			bad := fmt.Sprintf(tc.bad, e.ns)
 			objs := load(t, "web.yaml")
@@ -201,22 +201,22 @@ func TestApplyAllReportsInvalidObjectsAndAppliesTheRest(t *testing.T) {
 				t.Fatal(err)
 			}
 			cs, err := e.m.ApplyAll(t.Context(), objs, e.opts)
-			var oe *apply.ObjectError
-			if !errors.As(err, &oe) || !strings.HasPrefix(err.Error(), bad+": ") || !apply.IsInvalid(err) {
-				t.Fatalf("ApplyAll error = %v (invalid: %t), want an invalid *apply.ObjectError starting with %s", err, apply.IsInvalid(err), bad)
+			var ve *apply.ValidationError
+			if !errors.As(err, &ve) || len(ve.Errs) != 1 || !strings.HasPrefix(ve.Errs[0].Error(), bad+": dry-run failed") || !apply.IsInvalid(err) {
+				t.Fatalf("ApplyAll error = %v (invalid: %t), want an invalid *apply.ValidationError naming only %s", err, apply.IsInvalid(err), bad)
 			}
 			want := map[string]apply.Action{
-				"ConfigMap/" + e.ns + "/web-config": apply.ActionCreated,
-				"Service/" + e.ns + "/web":          apply.ActionCreated,
-				"Deployment/" + e.ns + "/web":       apply.ActionCreated,
+				"ConfigMap/" + e.ns + "/web-config": apply.ActionHeld,
+				"Service/" + e.ns + "/web":          apply.ActionHeld,
+				"Deployment/" + e.ns + "/web":       apply.ActionHeld,
 			}
 			want[bad] = apply.ActionFailed
 			if diff := cmp.Diff(want, actions(cs)); diff != "" {
 				t.Errorf("actions (-want +got):\n%s", diff)
 			}
 			for _, obj := range objs {
-				if exists := e.exists(t, obj); exists != (apply.RefOf(obj).String() != bad) {
-					t.Errorf("%s exists = %t; only the invalid object should be missing", apply.RefOf(obj), exists)
+				if e.exists(t, obj) {
+					t.Errorf("%s was created; a revision that fails validation writes nothing", apply.RefOf(obj))
 				}
 			}
 		})
@@ -452,7 +452,11 @@ func contains(list []string, s string) bool {
 	return false
 }
 
+// errString is the message of the first object error in err, or of err itself.
 func errString(err error) string {
+	if errs := apply.ObjectErrors(err); len(errs) > 0 {
+		return errs[0].Error()
+	}
 	if err == nil {
 		return ""
 	}

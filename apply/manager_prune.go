@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -23,6 +24,11 @@ const (
 	NoteProtected   = "protected by " + v1alpha1.PruneAnnotation + ": disabled"
 	NoteStillWants  = "still in git under another version"
 	NoteTerminating = "terminating"
+	// NoteKindGone: the API server no longer serves the object's kind (its CRD was
+	// deleted, or an upgrade removed the API), so the object cannot exist.
+	NoteKindGone = "its kind is no longer served by the API server"
+	// NoteHeld: an object of a revision that failed validation, not written.
+	NoteHeld = "not written: other objects of the revision failed validation"
 )
 
 // PruneOptions control Prune and Orphan.
@@ -71,7 +77,8 @@ func (m *Manager) pruneOne(ctx context.Context, ref ObjectRef, opts PruneOptions
 }
 
 // Orphan releases the objects refs names that the caller owns: it removes the
-// tether.dev/owned-by annotation and opts.FieldManager's managedFields entry, and
+// tether.dev/owned-by annotation, the tether.dev/sync label and opts.FieldManager's
+// managedFields entry, and
 // leaves the objects and every field value in place.
 func (m *Manager) Orphan(ctx context.Context, refs []ObjectRef, opts PruneOptions) (*ChangeSet, error) {
 	return eachInDeletionOrder(ctx, refs, opts, m.orphanOne)
@@ -111,6 +118,8 @@ func (m *Manager) owned(ctx context.Context, ref ObjectRef, opts PruneOptions) (
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, &Change{Object: ref, Action: ActionSkipped, Note: NoteGone}
+	case meta.IsNoMatchError(err):
+		return nil, &Change{Object: ref, Action: ActionSkipped, Note: NoteKindGone}
 	case err != nil:
 		return nil, &Change{Object: ref, Action: ActionFailed, Err: &ObjectError{Object: ref, Op: "read", Err: err}}
 	case opts.Owner == "" || live.GetAnnotations()[v1alpha1.OwnedByAnnotation] != opts.Owner:
@@ -132,6 +141,10 @@ func releasePatch(live *unstructured.Unstructured, opts PruneOptions) ([]byte, e
 	}
 	ownerPath := "/metadata/annotations/" + strings.ReplaceAll(v1alpha1.OwnedByAnnotation, "/", "~1")
 	ops := []op{{Op: "test", Path: ownerPath, Value: opts.Owner}, {Op: "remove", Path: ownerPath}}
+	if v, ok := live.GetLabels()[v1alpha1.SyncLabel]; ok {
+		labelPath := "/metadata/labels/" + strings.ReplaceAll(v1alpha1.SyncLabel, "/", "~1")
+		ops = append(ops, op{Op: "test", Path: labelPath, Value: v}, op{Op: "remove", Path: labelPath})
+	}
 	fields := live.GetManagedFields()
 	for i := len(fields) - 1; i >= 0; i-- { // from the end, so earlier indexes stay valid
 		if fields[i].Manager == opts.FieldManager {

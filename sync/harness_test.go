@@ -7,15 +7,19 @@ import (
 	"path/filepath"
 	"strings"
 	gosync "sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -50,6 +54,8 @@ type agent struct {
 	manager  *apicount.Counter // the manager's client: Syncs and their status
 	registry *prometheus.Registry
 	recorder *record.FakeRecorder
+	// hooked runs a test's hook once, in the middle of the next apply.
+	hooked *hookedApplier
 	// stop stops the agent (a crash or a restart, as far as the cluster can tell).
 	stop func()
 }
@@ -65,6 +71,7 @@ func startAgent(tb testing.TB) *agent {
 	scheme := runtime.NewScheme()
 	must(tb, clientgoscheme.AddToScheme(scheme))
 	must(tb, v1alpha1.AddToScheme(scheme))
+	must(tb, apiextensionsv1.AddToScheme(scheme))
 	a := &agent{applies: &apicount.Counter{}, manager: &apicount.Counter{}, registry: prometheus.NewRegistry(), recorder: record.NewFakeRecorder(1000)}
 	mgr, err := ctrl.NewManager(a.manager.Wrap(cfg), ctrl.Options{
 		Scheme:                 scheme,
@@ -81,10 +88,16 @@ func startAgent(tb testing.TB) *agent {
 
 	a.watcher = tethersync.NewWatcher(mgr.GetCache())
 	a.trigger = tethersync.NewTrigger(mgr.GetClient(), mgr.GetCache(), a.src, mgr.Elected())
+	disco, err := discovery.NewDiscoveryClientForConfig(a.applies.Wrap(cfg))
+	must(tb, err)
+	applier := apply.NewManager(applyClient, apply.ManagerOptions{LiveVersions: a.watcher, Discovery: disco})
+	a.hooked = &hookedApplier{Applier: applier}
 	a.r = &tethersync.Reconciler{
 		Client:   mgr.GetClient(),
 		Source:   a.src,
-		Applier:  apply.NewManager(applyClient, apply.ManagerOptions{LiveVersions: a.watcher}),
+		Applier:  a.hooked,
+		Finder:   applier,
+		Reader:   mgr.GetAPIReader(),
 		Watcher:  a.watcher,
 		Secrets:  mgr.GetAPIReader(),
 		Trigger:  a.trigger,
@@ -172,6 +185,28 @@ func (a *agent) reconcile(tb testing.TB, s *v1alpha1.Sync) {
 	if _, err := a.r.Reconcile(tb.Context(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(s)}); err != nil {
 		tb.Fatalf("reconcile: %v", err)
 	}
+}
+
+// hookedApplier is the agent's Applier with a hook a test can have run once at the
+// start of the next ApplyAll, after the reconcile read its Sync: what a concurrent
+// writer would do at that moment.
+type hookedApplier struct {
+	tethersync.Applier
+	hook atomic.Pointer[func()]
+}
+
+func (h *hookedApplier) ApplyAll(ctx context.Context, objs []*unstructured.Unstructured, opts apply.Options) (*apply.ChangeSet, error) {
+	if f := h.hook.Swap(nil); f != nil {
+		(*f)()
+	}
+	return h.Applier.ApplyAll(ctx, objs, opts)
+}
+
+// reconcileErr runs one reconcile of s directly and returns its error, for
+// reconciles that are meant to fail.
+func (a *agent) reconcileErr(tb testing.TB, s *v1alpha1.Sync) {
+	tb.Helper()
+	_, _ = a.r.Reconcile(tb.Context(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(s)})
 }
 
 // events returns the events recorded so far.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
@@ -38,9 +39,16 @@ type Applier interface {
 	Orphan(ctx context.Context, refs []apply.ObjectRef, opts apply.PruneOptions) (*apply.ChangeSet, error)
 }
 
+// Finder finds the objects a Sync applied by their label, to rebuild a lost
+// inventory.
+type Finder interface {
+	FindOwned(ctx context.Context, opts apply.FindOptions) ([]apply.ObjectRef, error)
+}
+
 var (
 	_ Source  = (*source.Source)(nil)
 	_ Applier = (*apply.Manager)(nil)
+	_ Finder  = (*apply.Manager)(nil)
 )
 
 // StatusFieldManager owns the status of Syncs. It differs from the field manager of
@@ -50,9 +58,12 @@ const StatusFieldManager = "tether-status"
 // Reconciler reconciles Sync objects.
 type Reconciler struct {
 	// Client reads Syncs (from the cache) and patches their status.
-	Client   client.Client
-	Source   Source
-	Applier  Applier
+	Client  client.Client
+	Source  Source
+	Applier Applier
+	// Finder, when set, rebuilds an empty inventory from the objects in the
+	// cluster that carry the Sync's label, before anything is pruned.
+	Finder   Finder
 	Recorder record.EventRecorder
 	Metrics  *Metrics
 	// Watcher, when set, watches the kinds each Sync applies and triggers a reconcile
@@ -61,6 +72,11 @@ type Reconciler struct {
 	// Secrets reads the credentials Secrets that Syncs name in spec.source.secretRef:
 	// the manager's API reader, so that no Secret is cached or watched.
 	Secrets client.Reader
+	// Reader reads a Sync straight from the API server when a status write meets a
+	// conflict, so that the retry merges with the newest copy rather than with a
+	// cache that may still hold the stale one: the manager's API reader. Nil falls
+	// back to Client.
+	Reader client.Reader
 	// Trigger, when set, queues the Syncs a push notification concerns at once.
 	Trigger *Trigger
 	// Apply holds the options of every apply; DefaultNamespace is set per Sync.
@@ -134,6 +150,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			r.Metrics.ObserveReconcile(obj, r.now().Sub(start))
 		}
 	}()
+	if err := r.rebuildInventory(ctx, obj, st); err != nil {
+		return r.onError(st, obj.Spec.Source.IntervalOrDefault(), err)
+	}
 	if !obj.DeletionTimestamp.IsZero() {
 		return r.finalize(ctx, obj, st)
 	}
@@ -151,6 +170,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err == nil {
 		err = checkEmpty(obj, snap)
 	}
+	if err == nil {
+		err = checkSize(obj, snap)
+	}
 	if err != nil {
 		return r.onError(st, interval, err)
 	}
@@ -159,7 +181,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	drift := obj.Status.LastAppliedRevision == snap.Revision.String()
 	changes, err := r.apply(ctx, obj, snap, drift && !obj.Spec.SelfHealEnabled())
 	r.watch(ctx, obj, changes)
-	st.applied(changes)
+	diff := st.applied(changes)
 	if drift && changes != nil && !changes.DryRun {
 		r.settleFights(obj, changes)
 	}
@@ -168,7 +190,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		st.leftGitNote("prune waits until every object applies")
 		return r.onError(st, interval, err)
 	}
-	pruned, err := r.prune(ctx, obj, st, snap, changes)
+	pruned, err := r.prune(ctx, obj, st, snap, changes, diff)
 	r.assess(st, changes)
 	r.recordApplied(obj, snap, changes, pruned, drift)
 	if err != nil {
@@ -204,24 +226,39 @@ func (r *Reconciler) fetchAndRender(ctx context.Context, obj *v1alpha1.Sync, st 
 // apply applies a snapshot, marking each object as owned by this Sync. With dryRun
 // it only compares, and writes nothing.
 func (r *Reconciler) apply(ctx context.Context, obj *v1alpha1.Sync, snap *source.Snapshot, dryRun bool) (*apply.ChangeSet, error) {
-	owner := obj.Namespace + "/" + obj.Name
-	for _, o := range snap.Objects {
-		annotations := o.GetAnnotations()
-		if annotations == nil {
-			annotations = map[string]string{}
-		}
-		annotations[v1alpha1.OwnedByAnnotation] = owner
-		o.SetAnnotations(annotations)
-	}
+	MarkOwned(snap.Objects, obj)
 	opts := r.Apply
 	opts.DefaultNamespace = obj.Spec.Destination.Namespace
 	opts.DryRun = dryRun
 	opts.Ignore = append(append([]v1alpha1.IgnoreRule(nil), opts.Ignore...), obj.Spec.IgnoreDifferences...)
 	opts.IgnoreScaledReplicas = opts.IgnoreScaledReplicas && obj.Spec.IgnoreAutoscaledReplicasEnabled()
 	opts.IgnoreFields = r.fights.ignored(obj)
+	opts.BeforeWrite = r.recordAhead(obj)
 	changes, err := r.Applier.ApplyAll(ctx, snap.Objects, opts)
 	r.Metrics.CountChanges(obj, changes)
 	return changes, err
+}
+
+// MarkOwned gives objs the marks of the Sync that applies them: the
+// tether.dev/owned-by annotation, which prune and claims check, and the
+// tether.dev/sync label, which a lost inventory is rebuilt from. The agent and
+// `tether diff` both mark objects through it, so that they send the same objects.
+func MarkOwned(objs []*unstructured.Unstructured, s *v1alpha1.Sync) {
+	owner, label := ownerOf(s), v1alpha1.SyncLabelValue(s.Namespace, s.Name)
+	for _, o := range objs {
+		annotations := o.GetAnnotations()
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		annotations[v1alpha1.OwnedByAnnotation] = owner
+		o.SetAnnotations(annotations)
+		labels := o.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels[v1alpha1.SyncLabel] = label
+		o.SetLabels(labels)
+	}
 }
 
 // settleFights counts the fields a drift correction took back from another
@@ -233,7 +270,7 @@ func (r *Reconciler) settleFights(obj *v1alpha1.Sync, cs *apply.ChangeSet) {
 	}
 	for _, k := range r.fights.observe(obj, cs, r.now(), opts) {
 		r.Metrics.CountFieldFight(obj, k.manager)
-		r.Recorder.Eventf(obj, "Warning", v1alpha1.FieldConflictCondition, "%s", r.fights.message(obj, k))
+		r.Recorder.Eventf(obj, corev1.EventTypeWarning, v1alpha1.ReasonFieldConflict, "%s", r.fights.message(obj, k))
 	}
 }
 
@@ -283,13 +320,21 @@ func (r *Reconciler) onError(st *statusBuilder, interval time.Duration, err erro
 		st.sourceFailed(fe.Reason, err)
 		return ctrl.Result{}, err
 	case source.IsRenderError(err):
-		st.stalled("RenderFailed", err)
+		st.stalled(v1alpha1.ReasonRenderFailed, err)
 		return ctrl.Result{RequeueAfter: interval}, nil
+	case apply.IsValidation(err) && apply.IsInvalid(err):
+		// Nothing of the revision was written; git has to change.
+		st.stalled(v1alpha1.ReasonValidationFailed, err)
+		return ctrl.Result{RequeueAfter: interval}, nil
+	case apply.IsValidation(err):
+		// A dry-run failed for a reason of the cluster's (a timeout, a 5xx): retry.
+		st.retrying(v1alpha1.ReasonValidationFailed, err)
+		return ctrl.Result{}, err
 	case apply.IsInvalid(err):
-		st.stalled("ApplyFailed", err)
+		st.stalled(v1alpha1.ReasonApplyFailed, err)
 		return ctrl.Result{RequeueAfter: interval}, nil
 	}
-	st.retrying("ReconcileFailed", err)
+	st.retrying(v1alpha1.ReasonReconcileFailed, err)
 	return ctrl.Result{}, err
 }
 
@@ -304,9 +349,9 @@ func (r *Reconciler) recordApplied(obj *v1alpha1.Sync, snap *source.Snapshot, cs
 	if !cs.Changed() && prunedN == 0 {
 		return
 	}
-	reason, verb := "Applied", "Applied revision"
+	reason, verb := v1alpha1.ReasonApplied, "Applied revision"
 	if drift && cs.Changed() {
-		reason, verb = "DriftCorrected", "Corrected drift from revision"
+		reason, verb = v1alpha1.ReasonDriftCorrected, "Corrected drift from revision"
 		r.Metrics.CountDriftCorrection(obj)
 	}
 	msg := fmt.Sprintf("%s %s: %d created, %d configured, %d unchanged, %d pruned", verb, snap.Revision,
@@ -314,12 +359,20 @@ func (r *Reconciler) recordApplied(obj *v1alpha1.Sync, snap *source.Snapshot, cs
 	if prunedN > 0 {
 		msg += " (" + pruneSummary(pruned) + ")"
 	}
-	r.Recorder.AnnotatedEventf(obj, map[string]string{"revision": snap.Revision.String()}, "Normal", reason, "%s", msg)
+	r.Recorder.AnnotatedEventf(obj, map[string]string{"revision": snap.Revision.String()}, corev1.EventTypeNormal, reason, "%s", msg)
 }
 
-// report writes the status the reconcile built, once, and logs the outcome.
+// statusWriteGrace bounds the status write of a reconcile whose context was
+// cancelled (the agent got SIGTERM): the write still goes out, so that what the
+// reconcile did is recorded, but it cannot hold up shutdown for long.
+const statusWriteGrace = 10 * time.Second
+
+// report writes the status the reconcile built, once, and logs the outcome. It
+// writes even when ctx was cancelled, within statusWriteGrace.
 func (r *Reconciler) report(ctx context.Context, obj *v1alpha1.Sync, st *statusBuilder, reconcileErr error) error {
 	log := ctrl.LoggerFrom(ctx)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), statusWriteGrace)
+	defer cancel()
 	if st.skipReport {
 		r.Metrics.Forget(obj.Namespace, obj.Name)
 		if r.Watcher != nil {
@@ -332,7 +385,7 @@ func (r *Reconciler) report(ctx context.Context, obj *v1alpha1.Sync, st *statusB
 	if reconcileErr != nil {
 		log.Error(reconcileErr, "reconcile failed", "revision", status.SourceRevision)
 	}
-	if err := patchStatus(ctx, r.Client, obj, status); err != nil {
+	if err := r.patchStatus(ctx, obj, status); err != nil {
 		return fmt.Errorf("writing status of Sync %s/%s: %w", obj.Namespace, obj.Name, err)
 	}
 	log.V(1).Info("reconciled", "revision", status.LastAppliedRevision, "sync", status.Sync, "health", status.Health)

@@ -156,5 +156,5 @@ func (b *statusBuilder) fieldConflicts(msgs []string) {
 		b.remove(v1alpha1.FieldConflictCondition)
 		return
 	}
-	b.set(v1alpha1.FieldConflictCondition, metav1.ConditionTrue, "FieldFight", strings.Join(msgs, "\n"))
+	b.set(v1alpha1.FieldConflictCondition, metav1.ConditionTrue, v1alpha1.ReasonFieldFight, strings.Join(msgs, "\n"))
 }

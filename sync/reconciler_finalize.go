@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,12 +20,6 @@ import (
 // deletionPoll is how often a Sync being deleted looks again at objects it deleted
 // that are still terminating.
 const deletionPoll = 2 * time.Second
-
-// Reasons while a Sync is being deleted.
-const (
-	ReasonDeleting        = "Deleting"
-	ReasonDeletionBlocked = "DeletionBlocked"
-)
 
 // ensureFinalizer puts tether.dev/finalizer on the Sync before anything is applied,
 // so that deleting the Sync always gets the chance to prune or orphan.
@@ -49,9 +44,9 @@ func (r *Reconciler) finalize(ctx context.Context, obj *v1alpha1.Sync, st *statu
 	if !controllerutil.ContainsFinalizer(obj, v1alpha1.Finalizer) {
 		return ctrl.Result{}, nil
 	}
-	refs := make([]apply.ObjectRef, 0, len(obj.Status.Resources))
-	for _, res := range obj.Status.Resources {
-		refs = append(refs, refOf(res))
+	var refs []apply.ObjectRef
+	for _, o := range st.inventory() {
+		refs = append(refs, refOf(o))
 	}
 	opts := apply.PruneOptions{Owner: ownerOf(obj), FieldManager: r.Apply.FieldManager}
 	var cs *apply.ChangeSet
@@ -61,12 +56,13 @@ func (r *Reconciler) finalize(ctx context.Context, obj *v1alpha1.Sync, st *statu
 	} else {
 		cs, err = r.Applier.Prune(ctx, refs, opts)
 		r.Metrics.CountChanges(obj, cs)
+		r.reportVanishedKinds(obj, cs)
 	}
 	st.pruned(cs, true)
-	if len(st.status.Resources) > 0 {
+	if len(st.inventory()) > 0 {
 		return r.deletionWaits(st, err)
 	}
-	r.Recorder.Eventf(obj, "Normal", "Finalized", "Deletion policy %s: every object applied by this Sync was handled", obj.Spec.EffectiveDeletionPolicy())
+	r.Recorder.Eventf(obj, corev1.EventTypeNormal, v1alpha1.ReasonFinalized, "Deletion policy %s: every object applied by this Sync was handled", obj.Spec.EffectiveDeletionPolicy())
 	base := obj.DeepCopy()
 	controllerutil.RemoveFinalizer(obj, v1alpha1.Finalizer)
 	if err := r.Client.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}), client.FieldOwner(StatusFieldManager)); err != nil {
@@ -79,17 +75,17 @@ func (r *Reconciler) finalize(ctx context.Context, obj *v1alpha1.Sync, st *statu
 // deletionWaits reports what keeps a Sync from going: objects still terminating, or
 // objects that could not be deleted.
 func (r *Reconciler) deletionWaits(st *statusBuilder, err error) (ctrl.Result, error) {
-	names := make([]string, 0, len(st.status.Resources))
-	for _, res := range st.status.Resources {
+	names := make([]string, 0, len(st.objects))
+	for _, res := range st.objects {
 		names = append(names, refOf(res).String())
 	}
 	if err != nil {
-		st.set(v1alpha1.ReadyCondition, metav1.ConditionFalse, ReasonDeletionBlocked, "Deletion is blocked: "+err.Error())
-		st.set(v1alpha1.ReconcilingCondition, metav1.ConditionTrue, ReasonDeletionBlocked, "Retrying with backoff")
+		st.set(v1alpha1.ReadyCondition, metav1.ConditionFalse, v1alpha1.ReasonDeletionBlocked, "Deletion is blocked: "+err.Error())
+		st.set(v1alpha1.ReconcilingCondition, metav1.ConditionTrue, v1alpha1.ReasonDeletionBlocked, "Retrying with backoff")
 		return ctrl.Result{}, errors.Join(errors.New("deletion blocked"), err)
 	}
-	st.set(v1alpha1.ReadyCondition, metav1.ConditionFalse, ReasonDeleting,
+	st.set(v1alpha1.ReadyCondition, metav1.ConditionFalse, v1alpha1.ReasonDeleting,
 		fmt.Sprintf("Waiting for %d objects to be deleted: %s", len(names), strings.Join(names, ", ")))
-	st.set(v1alpha1.ReconcilingCondition, metav1.ConditionTrue, ReasonDeleting, "Deleting the objects of this Sync")
+	st.set(v1alpha1.ReconcilingCondition, metav1.ConditionTrue, v1alpha1.ReasonDeleting, "Deleting the objects of this Sync")
 	return ctrl.Result{RequeueAfter: deletionPoll}, nil
 }

@@ -3,7 +3,10 @@ package sync
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -12,11 +15,6 @@ import (
 	"tether.dev/tether/apply"
 	"tether.dev/tether/source"
 )
-
-// The inventory is status.resources: every object Tether applied for a Sync. It
-// lives in the API, so a restarted agent prunes exactly what its predecessor
-// applied. Entries are identified by group, kind, namespace and name (not version):
-// an object whose apiVersion changes in git is the same object.
 
 // heldError is a prune Tether refused to do on its own: an empty render or a prune
 // over the limit. It stalls the Sync until git or the Sync changes.
@@ -27,12 +25,6 @@ type heldError struct {
 
 func (e *heldError) Error() string { return e.msg }
 
-// Reasons of held prunes.
-const (
-	ReasonEmptyRender = "EmptyRender"
-	ReasonPruneLimit  = "PruneLimitExceeded"
-)
-
 // checkEmpty refuses a render that yields no objects unless the Sync allows it: an
 // emptied path is far more often a mistake (a bad merge, a moved directory) than an
 // intent to delete everything.
@@ -40,15 +32,36 @@ func checkEmpty(obj *v1alpha1.Sync, snap *source.Snapshot) error {
 	if len(snap.Objects) > 0 || obj.Spec.AllowEmpty {
 		return nil
 	}
-	return &heldError{reason: ReasonEmptyRender, msg: fmt.Sprintf(
+	return &heldError{reason: v1alpha1.ReasonEmptyRender, msg: fmt.Sprintf(
 		"path %q renders no objects at %s; nothing was applied or pruned. Set spec.allowEmpty: true to prune everything this Sync applied",
 		snap.Path, snap.Revision)}
 }
 
-// prune deletes what left git, within the Sync's limits, and records the outcome
-// in the inventory. It runs only after an apply without failures.
-func (r *Reconciler) prune(ctx context.Context, obj *v1alpha1.Sync, st *statusBuilder, snap *source.Snapshot, applied *apply.ChangeSet) (*apply.ChangeSet, error) {
-	candidates := st.leftGit
+// checkSize refuses a revision with more objects than the inventory can hold,
+// before anything of it is applied.
+func checkSize(obj *v1alpha1.Sync, snap *source.Snapshot) error {
+	entries := make([]v1alpha1.InventoryEntry, len(snap.Objects))
+	for i, o := range snap.Objects {
+		ns := o.GetNamespace()
+		if ns == "" {
+			ns = obj.Spec.Destination.Namespace
+		}
+		gvk := o.GroupVersionKind()
+		entries[i] = v1alpha1.InventoryEntry{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: ns, Name: o.GetName()}
+	}
+	if n := inventoryBytes(entries); n > maxInventoryBytes {
+		return &heldError{reason: v1alpha1.ReasonRevisionTooLarge, msg: fmt.Sprintf(
+			"path %q renders %d objects at %s, whose inventory (%d KiB) would not fit in the Sync's status (at most %d KiB); "+
+				"nothing was applied. Split the path into several Syncs", snap.Path, len(snap.Objects), snap.Revision, n>>10, maxInventoryBytes>>10)}
+	}
+	return nil
+}
+
+// prune deletes the objects that left git (diff.stale), within the Sync's limits,
+// and records the outcome in the inventory. It runs only after an apply without
+// failures.
+func (r *Reconciler) prune(ctx context.Context, obj *v1alpha1.Sync, st *statusBuilder, snap *source.Snapshot, applied *apply.ChangeSet, diff inventoryDiff) (*apply.ChangeSet, error) {
+	candidates := diff.stale
 	switch {
 	case len(candidates) == 0:
 		return nil, nil
@@ -56,12 +69,13 @@ func (r *Reconciler) prune(ctx context.Context, obj *v1alpha1.Sync, st *statusBu
 		st.leftGitNote("prune is off")
 		return nil, nil
 	}
-	if err := checkPruneLimit(obj, len(candidates), st.inventorySize, len(snap.Objects) == 0); err != nil {
+	if err := checkPruneLimit(obj, len(candidates), diff.before, len(snap.Objects) == 0); err != nil {
 		st.leftGitNote("prune held back")
 		return nil, err
 	}
 	cs, err := r.Applier.Prune(ctx, candidates, apply.PruneOptions{Owner: ownerOf(obj), Keep: liveUIDs(applied)})
 	r.Metrics.CountChanges(obj, cs)
+	r.reportVanishedKinds(obj, cs)
 	st.pruned(cs, false)
 	return cs, err
 }
@@ -80,12 +94,12 @@ func checkPruneLimit(obj *v1alpha1.Sync, prune, inventory int, empty bool) error
 	}
 	max, err := intstr.GetScaledValueFromIntOrPercent(limit, inventory, false)
 	if err != nil {
-		return &heldError{reason: ReasonPruneLimit, msg: fmt.Sprintf("spec.pruneLimit %q: %v", limit.String(), err)}
+		return &heldError{reason: v1alpha1.ReasonPruneLimit, msg: fmt.Sprintf("spec.pruneLimit %q: %v", limit.String(), err)}
 	}
 	if prune <= max {
 		return nil
 	}
-	return &heldError{reason: ReasonPruneLimit, msg: fmt.Sprintf(
+	return &heldError{reason: v1alpha1.ReasonPruneLimit, msg: fmt.Sprintf(
 		"%d of %d objects left git, more than the prune limit of %s (%d); nothing was pruned. "+
 			"If this is intended, set spec.pruneLimit (for example \"100%%\") and it will proceed",
 		prune, inventory, limit.String(), max)}
@@ -107,14 +121,6 @@ func liveUIDs(cs *apply.ChangeSet) map[types.UID]bool {
 	return out
 }
 
-func inventoryKey(group, kind, namespace, name string) string {
-	return group + "/" + kind + "/" + namespace + "/" + name
-}
-
-func refOf(r v1alpha1.ResourceStatus) apply.ObjectRef {
-	return apply.ObjectRef{Group: r.Group, Version: r.Version, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
-}
-
 // pruneSummary names what a prune did, for events.
 func pruneSummary(cs *apply.ChangeSet) string {
 	if cs == nil {
@@ -127,4 +133,85 @@ func pruneSummary(cs *apply.ChangeSet) string {
 		}
 	}
 	return strings.Join(names, ", ")
+}
+
+// recordAhead returns the write-ahead step of one reconcile's apply: before objects
+// are written, those the Sync's inventory does not name yet are added to it and the
+// status is written, so that no object exists in the cluster that no inventory
+// names, whenever the agent stops. Objects the inventory already names cost
+// nothing. On a conflict the entries are added to the newest status instead.
+func (r *Reconciler) recordAhead(obj *v1alpha1.Sync) func(context.Context, []apply.ObjectRef) error {
+	return func(ctx context.Context, writes []apply.ObjectRef) error {
+		return r.updateStatus(ctx, obj, func(cur v1alpha1.SyncStatus) (v1alpha1.SyncStatus, bool) {
+			return withEntries(cur, writes)
+		})
+	}
+}
+
+// withEntries returns st with refs in its inventory, and whether any was missing.
+func withEntries(st v1alpha1.SyncStatus, refs []apply.ObjectRef) (v1alpha1.SyncStatus, bool) {
+	objects := loadInventory(st)
+	known := map[string]bool{}
+	ids := make([]string, 0, len(objects)+len(refs))
+	for _, o := range objects {
+		known[resourceKey(o)] = true
+		ids = append(ids, entryOf(o).ID())
+	}
+	added := false
+	for _, ref := range refs {
+		e := v1alpha1.InventoryEntry{Group: ref.Group, Version: ref.Version, Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name}
+		if !known[e.Key()] {
+			known[e.Key()] = true
+			ids = append(ids, e.ID())
+			added = true
+		}
+	}
+	if !added {
+		return st, false
+	}
+	sort.Strings(ids)
+	st = *st.DeepCopy()
+	st.Inventory = ids
+	return st, true
+}
+
+// rebuildInventory finds the objects of a Sync whose inventory is empty (a new
+// Sync, or a status that was wiped or restored from an old backup) by their label,
+// before anything is pruned, and adds them to it with an Event. A Sync without a
+// Finder keeps its inventory as it is.
+func (r *Reconciler) rebuildInventory(ctx context.Context, obj *v1alpha1.Sync, st *statusBuilder) error {
+	if r.Finder == nil || len(st.inventory()) > 0 {
+		return nil
+	}
+	found, err := r.Finder.FindOwned(ctx, apply.FindOptions{
+		Label: v1alpha1.SyncLabel, Value: v1alpha1.SyncLabelValue(obj.Namespace, obj.Name), Owner: ownerOf(obj),
+	})
+	if err != nil {
+		return fmt.Errorf("rebuilding the inventory from label %s: %w", v1alpha1.SyncLabel, err)
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	st.adopted(found)
+	r.Recorder.Eventf(obj, corev1.EventTypeNormal, v1alpha1.ReasonInventoryRebuilt,
+		"The inventory was empty; rebuilt it from %d objects labelled %s=%s", len(found), v1alpha1.SyncLabel, v1alpha1.SyncLabelValue(obj.Namespace, obj.Name))
+	return nil
+}
+
+// reportVanishedKinds records an Event for inventory entries dropped because the
+// API server no longer serves their kind.
+func (r *Reconciler) reportVanishedKinds(obj *v1alpha1.Sync, cs *apply.ChangeSet) {
+	if cs == nil {
+		return
+	}
+	var names []string
+	for _, c := range cs.Changes {
+		if c.Action == apply.ActionSkipped && c.Note == apply.NoteKindGone {
+			names = append(names, c.Object.String())
+		}
+	}
+	if len(names) > 0 {
+		r.Recorder.Eventf(obj, corev1.EventTypeWarning, v1alpha1.ReasonKindVanished,
+			"Dropped %d objects from the inventory whose kind the API server no longer serves: %s", len(names), strings.Join(names, ", "))
+	}
 }

@@ -68,9 +68,17 @@ func (e *pruneEnv) inventory(t *testing.T) []string {
 	t.Helper()
 	s := &v1alpha1.Sync{}
 	must(t, e.a.c.Get(t.Context(), client.ObjectKeyFromObject(e.sync), s))
+	return inventoryNames(t, s)
+}
+
+// inventoryNames lists a Sync's inventory as Kind/name.
+func inventoryNames(t *testing.T, s *v1alpha1.Sync) []string {
+	t.Helper()
 	var names []string
-	for _, r := range s.Status.Resources {
-		names = append(names, r.Kind+"/"+r.Name)
+	for _, id := range s.Status.Inventory {
+		e, err := v1alpha1.ParseInventoryEntry(id)
+		must(t, err)
+		names = append(names, e.Kind+"/"+e.Name)
 	}
 	return names
 }
@@ -177,7 +185,7 @@ func TestPruneLeavesWhatIsNotTethers(t *testing.T) {
 		files["apps/keep.yaml"] = configMap("keep", v1alpha1.PruneAnnotation, "disabled")
 		e := newPruneEnv(t, files)
 		e.push(t, map[string]string{"apps/keep.yaml": ""})
-		e.a.waitFor(t, e.sync, "keep leaves the inventory", func(s *v1alpha1.Sync) bool { return len(s.Status.Resources) == 3 })
+		e.a.waitFor(t, e.sync, "keep leaves the inventory", func(s *v1alpha1.Sync) bool { return len(s.Status.Inventory) == 3 })
 		if !e.exists(t, "keep") {
 			t.Errorf("the protected ConfigMap was deleted")
 		}
@@ -186,7 +194,7 @@ func TestPruneLeavesWhatIsNotTethers(t *testing.T) {
 	t.Run("a second Sync does not take over an object another Sync manages", func(t *testing.T) {
 		e := newPruneEnv(t, threeConfigMaps())
 		other := e.a.newSync(t, e.ns, e.repo.FileURL(), func(s *v1alpha1.Sync) { s.Name = "other" })
-		ready := (&pruneEnv{a: e.a, sync: other}).stalledBy(t, "ApplyFailed")
+		ready := (&pruneEnv{a: e.a, sync: other}).stalledBy(t, v1alpha1.ReasonValidationFailed)
 		want := "already managed by Sync " + e.ns + "/app"
 		if !strings.Contains(ready.Message, want) {
 			t.Errorf("the second Sync's Ready message = %q, want it to name the owner (%q)", ready.Message, want)
@@ -287,7 +295,7 @@ func TestDeletingASync(t *testing.T) {
 		must(t, e.a.c.Delete(t.Context(), e.sync))
 		// The first pass deletes all three; later passes find a and c gone and wait for b.
 		s := e.a.waitFor(t, e.sync, "the Sync waits for b alone", func(s *v1alpha1.Sync) bool {
-			return len(s.Status.Resources) == 1 && s.Status.Resources[0].Name == "b"
+			return slices.Equal(inventoryNames(t, s), []string{"ConfigMap/b"})
 		})
 		ready := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.ReadyCondition)
 		if ready == nil || ready.Reason != "Deleting" || !strings.Contains(ready.Message, "Waiting for 1 objects to be deleted: ConfigMap/"+e.ns+"/b") {

@@ -39,12 +39,6 @@ func maxAge(interval time.Duration) time.Duration {
 	return time.Duration(float64(interval) * (1 - jitterFraction))
 }
 
-// Reasons of the SourceReady condition for credentials that cannot be read.
-const (
-	ReasonSecretNotFound   = "SecretNotFound"
-	ReasonSecretUnreadable = "SecretUnreadable"
-)
-
 // Keys of a credentials Secret (spec.source.secretRef).
 const (
 	secretUsername    = "username"
@@ -100,9 +94,9 @@ func (r *Reconciler) readAuth(ctx context.Context, namespace, name string) (sour
 
 func secretReason(err error) string {
 	if apierrors.IsNotFound(err) {
-		return ReasonSecretNotFound
+		return v1alpha1.ReasonSecretNotFound
 	}
-	return ReasonSecretUnreadable
+	return v1alpha1.ReasonSecretUnreadable
 }
 
 // refLabel names a ref in messages, a pinned commit included.

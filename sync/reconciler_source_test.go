@@ -146,7 +146,7 @@ func TestCredentialsComeFromTheSecretAndStayInIt(t *testing.T) {
 		})
 		a.waitFor(t, missing, "SourceReady=False SecretNotFound", func(s *v1alpha1.Sync) bool {
 			c := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.SourceReadyCondition)
-			return c != nil && c.Reason == tethersync.ReasonSecretNotFound && strings.Contains(c.Message, ns+"/nope")
+			return c != nil && c.Reason == v1alpha1.ReasonSecretNotFound && strings.Contains(c.Message, ns+"/nope")
 		})
 	})
 }

@@ -3,8 +3,6 @@ package sync
 import (
 	"context"
 	"fmt"
-	"sort"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -18,14 +16,6 @@ import (
 	"tether.dev/tether/apply"
 	"tether.dev/tether/health"
 	"tether.dev/tether/source"
-)
-
-// Condition reasons.
-const (
-	ReasonSucceeded   = "Succeeded"
-	ReasonProgressing = "Progressing"
-	ReasonRetrying    = "RetryingAfterError"
-	ReasonSuspended   = "Suspended"
 )
 
 // maxMessage bounds condition messages; a revision with many broken objects must not
@@ -43,10 +33,11 @@ type statusBuilder struct {
 	now    func() time.Time
 	status v1alpha1.SyncStatus
 	health map[apply.ObjectRef]objectHealth
-	// leftGit are inventory entries that the newest render no longer declares:
-	// candidates for pruning. inventorySize is the inventory's size before.
-	leftGit       []apply.ObjectRef
-	inventorySize int
+	// objects is the whole inventory with per-object detail, once this reconcile
+	// has looked at it (applied, pruned, rebuilt); build compacts it into
+	// status.inventory, status.resources and status.summary. Nil carries the
+	// previous inventory over as it was.
+	objects []v1alpha1.ResourceStatus
 	// skipReport is set when the Sync is gone after this reconcile (its finalizer
 	// removed): there is no status to write and no series to keep.
 	skipReport bool
@@ -77,7 +68,7 @@ func (b *statusBuilder) remove(condType string) {
 func (b *statusBuilder) fetched(rev string) { b.status.SourceRevision = rev }
 
 func (b *statusBuilder) rendered(rev string, objects int) {
-	b.set(v1alpha1.SourceReadyCondition, metav1.ConditionTrue, ReasonSucceeded,
+	b.set(v1alpha1.SourceReadyCondition, metav1.ConditionTrue, v1alpha1.ReasonSucceeded,
 		fmt.Sprintf("Fetched revision %s: %d objects", rev, objects))
 }
 
@@ -90,7 +81,7 @@ func (b *statusBuilder) sourceFailed(reason string, err error) {
 // retrying records a transient failure: not ready, still working on it.
 func (b *statusBuilder) retrying(reason string, err error) {
 	b.set(v1alpha1.ReadyCondition, metav1.ConditionFalse, reason, err.Error())
-	b.set(v1alpha1.ReconcilingCondition, metav1.ConditionTrue, ReasonRetrying, err.Error())
+	b.set(v1alpha1.ReconcilingCondition, metav1.ConditionTrue, v1alpha1.ReasonRetrying, err.Error())
 	b.remove(v1alpha1.StalledCondition)
 }
 
@@ -106,129 +97,7 @@ func (b *statusBuilder) stalled(reason string, err error) {
 }
 
 func (b *statusBuilder) suspended() {
-	b.set(v1alpha1.ReconcilingCondition, metav1.ConditionFalse, ReasonSuspended, "Reconciliation is suspended")
-}
-
-// applied records the inventory and the sync status from an apply's change set.
-// Entries of the previous inventory that git no longer declares stay in it, out of
-// sync, until they are pruned.
-func (b *statusBuilder) applied(cs *apply.ChangeSet) {
-	if cs == nil {
-		return
-	}
-	resources := make([]v1alpha1.ResourceStatus, 0, len(cs.Changes))
-	desired := map[string]bool{}
-	for _, c := range cs.Changes {
-		rs := v1alpha1.ResourceStatus{
-			Group: c.Object.Group, Version: c.Object.Version, Kind: c.Object.Kind,
-			Namespace: c.Object.Namespace, Name: c.Object.Name, Sync: v1alpha1.SyncStatusSynced,
-		}
-		switch {
-		case c.Action == apply.ActionFailed:
-			rs.Sync, rs.Message = v1alpha1.SyncStatusOutOfSync, c.Err.Error()
-		case cs.DryRun && c.Action == apply.ActionCreated:
-			rs.Sync, rs.Message = v1alpha1.SyncStatusOutOfSync, "missing from the cluster; selfHeal is off"
-		case cs.DryRun && c.Action == apply.ActionConfigured:
-			rs.Sync, rs.Message = v1alpha1.SyncStatusOutOfSync, "differs from git in "+strings.Join(c.Diff, ", ")+"; selfHeal is off"
-		}
-		rs.Message = joinNote(rs.Message, leftToOthers(c.Ignored))
-		resources = append(resources, rs)
-		desired[resourceKey(rs)] = true
-	}
-	b.inventorySize = len(b.status.Resources)
-	for _, old := range b.status.Resources {
-		if desired[resourceKey(old)] {
-			continue
-		}
-		old.Sync, old.Health, old.Message = v1alpha1.SyncStatusOutOfSync, "", notInGit
-		resources = append(resources, old)
-		b.leftGit = append(b.leftGit, refOf(old))
-	}
-	b.setResources(resources)
-}
-
-// leftToOthers says which ignored fields of an object are left to another manager
-// ("spec.replicas left to kube-controller-manager"), or "".
-func leftToOthers(fields []apply.IgnoredField) string {
-	var notes []string
-	for _, f := range fields {
-		if f.Manager != "" {
-			notes = append(notes, f.String())
-		}
-	}
-	return strings.Join(notes, ", ")
-}
-
-func joinNote(msg, note string) string {
-	switch {
-	case note == "":
-		return msg
-	case msg == "":
-		return note
-	}
-	return msg + "; " + note
-}
-
-// notInGit is the message of inventory entries that left git, before a note says
-// what became of them.
-const notInGit = "not in git any more"
-
-// leftGitNote says, on every entry that left git, why it is still there.
-func (b *statusBuilder) leftGitNote(note string) {
-	for i := range b.status.Resources {
-		if r := &b.status.Resources[i]; r.Message == notInGit {
-			r.Message = notInGit + "; " + note
-		}
-	}
-}
-
-// pruned drops what a prune deleted or found not to be Tether's from the inventory,
-// and keeps what it failed to delete, with the error, to retry. With untilGone,
-// deleted objects stay listed until a later pass finds them gone (a Sync being
-// deleted waits for them).
-func (b *statusBuilder) pruned(cs *apply.ChangeSet, untilGone bool) {
-	if cs == nil {
-		return
-	}
-	outcome := map[string]apply.Change{}
-	for _, c := range cs.Changes {
-		outcome[inventoryKey(c.Object.Group, c.Object.Kind, c.Object.Namespace, c.Object.Name)] = c
-	}
-	var kept []v1alpha1.ResourceStatus
-	for _, r := range b.status.Resources {
-		c, ok := outcome[resourceKey(r)]
-		switch {
-		case !ok:
-		case c.Action == apply.ActionFailed:
-			r.Message = notInGit + "; prune failed: " + c.Err.Error()
-		case c.Action == apply.ActionPruned && untilGone:
-			r.Message = "deleting"
-			if c.Note != "" {
-				r.Message += " (" + c.Note + ")"
-			}
-		default:
-			continue
-		}
-		kept = append(kept, r)
-	}
-	b.setResources(kept)
-}
-
-// setResources sets the inventory, sorted for a stable status, and the sync status
-// it implies.
-func (b *statusBuilder) setResources(resources []v1alpha1.ResourceStatus) {
-	sort.Slice(resources, func(i, j int) bool { return resourceKey(resources[i]) < resourceKey(resources[j]) })
-	b.status.Resources = resources
-	b.status.Sync = v1alpha1.SyncStatusSynced
-	for _, r := range resources {
-		if r.Sync != v1alpha1.SyncStatusSynced {
-			b.status.Sync = v1alpha1.SyncStatusOutOfSync
-		}
-	}
-}
-
-func resourceKey(r v1alpha1.ResourceStatus) string {
-	return inventoryKey(r.Group, r.Kind, r.Namespace, r.Name)
+	b.set(v1alpha1.ReconcilingCondition, metav1.ConditionFalse, v1alpha1.ReasonSuspended, "Reconciliation is suspended")
 }
 
 func (b *statusBuilder) objectHealth(ref apply.ObjectRef, code v1alpha1.HealthStatusCode, msg string) {
@@ -240,8 +109,8 @@ func (b *statusBuilder) objectHealth(ref apply.ObjectRef, code v1alpha1.HealthSt
 func (b *statusBuilder) aggregateHealth() {
 	codes := make([]v1alpha1.HealthStatusCode, 0, len(b.health))
 	var unhealthy []string
-	for i := range b.status.Resources {
-		r := &b.status.Resources[i]
+	for i := range b.objects {
+		r := &b.objects[i]
 		h, ok := b.health[apply.ObjectRef{Group: r.Group, Version: r.Version, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}]
 		if !ok {
 			continue
@@ -257,7 +126,7 @@ func (b *statusBuilder) aggregateHealth() {
 	}
 	b.status.Health = health.Aggregate(codes...)
 	if b.status.Health == v1alpha1.HealthHealthy {
-		b.set(v1alpha1.HealthyCondition, metav1.ConditionTrue, ReasonSucceeded, "All managed objects are healthy")
+		b.set(v1alpha1.HealthyCondition, metav1.ConditionTrue, v1alpha1.ReasonSucceeded, "All managed objects are healthy")
 		return
 	}
 	b.set(v1alpha1.HealthyCondition, metav1.ConditionFalse, string(b.status.Health), fmt.Sprintf("%d of %d objects not healthy: %v", len(unhealthy), len(codes), unhealthy))
@@ -275,10 +144,10 @@ func (b *statusBuilder) ready(rev string) {
 	if b.status.Sync == v1alpha1.SyncStatusOutOfSync {
 		msg += "; the cluster has drifted from it and selfHeal is off (see status.resources)"
 	}
-	b.set(v1alpha1.ReadyCondition, metav1.ConditionTrue, ReasonSucceeded, msg)
+	b.set(v1alpha1.ReadyCondition, metav1.ConditionTrue, v1alpha1.ReasonSucceeded, msg)
 	b.remove(v1alpha1.StalledCondition)
 	if b.status.Health == v1alpha1.HealthProgressing {
-		b.set(v1alpha1.ReconcilingCondition, metav1.ConditionTrue, ReasonProgressing, "Waiting for objects to roll out")
+		b.set(v1alpha1.ReconcilingCondition, metav1.ConditionTrue, v1alpha1.ReasonProgressing, "Waiting for objects to roll out")
 		return
 	}
 	b.remove(v1alpha1.ReconcilingCondition)
@@ -294,6 +163,9 @@ func (b *statusBuilder) requeueAfter(interval time.Duration) time.Duration {
 
 func (b *statusBuilder) build() v1alpha1.SyncStatus {
 	b.status.ObservedGeneration = b.gen
+	if b.objects != nil {
+		b.compact()
+	}
 	if b.status.Sync == "" {
 		b.status.Sync = v1alpha1.SyncStatusUnknown
 	}
@@ -303,23 +175,50 @@ func (b *statusBuilder) build() v1alpha1.SyncStatus {
 	return b.status
 }
 
-// patchStatus writes status when it differs from what obj holds. The patch carries
-// obj's resourceVersion; on a conflict the Sync is re-read and the patch retried, so
-// a concurrent writer is never overwritten blindly.
-func patchStatus(ctx context.Context, c client.Client, obj *v1alpha1.Sync, status v1alpha1.SyncStatus) error {
-	if equality.Semantic.DeepEqual(obj.Status, status) {
-		return nil
+// patchStatus writes the status a reconcile built. On a conflict it merges with the
+// newest copy (see updateStatus): inventory entries another writer added since obj
+// was read are kept, and everything else is this reconcile's, describing the
+// generation it reconciled (a newer spec gets a reconcile of its own). If another
+// reconcile has meanwhile reported on a newer generation, this older status is
+// dropped rather than written over it.
+func (r *Reconciler) patchStatus(ctx context.Context, obj *v1alpha1.Sync, status v1alpha1.SyncStatus) error {
+	base := obj.Status.Inventory
+	return r.updateStatus(ctx, obj, func(cur v1alpha1.SyncStatus) (v1alpha1.SyncStatus, bool) {
+		if cur.ObservedGeneration > status.ObservedGeneration {
+			return cur, false
+		}
+		next := status
+		next.Inventory = mergeInventory(base, status.Inventory, cur.Inventory)
+		return next, true
+	})
+}
+
+// updateStatus writes the status that next computes from the Sync's current one,
+// when it differs, and leaves obj as written. The patch carries obj's
+// resourceVersion; on a conflict the Sync is re-read from the API server (a cache
+// may still hold the copy that conflicted) and next is asked again, so a concurrent
+// writer is never overwritten blindly.
+func (r *Reconciler) updateStatus(ctx context.Context, obj *v1alpha1.Sync, next func(cur v1alpha1.SyncStatus) (v1alpha1.SyncStatus, bool)) error {
+	reader := r.Reader
+	if reader == nil {
+		reader = r.Client
 	}
-	key := client.ObjectKeyFromObject(obj)
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		status, ok := next(obj.Status)
+		if !ok || equality.Semantic.DeepEqual(obj.Status, status) {
+			return nil
+		}
 		base := obj.DeepCopy()
 		obj.Status = status
-		err := c.Status().Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}), client.FieldOwner(StatusFieldManager))
-		if apierrors.IsConflict(err) {
-			if gerr := c.Get(ctx, key, obj); gerr != nil {
-				return gerr
-			}
+		err := r.Client.Status().Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}), client.FieldOwner(StatusFieldManager))
+		if !apierrors.IsConflict(err) {
+			return err
 		}
+		fresh := &v1alpha1.Sync{}
+		if gerr := reader.Get(ctx, client.ObjectKeyFromObject(obj), fresh); gerr != nil {
+			return gerr
+		}
+		*obj = *fresh
 		return err
 	})
 	return client.IgnoreNotFound(err)

@@ -2,6 +2,7 @@ package sync_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/apply"
 	"tether.dev/tether/test/apicount"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
@@ -27,8 +29,8 @@ func TestConvergedResyncOfAThousandObjectsCostsNothing(t *testing.T) {
 	repo := gitserver.NewLocalRepo(t, "apps")
 	first := repo.Commit(t, apps(250), "250 apps")
 	s := a.newSync(t, ns, repo.FileURL())
-	if got := a.waitApplied(t, s, first); len(got.Status.Resources) != 1000 || got.Status.Sync != v1alpha1.SyncStatusSynced {
-		t.Fatalf("after the first sync: %d resources, sync %s; want 1000, Synced", len(got.Status.Resources), got.Status.Sync)
+	if got := a.waitApplied(t, s, first); len(got.Status.Inventory) != 1000 || got.Status.Sync != v1alpha1.SyncStatusSynced {
+		t.Fatalf("after the first sync: %d objects in the inventory, sync %s; want 1000, Synced", len(got.Status.Inventory), got.Status.Sync)
 	}
 
 	t.Run("a converged resync makes no write, no dry-run and no read", func(t *testing.T) {
@@ -117,31 +119,79 @@ func TestDriftIsOnlyReportedWithoutSelfHeal(t *testing.T) {
 	}
 }
 
-func TestAnInvalidObjectIsReportedWhileTheRestApply(t *testing.T) {
+func TestAnInvalidObjectAmongFortyWritesNothing(t *testing.T) {
 	a := startAgent(t)
 	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
 	repo := gitserver.NewLocalRepo(t, "web")
-	files := apps(1)
-	files["apps/bad.yaml"] = "apiVersion: v1\nkind: Service\nmetadata: {name: bad}\nspec:\n  ports: [{port: 70000}]\n"
-	repo.Commit(t, files, "one app and a bad service")
+	first := repo.Commit(t, apps(10), "ten apps")
 	s := a.newSync(t, ns, repo.FileURL())
+	a.waitApplied(t, s, first)
+	before := configMapVersions(t, a, ns)
 
-	got := a.waitFor(t, s, "the Sync stalls on the bad Service", func(s *v1alpha1.Sync) bool {
-		return apimeta.IsStatusConditionTrue(s.Status.Conditions, v1alpha1.StalledCondition)
-	})
-	ready := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.ReadyCondition)
-	if ready.Status != "False" || ready.Reason != "ApplyFailed" || !strings.Contains(ready.Message, "Service/"+ns+"/bad") {
-		t.Errorf("Ready = %s %s %q, want False ApplyFailed naming Service/%s/bad", ready.Status, ready.Reason, ready.Message, ns)
+	// Forty objects: every ConfigMap changes, two apps are new, and one Service is invalid.
+	files := map[string]string{}
+	for i := 0; i < 9; i++ {
+		files[fmt.Sprintf("apps/app-%04d.yaml", i)] = app(fmt.Sprintf("app-%04d", i), "bonjour")
 	}
-	for _, r := range got.Status.Resources {
-		if wantSynced := r.Name != "bad"; (r.Sync == v1alpha1.SyncStatusSynced) != wantSynced {
-			t.Errorf("%s/%s is %s (%s)", r.Kind, r.Name, r.Sync, r.Message)
+	files["apps/app-0010.yaml"] = app("app-0010", "new")
+	files["apps/app-0009.yaml"] = strings.Replace(app("app-0009", "bonjour"), "port: 80,", "port: 70000,", 1)
+	a.applies.Reset()
+	repo.Commit(t, files, "nine changed greetings, a new app and a bad port")
+	a.src.Refresh(repo.FileURL())
+	a.reconcileErr(t, s)
+
+	t.Run("nothing of the revision is written", func(t *testing.T) {
+		if got := a.applies.Snapshot(); got.Writes() != 0 {
+			t.Errorf("requests = %v, want no write (the apiserver's request log: %v)", got, a.applies.Log(apicount.Patch))
 		}
+		if diff := cmp.Diff(before, configMapVersions(t, a, ns)); diff != "" {
+			t.Errorf("ConfigMaps changed (-before +after):\n%s", diff)
+		}
+	})
+
+	t.Run("the Sync is Stalled with ValidationFailed naming the object", func(t *testing.T) {
+		got := a.waitFor(t, s, "Stalled", func(s *v1alpha1.Sync) bool {
+			return apimeta.IsStatusConditionTrue(s.Status.Conditions, v1alpha1.StalledCondition)
+		})
+		ready := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.ReadyCondition)
+		bad := "Service/" + ns + "/app-0009"
+		if ready.Status != "False" || ready.Reason != v1alpha1.ReasonValidationFailed || !strings.Contains(ready.Message, bad+": dry-run failed") {
+			t.Errorf("Ready = %s %s %q, want False ValidationFailed naming %s", ready.Status, ready.Reason, ready.Message, bad)
+		}
+		if !strings.HasSuffix(got.Status.LastAppliedRevision, first) {
+			t.Errorf("lastAppliedRevision = %q, want the last good revision %s", got.Status.LastAppliedRevision, first)
+		}
+		if msg := resourceMessage(got, "ConfigMap", "app-0010"); !strings.Contains(msg, apply.NoteHeld) {
+			t.Errorf("the new ConfigMap's message = %q, want it held: %q", msg, apply.NoteHeld)
+		}
+	})
+
+	t.Run("the next valid commit applies in full", func(t *testing.T) {
+		third := repo.Commit(t, map[string]string{"apps/app-0009.yaml": app("app-0009", "bonjour")}, "fix the port")
+		a.src.Refresh(repo.FileURL())
+		a.reconcile(t, s)
+		got := a.waitApplied(t, s, third)
+		if len(got.Status.Inventory) != 44 {
+			t.Errorf("inventory holds %d objects, want 44", len(got.Status.Inventory))
+		}
+		cm := &corev1.ConfigMap{}
+		must(t, a.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "app-0010"}, cm))
+		if cm.Data["greeting"] != "new" {
+			t.Errorf("app-0010 greeting = %q", cm.Data["greeting"])
+		}
+	})
+}
+
+// configMapVersions maps each ConfigMap of ns that Tether manages to its resourceVersion.
+func configMapVersions(t *testing.T, a *agent, ns string) map[string]string {
+	t.Helper()
+	list := &corev1.ConfigMapList{}
+	must(t, a.c.List(t.Context(), list, client.InNamespace(ns), client.HasLabels{v1alpha1.SyncLabel}))
+	out := map[string]string{}
+	for _, cm := range list.Items {
+		out[cm.Name] = cm.ResourceVersion
 	}
-	cm := &corev1.ConfigMap{}
-	if err := a.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "app-0000"}, cm); err != nil {
-		t.Errorf("the valid ConfigMap was not applied: %v", err)
-	}
+	return out
 }
 
 // scale sets a Deployment's replicas the way `kubectl edit` would: an update by

@@ -23,6 +23,10 @@ const (
 	ForceAnnotation = "tether.dev/force"
 )
 
+// SyncLabel marks every object a Sync applies with SyncLabelValue of that Sync, so
+// that a label selector finds them all: a lost inventory is rebuilt from it.
+const SyncLabel = "tether.dev/sync"
+
 // Condition types set on a Sync. Ready, Reconciling and Stalled follow kstatus, so
 // generic tools (kubectl wait, kstatus, Flux's and Argo's health checks) understand them.
 const (
@@ -310,10 +314,48 @@ type SyncStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
-	// resources is the inventory: every object Tether manages for this Sync.
+	// inventory lists every object Tether manages for this Sync, one compact id each:
+	// "<namespace>_<name>_<group>_<kind>_<version>" (namespace empty for
+	// cluster-scoped objects, group empty for the core group). An object is added
+	// before it is first written and removed once its deletion is confirmed, so a
+	// crash never loses track of it. The managed objects also carry the label
+	// tether.dev/sync, from which a lost inventory is rebuilt.
+	// +optional
+	// +listType=atomic
+	Inventory []string `json:"inventory,omitempty"`
+	// resources details the managed objects that are not Synced and Healthy, or
+	// that Tether has something to say about (fields left to another manager), the
+	// worst first and at most a few hundred; resourcesOmitted counts the rest.
+	// summary counts every object of the inventory.
 	// +optional
 	// +listType=atomic
 	Resources []ResourceStatus `json:"resources,omitempty"`
+	// resourcesOmitted is how many objects with details were left out of resources
+	// to keep the status small.
+	// +optional
+	ResourcesOmitted int32 `json:"resourcesOmitted,omitempty"`
+	// summary counts the objects of the inventory by sync and health status.
+	// +optional
+	Summary *ResourceSummary `json:"summary,omitempty"`
+}
+
+// ResourceSummary counts managed objects by state; objects not counted in any
+// other field are Synced and Healthy.
+type ResourceSummary struct {
+	// total is the size of the inventory.
+	Total int32 `json:"total"`
+	// +optional
+	OutOfSync int32 `json:"outOfSync,omitempty"`
+	// +optional
+	Progressing int32 `json:"progressing,omitempty"`
+	// +optional
+	Degraded int32 `json:"degraded,omitempty"`
+	// +optional
+	Suspended int32 `json:"suspended,omitempty"`
+	// +optional
+	Missing int32 `json:"missing,omitempty"`
+	// +optional
+	Unknown int32 `json:"unknown,omitempty"`
 }
 
 // ResourceStatus is one managed object and what Tether last saw of it.

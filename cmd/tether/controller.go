@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -184,10 +185,17 @@ func setupReconciler(mgr ctrl.Manager, cfg *rest.Config, f *controllerFlags) err
 	if err := addWebhookServer(mgr, f, trigger); err != nil {
 		return err
 	}
+	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("creating discovery client: %w", err)
+	}
+	applier := apply.NewManager(applyClient, apply.ManagerOptions{LiveVersions: watcher, Discovery: disco})
 	r := &tethersync.Reconciler{
 		Client:  mgr.GetClient(),
 		Source:  src,
-		Applier: apply.NewManager(applyClient, apply.ManagerOptions{LiveVersions: watcher}),
+		Applier: applier,
+		Finder:  applier,
+		Reader:  mgr.GetAPIReader(),
 		Watcher: watcher,
 		// Credentials are read straight from the API server: the cached client would
 		// watch every Secret in the cluster.

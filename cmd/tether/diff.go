@@ -21,6 +21,7 @@ import (
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/apply"
 	"tether.dev/tether/source"
+	tethersync "tether.dev/tether/sync"
 )
 
 // errDiffFound is what `tether diff` returns when the cluster differs from the
@@ -275,7 +276,7 @@ func desiredOfSync(ctx context.Context, file string, cc clientcmd.ClientConfig, 
 	if err != nil {
 		return nil, err
 	}
-	markOwned(objs, s.Namespace+"/"+s.Name)
+	tethersync.MarkOwned(objs, s)
 	return &desired{objects: objs, namespace: s.Spec.Destination.Namespace}, nil
 }
 
@@ -300,18 +301,6 @@ func loadSync(file string) (*v1alpha1.Sync, error) {
 		return nil, fmt.Errorf("%s: the Sync needs metadata.name and spec.source.url", file)
 	}
 	return s, nil
-}
-
-// markOwned gives objs the ownership annotation the agent applies them with.
-func markOwned(objs []*unstructured.Unstructured, owner string) {
-	for _, o := range objs {
-		annotations := o.GetAnnotations()
-		if annotations == nil {
-			annotations = map[string]string{}
-		}
-		annotations[v1alpha1.OwnedByAnnotation] = owner
-		o.SetAnnotations(annotations)
-	}
 }
 
 // fetchAndRender fetches one revision into a throw-away cache and renders path.

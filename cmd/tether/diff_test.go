@@ -10,13 +10,16 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/apply"
 	"tether.dev/tether/source"
+	tethersync "tether.dev/tether/sync"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
 )
@@ -182,7 +185,7 @@ spec:
 
 	t.Run("after the agent's apply nothing differs", func(t *testing.T) {
 		cm := decode(t, configMap)
-		markOwned([]*unstructured.Unstructured{cm}, "tether-system/web")
+		tethersync.MarkOwned([]*unstructured.Unstructured{cm}, &v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: "tether-system", Name: "web"}})
 		e.applyObjects(t, cm)
 		out, errOut, code := e.diff(t, "-f", syncFile)
 		if code != 0 || out != "" || errOut != "" {

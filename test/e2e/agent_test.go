@@ -120,6 +120,21 @@ func (a *agent) metrics(t *testing.T) string {
 	return string(body)
 }
 
+// stop sends sig to the agent and waits until it has exited.
+func (a *agent) stop(t *testing.T, sig syscall.Signal) {
+	t.Helper()
+	if err := a.cmd.Process.Signal(sig); err != nil {
+		t.Fatalf("signalling tether: %v", err)
+	}
+	select {
+	case err := <-a.done:
+		a.done <- err // for the cleanup, which signals again and waits
+		t.Logf("tether stopped by %s: %v", sig, err)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("tether did not stop within 30s of %s", sig)
+	}
+}
+
 // running fails the test if the agent has exited.
 func (a *agent) running(t *testing.T) {
 	t.Helper()

@@ -112,8 +112,8 @@ func TestSyncTakesCommitsIntoTheCluster(t *testing.T) {
 		if s.Status.SourceRevision != "main@sha1:"+first || s.Status.Sync != v1alpha1.SyncStatusSynced {
 			t.Errorf("sourceRevision = %q, sync = %q; want main@sha1:%s, Synced", s.Status.SourceRevision, s.Status.Sync, first)
 		}
-		if len(s.Status.Resources) != 3 {
-			t.Errorf("resources = %+v, want the ConfigMap, Service and Deployment", s.Status.Resources)
+		if len(s.Status.Inventory) != 3 {
+			t.Errorf("inventory = %v, want the ConfigMap, Service and Deployment", s.Status.Inventory)
 		}
 	})
 

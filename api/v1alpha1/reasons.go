@@ -1,0 +1,70 @@
+package v1alpha1
+
+// Reasons of a Sync's conditions and Events: the values users alert on and route by.
+// They are part of the API: renaming one breaks alerts and event filters, so every
+// reason the reconciler sets is declared here, once. Git failures carry the reasons
+// of the source package (RefNotFound, HostUnreachable, ...), which name the cause in
+// the same CamelCase form.
+const (
+	// ReasonSucceeded: the step a condition describes finished (Ready, SourceReady,
+	// Healthy).
+	ReasonSucceeded = "Succeeded"
+	// ReasonProgressing: the revision is applied and its objects are rolling out.
+	ReasonProgressing = "Progressing"
+	// ReasonRetrying: a transient failure (the API server or git unreachable, a
+	// conflict); the Sync is retried with backoff.
+	ReasonRetrying = "RetryingAfterError"
+	// ReasonReconcileFailed: a reconcile failed for a reason with no class of its
+	// own; it is retried with backoff.
+	ReasonReconcileFailed = "ReconcileFailed"
+	// ReasonSuspended: spec.suspend is true.
+	ReasonSuspended = "Suspended"
+
+	// ReasonRenderFailed: the path could not be rendered (broken YAML, a bad
+	// kustomization); nothing was applied or pruned.
+	ReasonRenderFailed = "RenderFailed"
+	// ReasonValidationFailed: objects of the revision failed their server-side
+	// dry-run; nothing of the revision was written. The message names each object.
+	ReasonValidationFailed = "ValidationFailed"
+	// ReasonApplyFailed: the API server refused a write that had passed its dry-run,
+	// in a way retrying cannot fix (an object changed under it into an invalid one).
+	ReasonApplyFailed = "ApplyFailed"
+	// ReasonRevisionTooLarge: the revision has more objects than one Sync's status
+	// can track; it was refused before anything was applied.
+	ReasonRevisionTooLarge = "RevisionTooLarge"
+	// ReasonEmptyRender: the path rendered no objects and spec.allowEmpty is false;
+	// nothing was applied or pruned.
+	ReasonEmptyRender = "EmptyRender"
+	// ReasonPruneLimit: more of the inventory left git than spec.pruneLimit allows;
+	// nothing was pruned.
+	ReasonPruneLimit = "PruneLimitExceeded"
+	// ReasonSecretNotFound and ReasonSecretUnreadable: spec.source.secretRef names a
+	// Secret that does not exist, or that cannot be read.
+	ReasonSecretNotFound   = "SecretNotFound"
+	ReasonSecretUnreadable = "SecretUnreadable"
+	// ReasonFieldFight: Tether stopped correcting fields another manager kept
+	// changing back (the reason of the FieldConflict condition).
+	ReasonFieldFight = "FieldFight"
+	// ReasonFieldConflict: the Warning Event for each field given up after a fight.
+	ReasonFieldConflict = "FieldConflict"
+
+	// ReasonDeleting: the Sync is being deleted and waits for its objects to go.
+	ReasonDeleting = "Deleting"
+	// ReasonDeletionBlocked: the Sync is being deleted and an object cannot be.
+	ReasonDeletionBlocked = "DeletionBlocked"
+
+	// Reasons of Normal Events.
+
+	// ReasonApplied: a revision was applied and changed the cluster.
+	ReasonApplied = "Applied"
+	// ReasonDriftCorrected: objects changed in the cluster were set back to git.
+	ReasonDriftCorrected = "DriftCorrected"
+	// ReasonFinalized: a deleted Sync pruned or orphaned everything it applied.
+	ReasonFinalized = "Finalized"
+	// ReasonInventoryRebuilt: the inventory was missing and was rebuilt from the
+	// objects that carry the Sync's label.
+	ReasonInventoryRebuilt = "InventoryRebuilt"
+	// ReasonKindVanished: inventory entries whose kind the API server no longer
+	// serves were dropped: the objects cannot exist any more.
+	ReasonKindVanished = "KindVanished"
+)

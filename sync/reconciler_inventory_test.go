@@ -1,0 +1,163 @@
+package sync_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/test/controlplane"
+	"tether.dev/tether/test/gitserver"
+)
+
+func TestAStatusConflictMergesWithTheNewestCopy(t *testing.T) {
+	// With prune off, an entry for an object that is not in git stays in the
+	// inventory; only an overwrite can remove it.
+	e := newPruneEnv(t, threeConfigMaps(), func(s *v1alpha1.Sync) { s.Spec.Prune = ptr.To(false) })
+	elsewhere := v1alpha1.InventoryEntry{Version: "v1", Kind: "ConfigMap", Namespace: e.ns, Name: "recorded-elsewhere"}.ID()
+
+	t.Run("an inventory entry another writer added during the reconcile is kept", func(t *testing.T) {
+		hook := func() {
+			cur := &v1alpha1.Sync{}
+			must(t, e.a.c.Get(context.WithoutCancel(t.Context()), client.ObjectKeyFromObject(e.sync), cur))
+			cur.Status.Inventory = append(cur.Status.Inventory, elsewhere)
+			must(t, e.a.c.Status().Update(context.WithoutCancel(t.Context()), cur))
+		}
+		e.a.hooked.hook.Store(&hook)
+		e.push(t, map[string]string{"apps/a.yaml": configMap("a", "note", "changed")})
+		got := &v1alpha1.Sync{}
+		must(t, e.a.c.Get(t.Context(), client.ObjectKeyFromObject(e.sync), got))
+		if !slices.Contains(got.Status.Inventory, elsewhere) {
+			t.Errorf("inventory = %v: the entry written by another writer was overwritten", got.Status.Inventory)
+		}
+		if e.a.hooked.hook.Load() != nil {
+			t.Fatalf("the hook never ran: no conflict was provoked")
+		}
+	})
+
+	t.Run("a spec changed during the reconcile is reconciled next", func(t *testing.T) {
+		var generation int64
+		hook := func() {
+			cur := &v1alpha1.Sync{}
+			must(t, e.a.c.Get(context.WithoutCancel(t.Context()), client.ObjectKeyFromObject(e.sync), cur))
+			cur.Spec.IgnoreDifferences = append(cur.Spec.IgnoreDifferences, v1alpha1.IgnoreRule{Kind: "ConfigMap", JSONPointers: []string{"/data/note"}})
+			must(t, e.a.c.Update(context.WithoutCancel(t.Context()), cur))
+			generation = cur.Generation
+		}
+		e.a.hooked.hook.Store(&hook)
+		e.push(t, map[string]string{"apps/b.yaml": configMap("b", "note", "changed")})
+		e.a.waitFor(t, e.sync, "status observes the newest spec", func(s *v1alpha1.Sync) bool {
+			return generation > 1 && s.Status.ObservedGeneration == generation && isReady(s)
+		})
+	})
+}
+
+func TestAWipedInventoryIsRebuiltFromTheLabel(t *testing.T) {
+	e := newPruneEnv(t, threeConfigMaps())
+	s := &v1alpha1.Sync{}
+	must(t, e.a.c.Get(t.Context(), client.ObjectKeyFromObject(e.sync), s))
+	s.Status = v1alpha1.SyncStatus{} // as a restore from a backup without status would leave it
+	must(t, e.a.c.Status().Update(t.Context(), s))
+
+	e.push(t, map[string]string{"apps/c.yaml": ""})
+	eventually(t, "c is pruned", func(context.Context) (bool, error) { return !e.exists(t, "c"), nil })
+	if got := e.inventory(t); !slices.Equal(got, []string{"ConfigMap/a", "ConfigMap/b"}) {
+		t.Errorf("inventory = %v, want a and b", got)
+	}
+	if !hasEvent(e.a.events(), v1alpha1.ReasonInventoryRebuilt, "rebuilt it from 3 objects") {
+		t.Errorf("no %s event for the three objects found by label", v1alpha1.ReasonInventoryRebuilt)
+	}
+}
+
+func TestAVanishedKindNeverBlocks(t *testing.T) {
+	a := startAgent(t)
+	cfg := controlplane.Shared(t).Config()
+	ns := controlplane.NewNamespace(t, cfg)
+	crd := widgetCRD(ns)
+	must(t, a.c.Create(t.Context(), crd))
+	eventually(t, "the Widget CRD is established", func(ctx context.Context) (bool, error) {
+		return true, a.c.List(ctx, widgets(crd))
+	})
+	repo := gitserver.NewLocalRepo(t, "apps")
+	first := repo.Commit(t, map[string]string{
+		"apps/a.yaml":      configMap("a"),
+		"apps/widget.yaml": "apiVersion: " + crd.Spec.Group + "/v1\nkind: Widget\nmetadata: {name: w}\n",
+	}, "a config map and a widget")
+	s := a.newSync(t, ns, repo.FileURL())
+	if got := inventoryNames(t, a.waitApplied(t, s, first)); !slices.Equal(got, []string{"ConfigMap/a", "Widget/w"}) {
+		t.Fatalf("inventory = %v, want ConfigMap/a and Widget/w", got)
+	}
+
+	// The CRD is deleted out of band while no agent runs; the next agent has never seen its kind.
+	a.stop()
+	must(t, a.c.Delete(t.Context(), crd))
+	eventually(t, "the Widget kind is gone", func(ctx context.Context) (bool, error) {
+		err := a.c.Get(ctx, client.ObjectKeyFromObject(crd), &apiextensionsv1.CustomResourceDefinition{})
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	})
+	b := startAgent(t)
+
+	second := repo.Commit(t, map[string]string{"apps/widget.yaml": ""}, "remove the widget")
+	b.src.Refresh(repo.FileURL())
+	b.reconcile(t, s)
+	got := b.waitApplied(t, s, second)
+	if names := inventoryNames(t, got); !slices.Equal(names, []string{"ConfigMap/a"}) {
+		t.Errorf("inventory = %v, want only ConfigMap/a", names)
+	}
+	if !hasEvent(b.events(), v1alpha1.ReasonKindVanished, "Widget/"+ns+"/w") {
+		t.Errorf("no %s event naming the widget", v1alpha1.ReasonKindVanished)
+	}
+
+	t.Run("and deleting the Sync completes", func(t *testing.T) {
+		must(t, b.c.Delete(t.Context(), s))
+		eventually(t, "the Sync is gone", func(ctx context.Context) (bool, error) {
+			err := b.c.Get(ctx, client.ObjectKeyFromObject(s), &v1alpha1.Sync{})
+			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+		})
+	})
+}
+
+func hasEvent(events []string, reason, text string) bool {
+	for _, e := range events {
+		if strings.Contains(e, " "+reason+" ") && strings.Contains(e, text) {
+			return true
+		}
+	}
+	return false
+}
+
+// widgetCRD is a namespaced kind Widget in a group of its own for the test.
+func widgetCRD(ns string) *apiextensionsv1.CustomResourceDefinition {
+	group := ns + ".test.tether.dev"
+	return &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "widgets." + group},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: group,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "widgets", Singular: "widget", Kind: "Widget", ListKind: "WidgetList"},
+			Scope: apiextensionsv1.NamespaceScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+				Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+					Type: "object", XPreserveUnknownFields: ptrTrue(),
+				}},
+			}},
+		},
+	}
+}
+
+func widgets(crd *apiextensionsv1.CustomResourceDefinition) *unstructured.UnstructuredList {
+	list := &unstructured.UnstructuredList{}
+	list.SetAPIVersion(crd.Spec.Group + "/v1")
+	list.SetKind("WidgetList")
+	return list
+}
+
+func ptrTrue() *bool { b := true; return &b }

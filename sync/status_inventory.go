@@ -1,0 +1,339 @@
+package sync
+
+import (
+	"sort"
+	"strings"
+
+	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/apply"
+)
+
+// The inventory is every object Tether applied for a Sync. It lives in the Sync's
+// status, so a restarted agent prunes exactly what its predecessor applied, in a
+// compact form that fits tens of thousands of objects (status.inventory), with
+// per-object detail only where there is something to say (status.resources) and
+// counts of the rest (status.summary). Entries are identified by group, kind,
+// namespace and name (not version).
+
+// Bounds that keep a Sync's status well under etcd's object limit (1.5 MiB): about
+// 640 KiB of inventory ids (10,000 objects with names of ordinary length), plus at
+// most maxDetails detailed objects with messages of at most maxDetailMessage bytes.
+const (
+	maxInventoryBytes = 640 << 10
+	maxDetails        = 100
+	maxDetailMessage  = 1024
+)
+
+// loadInventory reads the inventory of a status with the detail it has. A status
+// written before status.inventory existed lists every object in resources.
+func loadInventory(st v1alpha1.SyncStatus) []v1alpha1.ResourceStatus {
+	detail := map[string]v1alpha1.ResourceStatus{}
+	for _, r := range st.Resources {
+		detail[resourceKey(r)] = r
+	}
+	if len(st.Inventory) == 0 {
+		return append([]v1alpha1.ResourceStatus(nil), st.Resources...)
+	}
+	out := make([]v1alpha1.ResourceStatus, 0, len(st.Inventory))
+	for _, id := range st.Inventory {
+		e, err := v1alpha1.ParseInventoryEntry(id)
+		if err != nil {
+			continue // not written by Tether; nothing can be pruned by it
+		}
+		r, ok := detail[e.Key()]
+		if !ok {
+			r = v1alpha1.ResourceStatus{Sync: v1alpha1.SyncStatusSynced, Health: v1alpha1.HealthHealthy}
+		}
+		r.Group, r.Version, r.Kind, r.Namespace, r.Name = e.Group, e.Version, e.Kind, e.Namespace, e.Name
+		out = append(out, r)
+	}
+	return out
+}
+
+// inventory returns the objects this reconcile works on, loaded from the previous
+// status the first time it is asked.
+func (b *statusBuilder) inventory() []v1alpha1.ResourceStatus {
+	if b.objects == nil {
+		b.objects = loadInventory(b.status)
+	}
+	return b.objects
+}
+
+// inventoryDiff is what an apply found of the previous inventory.
+type inventoryDiff struct {
+	// stale are the entries git no longer declares: candidates for pruning. They
+	// stay in the inventory, out of sync, until they are pruned.
+	stale []apply.ObjectRef
+	// before is the size of the inventory before the apply, which prune limits
+	// are relative to.
+	before int
+}
+
+// applied records an apply's change set in the inventory and returns the diff
+// against the previous one.
+func (b *statusBuilder) applied(cs *apply.ChangeSet) inventoryDiff {
+	if cs == nil {
+		return inventoryDiff{}
+	}
+	previous := b.inventory()
+	diff := inventoryDiff{before: len(previous)}
+	objects := make([]v1alpha1.ResourceStatus, 0, len(cs.Changes))
+	desired := map[string]bool{}
+	for _, c := range cs.Changes {
+		rs := resourceOf(c, cs.DryRun)
+		objects = append(objects, rs)
+		desired[resourceKey(rs)] = true
+	}
+	for _, old := range previous {
+		if desired[resourceKey(old)] {
+			continue
+		}
+		old.Sync, old.Health, old.Message = v1alpha1.SyncStatusOutOfSync, "", notInGit
+		objects = append(objects, old)
+		diff.stale = append(diff.stale, refOf(old))
+	}
+	b.setObjects(objects)
+	return diff
+}
+
+// resourceOf is the inventory entry of one object an apply looked at.
+func resourceOf(c apply.Change, dryRun bool) v1alpha1.ResourceStatus {
+	rs := v1alpha1.ResourceStatus{
+		Group: c.Object.Group, Version: c.Object.Version, Kind: c.Object.Kind,
+		Namespace: c.Object.Namespace, Name: c.Object.Name, Sync: v1alpha1.SyncStatusSynced,
+	}
+	switch {
+	case c.Action == apply.ActionFailed:
+		rs.Sync, rs.Message = v1alpha1.SyncStatusOutOfSync, c.Err.Error()
+	case c.Action == apply.ActionHeld && len(c.Diff) > 0:
+		rs.Sync, rs.Message = v1alpha1.SyncStatusOutOfSync, "differs from git in "+strings.Join(c.Diff, ", ")+"; "+c.Note
+	case c.Action == apply.ActionHeld:
+		rs.Sync, rs.Message = v1alpha1.SyncStatusOutOfSync, c.Note
+	case dryRun && c.Action == apply.ActionCreated:
+		rs.Sync, rs.Message = v1alpha1.SyncStatusOutOfSync, "missing from the cluster; selfHeal is off"
+	case dryRun && c.Action == apply.ActionConfigured:
+		rs.Sync, rs.Message = v1alpha1.SyncStatusOutOfSync, "differs from git in "+strings.Join(c.Diff, ", ")+"; selfHeal is off"
+	}
+	rs.Message = joinNote(rs.Message, leftToOthers(c.Ignored))
+	return rs
+}
+
+// leftToOthers says which ignored fields of an object are left to another manager
+// ("spec.replicas left to kube-controller-manager"), or "".
+func leftToOthers(fields []apply.IgnoredField) string {
+	var notes []string
+	for _, f := range fields {
+		if f.Manager != "" {
+			notes = append(notes, f.String())
+		}
+	}
+	return strings.Join(notes, ", ")
+}
+
+func joinNote(msg, note string) string {
+	switch {
+	case note == "":
+		return msg
+	case msg == "":
+		return note
+	}
+	return msg + "; " + note
+}
+
+// notInGit is the message of inventory entries that left git, before a note says
+// what became of them.
+const notInGit = "not in git any more"
+
+// leftGitNote says, on every entry that left git, why it is still there.
+func (b *statusBuilder) leftGitNote(note string) {
+	for i := range b.objects {
+		if r := &b.objects[i]; r.Message == notInGit {
+			r.Message = notInGit + "; " + note
+		}
+	}
+}
+
+// pruned drops what a prune deleted or found not to be Tether's from the inventory,
+// and keeps what it failed to delete, with the error, to retry. With untilGone,
+// deleted objects stay listed until a later pass finds them gone (a Sync being
+// deleted waits for them).
+func (b *statusBuilder) pruned(cs *apply.ChangeSet, untilGone bool) {
+	if cs == nil {
+		return
+	}
+	outcome := map[string]apply.Change{}
+	for _, c := range cs.Changes {
+		outcome[inventoryKey(c.Object.Group, c.Object.Kind, c.Object.Namespace, c.Object.Name)] = c
+	}
+	var kept []v1alpha1.ResourceStatus
+	for _, r := range b.inventory() {
+		c, ok := outcome[resourceKey(r)]
+		switch {
+		case !ok:
+		case c.Action == apply.ActionFailed:
+			r.Message = notInGit + "; prune failed: " + c.Err.Error()
+		case c.Action == apply.ActionPruned && untilGone:
+			r.Message = "deleting"
+			if c.Note != "" {
+				r.Message += " (" + c.Note + ")"
+			}
+		default:
+			continue
+		}
+		kept = append(kept, r)
+	}
+	b.setObjects(kept)
+}
+
+// adopted adds objects found in the cluster (a rebuilt inventory) to the inventory.
+func (b *statusBuilder) adopted(refs []apply.ObjectRef) {
+	objects := b.inventory()
+	known := map[string]bool{}
+	for _, r := range objects {
+		known[resourceKey(r)] = true
+	}
+	for _, ref := range refs {
+		r := v1alpha1.ResourceStatus{Group: ref.Group, Version: ref.Version, Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name, Sync: v1alpha1.SyncStatusSynced}
+		if !known[resourceKey(r)] {
+			objects = append(objects, r)
+		}
+	}
+	b.setObjects(objects)
+}
+
+// setObjects sets the inventory, sorted for a stable status, and the sync status
+// it implies.
+func (b *statusBuilder) setObjects(objects []v1alpha1.ResourceStatus) {
+	if objects == nil {
+		objects = []v1alpha1.ResourceStatus{}
+	}
+	sort.Slice(objects, func(i, j int) bool { return resourceKey(objects[i]) < resourceKey(objects[j]) })
+	b.objects = objects
+	b.status.Sync = v1alpha1.SyncStatusSynced
+	for _, r := range objects {
+		if r.Sync != v1alpha1.SyncStatusSynced {
+			b.status.Sync = v1alpha1.SyncStatusOutOfSync
+		}
+	}
+}
+
+// compact writes the inventory this reconcile built into the status: every object
+// as an id, the objects with something to say in detail (the worst first, bounded),
+// and counts.
+func (b *statusBuilder) compact() {
+	ids := make([]string, len(b.objects))
+	sum := &v1alpha1.ResourceSummary{Total: int32(len(b.objects))}
+	var detailed []v1alpha1.ResourceStatus
+	for i, r := range b.objects {
+		ids[i] = entryOf(r).ID()
+		count(sum, r)
+		if detailRank(r) < noDetail {
+			if len(r.Message) > maxDetailMessage {
+				r.Message = r.Message[:maxDetailMessage-3] + "..."
+			}
+			detailed = append(detailed, r)
+		}
+	}
+	sort.SliceStable(detailed, func(i, j int) bool { return detailRank(detailed[i]) < detailRank(detailed[j]) })
+	b.status.ResourcesOmitted = 0
+	if len(detailed) > maxDetails {
+		b.status.ResourcesOmitted = int32(len(detailed) - maxDetails)
+		detailed = detailed[:maxDetails]
+	}
+	sort.Slice(detailed, func(i, j int) bool { return resourceKey(detailed[i]) < resourceKey(detailed[j]) })
+	sort.Strings(ids)
+	b.status.Inventory, b.status.Resources, b.status.Summary = ids, detailed, sum
+	if len(ids) == 0 {
+		b.status.Inventory, b.status.Resources = nil, nil
+	}
+}
+
+// noDetail is the rank of objects that are Synced and Healthy with nothing to say.
+const noDetail = 5
+
+// detailRank orders objects for status.resources: out of sync or failed first,
+// then degraded, unknown or missing, then still rolling out, then healthy ones
+// with a note.
+func detailRank(r v1alpha1.ResourceStatus) int {
+	switch {
+	case r.Sync != v1alpha1.SyncStatusSynced:
+		return 0
+	case r.Health == v1alpha1.HealthDegraded:
+		return 1
+	case r.Health == v1alpha1.HealthMissing || r.Health == v1alpha1.HealthUnknown:
+		return 2
+	case r.Health == v1alpha1.HealthProgressing || r.Health == v1alpha1.HealthSuspended:
+		return 3
+	case r.Message != "":
+		return 4
+	}
+	return noDetail
+}
+
+func count(sum *v1alpha1.ResourceSummary, r v1alpha1.ResourceStatus) {
+	if r.Sync != v1alpha1.SyncStatusSynced {
+		sum.OutOfSync++
+	}
+	switch r.Health {
+	case v1alpha1.HealthProgressing:
+		sum.Progressing++
+	case v1alpha1.HealthDegraded:
+		sum.Degraded++
+	case v1alpha1.HealthSuspended:
+		sum.Suspended++
+	case v1alpha1.HealthMissing:
+		sum.Missing++
+	case v1alpha1.HealthUnknown:
+		sum.Unknown++
+	}
+}
+
+// mergeInventory merges the inventory this reconcile wrote (ours) with one another
+// writer wrote (theirs) since base was read: ours, plus what they added. With
+// nothing added it is ours as it was.
+func mergeInventory(base, ours, theirs []string) []string {
+	had := map[string]bool{}
+	for _, id := range base {
+		had[id] = true
+	}
+	for _, id := range ours {
+		had[id] = true
+	}
+	var added []string
+	for _, id := range theirs {
+		if !had[id] {
+			added = append(added, id)
+		}
+	}
+	if len(added) == 0 {
+		return ours
+	}
+	out := append(append([]string(nil), ours...), added...)
+	sort.Strings(out)
+	return out
+}
+
+// inventoryBytes is what the ids of objs take in status.inventory, as JSON.
+func inventoryBytes(entries []v1alpha1.InventoryEntry) int {
+	n := 0
+	for _, e := range entries {
+		n += len(e.ID()) + 3 // quotes and a comma
+	}
+	return n
+}
+
+func entryOf(r v1alpha1.ResourceStatus) v1alpha1.InventoryEntry {
+	return v1alpha1.InventoryEntry{Group: r.Group, Version: r.Version, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
+}
+
+func refOf(r v1alpha1.ResourceStatus) apply.ObjectRef {
+	return apply.ObjectRef{Group: r.Group, Version: r.Version, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
+}
+
+func resourceKey(r v1alpha1.ResourceStatus) string {
+	return inventoryKey(r.Group, r.Kind, r.Namespace, r.Name)
+}
+
+func inventoryKey(group, kind, namespace, name string) string {
+	return group + "/" + kind + "/" + namespace + "/" + name
+}

@@ -1,0 +1,121 @@
+package sync
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/apply"
+)
+
+// maxStatus is what a Sync's status may take at most: half of etcd's default
+// request limit (1.5 MiB), leaving room for spec, metadata and managedFields.
+const maxStatus = 768 << 10
+
+// tenThousand is a change set of 10,000 ConfigMaps with names of ordinary length,
+// spread over ten namespaces, of which the first failed ones failed with a message
+// of msgBytes.
+func tenThousand(failed, msgBytes int) *apply.ChangeSet {
+	cs := &apply.ChangeSet{}
+	msg := strings.Repeat("admission webhook \"policy.example.com\" denied the request: ", msgBytes/60+1)[:msgBytes]
+	for i := 0; i < 10000; i++ {
+		c := apply.Change{
+			Object: apply.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: fmt.Sprintf("team-%02d", i%10), Name: fmt.Sprintf("app-%05d-config", i)},
+			Action: apply.ActionUnchanged,
+		}
+		if i < failed {
+			c.Action = apply.ActionFailed
+			c.Err = &apply.ObjectError{Object: c.Object, Op: "dry-run", Err: errors.New(msg)}
+		}
+		cs.Changes = append(cs.Changes, c)
+	}
+	return cs
+}
+
+func statusBytes(t *testing.T, st v1alpha1.SyncStatus) int {
+	t.Helper()
+	b, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(b)
+}
+
+func TestTheStatusOfTenThousandObjectsFits(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		failed, msgBytes int
+	}{
+		{"all synced", 0, 0},
+		{"500 rejected with 3 KB admission messages", 500, 3000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newStatusBuilder(&v1alpha1.Sync{}, time.Now)
+			b.applied(tenThousand(tc.failed, tc.msgBytes))
+			st := b.build()
+			if n := statusBytes(t, st); n > maxStatus {
+				t.Errorf("status takes %d KiB, more than %d KiB", n>>10, maxStatus>>10)
+			}
+			if len(st.Inventory) != 10000 || st.Summary == nil || st.Summary.Total != 10000 || st.Summary.OutOfSync != int32(tc.failed) {
+				t.Errorf("inventory %d, summary %+v; want 10000 objects, %d out of sync", len(st.Inventory), st.Summary, tc.failed)
+			}
+			if shown := len(st.Resources) + int(st.ResourcesOmitted); shown != tc.failed {
+				t.Errorf("%d detailed + %d omitted, want the %d failed objects", len(st.Resources), st.ResourcesOmitted, tc.failed)
+			}
+		})
+	}
+}
+
+func TestTheInventoryReadsBackWithItsDetail(t *testing.T) {
+	cs := tenThousand(3, 100)
+	b := newStatusBuilder(&v1alpha1.Sync{}, time.Now)
+	b.applied(cs)
+	st := b.build()
+
+	again := newStatusBuilder(&v1alpha1.Sync{Status: st}, time.Now)
+	objs := again.inventory()
+	if len(objs) != 10000 {
+		t.Fatalf("read back %d objects, want 10000", len(objs))
+	}
+	failed := 0
+	for _, o := range objs {
+		if o.Sync == v1alpha1.SyncStatusOutOfSync {
+			failed++
+			if !strings.Contains(o.Message, "dry-run failed") {
+				t.Errorf("%s/%s lost its message: %q", o.Namespace, o.Name, o.Message)
+			}
+		}
+	}
+	if failed != 3 {
+		t.Errorf("%d objects read back out of sync, want 3", failed)
+	}
+}
+
+func TestAnInventoryFromBeforeTheCompactFormIsRead(t *testing.T) {
+	old := v1alpha1.SyncStatus{Resources: []v1alpha1.ResourceStatus{
+		{Version: "v1", Kind: "ConfigMap", Namespace: "web", Name: "a", Sync: v1alpha1.SyncStatusSynced},
+		{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "web", Name: "b", Sync: v1alpha1.SyncStatusSynced},
+	}}
+	b := newStatusBuilder(&v1alpha1.Sync{Status: old}, time.Now)
+	diff := b.applied(&apply.ChangeSet{Changes: []apply.Change{{Object: apply.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: "web", Name: "a"}, Action: apply.ActionUnchanged}}})
+	want := []apply.ObjectRef{{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "web", Name: "b"}}
+	if d := cmp.Diff(want, diff.stale); d != "" || diff.before != 2 {
+		t.Errorf("stale (-want +got):\n%s\nbefore = %d, want 2", d, diff.before)
+	}
+}
+
+func TestMergeInventoryKeepsWhatAnotherWriterAdded(t *testing.T) {
+	base := []string{"web_a__ConfigMap_v1", "web_b__ConfigMap_v1"}
+	ours := []string{"web_a__ConfigMap_v1", "web_c__ConfigMap_v1"}                          // pruned b, created c
+	theirs := []string{"web_a__ConfigMap_v1", "web_b__ConfigMap_v1", "web_d__ConfigMap_v1"} // recorded d ahead
+	want := []string{"web_a__ConfigMap_v1", "web_c__ConfigMap_v1", "web_d__ConfigMap_v1"}
+	if d := cmp.Diff(want, mergeInventory(base, ours, theirs)); d != "" {
+		t.Errorf("merged (-want +got):\n%s", d)
+	}
+}

@@ -1,0 +1,154 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/test/controlplane"
+	"tether.dev/tether/test/gitserver"
+)
+
+// newObjects is how many objects the interrupted revision creates: enough that the
+// agent, at its default client limits, is still writing them when it is stopped.
+const newObjects = 150
+
+func configMaps(prefix string, n int) map[string]string {
+	files := map[string]string{}
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("%s-%03d", prefix, i)
+		files["apps/"+name+".yaml"] = fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s}\ndata: {n: \"%d\"}\n", name, i)
+	}
+	return files
+}
+
+// TestAnInterruptedApplyLosesNoObject stops the agent while it creates the objects
+// of a new revision, before it can write its final status; a later commit removes
+// those objects. Whatever the signal, every object in the cluster that carries the
+// Sync's label is in its inventory the moment the agent is gone (write-ahead), the
+// restarted agent prunes them, and deleting the Sync removes the rest.
+func TestAnInterruptedApplyLosesNoObject(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		t.Run(sig.String(), func(t *testing.T) { interruptedApply(t, sig) })
+	}
+}
+
+func interruptedApply(t *testing.T, sig syscall.Signal) {
+	c := newClient(t)
+	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	git := gitserver.Start(t, gitserver.Options{})
+	repo := git.CreateRepo(t, "deploy")
+	first := repo.Commit(t, configMaps("base", 3), "three config maps")
+	a := startAgent(t)
+	s := &v1alpha1.Sync{
+		ObjectMeta: metav1.ObjectMeta{Name: "crash", Namespace: ns},
+		Spec: v1alpha1.SyncSpec{
+			Source: v1alpha1.SourceSpec{
+				URL: repo.URL(), Ref: v1alpha1.GitRef{Branch: "main"}, Path: "apps",
+				Interval: &metav1.Duration{Duration: 2 * time.Second},
+			},
+			Destination: v1alpha1.DestinationSpec{Namespace: ns},
+			PruneLimit:  ptrIntOrString("100%"),
+		},
+	}
+	if err := c.Create(t.Context(), s); err != nil {
+		t.Fatal(err)
+	}
+	waitRevision(t, c, s, first)
+
+	repo.Commit(t, configMaps("new", newObjects), "many new config maps")
+	eventually(t, "the first object of the new revision exists", func(ctx context.Context) (bool, error) {
+		return true, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "new-000"}, &corev1.ConfigMap{})
+	})
+	a.stop(t, sig)
+
+	t.Run("every labelled object is in the inventory", func(t *testing.T) {
+		got := &v1alpha1.Sync{}
+		must(t, c.Get(t.Context(), client.ObjectKeyFromObject(s), got))
+		labelled := labelledConfigMaps(t, c, s)
+		var missing []string
+		for _, name := range labelled {
+			id := v1alpha1.InventoryEntry{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: name}.ID()
+			if !slices.Contains(got.Status.Inventory, id) {
+				missing = append(missing, name)
+			}
+		}
+		if len(missing) > 0 {
+			t.Errorf("%d of %d objects in the cluster are in no inventory: %v", len(missing), len(labelled), missing)
+		}
+		t.Logf("stopped with %d of %d new objects created; lastAppliedRevision %s", len(labelled)-3, newObjects, got.Status.LastAppliedRevision)
+	})
+
+	removal := configMaps("new", newObjects)
+	for name := range removal {
+		removal[name] = ""
+	}
+	third := repo.Commit(t, removal, "remove the new config maps")
+	startAgent(t)
+	t.Run("a restarted agent prunes what the next commit removes", func(t *testing.T) {
+		waitRevision(t, c, s, third)
+		if got := labelledConfigMaps(t, c, s); !slices.Equal(got, []string{"base-000", "base-001", "base-002"}) {
+			t.Errorf("config maps left = %v, want only the three base ones", got)
+		}
+	})
+
+	t.Run("deleting the Sync removes the rest", func(t *testing.T) {
+		must(t, c.Delete(t.Context(), s))
+		eventually(t, "the Sync is gone", func(ctx context.Context) (bool, error) {
+			err := c.Get(ctx, client.ObjectKeyFromObject(s), &v1alpha1.Sync{})
+			return client.IgnoreNotFound(err) == nil && err != nil, client.IgnoreNotFound(err)
+		})
+		if got := labelledConfigMaps(t, c, s); len(got) != 0 {
+			t.Errorf("config maps left after the Sync was deleted: %v", got)
+		}
+	})
+}
+
+// labelledConfigMaps lists, sorted, the ConfigMaps that carry the label of Sync s.
+func labelledConfigMaps(t *testing.T, c client.Client, s *v1alpha1.Sync) []string {
+	t.Helper()
+	list := &corev1.ConfigMapList{}
+	must(t, c.List(t.Context(), list, client.InNamespace(s.Namespace), client.MatchingLabels{v1alpha1.SyncLabel: v1alpha1.SyncLabelValue(s.Namespace, s.Name)}))
+	var names []string
+	for _, cm := range list.Items {
+		names = append(names, cm.Name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// waitRevision waits until the Sync is Ready at commit.
+func waitRevision(t *testing.T, c client.Client, s *v1alpha1.Sync, commit string) {
+	t.Helper()
+	eventually(t, "the Sync is Ready at "+commit, func(ctx context.Context) (bool, error) {
+		got := &v1alpha1.Sync{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(s), got); err != nil {
+			return false, err
+		}
+		ready := apimeta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.ReadyCondition)
+		return ready && strings.HasSuffix(got.Status.LastAppliedRevision, commit), nil
+	})
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func ptrIntOrString(v string) *intstr.IntOrString {
+	x := intstr.FromString(v)
+	return &x
+}
