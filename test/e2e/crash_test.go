@@ -87,7 +87,10 @@ func interruptedApply(t *testing.T, sig syscall.Signal) {
 		if len(missing) > 0 {
 			t.Errorf("%d of %d objects in the cluster are in no inventory: %v", len(missing), len(labelled), missing)
 		}
-		t.Logf("stopped with %d of %d new objects created; lastAppliedRevision %s", len(labelled)-3, newObjects, got.Status.LastAppliedRevision)
+		if !strings.HasSuffix(got.Status.LastAppliedRevision, first) {
+			t.Errorf("lastAppliedRevision = %s: the agent finished the revision before it was stopped, so this tested nothing", got.Status.LastAppliedRevision)
+		}
+		t.Logf("stopped with %d of %d new objects created", len(labelled)-3, newObjects)
 	})
 
 	removal := configMaps("new", newObjects)
