@@ -5,7 +5,9 @@
 //
 //	fetch   source.Fetch: resolve the ref to a commit         → SourceReady
 //	render  source.Render: the path at that commit to objects → SourceReady / Stalled
-//	apply   apply.ApplyAll: dry-run, then write what differs  → sync, resources
+//	apply   apply.ApplyAll: dry-run each object to write,    → sync, inventory
+//	        then record them ahead (write-ahead), then write   / Stalled
+//	prune   apply.Prune: what left the inventory's git side   → inventory
 //	assess  health.Compute on what the cluster now holds     → health, Healthy
 //	report  one status patch, events, metrics                → Ready, Reconciling
 //
@@ -16,6 +18,11 @@
 // state left in the cluster. It is also the only package that logs, records events
 // and exports metrics. It consumes source and apply through the small interfaces
 // declared in reconciler.go.
+//
+// The inventory (status.inventory, status_inventory.go) is written ahead of every
+// create, merged rather than overwritten on a conflict, written within a grace after
+// SIGTERM, and rebuilt from the tether.dev/sync label when it is empty; see
+// docs/apply-transaction.md.
 //
 // What starts a reconcile: a change of the Sync's spec; its interval, jittered by
 // ±10% so that Syncs do not poll in lockstep (Syncs sharing a repository, ref and

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -175,12 +176,13 @@ func withEntries(st v1alpha1.SyncStatus, refs []apply.ObjectRef) (v1alpha1.SyncS
 	return st, true
 }
 
-// rebuildInventory finds the objects of a Sync whose inventory is empty (a new
-// Sync, or a status that was wiped or restored from an old backup) by their label,
-// before anything is pruned, and adds them to it with an Event. A Sync without a
-// Finder keeps its inventory as it is.
+// rebuildInventory finds the objects of a Sync whose inventory is empty though it
+// was reconciled before (it has Tether's finalizer: its status was wiped, or restored
+// from a backup without status) by their label, before anything is pruned, and adds
+// them to it with an Event. A new Sync costs nothing; a Sync without a Finder keeps
+// its inventory as it is.
 func (r *Reconciler) rebuildInventory(ctx context.Context, obj *v1alpha1.Sync, st *statusBuilder) error {
-	if r.Finder == nil || len(st.inventory()) > 0 {
+	if r.Finder == nil || !controllerutil.ContainsFinalizer(obj, v1alpha1.Finalizer) || len(st.inventory()) > 0 {
 		return nil
 	}
 	found, err := r.Finder.FindOwned(ctx, apply.FindOptions{
