@@ -8,7 +8,10 @@ import (
 	"strconv"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
@@ -38,24 +41,46 @@ func TestASyncOfManyObjects(t *testing.T) {
 	}
 	a := startAgent(t)
 	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	served := denyingWebhook(t, a.c, ns, 3000)
 	repo := gitserver.NewLocalRepo(t, "many")
+	denied := n / 20
 	files := map[string]string{}
 	for i := 0; i < n; i++ {
-		files[fmt.Sprintf("apps/cm-%05d.yaml", i)] = configMap(fmt.Sprintf("app-%05d-config", i))
+		files[fmt.Sprintf("apps/cm-%05d.yaml", i)] = labelledConfigMap(fmt.Sprintf("app-%05d-config", i), i < denied)
 	}
-	first := repo.Commit(t, files, fmt.Sprintf("%d config maps", n))
+	repo.Commit(t, files, fmt.Sprintf("%d config maps, %d of them denied by admission", n, denied))
 	s := a.newSync(t, ns, repo.FileURL())
 
-	t.Run(fmt.Sprintf("%d objects converge with a status under 768 KiB", n), func(t *testing.T) {
-		got := a.waitApplied(t, s, first)
+	t.Run(fmt.Sprintf("%d denied with 3 KB messages: nothing is written, and the status fits", denied), func(t *testing.T) {
+		got := a.waitFor(t, s, "Stalled", func(s *v1alpha1.Sync) bool {
+			return apimeta.IsStatusConditionTrue(s.Status.Conditions, v1alpha1.StalledCondition)
+		})
+		if r := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.ReadyCondition); r.Reason != v1alpha1.ReasonValidationFailed {
+			t.Errorf("Ready reason = %s, want %s", r.Reason, v1alpha1.ReasonValidationFailed)
+		}
+		if managed := managedConfigMaps(t, a, s); managed != 0 {
+			t.Errorf("%d config maps were written, want none", managed)
+		}
+		if got.Status.Summary == nil || got.Status.Summary.OutOfSync != int32(n) || len(got.Status.Resources)+int(got.Status.ResourcesOmitted) != n {
+			t.Errorf("summary %+v, %d detailed + %d omitted; want all %d out of sync", got.Status.Summary, len(got.Status.Resources), got.Status.ResourcesOmitted, n)
+		}
+		assertStatusFits(t, got)
+		t.Logf("the webhook answered %d admission reviews", served())
+	})
+
+	for i := 0; i < denied; i++ {
+		files[fmt.Sprintf("apps/cm-%05d.yaml", i)] = labelledConfigMap(fmt.Sprintf("app-%05d-config", i), false)
+	}
+	fixed := repo.Commit(t, files, "nothing denied")
+	a.src.Refresh(repo.FileURL())
+	a.reconcile(t, s)
+
+	t.Run(fmt.Sprintf("once fixed, %d objects converge with a status under 768 KiB", n), func(t *testing.T) {
+		got := a.waitApplied(t, s, fixed)
 		if len(got.Status.Inventory) != n || got.Status.Summary == nil || got.Status.Summary.Total != int32(n) {
 			t.Errorf("inventory %d, summary %+v; want %d objects", len(got.Status.Inventory), got.Status.Summary, n)
 		}
-		if size := statusSize(t, got); size > statusLimit {
-			t.Errorf("status takes %d KiB, more than %d KiB", size>>10, statusLimit>>10)
-		} else {
-			t.Logf("status of %d objects: %d KiB", n, size>>10)
-		}
+		assertStatusFits(t, got)
 	})
 
 	t.Run("a tenth of them is pruned", func(t *testing.T) {
@@ -81,9 +106,26 @@ func TestASyncOfManyObjects(t *testing.T) {
 	})
 }
 
-func statusSize(t *testing.T, s *v1alpha1.Sync) int {
+func assertStatusFits(t *testing.T, s *v1alpha1.Sync) {
 	t.Helper()
 	b, err := json.Marshal(s.Status)
 	must(t, err)
-	return len(b)
+	if len(b) > statusLimit {
+		t.Errorf("status takes %d KiB, more than %d KiB", len(b)>>10, statusLimit>>10)
+		return
+	}
+	t.Logf("status of %d objects: %d KiB", s.Status.Summary.Total, len(b)>>10)
+}
+
+func labelledConfigMap(name string, deny bool) string {
+	return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, labels: {%q: %q}}\ndata: {owner: %s}\n", name, denyLabel, fmt.Sprint(deny), name)
+}
+
+// managedConfigMaps counts the ConfigMaps in the Sync's namespace that carry its label.
+func managedConfigMaps(t *testing.T, a *agent, s *v1alpha1.Sync) int {
+	t.Helper()
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
+	must(t, a.c.List(t.Context(), list, client.InNamespace(s.Namespace), client.MatchingLabels{v1alpha1.SyncLabel: v1alpha1.SyncLabelValue(s.Namespace, s.Name)}))
+	return len(list.Items)
 }
