@@ -42,6 +42,9 @@ type PruneOptions struct {
 	Keep map[types.UID]bool
 	// FieldManager is the manager whose managedFields entry Orphan removes.
 	FieldManager string
+	// Concurrency is how many objects of one rank of the deletion order are
+	// deleted or released at once; less than 1 means one at a time.
+	Concurrency int
 }
 
 // Prune deletes the objects refs names that the caller owns, with background
@@ -84,11 +87,15 @@ func (m *Manager) Orphan(ctx context.Context, refs []ObjectRef, opts PruneOption
 	return eachInDeletionOrder(ctx, refs, opts, m.orphanOne)
 }
 
-// eachInDeletionOrder runs one of Prune's or Orphan's per-object steps over refs.
+// eachInDeletionOrder runs one of Prune's or Orphan's per-object steps over refs,
+// rank by rank of the deletion order, the objects of one rank concurrently.
 func eachInDeletionOrder(ctx context.Context, refs []ObjectRef, opts PruneOptions, step func(context.Context, ObjectRef, PruneOptions) Change) (*ChangeSet, error) {
+	workers := max(opts.Concurrency, 1)
 	cs := &ChangeSet{}
-	for _, ref := range deletionOrder(refs) {
-		cs.Changes = append(cs.Changes, step(ctx, ref, opts))
+	for _, rank := range deletionRanks(refs) {
+		changes := make([]Change, len(rank))
+		forEach(len(rank), workers, func(i int) { changes[i] = step(ctx, rank[i], opts) })
+		cs.Changes = append(cs.Changes, changes...)
 	}
 	return cs, failures(cs.Changes)
 }
@@ -155,9 +162,10 @@ func releasePatch(live *unstructured.Unstructured, opts PruneOptions) ([]byte, e
 	return json.Marshal(ops)
 }
 
-// deletionOrder sorts refs for deletion: namespaced objects, then cluster-scoped
-// ones, then CRDs, then Namespaces; by name within each for a stable order.
-func deletionOrder(refs []ObjectRef) []ObjectRef {
+// deletionRanks groups refs in the order they are deleted: namespaced objects, then
+// cluster-scoped ones, then CRDs, then Namespaces (deleting those takes everything
+// inside them along); by name within each for a stable order.
+func deletionRanks(refs []ObjectRef) [][]ObjectRef {
 	rank := func(r ObjectRef) int {
 		switch {
 		case r.Group == "" && r.Kind == "Namespace":
@@ -169,12 +177,16 @@ func deletionOrder(refs []ObjectRef) []ObjectRef {
 		}
 		return 0
 	}
-	out := append([]ObjectRef(nil), refs...)
-	sort.SliceStable(out, func(i, j int) bool {
-		if ri, rj := rank(out[i]), rank(out[j]); ri != rj {
-			return ri < rj
+	ranks := make([][]ObjectRef, 4)
+	for _, r := range refs {
+		ranks[rank(r)] = append(ranks[rank(r)], r)
+	}
+	var out [][]ObjectRef
+	for _, rank := range ranks {
+		if len(rank) > 0 {
+			sort.Slice(rank, func(i, j int) bool { return rank[i].String() < rank[j].String() })
+			out = append(out, rank)
 		}
-		return out[i].String() < out[j].String()
-	})
+	}
 	return out
 }

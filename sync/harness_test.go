@@ -224,7 +224,14 @@ func (a *agent) events() []string {
 
 func eventually(tb testing.TB, what string, cond func(ctx context.Context) (bool, error)) {
 	tb.Helper()
-	ctx, cancel := context.WithTimeout(tb.Context(), waitTimeout)
+	eventuallyWithin(tb, waitTimeout, what, cond)
+}
+
+// eventuallyWithin is eventually with a guard of its own, for work that grows with
+// the size of a test.
+func eventuallyWithin(tb testing.TB, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(tb.Context(), timeout)
 	defer cancel()
 	var last error
 	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {

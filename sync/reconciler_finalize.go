@@ -48,7 +48,7 @@ func (r *Reconciler) finalize(ctx context.Context, obj *v1alpha1.Sync, st *statu
 	for _, o := range st.inventory() {
 		refs = append(refs, refOf(o))
 	}
-	opts := apply.PruneOptions{Owner: ownerOf(obj), FieldManager: r.Apply.FieldManager}
+	opts := apply.PruneOptions{Owner: ownerOf(obj), FieldManager: r.Apply.FieldManager, Concurrency: r.Apply.Concurrency}
 	var cs *apply.ChangeSet
 	var err error
 	if obj.Spec.EffectiveDeletionPolicy() == v1alpha1.DeletionPolicyOrphan {

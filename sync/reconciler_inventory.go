@@ -74,7 +74,7 @@ func (r *Reconciler) prune(ctx context.Context, obj *v1alpha1.Sync, st *statusBu
 		st.leftGitNote("prune held back")
 		return nil, err
 	}
-	cs, err := r.Applier.Prune(ctx, candidates, apply.PruneOptions{Owner: ownerOf(obj), Keep: liveUIDs(applied)})
+	cs, err := r.Applier.Prune(ctx, candidates, apply.PruneOptions{Owner: ownerOf(obj), Keep: liveUIDs(applied), Concurrency: r.Apply.Concurrency})
 	r.Metrics.CountChanges(obj, cs)
 	r.reportVanishedKinds(obj, cs)
 	st.pruned(cs, false)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -99,10 +100,14 @@ func TestASyncOfManyObjects(t *testing.T) {
 
 	t.Run("deleting the Sync deletes the rest", func(t *testing.T) {
 		must(t, a.c.Delete(t.Context(), s))
-		eventually(t, "the Sync is gone", func(ctx context.Context) (bool, error) {
+		// A guard against hangs that grows with the work: 10 ms per object deleted.
+		eventuallyWithin(t, waitTimeout+time.Duration(n)*time.Millisecond*10, "the Sync is gone", func(ctx context.Context) (bool, error) {
 			err := a.c.Get(ctx, client.ObjectKeyFromObject(s), &v1alpha1.Sync{})
 			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 		})
+		if managed := managedConfigMaps(t, a, s); managed != 0 {
+			t.Errorf("%d config maps left after the Sync was deleted", managed)
+		}
 	})
 }
 

@@ -15,13 +15,15 @@ import (
 // counts of the rest (status.summary). Entries are identified by group, kind,
 // namespace and name (not version).
 
-// Bounds that keep a Sync's status well under etcd's object limit (1.5 MiB): about
-// 640 KiB of inventory ids (10,000 objects with names of ordinary length), plus at
-// most maxDetails detailed objects with messages of at most maxDetailMessage bytes.
+// Bounds that keep a Sync's status under 768 KiB, half of etcd's object limit (1.5
+// MiB), by construction: at most 640 KiB of inventory ids (10,000 objects with names
+// of ordinary length; checkSize refuses more), at most maxDetails detailed objects
+// with messages of at most maxDetailMessage bytes (about 66 KiB), and conditions of
+// at most maxMessage bytes each.
 const (
 	maxInventoryBytes = 640 << 10
 	maxDetails        = 100
-	maxDetailMessage  = 1024
+	maxDetailMessage  = 512
 )
 
 // loadInventory reads the inventory of a status with the detail it has. A status

@@ -66,7 +66,13 @@ var webhookSecret = []byte("e2e-webhook-secret")
 // ends, and prints its log if the test failed.
 func startAgent(t *testing.T) *agent {
 	t.Helper()
-	cp := controlplane.Shared(t)
+	return startAgentWith(t, controlplane.Shared(t).KubeconfigPath())
+}
+
+// startAgentWith is startAgent talking to the API server through kubeconfig, with
+// extra flags.
+func startAgentWith(t *testing.T, kubeconfig string, flags ...string) *agent {
+	t.Helper()
 	a := &agent{log: &bytes.Buffer{}, metricsAddr: freeAddr(t), webhookAddr: freeAddr(t), done: make(chan error, 1)}
 	secrets := t.TempDir()
 	for _, receiver := range []string{"generic", "github"} {
@@ -74,15 +80,15 @@ func startAgent(t *testing.T) *agent {
 			t.Fatal(err)
 		}
 	}
-	a.cmd = exec.Command(tetherBinary, "controller",
-		"--kubeconfig", cp.KubeconfigPath(),
+	a.cmd = exec.Command(tetherBinary, append([]string{"controller",
+		"--kubeconfig", kubeconfig,
 		"--metrics-bind-address", a.metricsAddr,
 		"--health-probe-bind-address", freeAddr(t),
 		"--webhook-bind-address", a.webhookAddr,
 		"--webhook-secrets-dir", secrets,
 		"--cache-dir", t.TempDir(),
 		"--zap-log-level", "debug",
-	)
+	}, flags...)...)
 	out := &lockedWriter{w: a.log}
 	a.cmd.Stdout, a.cmd.Stderr = out, out
 	if err := a.cmd.Start(); err != nil {
