@@ -37,6 +37,10 @@ test: testbin ## Unit, control-plane and end-to-end tests, with the race detecto
 test-scale: testbin ## One Sync of 10,000 objects: converge, prune, delete, with a bounded status.
 	TETHER_SCALE_OBJECTS=10000 go test -count=1 -timeout=60m -run='^TestASyncOfManyObjects$$' -v ./sync/
 
+.PHONY: test-faults
+test-faults: testbin ## The fault suite at full size (apiserver faults, SIGKILL at 30 points) with the real binary.
+	TETHER_FAULTS_FULL=1 go test -race -count=1 -timeout=60m -run='Fault|Killed' -v ./test/e2e/
+
 .PHONY: test-short
 test-short: ## Only the tests that need no control plane.
 	go test -short -count=1 ./...
