@@ -12,8 +12,9 @@
 //	report  one status patch, events, metrics                → Ready, Reconciling
 //
 // This package is the one place that maps errors to behaviour: a transient error
-// (git or the API server unreachable) is returned so the work queue backs off and
-// retries; bad input in git (a broken manifest, an object the API server rejects)
+// of the API server is returned so the work queue backs off and retries; git that
+// cannot be reached is asked again at the Sync's interval, so recovery never waits
+// out a long backoff; bad input in git (a broken manifest, an object the API server rejects)
 // sets Stalled and waits for the next interval or a new commit, with the last good
 // state left in the cluster. It is also the only package that logs, records events
 // and exports metrics. It consumes source and apply through the small interfaces

@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -317,8 +318,11 @@ func (r *Reconciler) onError(st *statusBuilder, interval time.Duration, err erro
 		st.stalled(fe.Reason, err)
 		return ctrl.Result{RequeueAfter: interval}, nil
 	case errors.As(err, &fe):
+		// Git is down, or refuses: the cluster keeps the last good revision (drift is
+		// still corrected from it, by watch) and git is asked again at the interval,
+		// not after an exponential backoff that would outlast the outage by minutes.
 		st.sourceFailed(fe.Reason, err)
-		return ctrl.Result{}, err
+		return ctrl.Result{RequeueAfter: jitter(interval)}, nil
 	case source.IsRenderError(err):
 		st.stalled(v1alpha1.ReasonRenderFailed, err)
 		return ctrl.Result{RequeueAfter: interval}, nil
@@ -382,8 +386,8 @@ func (r *Reconciler) report(ctx context.Context, obj *v1alpha1.Sync, st *statusB
 	}
 	status := st.build()
 	r.Metrics.ObserveStatus(obj, status, r.now())
-	if reconcileErr != nil {
-		log.Error(reconcileErr, "reconcile failed", "revision", status.SourceRevision)
+	if failure := cmp.Or(reconcileErr, st.failure); failure != nil {
+		log.Error(failure, "reconcile failed", "revision", status.SourceRevision)
 	}
 	if err := r.patchStatus(ctx, obj, status); err != nil {
 		return fmt.Errorf("writing status of Sync %s/%s: %w", obj.Namespace, obj.Name, err)

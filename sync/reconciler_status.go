@@ -38,6 +38,9 @@ type statusBuilder struct {
 	// status.inventory, status.resources and status.summary. Nil carries the
 	// previous inventory over as it was.
 	objects []v1alpha1.ResourceStatus
+	// failure is what kept this reconcile from applying the revision, when it is
+	// not returned to the queue (git unreachable, bad input): it is still logged.
+	failure error
 	// skipReport is set when the Sync is gone after this reconcile (its finalizer
 	// removed): there is no status to write and no series to keep.
 	skipReport bool
@@ -72,7 +75,7 @@ func (b *statusBuilder) rendered(rev string, objects int) {
 		fmt.Sprintf("Fetched revision %s: %d objects", rev, objects))
 }
 
-// sourceFailed records a git failure that is retried with backoff.
+// sourceFailed records a git failure, which is retried at the interval.
 func (b *statusBuilder) sourceFailed(reason string, err error) {
 	b.set(v1alpha1.SourceReadyCondition, metav1.ConditionFalse, reason, err.Error())
 	b.retrying(reason, err)
@@ -80,6 +83,7 @@ func (b *statusBuilder) sourceFailed(reason string, err error) {
 
 // retrying records a transient failure: not ready, still working on it.
 func (b *statusBuilder) retrying(reason string, err error) {
+	b.failure = err
 	b.set(v1alpha1.ReadyCondition, metav1.ConditionFalse, reason, err.Error())
 	b.set(v1alpha1.ReconcilingCondition, metav1.ConditionTrue, v1alpha1.ReasonRetrying, err.Error())
 	b.remove(v1alpha1.StalledCondition)
@@ -87,6 +91,7 @@ func (b *statusBuilder) retrying(reason string, err error) {
 
 // stalled records a failure that only a change in git or in the Sync can fix.
 func (b *statusBuilder) stalled(reason string, err error) {
+	b.failure = err
 	if source.IsRenderError(err) {
 		b.set(v1alpha1.SourceReadyCondition, metav1.ConditionFalse, reason, err.Error())
 	}
