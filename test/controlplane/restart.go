@@ -1,0 +1,52 @@
+package controlplane
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"k8s.io/client-go/kubernetes"
+)
+
+// Restart stops kube-apiserver and etcd and starts them again on the same ports, with
+// the same data and certificates, as a control-plane upgrade or a crash of its host
+// does: clients see connections refused, then their watches end and must resume.
+// Other components keep running and reconnect. It returns once the apiserver is
+// ready again. Restart must not run concurrently with itself or with Stop.
+func (c *ControlPlane) Restart(ctx context.Context) error {
+	old := map[string]*process{}
+	for _, p := range c.procs {
+		if p.name == "etcd" || p.name == "kube-apiserver" {
+			old[p.name] = p
+		}
+	}
+	if old["etcd"] == nil || old["kube-apiserver"] == nil {
+		return fmt.Errorf("restart: etcd and kube-apiserver are not both running")
+	}
+	for _, name := range []string{"kube-apiserver", "etcd"} {
+		if err := old[name].stop(); err != nil {
+			return fmt.Errorf("restart: %w", err)
+		}
+	}
+	c.procs = slices.DeleteFunc(c.procs, func(p *process) bool { return old[p.name] == p })
+
+	etcd, err := c.start("etcd", old["etcd"].cmd.Path, old["etcd"].cmd.Args[1:])
+	if err != nil {
+		return err
+	}
+	if err := c.waitReady(ctx, etcd, "etcd health after a restart", c.etcdHealthy); err != nil {
+		return err
+	}
+	api, err := c.start("kube-apiserver", old["kube-apiserver"].cmd.Path, old["kube-apiserver"].cmd.Args[1:])
+	if err != nil {
+		return err
+	}
+	client, err := kubernetes.NewForConfig(c.config)
+	if err != nil {
+		return fmt.Errorf("kube-apiserver: %w", err)
+	}
+	return c.waitReady(ctx, api, "kube-apiserver /readyz after a restart", func(ctx context.Context) error {
+		_, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		return err
+	})
+}
