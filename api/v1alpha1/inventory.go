@@ -7,7 +7,9 @@ import (
 	"strings"
 )
 
-// InventoryEntry is one object of status.inventory, parsed.
+// InventoryEntry is one object of status.inventory, parsed; not an API type itself.
+//
+// +kubebuilder:object:generate=false
 type InventoryEntry struct {
 	Group, Version, Kind string
 	Namespace, Name      string
