@@ -202,13 +202,6 @@ func (h *hookedApplier) ApplyAll(ctx context.Context, objs []*unstructured.Unstr
 	return h.Applier.ApplyAll(ctx, objs, opts)
 }
 
-// reconcileErr runs one reconcile of s directly and returns its error, for
-// reconciles that are meant to fail.
-func (a *agent) reconcileErr(tb testing.TB, s *v1alpha1.Sync) {
-	tb.Helper()
-	_, _ = a.r.Reconcile(tb.Context(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(s)})
-}
-
 // events returns the events recorded so far.
 func (a *agent) events() []string {
 	var out []string
