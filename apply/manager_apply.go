@@ -164,7 +164,7 @@ func (m *Manager) plan(ctx context.Context, st *step, targets *scaleTargets, opt
 
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(st.obj.GroupVersionKind())
-	err := m.client.Get(ctx, client.ObjectKeyFromObject(st.obj), live)
+	err := retryTransient(ctx, func() error { return m.client.Get(ctx, client.ObjectKeyFromObject(st.obj), live) })
 	exists := err == nil
 	if err != nil && !apierrors.IsNotFound(err) {
 		st.fail("read", err)
@@ -233,8 +233,9 @@ func (m *Manager) write(ctx context.Context, st *step, opts Options) {
 	st.change.Live = live
 }
 
-// send sends one server-side apply. Tether forces ownership of the fields it
-// applies: git is the source of truth for every field it declares.
+// send sends one server-side apply, retried while it fails transiently. Tether
+// forces ownership of the fields it applies: git is the source of truth for every
+// field it declares.
 func (m *Manager) send(ctx context.Context, obj *unstructured.Unstructured, fieldManager string, dryRun bool) (*unstructured.Unstructured, error) {
 	out := obj.DeepCopy()
 	out.SetManagedFields(nil)
@@ -243,7 +244,10 @@ func (m *Manager) send(ctx context.Context, obj *unstructured.Unstructured, fiel
 	if dryRun {
 		applyOpts = append(applyOpts, client.DryRunAll)
 	}
-	if err := m.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(out), applyOpts...); err != nil {
+	err := retryTransient(ctx, func() error {
+		return m.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(out), applyOpts...)
+	})
+	if err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -61,7 +61,7 @@ func (m *Manager) FindOwned(ctx context.Context, opts FindOptions) ([]ObjectRef,
 func (m *Manager) findOfKind(ctx context.Context, gvk schema.GroupVersionKind, opts FindOptions) ([]ObjectRef, error) {
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	err := m.client.List(ctx, list, client.MatchingLabels{opts.Label: opts.Value})
+	err := retryTransient(ctx, func() error { return m.client.List(ctx, list, client.MatchingLabels{opts.Label: opts.Value}) })
 	switch {
 	case apierrors.IsForbidden(err) || apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err):
 		return nil, nil

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	gosync "sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -86,6 +87,10 @@ type Reconciler struct {
 	// zero means DefaultFightOptions.
 	Fights FightOptions
 	fights fightTracker
+	// searched holds the Syncs whose empty inventory a label search found nothing
+	// for (by name, the UID searched as value), so that a Sync that keeps failing
+	// before its first apply does not list every kind each time.
+	searched gosync.Map
 	// now is the clock; tests may replace it.
 	now func() time.Time
 }
@@ -137,6 +142,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		if client.IgnoreNotFound(err) == nil {
 			r.Metrics.Forget(req.Namespace, req.Name)
 			r.fights.forget(req.NamespacedName)
+			r.searched.Delete(req.NamespacedName)
 			if r.Watcher != nil {
 				r.Watcher.Forget(ctx, req.NamespacedName)
 			}

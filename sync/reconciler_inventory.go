@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -182,7 +183,12 @@ func withEntries(st v1alpha1.SyncStatus, refs []apply.ObjectRef) (v1alpha1.SyncS
 // them to it with an Event. A new Sync costs nothing; a Sync without a Finder keeps
 // its inventory as it is.
 func (r *Reconciler) rebuildInventory(ctx context.Context, obj *v1alpha1.Sync, st *statusBuilder) error {
-	if r.Finder == nil || !controllerutil.ContainsFinalizer(obj, v1alpha1.Finalizer) || len(st.inventory()) > 0 {
+	key := client.ObjectKeyFromObject(obj)
+	if len(st.inventory()) > 0 {
+		r.searched.Delete(key)
+		return nil
+	}
+	if uid, ok := r.searched.Load(key); r.Finder == nil || !controllerutil.ContainsFinalizer(obj, v1alpha1.Finalizer) || (ok && uid == obj.UID) {
 		return nil
 	}
 	found, err := r.Finder.FindOwned(ctx, apply.FindOptions{
@@ -192,6 +198,7 @@ func (r *Reconciler) rebuildInventory(ctx context.Context, obj *v1alpha1.Sync, s
 		return fmt.Errorf("rebuilding the inventory from label %s: %w", v1alpha1.SyncLabel, err)
 	}
 	if len(found) == 0 {
+		r.searched.Store(key, obj.UID)
 		return nil
 	}
 	st.adopted(found)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -35,7 +36,7 @@ func scaleOfFaults() faultScale {
 	if os.Getenv(faultsFullEnv) == "1" {
 		return faultScale{syncs: 50, objects: 20, window: 60 * time.Second}
 	}
-	return faultScale{syncs: 8, objects: 10, window: 15 * time.Second}
+	return faultScale{syncs: 8, objects: 10, window: 30 * time.Second}
 }
 
 // apiFaults fail about 20% of the agent's requests: throttling with Retry-After,
@@ -91,23 +92,27 @@ func TestTheAgentConvergesThroughAPIServerFaults(t *testing.T) {
 		must(t, c.Create(t.Context(), s))
 		syncs = append(syncs, s)
 	}
-	// Halfway through the window, a commit changes every object and removes one per Sync.
-	time.Sleep(size.window / 2)
+	// A third into the window, a commit changes every object and removes one per Sync.
+	time.Sleep(size.window / 3)
 	files = map[string]string{}
 	for i := 0; i < size.syncs; i++ {
 		maps.Copy(files, faultConfigMaps(i, size.objects, "v2"))
 		files[fmt.Sprintf("apps/s%02d/cm-%02d.yaml", i, size.objects-1)] = ""
 	}
 	last := repo.Commit(t, files, "change every object, remove one per Sync")
-	time.Sleep(time.Until(faultStart.Add(size.window)))
+	converged := allReadyBy(t, c, syncs, last, faultStart.Add(size.window))
 	proxy.SetRules()
 	faultEnd := time.Now()
 	during := proxy.Log()
 
+	t.Run("every Sync converges while the faults last", func(t *testing.T) {
+		if converged.IsZero() {
+			t.Errorf("not every Sync was Ready at %s when the %v fault window ended", last, size.window)
+		}
+	})
 	for _, s := range syncs {
 		waitRevision(t, c, s, last)
 	}
-	converged := time.Since(faultEnd)
 
 	t.Run("the cluster equals git, object by object", func(t *testing.T) {
 		for i, s := range syncs {
@@ -137,7 +142,7 @@ func TestTheAgentConvergesThroughAPIServerFaults(t *testing.T) {
 		}
 	})
 
-	t.Run("the agent stays within its client limits and honours Retry-After", func(t *testing.T) {
+	t.Run("a request that got a 429 waits out its Retry-After", func(t *testing.T) {
 		injected, total := 0, 0
 		kinds := map[string]int{}
 		for _, e := range during {
@@ -149,15 +154,9 @@ func TestTheAgentConvergesThroughAPIServerFaults(t *testing.T) {
 				}
 			}
 		}
-		window := faultEnd.Sub(faultStart).Seconds()
-		rate := float64(total) / window
-		t.Logf("%d Syncs of %d objects: %d requests in the %.0f s fault window (%.1f/s), %d faults injected; converged %.1f s after the faults stopped",
-			size.syncs, size.objects, total, window, rate, injected, converged.Seconds())
+		t.Logf("%d Syncs of %d objects: %d requests in the %v fault window (%.1f/s), %d faults injected; converged %v after the commit",
+			size.syncs, size.objects, total, size.window, float64(total)/faultEnd.Sub(faultStart).Seconds(), injected, converged.Sub(faultStart.Add(size.window/3)).Round(time.Millisecond))
 		t.Logf("requests by kind during the faults: %v", kinds)
-		// The bound is the agent's default client limit (--kube-api-qps 50, burst 100).
-		if bound := 50 + 100/window; rate > bound {
-			t.Errorf("%.1f requests/s during faults, more than the client limit allows (%.1f/s)", rate, bound)
-		}
 		for i, e := range during {
 			if e.Fault != faultproxy.TooManyRequests {
 				continue
@@ -172,6 +171,27 @@ func TestTheAgentConvergesThroughAPIServerFaults(t *testing.T) {
 			}
 		}
 	})
+}
+
+// allReadyBy polls until every Sync is Ready at commit, and returns when that was,
+// or the zero time if the deadline came first.
+func allReadyBy(t *testing.T, c client.Client, syncs []*v1alpha1.Sync, commit string, deadline time.Time) time.Time {
+	t.Helper()
+	for time.Now().Before(deadline) {
+		ready := 0
+		for _, s := range syncs {
+			got := &v1alpha1.Sync{}
+			if err := c.Get(t.Context(), client.ObjectKeyFromObject(s), got); err == nil &&
+				apimeta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.ReadyCondition) && strings.HasSuffix(got.Status.LastAppliedRevision, commit) {
+				ready++
+			}
+		}
+		if ready == len(syncs) {
+			return time.Now()
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return time.Time{}
 }
 
 // faultConfigMaps are the n ConfigMaps of Sync number i, at version v.
