@@ -81,6 +81,10 @@ type Reconciler struct {
 	Reader client.Reader
 	// Trigger, when set, queues the Syncs a push notification concerns at once.
 	Trigger *Trigger
+	// Tenancy, when set, makes Syncs act as service accounts (spec.serviceAccountName
+	// or a default) instead of as the agent, and bounds their reach. Nil: every Sync
+	// acts as the agent, through Applier and Secrets.
+	Tenancy *Tenancy
 	// Apply holds the options of every apply; DefaultNamespace is set per Sync.
 	Apply apply.Options
 	// Fights bounds the corrections of a field another manager keeps changing;
@@ -172,13 +176,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, nil
 	}
 	interval := obj.Spec.Source.IntervalOrDefault()
+	id, err := r.identity(ctx, obj)
+	if err != nil {
+		return r.onError(st, interval, err)
+	}
 
-	snap, err := r.fetchAndRender(ctx, obj, st)
+	snap, err := r.fetchAndRender(ctx, obj, id, st)
 	if err == nil {
 		err = checkEmpty(obj, snap)
 	}
 	if err == nil {
 		err = checkSize(obj, snap)
+		err = r.Tenancy.checkReach(obj, snap.Objects)
 	}
 	if err != nil {
 		return r.onError(st, interval, err)
@@ -186,7 +195,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	// The revision is applied already: whatever differs now is drift in the cluster,
 	// which selfHeal: false only reports.
 	drift := obj.Status.LastAppliedRevision == snap.Revision.String()
-	changes, err := r.apply(ctx, obj, snap, drift && !obj.Spec.SelfHealEnabled())
+	changes, err := r.apply(ctx, id, obj, snap, drift && !obj.Spec.SelfHealEnabled())
 	r.watch(ctx, obj, changes)
 	diff := st.applied(changes)
 	if drift && changes != nil && !changes.DryRun {
@@ -197,7 +206,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		st.leftGitNote("prune waits until every object applies")
 		return r.onError(st, interval, err)
 	}
-	pruned, err := r.prune(ctx, obj, st, snap, changes, diff)
+	pruned, err := r.prune(ctx, id, obj, st, snap, changes, diff)
 	r.assess(st, changes)
 	r.recordApplied(obj, snap, changes, pruned, drift)
 	if err != nil {
@@ -209,10 +218,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 
 // fetchAndRender reads the desired state: the ref resolved to a commit, and the
 // Sync's path at that commit rendered to objects.
-func (r *Reconciler) fetchAndRender(ctx context.Context, obj *v1alpha1.Sync, st *statusBuilder) (*source.Snapshot, error) {
+func (r *Reconciler) fetchAndRender(ctx context.Context, obj *v1alpha1.Sync, id Identity, st *statusBuilder) (*source.Snapshot, error) {
 	fetchStart := r.now()
 	// Syncs sharing a repository, ref and credentials share a poll (see maxAge).
-	req, err := r.sourceRequest(ctx, obj)
+	req, err := r.sourceRequest(ctx, obj, id)
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +241,7 @@ func (r *Reconciler) fetchAndRender(ctx context.Context, obj *v1alpha1.Sync, st 
 
 // apply applies a snapshot, marking each object as owned by this Sync. With dryRun
 // it only compares, and writes nothing.
-func (r *Reconciler) apply(ctx context.Context, obj *v1alpha1.Sync, snap *source.Snapshot, dryRun bool) (*apply.ChangeSet, error) {
+func (r *Reconciler) apply(ctx context.Context, id Identity, obj *v1alpha1.Sync, snap *source.Snapshot, dryRun bool) (*apply.ChangeSet, error) {
 	MarkOwned(snap.Objects, obj)
 	opts := r.Apply
 	opts.DefaultNamespace = obj.Spec.Destination.Namespace
@@ -241,7 +250,7 @@ func (r *Reconciler) apply(ctx context.Context, obj *v1alpha1.Sync, snap *source
 	opts.IgnoreScaledReplicas = opts.IgnoreScaledReplicas && obj.Spec.IgnoreAutoscaledReplicasEnabled()
 	opts.IgnoreFields = r.fights.ignored(obj)
 	opts.BeforeWrite = r.recordAhead(obj)
-	changes, err := r.Applier.ApplyAll(ctx, snap.Objects, opts)
+	changes, err := id.Applier.ApplyAll(ctx, snap.Objects, opts)
 	r.Metrics.CountChanges(obj, changes)
 	return changes, err
 }
@@ -314,11 +323,15 @@ func (r *Reconciler) assess(st *statusBuilder, changes *apply.ChangeSet) {
 func (r *Reconciler) onError(st *statusBuilder, interval time.Duration, err error) (ctrl.Result, error) {
 	var fe *source.FetchError
 	var held *heldError
+	var refused *RefusedError
 	switch {
 	case errors.As(err, &held):
 		st.stalled(held.reason, err)
 		return ctrl.Result{RequeueAfter: interval}, nil
-	case errors.As(err, &fe) && (fe.Reason == source.ReasonInvalidSemVer || fe.Reason == source.ReasonUnsupportedURL):
+	case errors.As(err, &refused):
+		st.stalled(refused.Reason, err)
+		return ctrl.Result{RequeueAfter: interval}, nil
+	case errors.As(err, &fe) && (fe.Reason == source.ReasonInvalidSemVer || fe.Reason == source.ReasonUnsupportedURL || fe.Reason == v1alpha1.ReasonForbidden):
 		// The Sync itself is wrong: retrying cannot help until it changes.
 		st.sourceFailed(fe.Reason, err)
 		st.stalled(fe.Reason, err)
@@ -331,6 +344,11 @@ func (r *Reconciler) onError(st *statusBuilder, interval time.Duration, err erro
 		return ctrl.Result{RequeueAfter: jitter(interval)}, nil
 	case source.IsRenderError(err):
 		st.stalled(v1alpha1.ReasonRenderFailed, err)
+		return ctrl.Result{RequeueAfter: interval}, nil
+	case apply.IsInvalid(err) && isForbidden(err):
+		// The Sync's identity may not do it: retrying cannot help until its rights,
+		// the Sync or git change.
+		st.stalled(v1alpha1.ReasonForbidden, err)
 		return ctrl.Result{RequeueAfter: interval}, nil
 	case apply.IsValidation(err) && apply.IsInvalid(err):
 		// Nothing of the revision was written; git has to change.

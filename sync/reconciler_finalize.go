@@ -44,17 +44,20 @@ func (r *Reconciler) finalize(ctx context.Context, obj *v1alpha1.Sync, st *statu
 	if !controllerutil.ContainsFinalizer(obj, v1alpha1.Finalizer) {
 		return ctrl.Result{}, nil
 	}
+	id, err := r.identity(ctx, obj)
+	if err != nil {
+		return r.deletionWaits(st, err)
+	}
 	var refs []apply.ObjectRef
 	for _, o := range st.inventory() {
 		refs = append(refs, refOf(o))
 	}
 	opts := apply.PruneOptions{Owner: ownerOf(obj), FieldManager: r.Apply.FieldManager, Concurrency: r.Apply.Concurrency}
 	var cs *apply.ChangeSet
-	var err error
 	if obj.Spec.EffectiveDeletionPolicy() == v1alpha1.DeletionPolicyOrphan {
-		cs, err = r.Applier.Orphan(ctx, refs, opts)
+		cs, err = id.Applier.Orphan(ctx, refs, opts)
 	} else {
-		cs, err = r.Applier.Prune(ctx, refs, opts)
+		cs, err = id.Applier.Prune(ctx, refs, opts)
 		r.Metrics.CountChanges(obj, cs)
 		r.reportVanishedKinds(obj, cs)
 	}

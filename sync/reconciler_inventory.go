@@ -62,7 +62,7 @@ func checkSize(obj *v1alpha1.Sync, snap *source.Snapshot) error {
 // prune deletes the objects that left git (diff.stale), within the Sync's limits,
 // and records the outcome in the inventory. It runs only after an apply without
 // failures.
-func (r *Reconciler) prune(ctx context.Context, obj *v1alpha1.Sync, st *statusBuilder, snap *source.Snapshot, applied *apply.ChangeSet, diff inventoryDiff) (*apply.ChangeSet, error) {
+func (r *Reconciler) prune(ctx context.Context, id Identity, obj *v1alpha1.Sync, st *statusBuilder, snap *source.Snapshot, applied *apply.ChangeSet, diff inventoryDiff) (*apply.ChangeSet, error) {
 	candidates := diff.stale
 	switch {
 	case len(candidates) == 0:
@@ -75,7 +75,7 @@ func (r *Reconciler) prune(ctx context.Context, obj *v1alpha1.Sync, st *statusBu
 		st.leftGitNote("prune held back")
 		return nil, err
 	}
-	cs, err := r.Applier.Prune(ctx, candidates, apply.PruneOptions{Owner: ownerOf(obj), Keep: liveUIDs(applied), Concurrency: r.Apply.Concurrency})
+	cs, err := id.Applier.Prune(ctx, candidates, apply.PruneOptions{Owner: ownerOf(obj), Keep: liveUIDs(applied), Concurrency: r.Apply.Concurrency})
 	r.Metrics.CountChanges(obj, cs)
 	r.reportVanishedKinds(obj, cs)
 	st.pruned(cs, false)

@@ -51,13 +51,13 @@ const (
 
 // sourceRequest builds what to fetch for a Sync: its URL and ref, the credentials
 // its secretRef names, and how old a shared resolution may be.
-func (r *Reconciler) sourceRequest(ctx context.Context, obj *v1alpha1.Sync) (source.Request, error) {
+func (r *Reconciler) sourceRequest(ctx context.Context, obj *v1alpha1.Sync, id Identity) (source.Request, error) {
 	spec := obj.Spec.Source
 	req := source.Request{URL: spec.URL, Ref: spec.Ref, MaxAge: maxAge(spec.IntervalOrDefault())}
 	if spec.SecretRef == nil {
 		return req, nil
 	}
-	auth, err := r.readAuth(ctx, obj.Namespace, spec.SecretRef.Name)
+	auth, err := readAuth(ctx, id, obj.Namespace, spec.SecretRef.Name)
 	if err != nil {
 		return req, &source.FetchError{URL: spec.URL, Ref: refLabel(spec.Ref), Reason: secretReason(err), Err: err}
 	}
@@ -65,16 +65,17 @@ func (r *Reconciler) sourceRequest(ctx context.Context, obj *v1alpha1.Sync) (sou
 	return req, nil
 }
 
-// readAuth reads a credentials Secret straight from the API server (Secrets
-// should be r.Secrets, the manager's API reader): a cached client would start a
-// cluster-wide watch of every Secret, which Tether has no right to and no need of.
-// Errors name the Secret and never hold its values.
-func (r *Reconciler) readAuth(ctx context.Context, namespace, name string) (source.Auth, error) {
-	if r.Secrets == nil {
+// readAuth reads a credentials Secret straight from the API server, as the Sync's
+// identity (id.Secrets: an impersonating client, or the manager's API reader): a
+// cached client would start a cluster-wide watch of every Secret, which Tether has
+// no right to and no need of. A Secret the identity may not read is never read by
+// anyone else on its behalf. Errors name the Secret and never hold its values.
+func readAuth(ctx context.Context, id Identity, namespace, name string) (source.Auth, error) {
+	if id.Secrets == nil {
 		return source.Auth{}, errors.New("spec.source.secretRef is set but this agent reads no Secrets")
 	}
 	secret := &corev1.Secret{}
-	if err := r.Secrets.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, secret); err != nil {
+	if err := id.Secrets.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, secret); err != nil {
 		return source.Auth{}, fmt.Errorf("reading Secret %s/%s: %w", namespace, name, err)
 	}
 	auth := source.Auth{
@@ -93,8 +94,11 @@ func (r *Reconciler) readAuth(ctx context.Context, namespace, name string) (sour
 }
 
 func secretReason(err error) string {
-	if apierrors.IsNotFound(err) {
+	switch {
+	case apierrors.IsNotFound(err):
 		return v1alpha1.ReasonSecretNotFound
+	case apierrors.IsForbidden(err):
+		return v1alpha1.ReasonForbidden
 	}
 	return v1alpha1.ReasonSecretUnreadable
 }

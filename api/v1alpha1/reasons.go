@@ -48,6 +48,25 @@ const (
 	// ReasonFieldConflict: the Warning Event for each field given up after a fight.
 	ReasonFieldConflict = "FieldConflict"
 
+	// Tenancy: a Sync that reaches beyond what its identity may do (docs/multi-tenancy.md).
+
+	// ReasonServiceAccountNotFound: the account the Sync acts as (spec.serviceAccountName
+	// or the agent's --default-service-account) does not exist in the Sync's namespace.
+	// The Sync is Stalled until the account is created or the field changes.
+	ReasonServiceAccountNotFound = "ServiceAccountNotFound"
+	// ReasonForbidden: the account the Sync acts as may not do something the revision
+	// needs (read, dry-run, apply or delete an object, or read the secretRef). The
+	// message names the object, the verb and the account.
+	ReasonForbidden = "Forbidden"
+	// ReasonCrossNamespace: the revision holds objects outside the Sync's own
+	// namespace (in another namespace, or cluster-scoped) and the agent runs with
+	// --allow-cross-namespace=false. The message names every such object; nothing of
+	// the revision is written.
+	ReasonCrossNamespace = "CrossNamespaceRefused"
+	// ReasonImpersonationUnavailable: the Sync names an account but the agent was
+	// started without the means to act as one.
+	ReasonImpersonationUnavailable = "ImpersonationUnavailable"
+
 	// ReasonDeleting: the Sync is being deleted and waits for its objects to go.
 	ReasonDeleting = "Deleting"
 	// ReasonDeletionBlocked: the Sync is being deleted and an object cannot be.

@@ -90,6 +90,16 @@ type SyncSpec struct {
 	// +optional
 	Destination DestinationSpec `json:"destination,omitempty"`
 
+	// serviceAccountName is a ServiceAccount in the Sync's namespace that Tether acts
+	// as for everything it does with this Sync's objects (read, dry-run, apply, take
+	// over, prune, orphan) and to read spec.source.secretRef: what the account may not
+	// do, the Sync cannot do. Empty means the agent's --default-service-account, or,
+	// when that is not set either, the agent's own identity. See docs/multi-tenancy.md.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
+	// +optional
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+
 	// prune deletes objects that Tether applied and that left git. Default true.
 	// +kubebuilder:default=true
 	// +optional

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -44,7 +45,11 @@ type controllerFlags struct {
 	apiQPS          float64
 	apiBurst        int
 	neverTakeOver   []string
-	zap             zap.Options
+	// Tenancy: who Syncs act as, how far they reach, which namespaces are served.
+	defaultServiceAccount string
+	allowCrossNamespace   bool
+	watchNamespaces       []string
+	zap                   zap.Options
 }
 
 func parseControllerFlags(args []string, stderr io.Writer) (*controllerFlags, error) {
@@ -66,6 +71,16 @@ func parseControllerFlags(args []string, stderr io.Writer) (*controllerFlags, er
 		for _, m := range strings.Split(v, ",") {
 			if m = strings.TrimSpace(m); m != "" {
 				f.neverTakeOver = append(f.neverTakeOver, m)
+			}
+		}
+		return nil
+	})
+	fs.StringVar(&f.defaultServiceAccount, "default-service-account", "", "ServiceAccount, in each Sync's own namespace, that Syncs naming no spec.serviceAccountName act as. Empty: such Syncs act as the agent itself.")
+	fs.BoolVar(&f.allowCrossNamespace, "allow-cross-namespace", tethersync.DefaultTenancyOptions().AllowCrossNamespace, "Let a Sync apply objects outside its own namespace (other namespaces, cluster-scoped objects), as far as its account's RBAC allows. false refuses such revisions whole.")
+	fs.Func("watch-namespaces", "Comma-separated namespaces the agent serves: only Syncs there are reconciled, and the cache and drift watches are confined to them. Default: every namespace.", func(v string) error {
+		for _, ns := range strings.Split(v, ",") {
+			if ns = strings.TrimSpace(ns); ns != "" {
+				f.watchNamespaces = append(f.watchNamespaces, ns)
 			}
 		}
 		return nil
@@ -110,7 +125,8 @@ func runController(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := setupReconciler(mgr, cfg, f); err != nil {
 		return err
 	}
-	log.Info("starting", "version", version, "cacheDir", f.cacheDir, "leaderElect", f.leaderElect)
+	log.Info("starting", "version", version, "cacheDir", f.cacheDir, "leaderElect", f.leaderElect,
+		"watchNamespaces", f.watchNamespaces, "defaultServiceAccount", f.defaultServiceAccount, "allowCrossNamespace", f.allowCrossNamespace)
 	return mgr.Start(ctx)
 }
 
@@ -147,6 +163,7 @@ func newManager(cfg *rest.Config, f *controllerFlags) (ctrl.Manager, error) {
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme,
+		Cache:                         cacheOptions(f.watchNamespaces),
 		Metrics:                       metricsserver.Options{BindAddress: f.metricsAddr},
 		HealthProbeBindAddress:        f.probeAddr,
 		LeaderElection:                f.leaderElect,
@@ -164,6 +181,34 @@ func newManager(cfg *rest.Config, f *controllerFlags) (ctrl.Manager, error) {
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// cacheOptions confines the manager's cache, and with it the Syncs reconciled and
+// the drift watches, to namespaces; none means the whole cluster.
+func cacheOptions(namespaces []string) cache.Options {
+	if len(namespaces) == 0 {
+		return cache.Options{}
+	}
+	opts := cache.Options{DefaultNamespaces: map[string]cache.Config{}}
+	for _, ns := range namespaces {
+		opts.DefaultNamespaces[ns] = cache.Config{}
+	}
+	return opts
+}
+
+// impersonator returns the IdentityFunc that builds, per service account, a client
+// whose every request impersonates it, and an apply.Manager over that client. The
+// clients share the agent's RESTMapper, and client-go shares the TLS transport.
+func impersonator(cfg *rest.Config, mgr ctrl.Manager, live apply.LiveVersions) tethersync.IdentityFunc {
+	return func(user string) (tethersync.Identity, error) {
+		icfg := rest.CopyConfig(cfg)
+		icfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+		c, err := client.New(icfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+		if err != nil {
+			return tethersync.Identity{}, fmt.Errorf("creating a client acting as %s: %w", user, err)
+		}
+		return tethersync.Identity{Applier: apply.NewManager(c, apply.ManagerOptions{LiveVersions: live}), Secrets: c}, nil
+	}
 }
 
 // setupReconciler builds the Sync reconciler from its concrete parts.
@@ -199,8 +244,15 @@ func setupReconciler(mgr ctrl.Manager, cfg *rest.Config, f *controllerFlags) err
 		Watcher: watcher,
 		// Credentials are read straight from the API server: the cached client would
 		// watch every Secret in the cluster.
-		Secrets:  mgr.GetAPIReader(),
-		Trigger:  trigger,
+		Secrets: mgr.GetAPIReader(),
+		Trigger: trigger,
+		Tenancy: tethersync.NewTenancy(tethersync.TenancyOptions{
+			Impersonate:           impersonator(cfg, mgr, watcher),
+			Accounts:              mgr.GetAPIReader(),
+			Mapper:                mgr.GetRESTMapper(),
+			DefaultServiceAccount: f.defaultServiceAccount,
+			AllowCrossNamespace:   f.allowCrossNamespace,
+		}),
 		Recorder: mgr.GetEventRecorderFor("tether"),
 		Metrics:  tethersync.NewMetrics(ctrlmetrics.Registry),
 		Apply:    apply.DefaultOptions(),
