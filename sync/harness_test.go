@@ -60,8 +60,10 @@ type agent struct {
 	stop func()
 }
 
-// startAgent runs a manager with the Sync reconciler until the test ends.
-func startAgent(tb testing.TB) *agent {
+// startAgent runs a manager with the Sync reconciler until the test ends. With
+// tenancy, Syncs act as service accounts, wired as `tether controller` wires them
+// (see impersonating in tenancy_test.go).
+func startAgent(tb testing.TB, tenancy ...tethersync.TenancyOptions) *agent {
 	tb.Helper()
 	cp := controlplane.Shared(tb)
 	cfg := cp.Config()
@@ -104,6 +106,11 @@ func startAgent(tb testing.TB) *agent {
 		Recorder: a.recorder,
 		Metrics:  tethersync.NewMetrics(a.registry),
 		Apply:    apply.DefaultOptions(),
+	}
+	for _, t := range tenancy {
+		t.Impersonate = impersonating(tb, cfg, scheme, mgr.GetRESTMapper(), a)
+		t.Accounts, t.Mapper = mgr.GetAPIReader(), mgr.GetRESTMapper()
+		a.r.Tenancy = tethersync.NewTenancy(t)
 	}
 	opts := tethersync.DefaultOptions()
 	opts.SkipNameValidation = true
