@@ -14,6 +14,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -178,7 +179,8 @@ func TestSyncActsAsItsServiceAccount(t *testing.T) {
 	t.Run("an object where its account has no rights fails by name, verb and account, and is not written", func(t *testing.T) {
 		before := configMapsIn(t, a.c, other)
 		repo.Commit(t, map[string]string{"apps/intruder.yaml": configMapIn(other, "intruder", "hi")}, "reach into another namespace")
-		a.reconcile(t, s) // a new commit is seen at the interval; do not wait an hour
+		a.src.Refresh(repo.URL()) // what a push webhook does; otherwise the next interval
+		a.reconcile(t, s)
 		a.waitFor(t, s, "Stalled: Forbidden", func(s *v1alpha1.Sync) bool {
 			return stalledWith(s, v1alpha1.ReasonForbidden, "ConfigMap/"+other+"/intruder",
 				`User "system:serviceaccount:`+team+`:deployer"`, `cannot get resource "configmaps"`)
@@ -254,6 +256,7 @@ func TestCrossNamespaceObjectsAreRefusedWhole(t *testing.T) {
 
 	t.Run("a revision within the namespace applies, as the default account", func(t *testing.T) {
 		second := repo.Commit(t, map[string]string{"apps/intruder.yaml": "", "apps/cluster.yaml": ""}, "stay home")
+		a.src.Refresh(repo.URL())
 		a.reconcile(t, s)
 		a.waitApplied(t, s, second)
 	})
@@ -278,7 +281,11 @@ func TestAnAuthorWithoutRightsChangesNothingThroughTether(t *testing.T) {
 		"apps/new.yaml":      configMapIn(victim, "new", "ours"),
 	}, "reach into the victim")
 	before := configMapsIn(t, a.c, victim)
-	s := a.newSync(t, team, repo.URL(), func(s *v1alpha1.Sync) { s.Spec.ServiceAccountName = "deployer" })
+	s := a.newSync(t, team, repo.URL(), func(s *v1alpha1.Sync) {
+		s.Spec.ServiceAccountName = "deployer"
+		all := intstr.FromString("100%") // the failed objects of the first revisions leave git at once
+		s.Spec.PruneLimit = &all
+	})
 	account := `User "system:serviceaccount:` + team + `:deployer"`
 	unchanged := func(t *testing.T) {
 		t.Helper()
@@ -308,6 +315,7 @@ func TestAnAuthorWithoutRightsChangesNothingThroughTether(t *testing.T) {
 	// What the account applied while it had rights stays, once they are withdrawn.
 	grant(t, a.c, victim, team, "deployer", configMapsAll...)
 	applied := repo.Commit(t, map[string]string{"apps/existing.yaml": "", "apps/new.yaml": "", "apps/temp.yaml": configMapIn(victim, "temp", "ours")}, "one object there")
+	a.src.Refresh(repo.URL())
 	a.reconcile(t, s)
 	a.waitApplied(t, s, applied)
 	grant(t, a.c, victim, team, "deployer", configMapsRead...)
@@ -316,6 +324,7 @@ func TestAnAuthorWithoutRightsChangesNothingThroughTether(t *testing.T) {
 
 	t.Run("delete: prune of an object it applied is refused", func(t *testing.T) {
 		repo.Commit(t, map[string]string{"apps/temp.yaml": ""}, "prune it")
+		a.src.Refresh(repo.URL())
 		a.reconcile(t, s)
 		a.waitFor(t, s, "Stalled: Forbidden to delete", func(s *v1alpha1.Sync) bool {
 			return stalledWith(s, v1alpha1.ReasonForbidden, account, "ConfigMap/"+victim+"/temp: delete failed", `cannot delete resource "configmaps"`)

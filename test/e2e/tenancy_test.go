@@ -1,0 +1,396 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/test/controlplane"
+	"tether.dev/tether/test/gitserver"
+)
+
+// The tenant namespaces deploy/overlays/namespaced names.
+const teamA, teamB = "team-a", "team-b"
+
+// Credentials of the git server of the tenancy tests.
+const gitUser, gitPassword = "tenant", "s3cret-git-password"
+
+// TestTenantsUnderTheNamespacedInstall installs deploy/overlays/namespaced as
+// shipped and runs the real agent with its ServiceAccount's token, through a proxy
+// that records every request: tenants deploy, drift is corrected by watch, prune and
+// deletion work, and nothing reaches beyond a tenant's namespace or account; the
+// agent is never refused, and every right it holds is used.
+func TestTenantsUnderTheNamespacedInstall(t *testing.T) {
+	c := newClient(t)
+	for _, ns := range []string{teamA, teamB} {
+		err := c.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	in := applyInstall(t, "overlays/namespaced")
+	aud := startAuditor(t)
+	git := gitserver.Start(t, gitserver.Options{Username: gitUser, Password: gitPassword})
+	createSecret(t, c, teamA, "git-credentials")
+	repo := git.CreateRepo(t, "team-a")
+	first := repo.Commit(t, map[string]string{
+		"web/config.yaml":     fmt.Sprintf(appConfig, "hello"),
+		"web/deployment.yaml": appDeployment,
+	}, "web")
+	elsewhere := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	outsider := tenantSync(elsewhere, "outsider", repo.URL(), "web")
+	create(t, c, outsider)
+
+	a := runAgent(t, agentKubeconfig(t, aud.URL()), in.agentArgs(t)...)
+	web := tenantSync(teamA, "web", repo.URL(), "web")
+	create(t, c, web)
+
+	t.Run("a tenant's Sync applies as its namespace's tether-deployer", func(t *testing.T) {
+		waitForSync(t, c, web, "Ready at the first commit", func(s *v1alpha1.Sync) bool {
+			return s.Status.LastAppliedRevision == "main@sha1:"+first && isReady(s)
+		})
+		if !anyRequest(aud.requests(), func(r apiRequest) bool {
+			return r.as == "system:serviceaccount:team-a:tether-deployer" && r.verb == "patch" && r.resource == "configmaps" && r.name == "web-config"
+		}) {
+			t.Errorf("no apply of ConfigMap web-config as system:serviceaccount:team-a:tether-deployer went through the proxy")
+		}
+		if anyRequest(aud.requests(), func(r apiRequest) bool { return r.as == "" && r.resource == "configmaps" && r.verb == "patch" }) {
+			t.Errorf("the agent patched a ConfigMap as itself")
+		}
+	})
+
+	t.Run("drift is corrected by watch, under the overlay's RBAC", func(t *testing.T) {
+		// Twice: the interval is an hour, so only a watch can bring it back.
+		for _, value := range []string{"drifted", "drifted again"} {
+			driftConfigMap(t, c, teamA, "web-config", value)
+			waitConfigMap(t, c, teamA, "web-config", "hello")
+		}
+	})
+
+	t.Run("an object that leaves git is pruned", func(t *testing.T) {
+		second := repo.Commit(t, map[string]string{"web/deployment.yaml": ""}, "no deployment")
+		poke(t, c, web)
+		waitForSync(t, c, web, "Ready at the second commit", func(s *v1alpha1.Sync) bool {
+			return s.Status.LastAppliedRevision == "main@sha1:"+second && isReady(s)
+		})
+		eventually(t, "the Deployment to be gone", func(ctx context.Context) (bool, error) {
+			err := c.Get(ctx, client.ObjectKey{Namespace: teamA, Name: "web"}, &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}})
+			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+		})
+	})
+
+	t.Run("a Sync reaching into team-b or the cluster is refused by name and writes nothing", func(t *testing.T) {
+		reach := git.CreateRepo(t, "reach")
+		reach.Commit(t, map[string]string{
+			"app/local.yaml":    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: local}\n",
+			"app/intruder.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: intruder, namespace: team-b}\n",
+			"app/cluster.yaml":  "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: team-a-everything}\nrules: [{apiGroups: ['*'], resources: ['*'], verbs: ['*']}]\n",
+		}, "reach out")
+		s := tenantSync(teamA, "reach", reach.URL(), "app")
+		create(t, c, s)
+		got := waitForSync(t, c, s, "Stalled: CrossNamespaceRefused", func(s *v1alpha1.Sync) bool {
+			return apimeta.IsStatusConditionTrue(s.Status.Conditions, v1alpha1.StalledCondition) &&
+				apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.StalledCondition).Reason == v1alpha1.ReasonCrossNamespace
+		})
+		msg := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.StalledCondition).Message
+		for _, want := range []string{"ConfigMap/team-b/intruder", "ClusterRole/team-a-everything (cluster-scoped)"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("Stalled message %q does not name %s", msg, want)
+			}
+		}
+		for _, obj := range []client.Object{
+			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: teamA, Name: "local"}},
+			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: teamB, Name: "intruder"}},
+			&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "team-a-everything"}},
+		} {
+			if err := c.Get(t.Context(), client.ObjectKeyFromObject(obj), obj); !apierrors.IsNotFound(err) {
+				t.Errorf("%T %s: %v; want it never written", obj, client.ObjectKeyFromObject(obj), err)
+			}
+		}
+		if anyRequest(aud.requests(), func(r apiRequest) bool {
+			return r.name == "intruder" || r.name == "local" || r.name == "team-a-everything"
+		}) {
+			t.Errorf("requests were made for the objects of a refused revision")
+		}
+	})
+
+	t.Run("a Secret its account may not read is refused, and git never sees it", func(t *testing.T) {
+		limitedAccount(t, c, teamA, "limited")
+		createSecret(t, c, teamA, "platform-credentials")
+		private := git.CreateRepo(t, "private")
+		private.Commit(t, map[string]string{"app/cm.yaml": fmt.Sprintf(appConfig, "hi")}, "private")
+		s := tenantSync(teamA, "sneaky", private.URL(), "app")
+		s.Spec.ServiceAccountName = "limited"
+		s.Spec.Source.SecretRef.Name = "platform-credentials"
+		create(t, c, s)
+		got := waitForSync(t, c, s, "SourceReady: Forbidden", func(s *v1alpha1.Sync) bool {
+			c := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.SourceReadyCondition)
+			return c != nil && c.Status == metav1.ConditionFalse && c.Reason == v1alpha1.ReasonForbidden
+		})
+		msg := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.SourceReadyCondition).Message
+		if !strings.Contains(msg, "Secret team-a/platform-credentials") || !strings.Contains(msg, "system:serviceaccount:team-a:limited") {
+			t.Errorf("SourceReady message %q does not name the Secret and the account", msg)
+		}
+		if got := private.Requests(); got != (gitserver.Requests{}) {
+			t.Errorf("git requests to the private repository: %+v; want none", got)
+		}
+	})
+
+	t.Run("a Sync outside the watched namespaces is left alone", func(t *testing.T) {
+		// Created before the agent started, which has since reconciled every Sync above.
+		got := &v1alpha1.Sync{}
+		if err := c.Get(t.Context(), client.ObjectKeyFromObject(outsider), got); err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Finalizers) > 0 || len(got.Status.Conditions) > 0 {
+			t.Errorf("Sync %s/outsider in an unwatched namespace was reconciled: finalizers %v, status %s", elsewhere, got.Finalizers, describeSync(got))
+		}
+	})
+
+	t.Run("deleting a Sync deletes what it applied", func(t *testing.T) {
+		for _, name := range []string{"web", "reach", "sneaky"} {
+			if err := c.Delete(t.Context(), &v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: teamA, Name: name}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, obj := range []client.Object{
+			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: teamA, Name: "web-config"}},
+			&v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: teamA, Name: "web"}},
+			&v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: teamA, Name: "reach"}},
+			&v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: teamA, Name: "sneaky"}},
+		} {
+			eventually(t, fmt.Sprintf("%T %s to be gone", obj, client.ObjectKeyFromObject(obj)), func(ctx context.Context) (bool, error) {
+				err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+				return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+			})
+		}
+	})
+
+	t.Run("the agent's own rights suffice and are all used", func(t *testing.T) {
+		checkAgentRights(t, in, aud, a, "system:serviceaccount:team-a:")
+	})
+}
+
+// TestTenantsUnderTheDefaultInstall installs deploy/default as shipped and runs
+// the real agent with its ServiceAccount's token: a Sync that names no account acts
+// as the agent; a tenant's Sync acts as its account and cannot go where the account
+// may not, even though the agent could.
+func TestTenantsUnderTheDefaultInstall(t *testing.T) {
+	c := newClient(t)
+	in := applyInstall(t, "default")
+	aud := startAuditor(t)
+	cfg := controlplane.Shared(t).Config()
+	team, victim, platform := controlplane.NewNamespace(t, cfg), controlplane.NewNamespace(t, cfg), controlplane.NewNamespace(t, cfg)
+	git := gitserver.Start(t, gitserver.Options{Username: gitUser, Password: gitPassword})
+
+	createSecret(t, c, agentNamespace, "e2e-platform-credentials")
+	t.Cleanup(func() {
+		_ = c.Delete(context.WithoutCancel(t.Context()), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: agentNamespace, Name: "e2e-platform-credentials"}})
+	})
+	platformRepo := git.CreateRepo(t, "platform")
+	platformRev := platformRepo.Commit(t, map[string]string{"app/config.yaml": fmt.Sprintf(appConfig, "platform")}, "platform")
+	platformSync := tenantSync(agentNamespace, "e2e-platform", platformRepo.URL(), "app")
+	platformSync.Spec.Source.SecretRef.Name = "e2e-platform-credentials"
+	platformSync.Spec.Destination.Namespace = platform
+
+	limitedAccount(t, c, team, "deployer")
+	createSecret(t, c, team, "git-credentials")
+	teamRepo := git.CreateRepo(t, "team")
+	teamRepo.Commit(t, map[string]string{
+		"app/config.yaml":   fmt.Sprintf(appConfig, "hello"),
+		"app/intruder.yaml": fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: intruder, namespace: %s}\n", victim),
+		"app/cluster.yaml":  "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: " + team + "-everything}\nrules: []\n",
+	}, "reach out")
+	teamSync := tenantSync(team, "web", teamRepo.URL(), "app")
+	teamSync.Spec.ServiceAccountName = "deployer"
+
+	a := runAgent(t, agentKubeconfig(t, aud.URL()), in.agentArgs(t)...)
+	create(t, c, platformSync)
+	create(t, c, teamSync)
+	t.Cleanup(func() {
+		_ = c.Delete(context.WithoutCancel(t.Context()), &v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: agentNamespace, Name: "e2e-platform"}})
+	})
+
+	t.Run("a Sync naming no account acts as the agent", func(t *testing.T) {
+		waitForSync(t, c, platformSync, "Ready", func(s *v1alpha1.Sync) bool {
+			return s.Status.LastAppliedRevision == "main@sha1:"+platformRev && isReady(s)
+		})
+		waitConfigMap(t, c, platform, "web-config", "platform")
+	})
+
+	t.Run("a tenant's Sync is refused, by object, verb and account, where its account may not go", func(t *testing.T) {
+		got := waitForSync(t, c, teamSync, "Stalled: Forbidden", func(s *v1alpha1.Sync) bool {
+			c := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.StalledCondition)
+			return c != nil && c.Status == metav1.ConditionTrue && c.Reason == v1alpha1.ReasonForbidden
+		})
+		msg := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.StalledCondition).Message
+		for _, want := range []string{"ConfigMap/" + victim + "/intruder", "ClusterRole/" + team + "-everything", `User "system:serviceaccount:` + team + `:deployer"`, "cannot get"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("Stalled message %q does not name %s", msg, want)
+			}
+		}
+		for _, obj := range []client.Object{
+			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: victim, Name: "intruder"}},
+			&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: team + "-everything"}},
+		} {
+			if err := c.Get(t.Context(), client.ObjectKeyFromObject(obj), obj); !apierrors.IsNotFound(err) {
+				t.Errorf("%T %s: %v; want it never written", obj, client.ObjectKeyFromObject(obj), err)
+			}
+		}
+	})
+
+	t.Run("within its account's rights it applies, and drift is corrected by watch", func(t *testing.T) {
+		rev := teamRepo.Commit(t, map[string]string{"app/intruder.yaml": "", "app/cluster.yaml": ""}, "stay home")
+		poke(t, c, teamSync)
+		waitForSync(t, c, teamSync, "Ready", func(s *v1alpha1.Sync) bool {
+			return s.Status.LastAppliedRevision == "main@sha1:"+rev && isReady(s)
+		})
+		driftConfigMap(t, c, team, "web-config", "drifted")
+		waitConfigMap(t, c, team, "web-config", "hello")
+	})
+
+	t.Run("deleting the Syncs deletes what they applied", func(t *testing.T) {
+		for _, s := range []*v1alpha1.Sync{platformSync, teamSync} {
+			if err := c.Delete(t.Context(), s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, key := range []types.NamespacedName{{Namespace: platform, Name: "web-config"}, {Namespace: team, Name: "web-config"}} {
+			eventually(t, "ConfigMap "+key.String()+" to be gone", func(ctx context.Context) (bool, error) {
+				err := c.Get(ctx, key, &corev1.ConfigMap{})
+				return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+			})
+		}
+	})
+
+	t.Run("the agent's own rights suffice and are all used", func(t *testing.T) {
+		checkAgentRights(t, in, aud, a, "system:serviceaccount:"+team+":")
+	})
+}
+
+// checkAgentRights fails t if the API server refused the agent anything it asked as
+// itself, if its log mentions a refusal other than a tenant account's, or if a right
+// the install grants it went unused.
+func checkAgentRights(t *testing.T, in *install, aud *auditor, a *agent, tenantUser string) {
+	t.Helper()
+	a.running(t)
+	for _, r := range aud.refusedOwn() {
+		t.Errorf("the API server refused the agent: %s %s (%s)", r.verb, r.path, r.resource)
+	}
+	for _, line := range strings.Split(a.log.String(), "\n") {
+		if strings.Contains(strings.ToLower(line), "forbidden") && !strings.Contains(line, tenantUser) {
+			t.Errorf("the agent logged a refusal: %s", line)
+		}
+	}
+	for _, rule := range aud.unused(in.agentRules(t)) {
+		t.Errorf("the install grants the agent %s, which it never used", rule)
+	}
+}
+
+// tenantSync is a Sync of path at url's main branch, into its own namespace, with
+// the git server's credentials from Secret git-credentials, polling hourly (only a
+// watch or a spec change reconciles it within a test).
+func tenantSync(ns, name, url, path string) *v1alpha1.Sync {
+	return &v1alpha1.Sync{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: v1alpha1.SyncSpec{
+			Source: v1alpha1.SourceSpec{
+				URL: url, Ref: v1alpha1.GitRef{Branch: "main"}, Path: path,
+				SecretRef: &v1alpha1.LocalObjectReference{Name: "git-credentials"},
+				Interval:  &metav1.Duration{Duration: time.Hour},
+			},
+			Destination: v1alpha1.DestinationSpec{Namespace: ns},
+		},
+	}
+}
+
+func create(t *testing.T, c client.Client, obj client.Object) {
+	t.Helper()
+	if err := c.Create(t.Context(), obj); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func createSecret(t *testing.T, c client.Client, ns, name string) {
+	t.Helper()
+	create(t, c, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Data:       map[string][]byte{"username": []byte(gitUser), "password": []byte(gitPassword)},
+	})
+}
+
+// limitedAccount creates an account that may do anything with ConfigMaps in ns, and
+// read the Secret git-credentials there: nothing else.
+func limitedAccount(t *testing.T, c client.Client, ns, name string) {
+	t.Helper()
+	create(t, c, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
+	create(t, c, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"*"}},
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}, ResourceNames: []string{"git-credentials"}},
+	}})
+	create(t, c, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}},
+	})
+}
+
+// poke changes the Sync's spec (its interval, by a minute) so that it reconciles now.
+func poke(t *testing.T, c client.Client, s *v1alpha1.Sync) {
+	t.Helper()
+	eventually(t, "changing the Sync's interval", func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(s), s); err != nil {
+			return false, err
+		}
+		s.Spec.Source.Interval = &metav1.Duration{Duration: s.Spec.Source.Interval.Duration - time.Minute}
+		return true, c.Update(ctx, s)
+	})
+}
+
+func driftConfigMap(t *testing.T, c client.Client, ns, name, value string) {
+	t.Helper()
+	patch := fmt.Appendf(nil, `{"data":{"greeting":%q}}`, value)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	if err := c.Patch(t.Context(), cm, client.RawPatch(types.MergePatchType, patch), client.FieldOwner("e2e-drift")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func waitConfigMap(t *testing.T, c client.Client, ns, name, greeting string) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("ConfigMap %s/%s to say %s", ns, name, greeting), func(ctx context.Context) (bool, error) {
+		cm := &corev1.ConfigMap{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, cm); err != nil {
+			return false, err
+		}
+		return cm.Data["greeting"] == greeting, nil
+	})
+}
+
+func anyRequest(reqs []apiRequest, match func(apiRequest) bool) bool {
+	for _, r := range reqs {
+		if match(r) {
+			return true
+		}
+	}
+	return false
+}
+
+func describeSync(s *v1alpha1.Sync) string {
+	var b strings.Builder
+	for _, c := range s.Status.Conditions {
+		fmt.Fprintf(&b, "%s=%s %s: %s; ", c.Type, c.Status, c.Reason, c.Message)
+	}
+	return b.String()
+}
