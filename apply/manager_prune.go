@@ -29,6 +29,10 @@ const (
 	NoteKindGone = "its kind is no longer served by the API server"
 	// NoteHeld: an object of a revision that failed validation, not written.
 	NoteHeld = "not written: other objects of the revision failed validation"
+	// NoteForbidden: the identity Tether acts as may not read the object, so it cannot
+	// be the identity's to delete or release (an object whose apply was refused, or
+	// one whose rights were withdrawn); it is left exactly as it is.
+	NoteForbidden = "not readable by the account the Sync acts as; left alone"
 )
 
 // PruneOptions control Prune and Orphan.
@@ -127,6 +131,8 @@ func (m *Manager) owned(ctx context.Context, ref ObjectRef, opts PruneOptions) (
 		return nil, &Change{Object: ref, Action: ActionSkipped, Note: NoteGone}
 	case meta.IsNoMatchError(err):
 		return nil, &Change{Object: ref, Action: ActionSkipped, Note: NoteKindGone}
+	case apierrors.IsForbidden(err):
+		return nil, &Change{Object: ref, Action: ActionSkipped, Note: NoteForbidden}
 	case err != nil:
 		return nil, &Change{Object: ref, Action: ActionFailed, Err: &ObjectError{Object: ref, Op: "read", Err: err}}
 	case opts.Owner == "" || live.GetAnnotations()[v1alpha1.OwnedByAnnotation] != opts.Owner:

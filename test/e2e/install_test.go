@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/pem"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -51,6 +52,8 @@ func applyInstall(t *testing.T, dir string) *install {
 		t.Fatal(err)
 	}
 	kubectl(t, "apply", "--server-side", "--force-conflicts", "--field-manager=e2e-install", "-f", file)
+	// A Lease left by an earlier agent would spare this one creating it.
+	kubectl(t, "-n", agentNamespace, "delete", "lease", "tether.dev", "--ignore-not-found")
 	in := &install{}
 	var cleanup []string
 	for _, doc := range strings.Split(rendered, "\n---\n") {
@@ -177,7 +180,7 @@ func fromUnstructured(t *testing.T, obj *unstructured.Unstructured, into any) {
 // ServiceAccount with a token from the TokenRequest API, as a pod of the Deployment
 // would: no certificate, no system:masters, nothing but the account's RBAC. Its
 // server is the auditing proxy.
-func agentKubeconfig(t *testing.T, server string) string {
+func agentKubeconfig(t *testing.T, aud *auditor) string {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(controlplane.Shared(t).Config())
 	if err != nil {
@@ -190,7 +193,7 @@ func agentKubeconfig(t *testing.T, server string) string {
 		t.Fatalf("requesting a token of %s/%s: %v", agentNamespace, agentAccount, err)
 	}
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["e2e"] = &clientcmdapi.Cluster{Server: server}
+	cfg.Clusters["e2e"] = &clientcmdapi.Cluster{Server: aud.URL(), CertificateAuthorityData: aud.CA()}
 	cfg.AuthInfos["tether"] = &clientcmdapi.AuthInfo{Token: tok.Status.Token}
 	cfg.Contexts["e2e"] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: "tether"}
 	cfg.CurrentContext = "e2e"
@@ -238,7 +241,8 @@ func startAuditor(t *testing.T) *auditor {
 	proxy.FlushInterval = -1 // watches stream
 	proxy.ErrorLog = nil
 	a := &auditor{}
-	a.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	// TLS: client-go sends no credentials to a plain-HTTP server.
+	a.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		proxy.ServeHTTP(&statusWriter{ResponseWriter: w, onHeader: func(code int) { a.record(r, code) }}, r)
 	}))
 	t.Cleanup(a.srv.Close)
@@ -246,6 +250,11 @@ func startAuditor(t *testing.T) *auditor {
 }
 
 func (a *auditor) URL() string { return a.srv.URL }
+
+// CA is the PEM certificate a client of the proxy must trust.
+func (a *auditor) CA() []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: a.srv.Certificate().Raw})
+}
 
 func (a *auditor) record(r *http.Request, status int) {
 	req, ok := parseRequest(r)

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
@@ -43,6 +45,9 @@ func TestTenantsUnderTheNamespacedInstall(t *testing.T) {
 	aud := startAuditor(t)
 	git := gitserver.Start(t, gitserver.Options{Username: gitUser, Password: gitPassword})
 	createSecret(t, c, teamA, "git-credentials")
+	createSecret(t, c, teamB, "git-credentials")
+	repoB := git.CreateRepo(t, "team-b")
+	firstB := repoB.Commit(t, map[string]string{"shop/config.yaml": fmt.Sprintf(appConfig, "team b")}, "shop")
 	repo := git.CreateRepo(t, "team-a")
 	first := repo.Commit(t, map[string]string{
 		"web/config.yaml":     fmt.Sprintf(appConfig, "hello"),
@@ -52,9 +57,11 @@ func TestTenantsUnderTheNamespacedInstall(t *testing.T) {
 	outsider := tenantSync(elsewhere, "outsider", repo.URL(), "web")
 	create(t, c, outsider)
 
-	a := runAgent(t, agentKubeconfig(t, aud.URL()), in.agentArgs(t)...)
+	a := runAgent(t, agentKubeconfig(t, aud), in.agentArgs(t)...)
 	web := tenantSync(teamA, "web", repo.URL(), "web")
 	create(t, c, web)
+	shop := tenantSync(teamB, "shop", repoB.URL(), "shop")
+	create(t, c, shop)
 
 	t.Run("a tenant's Sync applies as its namespace's tether-deployer", func(t *testing.T) {
 		waitForSync(t, c, web, "Ready at the first commit", func(s *v1alpha1.Sync) bool {
@@ -68,19 +75,26 @@ func TestTenantsUnderTheNamespacedInstall(t *testing.T) {
 		if anyRequest(aud.requests(), func(r apiRequest) bool { return r.as == "" && r.resource == "configmaps" && r.verb == "patch" }) {
 			t.Errorf("the agent patched a ConfigMap as itself")
 		}
+		waitForSync(t, c, shop, "team-b's Sync Ready", func(s *v1alpha1.Sync) bool {
+			return s.Status.LastAppliedRevision == "main@sha1:"+firstB && isReady(s)
+		})
+		waitConfigMap(t, c, teamB, "web-config", "team b")
 	})
 
 	t.Run("drift is corrected by watch, under the overlay's RBAC", func(t *testing.T) {
-		// Twice: the interval is an hour, so only a watch can bring it back.
+		// Twice (the second correction repeats the first one's event), in both
+		// tenants: the interval is an hour, so only a watch can bring it back.
 		for _, value := range []string{"drifted", "drifted again"} {
 			driftConfigMap(t, c, teamA, "web-config", value)
+			driftConfigMap(t, c, teamB, "web-config", value)
 			waitConfigMap(t, c, teamA, "web-config", "hello")
+			waitConfigMap(t, c, teamB, "web-config", "team b")
 		}
 	})
 
 	t.Run("an object that leaves git is pruned", func(t *testing.T) {
 		second := repo.Commit(t, map[string]string{"web/deployment.yaml": ""}, "no deployment")
-		poke(t, c, web)
+		pushed(t, a, repo)
 		waitForSync(t, c, web, "Ready at the second commit", func(s *v1alpha1.Sync) bool {
 			return s.Status.LastAppliedRevision == "main@sha1:"+second && isReady(s)
 		})
@@ -159,14 +173,16 @@ func TestTenantsUnderTheNamespacedInstall(t *testing.T) {
 	})
 
 	t.Run("deleting a Sync deletes what it applied", func(t *testing.T) {
-		for _, name := range []string{"web", "reach", "sneaky"} {
-			if err := c.Delete(t.Context(), &v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: teamA, Name: name}}); err != nil {
+		for _, s := range []*v1alpha1.Sync{web, shop, {ObjectMeta: metav1.ObjectMeta{Namespace: teamA, Name: "reach"}}, {ObjectMeta: metav1.ObjectMeta{Namespace: teamA, Name: "sneaky"}}} {
+			if err := c.Delete(t.Context(), s); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for _, obj := range []client.Object{
 			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: teamA, Name: "web-config"}},
+			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: teamB, Name: "web-config"}},
 			&v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: teamA, Name: "web"}},
+			&v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: teamB, Name: "shop"}},
 			&v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: teamA, Name: "reach"}},
 			&v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: teamA, Name: "sneaky"}},
 		} {
@@ -178,7 +194,7 @@ func TestTenantsUnderTheNamespacedInstall(t *testing.T) {
 	})
 
 	t.Run("the agent's own rights suffice and are all used", func(t *testing.T) {
-		checkAgentRights(t, in, aud, a, "system:serviceaccount:team-a:")
+		checkAgentRights(t, in, aud, a, "system:serviceaccount:team-a:limited")
 	})
 }
 
@@ -214,8 +230,10 @@ func TestTenantsUnderTheDefaultInstall(t *testing.T) {
 	}, "reach out")
 	teamSync := tenantSync(team, "web", teamRepo.URL(), "app")
 	teamSync.Spec.ServiceAccountName = "deployer"
+	all := intstr.FromString("100%") // the refused objects leave git at once
+	teamSync.Spec.PruneLimit = &all
 
-	a := runAgent(t, agentKubeconfig(t, aud.URL()), in.agentArgs(t)...)
+	a := runAgent(t, agentKubeconfig(t, aud), in.agentArgs(t)...)
 	create(t, c, platformSync)
 	create(t, c, teamSync)
 	t.Cleanup(func() {
@@ -252,12 +270,15 @@ func TestTenantsUnderTheDefaultInstall(t *testing.T) {
 
 	t.Run("within its account's rights it applies, and drift is corrected by watch", func(t *testing.T) {
 		rev := teamRepo.Commit(t, map[string]string{"app/intruder.yaml": "", "app/cluster.yaml": ""}, "stay home")
-		poke(t, c, teamSync)
+		pushed(t, a, teamRepo)
 		waitForSync(t, c, teamSync, "Ready", func(s *v1alpha1.Sync) bool {
 			return s.Status.LastAppliedRevision == "main@sha1:"+rev && isReady(s)
 		})
-		driftConfigMap(t, c, team, "web-config", "drifted")
-		waitConfigMap(t, c, team, "web-config", "hello")
+		// Twice: the second correction repeats the first one's event.
+		for _, value := range []string{"drifted", "drifted again"} {
+			driftConfigMap(t, c, team, "web-config", value)
+			waitConfigMap(t, c, team, "web-config", "hello")
+		}
 	})
 
 	t.Run("deleting the Syncs deletes what they applied", func(t *testing.T) {
@@ -346,16 +367,15 @@ func limitedAccount(t *testing.T, c client.Client, ns, name string) {
 	})
 }
 
-// poke changes the Sync's spec (its interval, by a minute) so that it reconciles now.
-func poke(t *testing.T, c client.Client, s *v1alpha1.Sync) {
+// pushed tells the agent, through its webhook receiver, that main of repo moved, as
+// a git host would: the Syncs that follow it reconcile at once instead of within
+// their hourly interval.
+func pushed(t *testing.T, a *agent, repo *gitserver.Repo) {
 	t.Helper()
-	eventually(t, "changing the Sync's interval", func(ctx context.Context) (bool, error) {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(s), s); err != nil {
-			return false, err
-		}
-		s.Spec.Source.Interval = &metav1.Duration{Duration: s.Spec.Source.Interval.Duration - time.Minute}
-		return true, c.Update(ctx, s)
-	})
+	body := fmt.Appendf(nil, `{"ref": "refs/heads/main", "repository": {"clone_url": %q}}`, repo.URL())
+	if code := postHook(t, a, body, webhookSecret); code != http.StatusAccepted {
+		t.Fatalf("webhook: status %d, want 202", code)
+	}
 }
 
 func driftConfigMap(t *testing.T, c client.Client, ns, name, value string) {
