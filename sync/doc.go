@@ -32,4 +32,17 @@
 // repository and queues the Syncs that follow the pushed ref at once. Credentials
 // named by spec.source.secretRef are read per fetch straight from the API server
 // (reconciler_source.go) and handed to source; Secrets are never cached or watched.
+//
+// Who a Sync acts as (tenancy.go): before anything else, the reconciler resolves the
+// Sync's Identity. A Sync that names a ServiceAccount (spec.serviceAccountName, or
+// the agent's default) gets an Applier and a Secrets reader whose every request
+// impersonates that account, one per account, built by an IdentityFunc that cmd
+// supplies and kept for the agent's lifetime; a Sync that names none uses the
+// agent's own Applier and Secrets. Each account's Applier has its own cache of
+// verified objects, so one identity never skips a dry-run on another's word. A
+// missing account, or (with cross-namespace objects not allowed) a revision that
+// reaches outside the Sync's namespace, is a RefusedError: Stalled, nothing
+// requested. What the account may not do comes back Forbidden from the API server
+// and stalls the Sync with reason Forbidden. The drift watches stay the agent's own:
+// they only list and watch.
 package sync
