@@ -176,6 +176,24 @@ func TestSyncActsAsItsServiceAccount(t *testing.T) {
 		must(t, a.c.Get(t.Context(), client.ObjectKey{Namespace: team, Name: "mine"}, cm))
 	})
 
+	t.Run("another account does not ride on what the first one verified", func(t *testing.T) {
+		// Nothing changed in git or in the cluster, so the first account's verified
+		// objects would need no request at all; a read-only account must still be
+		// refused the apply.
+		account(t, a.c, team, "reader")
+		grant(t, a.c, team, team, "reader", append(configMapsRead,
+			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}, ResourceNames: []string{"git-credentials"}})...)
+		setSpec(t, a.c, s, func(s *v1alpha1.Sync) { s.Spec.ServiceAccountName = "reader" })
+		a.waitFor(t, s, "Stalled: Forbidden to patch", func(s *v1alpha1.Sync) bool {
+			return stalledWith(s, v1alpha1.ReasonForbidden, "ConfigMap/"+team+"/mine",
+				`User "system:serviceaccount:`+team+`:reader"`, `cannot patch resource "configmaps"`)
+		})
+		setSpec(t, a.c, s, func(s *v1alpha1.Sync) { s.Spec.ServiceAccountName = "deployer" })
+		a.waitFor(t, s, "Ready again as deployer", func(s *v1alpha1.Sync) bool {
+			return isReady(s) && condition(s, v1alpha1.ReadyCondition).ObservedGeneration == s.Generation
+		})
+	})
+
 	t.Run("an object where its account has no rights fails by name, verb and account, and is not written", func(t *testing.T) {
 		before := configMapsIn(t, a.c, other)
 		repo.Commit(t, map[string]string{"apps/intruder.yaml": configMapIn(other, "intruder", "hi")}, "reach into another namespace")
