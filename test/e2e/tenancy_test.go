@@ -78,7 +78,7 @@ func TestTenantsUnderTheNamespacedInstall(t *testing.T) {
 		waitForSync(t, c, shop, "team-b's Sync Ready", func(s *v1alpha1.Sync) bool {
 			return s.Status.LastAppliedRevision == "main@sha1:"+firstB && isReady(s)
 		})
-		waitConfigMap(t, c, teamB, "web-config", "team b")
+		waitConfigMap(t, c, teamB, "team b")
 	})
 
 	t.Run("drift is corrected by watch, under the overlay's RBAC", func(t *testing.T) {
@@ -87,8 +87,8 @@ func TestTenantsUnderTheNamespacedInstall(t *testing.T) {
 		for _, value := range []string{"drifted", "drifted again"} {
 			driftConfigMap(t, c, teamA, "web-config", value)
 			driftConfigMap(t, c, teamB, "web-config", value)
-			waitConfigMap(t, c, teamA, "web-config", "hello")
-			waitConfigMap(t, c, teamB, "web-config", "team b")
+			waitConfigMap(t, c, teamA, "hello")
+			waitConfigMap(t, c, teamB, "team b")
 		}
 	})
 
@@ -244,7 +244,7 @@ func TestTenantsUnderTheDefaultInstall(t *testing.T) {
 		waitForSync(t, c, platformSync, "Ready", func(s *v1alpha1.Sync) bool {
 			return s.Status.LastAppliedRevision == "main@sha1:"+platformRev && isReady(s)
 		})
-		waitConfigMap(t, c, platform, "web-config", "platform")
+		waitConfigMap(t, c, platform, "platform")
 	})
 
 	t.Run("a tenant's Sync is refused, by object, verb and account, where its account may not go", func(t *testing.T) {
@@ -277,7 +277,7 @@ func TestTenantsUnderTheDefaultInstall(t *testing.T) {
 		// Twice: the second correction repeats the first one's event.
 		for _, value := range []string{"drifted", "drifted again"} {
 			driftConfigMap(t, c, team, "web-config", value)
-			waitConfigMap(t, c, team, "web-config", "hello")
+			waitConfigMap(t, c, team, "hello")
 		}
 	})
 
@@ -387,11 +387,12 @@ func driftConfigMap(t *testing.T, c client.Client, ns, name, value string) {
 	}
 }
 
-func waitConfigMap(t *testing.T, c client.Client, ns, name, greeting string) {
+// waitConfigMap waits until ConfigMap web-config (appConfig) in ns says greeting.
+func waitConfigMap(t *testing.T, c client.Client, ns, greeting string) {
 	t.Helper()
-	eventually(t, fmt.Sprintf("ConfigMap %s/%s to say %s", ns, name, greeting), func(ctx context.Context) (bool, error) {
+	eventually(t, fmt.Sprintf("ConfigMap %s/web-config to say %s", ns, greeting), func(ctx context.Context) (bool, error) {
 		cm := &corev1.ConfigMap{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, cm); err != nil {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-config"}, cm); err != nil {
 			return false, err
 		}
 		return cm.Data["greeting"] == greeting, nil
