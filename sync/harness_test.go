@@ -108,7 +108,7 @@ func startAgent(tb testing.TB, tenancy ...tethersync.TenancyOptions) *agent {
 		Apply:    apply.DefaultOptions(),
 	}
 	for _, t := range tenancy {
-		t.Impersonate = impersonating(tb, cfg, scheme, mgr.GetRESTMapper(), a)
+		t.Impersonate = impersonating(tb, cfg, scheme, mgr.GetRESTMapper(), disco, a)
 		t.Accounts, t.Mapper = mgr.GetAPIReader(), mgr.GetRESTMapper()
 		a.r.Tenancy = tethersync.NewTenancy(t)
 	}

@@ -187,6 +187,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 	if err == nil {
 		err = checkSize(obj, snap)
+	}
+	if err == nil {
 		err = r.Tenancy.checkReach(obj, snap.Objects)
 	}
 	if err != nil {

@@ -191,7 +191,12 @@ func (r *Reconciler) rebuildInventory(ctx context.Context, obj *v1alpha1.Sync, s
 	if uid, ok := r.searched.Load(key); r.Finder == nil || !controllerutil.ContainsFinalizer(obj, v1alpha1.Finalizer) || (ok && uid == obj.UID) {
 		return nil
 	}
-	found, err := r.Finder.FindOwned(ctx, apply.FindOptions{
+	// Found as the Sync's identity: it must not learn of objects its account cannot see.
+	id, err := r.identity(ctx, obj)
+	if err != nil || id.Finder == nil {
+		return err
+	}
+	found, err := id.Finder.FindOwned(ctx, apply.FindOptions{
 		Label: v1alpha1.SyncLabel, Value: v1alpha1.SyncLabelValue(obj.Namespace, obj.Name), Owner: ownerOf(obj),
 	})
 	if err != nil {

@@ -29,6 +29,9 @@ type Identity struct {
 	Applier Applier
 	// Secrets reads the Sync's secretRef as User, straight from the API server.
 	Secrets client.Reader
+	// Finder lists, as User, the objects that carry the Sync's label, to rebuild a
+	// lost inventory; nil leaves the inventory as it is.
+	Finder Finder
 }
 
 // IdentityFunc returns an Identity whose every request impersonates user. It is
@@ -210,7 +213,7 @@ func (t *Tenancy) clusterScoped(o *unstructured.Unstructured) bool {
 
 // identity returns who obj's requests act as.
 func (r *Reconciler) identity(ctx context.Context, obj *v1alpha1.Sync) (Identity, error) {
-	return r.Tenancy.identityOf(ctx, obj, Identity{Applier: r.Applier, Secrets: r.Secrets})
+	return r.Tenancy.identityOf(ctx, obj, Identity{Applier: r.Applier, Secrets: r.Secrets, Finder: r.Finder})
 }
 
 // isForbidden reports whether any object of err failed because its identity may

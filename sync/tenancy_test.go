@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -29,7 +30,7 @@ import (
 // impersonating builds identities the way `tether controller` does: one client per
 // account, impersonating it, with the agent's mapper and watch cache. Their
 // requests count with the agent's applies.
-func impersonating(tb testing.TB, cfg *rest.Config, scheme *runtime.Scheme, mapper apimeta.RESTMapper, a *agent) tethersync.IdentityFunc {
+func impersonating(tb testing.TB, cfg *rest.Config, scheme *runtime.Scheme, mapper apimeta.RESTMapper, disco discovery.ServerResourcesInterface, a *agent) tethersync.IdentityFunc {
 	return func(user string) (tethersync.Identity, error) {
 		icfg := a.applies.Wrap(cfg)
 		icfg.Impersonate = rest.ImpersonationConfig{UserName: user}
@@ -38,7 +39,8 @@ func impersonating(tb testing.TB, cfg *rest.Config, scheme *runtime.Scheme, mapp
 			return tethersync.Identity{}, err
 		}
 		tb.Logf("acting as %s", user)
-		return tethersync.Identity{Applier: apply.NewManager(c, apply.ManagerOptions{LiveVersions: a.watcher}), Secrets: c}, nil
+		m := apply.NewManager(c, apply.ManagerOptions{LiveVersions: a.watcher, Discovery: disco})
+		return tethersync.Identity{Applier: m, Secrets: c, Finder: m}, nil
 	}
 }
 
@@ -355,7 +357,7 @@ func TestAnAuthorWithoutRightsChangesNothingThroughTether(t *testing.T) {
 		must(t, a.c.Delete(t.Context(), s))
 		a.waitFor(t, s, "deletion blocked: Forbidden to patch", func(s *v1alpha1.Sync) bool {
 			c := condition(s, v1alpha1.ReadyCondition)
-			return c.Reason == tethersync.ReasonDeletionBlocked && strings.Contains(c.Message, "ConfigMap/"+victim+"/temp: orphan failed") &&
+			return c.Reason == v1alpha1.ReasonDeletionBlocked && strings.Contains(c.Message, "ConfigMap/"+victim+"/temp: orphan failed") &&
 				strings.Contains(c.Message, `cannot patch resource "configmaps"`) && strings.Contains(c.Message, account)
 		})
 		unchanged(t)
@@ -365,7 +367,7 @@ func TestAnAuthorWithoutRightsChangesNothingThroughTether(t *testing.T) {
 		setSpec(t, a.c, s, func(s *v1alpha1.Sync) { s.Spec.DeletionPolicy = v1alpha1.DeletionPolicyDelete })
 		a.waitFor(t, s, "deletion blocked: Forbidden to delete", func(s *v1alpha1.Sync) bool {
 			c := condition(s, v1alpha1.ReadyCondition)
-			return c.Reason == tethersync.ReasonDeletionBlocked && strings.Contains(c.Message, "ConfigMap/"+victim+"/temp: delete failed") &&
+			return c.Reason == v1alpha1.ReasonDeletionBlocked && strings.Contains(c.Message, "ConfigMap/"+victim+"/temp: delete failed") &&
 				strings.Contains(c.Message, `cannot delete resource "configmaps"`)
 		})
 		unchanged(t)

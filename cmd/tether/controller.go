@@ -199,7 +199,7 @@ func cacheOptions(namespaces []string) cache.Options {
 // impersonator returns the IdentityFunc that builds, per service account, a client
 // whose every request impersonates it, and an apply.Manager over that client. The
 // clients share the agent's RESTMapper, and client-go shares the TLS transport.
-func impersonator(cfg *rest.Config, mgr ctrl.Manager, live apply.LiveVersions) tethersync.IdentityFunc {
+func impersonator(cfg *rest.Config, mgr ctrl.Manager, live apply.LiveVersions, disco discovery.ServerResourcesInterface) tethersync.IdentityFunc {
 	return func(user string) (tethersync.Identity, error) {
 		icfg := rest.CopyConfig(cfg)
 		icfg.Impersonate = rest.ImpersonationConfig{UserName: user}
@@ -207,7 +207,8 @@ func impersonator(cfg *rest.Config, mgr ctrl.Manager, live apply.LiveVersions) t
 		if err != nil {
 			return tethersync.Identity{}, fmt.Errorf("creating a client acting as %s: %w", user, err)
 		}
-		return tethersync.Identity{Applier: apply.NewManager(c, apply.ManagerOptions{LiveVersions: live}), Secrets: c}, nil
+		m := apply.NewManager(c, apply.ManagerOptions{LiveVersions: live, Discovery: disco})
+		return tethersync.Identity{Applier: m, Secrets: c, Finder: m}, nil
 	}
 }
 
@@ -247,7 +248,7 @@ func setupReconciler(mgr ctrl.Manager, cfg *rest.Config, f *controllerFlags) err
 		Secrets: mgr.GetAPIReader(),
 		Trigger: trigger,
 		Tenancy: tethersync.NewTenancy(tethersync.TenancyOptions{
-			Impersonate:           impersonator(cfg, mgr, watcher),
+			Impersonate:           impersonator(cfg, mgr, watcher, disco),
 			Accounts:              mgr.GetAPIReader(),
 			Mapper:                mgr.GetRESTMapper(),
 			DefaultServiceAccount: f.defaultServiceAccount,

@@ -57,7 +57,7 @@ func TestTenantsUnderTheNamespacedInstall(t *testing.T) {
 	outsider := tenantSync(elsewhere, "outsider", repo.URL(), "web")
 	create(t, c, outsider)
 
-	a := runAgent(t, agentKubeconfig(t, aud), in.agentArgs(t)...)
+	a := startAgentWith(t, agentKubeconfig(t, aud), in.agentArgs(t)...)
 	web := tenantSync(teamA, "web", repo.URL(), "web")
 	create(t, c, web)
 	shop := tenantSync(teamB, "shop", repoB.URL(), "shop")
@@ -233,7 +233,7 @@ func TestTenantsUnderTheDefaultInstall(t *testing.T) {
 	all := intstr.FromString("100%") // the refused objects leave git at once
 	teamSync.Spec.PruneLimit = &all
 
-	a := runAgent(t, agentKubeconfig(t, aud), in.agentArgs(t)...)
+	a := startAgentWith(t, agentKubeconfig(t, aud), in.agentArgs(t)...)
 	create(t, c, platformSync)
 	create(t, c, teamSync)
 	t.Cleanup(func() {
@@ -300,6 +300,11 @@ func TestTenantsUnderTheDefaultInstall(t *testing.T) {
 	})
 }
 
+// usedElsewhere are rights the agent needs in situations these tests do not make.
+var usedElsewhere = map[string]string{
+	"get syncs": "a status write that meets a conflict re-reads the Sync from the API server",
+}
+
 // checkAgentRights fails t if the API server refused the agent anything it asked as
 // itself, if its log mentions a refusal other than a tenant account's, or if a right
 // the install grants it went unused.
@@ -315,6 +320,10 @@ func checkAgentRights(t *testing.T, in *install, aud *auditor, a *agent, tenantU
 		}
 	}
 	for _, rule := range aud.unused(in.agentRules(t)) {
+		if why, ok := usedElsewhere[rule.verb+" "+rule.resource]; ok {
+			t.Logf("unused here: %s (%s)", rule, why)
+			continue
+		}
 		t.Errorf("the install grants the agent %s, which it never used", rule)
 	}
 }
