@@ -22,6 +22,9 @@ type FindOptions struct {
 	// are returned; a label alone (copied by hand, or left by an orphaning) does
 	// not make an object the caller's.
 	Owner string
+	// Namespace, when set, confines the search to namespaced kinds in that namespace:
+	// for an identity whose rights end at a namespace, a cluster-wide list is refused.
+	Namespace string
 }
 
 // FindOwned lists, kind by kind, every object in the cluster that carries the label
@@ -45,7 +48,7 @@ func (m *Manager) FindOwned(ctx context.Context, opts FindOptions) ([]ObjectRef,
 			continue
 		}
 		for _, res := range list.APIResources {
-			if strings.Contains(res.Name, "/") || !hasVerb(res.Verbs, "list") {
+			if strings.Contains(res.Name, "/") || !hasVerb(res.Verbs, "list") || opts.Namespace != "" && !res.Namespaced {
 				continue
 			}
 			found, err := m.findOfKind(ctx, gv.WithKind(res.Kind), opts)
@@ -61,7 +64,9 @@ func (m *Manager) FindOwned(ctx context.Context, opts FindOptions) ([]ObjectRef,
 func (m *Manager) findOfKind(ctx context.Context, gvk schema.GroupVersionKind, opts FindOptions) ([]ObjectRef, error) {
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	err := retryTransient(ctx, func() error { return m.client.List(ctx, list, client.MatchingLabels{opts.Label: opts.Value}) })
+	err := retryTransient(ctx, func() error {
+		return m.client.List(ctx, list, client.MatchingLabels{opts.Label: opts.Value}, client.InNamespace(opts.Namespace))
+	})
 	switch {
 	case apierrors.IsForbidden(err) || apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err):
 		return nil, nil

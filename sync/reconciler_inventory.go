@@ -198,6 +198,7 @@ func (r *Reconciler) rebuildInventory(ctx context.Context, obj *v1alpha1.Sync, s
 	}
 	found, err := id.Finder.FindOwned(ctx, apply.FindOptions{
 		Label: v1alpha1.SyncLabel, Value: v1alpha1.SyncLabelValue(obj.Namespace, obj.Name), Owner: ownerOf(obj),
+		Namespace: r.Tenancy.searchNamespace(obj, id),
 	})
 	if err != nil {
 		return fmt.Errorf("rebuilding the inventory from label %s: %w", v1alpha1.SyncLabel, err)

@@ -2,6 +2,7 @@ package sync
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -217,12 +218,32 @@ func (r *Reconciler) identity(ctx context.Context, obj *v1alpha1.Sync) (Identity
 }
 
 // isForbidden reports whether any object of err failed because its identity may
-// not do what the revision needs.
+// not do what the revision needs: the API server's authorizer said no. An
+// admission webhook's denial is also a 403, but it judges the object, not who
+// sends it, and stays a validation failure.
 func isForbidden(err error) bool {
 	for _, oe := range apply.ObjectErrors(err) {
-		if apierrors.IsForbidden(oe.Err) {
+		if isUnauthorized(oe.Err) {
 			return true
 		}
 	}
 	return false
+}
+
+// isUnauthorized tells an authorization denial, whose message the API server
+// writes as `<resource> "<name>" is forbidden: User "<user>" cannot <verb> ...`,
+// from other 403s.
+func isUnauthorized(err error) bool {
+	var status apierrors.APIStatus
+	return apierrors.IsForbidden(err) && errors.As(err, &status) &&
+		strings.Contains(status.Status().Message, `is forbidden: User "`)
+}
+
+// searchNamespace is where a lost inventory of obj is looked for: its own namespace
+// when it acts as an account that may not reach beyond it, else everywhere ("").
+func (t *Tenancy) searchNamespace(obj *v1alpha1.Sync, id Identity) string {
+	if t == nil || id.User == "" || t.opts.AllowCrossNamespace {
+		return ""
+	}
+	return obj.Namespace
 }

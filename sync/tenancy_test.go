@@ -280,6 +280,23 @@ func TestCrossNamespaceObjectsAreRefusedWhole(t *testing.T) {
 		a.reconcile(t, s)
 		a.waitApplied(t, s, second)
 	})
+
+	t.Run("a wiped inventory is rebuilt as the account, within the namespace", func(t *testing.T) {
+		got := &v1alpha1.Sync{}
+		must(t, a.c.Get(t.Context(), client.ObjectKeyFromObject(s), got))
+		got.Status = v1alpha1.SyncStatus{} // as a restore from a backup without status would leave it
+		must(t, a.c.Status().Update(t.Context(), got))
+		a.events() // drop the events so far
+		eventually(t, "the manager's cache to see the wiped status", func(ctx context.Context) (bool, error) {
+			cached := &v1alpha1.Sync{}
+			err := a.r.Client.Get(ctx, client.ObjectKeyFromObject(s), cached)
+			return err == nil && cached.ResourceVersion == got.ResourceVersion, err
+		})
+		a.reconcile(t, s)
+		if !hasEvent(a.events(), v1alpha1.ReasonInventoryRebuilt, "rebuilt it from 1 objects") {
+			t.Errorf("no %s event for ConfigMap mine, found by label in %s", v1alpha1.ReasonInventoryRebuilt, team)
+		}
+	})
 }
 
 // TestAnAuthorWithoutRightsChangesNothingThroughTether: the author of a Sync in
