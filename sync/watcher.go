@@ -31,6 +31,8 @@ import (
 type Watcher struct {
 	cache  cache.Cache
 	events chan event.GenericEvent
+	// serves, when not nil, are the namespaces whose Syncs this agent reconciles.
+	serves map[string]bool
 
 	mu    gosync.Mutex
 	kinds map[schema.GroupVersionKind]*watchedKind
@@ -45,14 +47,32 @@ type watchedKind struct {
 
 var _ apply.LiveVersions = (*Watcher)(nil)
 
+// WatcherOptions configure a Watcher.
+type WatcherOptions struct {
+	// Namespaces, when set, are the only namespaces whose Syncs the agent reconciles
+	// (--watch-namespaces): a change of an object whose owned-by annotation names a
+	// Sync elsewhere (written by hand, say) triggers nothing, instead of a reconcile
+	// of a Sync the agent's cache cannot hold.
+	Namespaces []string
+}
+
 // NewWatcher returns a Watcher whose informers live in c (the manager's cache).
-func NewWatcher(c cache.Cache) *Watcher {
-	return &Watcher{
+func NewWatcher(c cache.Cache, opts ...WatcherOptions) *Watcher {
+	w := &Watcher{
 		cache:  c,
 		events: make(chan event.GenericEvent, 1024),
 		kinds:  map[schema.GroupVersionKind]*watchedKind{},
 		syncs:  map[types.NamespacedName][]schema.GroupVersionKind{},
 	}
+	for _, o := range opts {
+		for _, ns := range o.Namespaces {
+			if w.serves == nil {
+				w.serves = map[string]bool{}
+			}
+			w.serves[ns] = true
+		}
+	}
+	return w
 }
 
 // Source feeds the reconciler the Syncs whose objects changed.
@@ -181,7 +201,7 @@ func (w *Watcher) onDelete(obj any) {
 
 func (w *Watcher) enqueueOwner(obj *metav1.PartialObjectMetadata) {
 	ns, name, ok := strings.Cut(obj.Annotations[v1alpha1.OwnedByAnnotation], "/")
-	if !ok || ns == "" || name == "" {
+	if !ok || ns == "" || name == "" || w.serves != nil && !w.serves[ns] {
 		return
 	}
 	w.events <- event.GenericEvent{Object: &v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}}

@@ -226,7 +226,7 @@ func setupReconciler(mgr ctrl.Manager, cfg *rest.Config, f *controllerFlags) err
 	if err != nil {
 		return fmt.Errorf("creating apply client: %w", err)
 	}
-	watcher := tethersync.NewWatcher(mgr.GetCache())
+	watcher := tethersync.NewWatcher(mgr.GetCache(), tethersync.WatcherOptions{Namespaces: f.watchNamespaces})
 	trigger := tethersync.NewTrigger(mgr.GetClient(), mgr.GetCache(), src, mgr.Elected())
 	if err := addWebhookServer(mgr, f, trigger); err != nil {
 		return err
