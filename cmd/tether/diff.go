@@ -36,7 +36,7 @@ const diffExitError = 2
 const diffContext = 3
 
 const diffUsage = `Usage:
-  tether diff -f SYNC.yaml [--kubeconfig PATH] [--context NAME]
+  tether diff -f SYNC.yaml [--kubeconfig PATH] [--context NAME] [--as USER]
   tether diff --url URL [--ref BRANCH | --tag TAG | --commit SHA] [--path DIR] [-n NAMESPACE]
   tether diff --dir DIR [-n NAMESPACE]
 
@@ -63,6 +63,7 @@ type diffFlags struct {
 	namespace  string
 	kubeconfig string
 	context    string
+	as         string
 }
 
 // runDiff runs `tether diff`. Every failure is returned as an *exitError with
@@ -104,6 +105,7 @@ func parseDiffFlags(args []string, stderr io.Writer) (*diffFlags, error) {
 	}
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "The `path` of a kubeconfig. Default: $KUBECONFIG, then ~/.kube/config, then in-cluster.")
 	fs.StringVar(&f.context, "context", "", "The kubeconfig context to use, by `name`. Default: the current context.")
+	fs.StringVar(&f.as, "as", "", "Impersonate this `user` for every request, as the agent does for a Sync with an account: system:serviceaccount:<namespace>:<name> shows what that account may apply.")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -150,7 +152,9 @@ func (f *diffFlags) misuse(args []string) string {
 func (f *diffFlags) clientConfig() clientcmd.ClientConfig {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = f.kubeconfig
-	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: f.context})
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: f.context}
+	overrides.AuthInfo.Impersonate = f.as
+	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
 }
 
 // diff prints how the cluster differs from the desired state, and reports whether

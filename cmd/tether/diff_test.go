@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
@@ -192,6 +193,21 @@ spec:
 			t.Errorf("exit status %d, stdout %q, stderr %q; want 0 and nothing printed", code, out, errOut)
 		}
 	})
+}
+
+func TestDiffAsASyncsAccount(t *testing.T) {
+	e := newDiffEnv(t)
+	if err := e.c.Create(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "deployer"}}); err != nil {
+		t.Fatal(err)
+	}
+	user := "system:serviceaccount:" + e.ns + ":deployer"
+	out, errOut, code := e.diff(t, "--dir", "testdata/diff/app", "-n", e.ns, "--as", user)
+	if code != 2 {
+		t.Fatalf("exit status %d, want 2: an account without rights may not read the objects\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	if want := `User "` + user + `" cannot get resource "configmaps"`; !strings.Contains(errOut, want) {
+		t.Errorf("stderr %q does not say %q", errOut, want)
+	}
 }
 
 func TestDiffErrorsExitTwo(t *testing.T) {
