@@ -16,6 +16,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/flowcontrol"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -198,11 +199,15 @@ func cacheOptions(namespaces []string) cache.Options {
 
 // impersonator returns the IdentityFunc that builds, per service account, a client
 // whose every request impersonates it, and an apply.Manager over that client. The
-// clients share the agent's RESTMapper, and client-go shares the TLS transport.
+// clients share the agent's RESTMapper, one rate limiter (--kube-api-qps and
+// --kube-api-burst for all accounts together, not for each), and client-go shares
+// the TLS transport.
 func impersonator(cfg *rest.Config, mgr ctrl.Manager, live apply.LiveVersions, disco discovery.ServerResourcesInterface) tethersync.IdentityFunc {
+	limiter := flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, cfg.Burst)
 	return func(user string) (tethersync.Identity, error) {
 		icfg := rest.CopyConfig(cfg)
 		icfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+		icfg.RateLimiter = limiter
 		c, err := client.New(icfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
 		if err != nil {
 			return tethersync.Identity{}, fmt.Errorf("creating a client acting as %s: %w", user, err)
