@@ -418,6 +418,11 @@ func (r *Reconciler) report(ctx context.Context, obj *v1alpha1.Sync, st *statusB
 	if err := r.patchStatus(ctx, obj, status); err != nil {
 		return fmt.Errorf("writing status of Sync %s/%s: %w", obj.Namespace, obj.Name, err)
 	}
+	if len(status.Inventory) > 0 {
+		// A search that found nothing is outdated once there is an inventory: if it
+		// is lost again, search again.
+		r.searched.Delete(client.ObjectKeyFromObject(obj))
+	}
 	log.V(1).Info("reconciled", "revision", status.LastAppliedRevision, "sync", status.Sync, "health", status.Health)
 	return nil
 }
