@@ -51,7 +51,8 @@ func newClient(t *testing.T) client.Client {
 // agent is a running `tether controller` process.
 type agent struct {
 	cmd         *exec.Cmd
-	log         *bytes.Buffer
+	// log is the agent's output so far; read it with String, which locks.
+	log *lockedWriter
 	metricsAddr string
 	// webhookAddr is where the push webhook receiver listens; its generic and
 	// GitHub receivers take webhookSecret.
@@ -73,7 +74,7 @@ func startAgent(t *testing.T) *agent {
 // extra flags.
 func startAgentWith(t *testing.T, kubeconfig string, flags ...string) *agent {
 	t.Helper()
-	a := &agent{log: &bytes.Buffer{}, metricsAddr: freeAddr(t), webhookAddr: freeAddr(t), done: make(chan error, 1)}
+	a := &agent{log: &lockedWriter{w: &bytes.Buffer{}}, metricsAddr: freeAddr(t), webhookAddr: freeAddr(t), done: make(chan error, 1)}
 	secrets := t.TempDir()
 	for _, receiver := range []string{"generic", "github"} {
 		if err := os.WriteFile(filepath.Join(secrets, receiver), append(webhookSecret, '\n'), 0o600); err != nil {
@@ -89,7 +90,7 @@ func startAgentWith(t *testing.T, kubeconfig string, flags ...string) *agent {
 		"--cache-dir", t.TempDir(),
 		"--zap-log-level", "debug",
 	}, flags...)...)
-	out := &lockedWriter{w: a.log}
+	out := a.log
 	a.cmd.Stdout, a.cmd.Stderr = out, out
 	if err := a.cmd.Start(); err != nil {
 		t.Fatalf("starting tether: %v", err)
