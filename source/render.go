@@ -13,8 +13,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
@@ -44,6 +42,11 @@ func (b *byteBudget) spend(n int) error {
 		return fmt.Errorf("renders more than the limit of %d bytes", b.max)
 	}
 	return nil
+}
+
+// remaining is how many bytes a limited budget has left.
+func (b *byteBudget) remaining() int64 {
+	return max(b.max-b.used, 1)
 }
 
 // kustomizationFiles are the names kustomize recognises, in its order of preference.
@@ -159,7 +162,7 @@ func decodeManifests(data []byte, budget *byteBudget) ([]*unstructured.Unstructu
 		if err != nil {
 			return nil, fmt.Errorf("document %d: %w", n, err)
 		}
-		doc, err := documentMap(&node)
+		doc, err := documentMap(&node, budget)
 		if err != nil {
 			return nil, fmt.Errorf("document %d: %w", n, err)
 		}
@@ -219,125 +222,6 @@ func expandList(list *unstructured.Unstructured) ([]*unstructured.Unstructured, 
 		out = append(out, &l.Items[i])
 	}
 	return out, nil
-}
-
-// renderKustomize builds dir in process: no plugins, no exec or container
-// functions, no Helm, files only from inside each kustomization's root, and no
-// remote bases.
-func renderKustomize(fs filesys.FileSystem, dir string, rel func(string) string, budget *byteBudget) (objs []*unstructured.Unstructured, err error) {
-	roots := map[string]bool{}
-	if err := checkKustomizeRefs(fs, dir, rel, roots); err != nil {
-		return nil, err
-	}
-	// kustomize expands YAML aliases without a bound; refuse a bomb before it runs.
-	for r := range roots {
-		if err := checkAliases(fs, r, rel); err != nil {
-			return nil, err
-		}
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			objs, err = nil, &RenderError{File: rel(dir), Err: fmt.Errorf("kustomize build panicked: %v", r)}
-		}
-	}()
-	opts := krusty.MakeDefaultOptions()
-	opts.LoadRestrictions = types.LoadRestrictionsRootOnly
-	// Builtin transformers and generators only: no exec, container or starlark
-	// functions, no Go plugins, and Helm off.
-	opts.PluginConfig = types.DisabledPluginConfig()
-	opts.PluginConfig.FnpLoadingOptions = types.FnPluginLoadingOptions{}
-	opts.PluginConfig.HelmConfig = types.HelmConfig{Enabled: false}
-	resMap, err := krusty.MakeKustomizer(opts).Run(fs, dir)
-	if err != nil {
-		return nil, &RenderError{File: rel(dir), Err: fmt.Errorf("kustomize build: %w", err)}
-	}
-	for _, r := range resMap.Resources() {
-		m, err := r.Map()
-		if err != nil {
-			return nil, &RenderError{File: rel(dir), Err: fmt.Errorf("kustomize output %s: %w", r.CurId(), err)}
-		}
-		obj, err := toObject(m, budget)
-		if err != nil {
-			return nil, &RenderError{File: rel(dir), Err: fmt.Errorf("kustomize output %s: %w", r.CurId(), err)}
-		}
-		objs = append(objs, obj)
-	}
-	return objs, nil
-}
-
-// kustomizationRefs are the fields of a kustomization that name other files or
-// kustomizations.
-type kustomizationRefs struct {
-	Resources  []string `yaml:"resources"`
-	Bases      []string `yaml:"bases"`
-	Components []string `yaml:"components"`
-}
-
-// checkKustomizeRefs refuses, before kustomize runs, any reference that kustomize
-// would resolve by cloning a remote repository: a URL, or a path that does not exist
-// in the repository (kustomize treats those as remote). It follows local bases.
-func checkKustomizeRefs(fs filesys.FileSystem, dir string, rel func(string) string, seen map[string]bool) error {
-	if seen[dir] {
-		return nil
-	}
-	seen[dir] = true
-	file := findKustomization(fs, dir)
-	if file == "" {
-		return nil // a plain directory used as a resource
-	}
-	data, err := fs.ReadFile(file)
-	if err != nil {
-		return &RenderError{File: rel(file), Err: err}
-	}
-	var k kustomizationRefs
-	if err := yaml.Unmarshal(data, &k); err != nil {
-		return &RenderError{File: rel(file), Err: err}
-	}
-	for _, ref := range append(append(k.Resources, k.Bases...), k.Components...) {
-		if strings.Contains(ref, "://") || strings.HasPrefix(ref, "git@") || strings.Contains(ref, "?ref=") {
-			return &RenderError{File: rel(file), Err: fmt.Errorf("remote resource %q refused: remote bases are disabled", ref)}
-		}
-		p := filepath.Join(dir, ref)
-		if !fs.Exists(p) {
-			return &RenderError{File: rel(file), Err: fmt.Errorf("resource %q not found in the repository", ref)}
-		}
-		if fs.IsDir(p) {
-			if err := checkKustomizeRefs(fs, p, rel, seen); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// checkAliases runs every file under dir (a kustomization root, below which the
-// load restrictor confines kustomize) that may hold YAML aliases through the
-// bounded converter, and refuses one that expands past its bounds, naming it.
-// Files that do not parse as YAML are left to kustomize (a generator may read any
-// file).
-func checkAliases(fs filesys.FileSystem, dir string, rel func(string) string) error {
-	return fs.Walk(dir, func(p string, info os.FileInfo, err error) error {
-		if err != nil || info.IsDir() {
-			return err
-		}
-		data, err := fs.ReadFile(p)
-		if err != nil {
-			return &RenderError{File: rel(p), Err: err}
-		}
-		if !bytes.Contains(data, []byte("&")) || !bytes.Contains(data, []byte("*")) {
-			return nil // no anchor or no alias: nothing can expand
-		}
-		dec := yaml.NewDecoder(bytes.NewReader(data))
-		for {
-			var node yaml.Node
-			if err := dec.Decode(&node); err != nil {
-				return nil // the end, or not YAML
-			}
-			if _, err := documentMap(&node); errors.Is(err, errYAMLTooLarge) {
-				return &RenderError{File: rel(p), Err: err}
-			}
-		}
-	})
 }
 
 // checkDuplicates refuses two objects with the same group, kind, namespace and name:

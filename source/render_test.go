@@ -212,7 +212,8 @@ func TestRenderKustomize(t *testing.T) {
 	refused := []struct{ name, resource, message string }{
 		{"a remote base over https", "https://github.com/org/repo//base?ref=v1", "remote bases are disabled"},
 		{"a remote base in ssh form", "git@github.com:org/repo.git", "remote bases are disabled"},
-		{"a base that does not exist (kustomize would try it as a remote)", "github.com/org/repo/base", "not found in the repository"},
+		{"a github.com path (kustomize would clone it)", "github.com/org/repo/base", "remote bases are disabled"},
+		{"a base that does not exist", "missing/base", "not found in the repository"},
 	}
 	for _, tc := range refused {
 		t.Run("refuses "+tc.name, func(t *testing.T) {

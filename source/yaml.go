@@ -7,11 +7,19 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Bounds on one YAML document. They make alias bombs ("billion laughs") and absurdly
-// deep nesting fail fast, in bounded time and memory, instead of exhausting the agent.
+// Bounds on one YAML document. They make alias bombs ("billion laughs"), aliases of
+// large scalars and absurdly deep nesting fail fast, in bounded time and memory,
+// instead of exhausting the agent.
 const (
 	maxYAMLNodes = 1 << 20 // values after alias expansion
 	maxYAMLDepth = 128
+	// defaultYAMLBytes bounds what one document may expand to when the caller
+	// gives no byte budget of its own (DecodeManifests).
+	defaultYAMLBytes = 64 << 20
+	// nodeBytes is what each value costs besides its text: roughly the bytes JSON
+	// spends on quotes, separators and brackets, so that a document's cost is close
+	// to the size of the JSON it becomes.
+	nodeBytes = 4
 )
 
 var errYAMLTooLarge = errors.New("document is too large or too deeply nested after alias expansion")
@@ -19,7 +27,14 @@ var errYAMLTooLarge = errors.New("document is too large or too deeply nested aft
 // documentMap converts a decoded YAML document into the plain values JSON uses.
 // Scalars keep YAML 1.2 core types, except timestamps, which stay strings as they are
 // written (Kubernetes has no timestamp type in YAML: "2024-01-01" is a string).
-func documentMap(doc *yaml.Node) (map[string]any, error) {
+//
+// budget bounds what the document expands to: every value counts its text each
+// time it is reached, through an alias or not, so a 1 MiB string under 400 aliases
+// costs 400 MiB and is refused as soon as the count passes what the budget has
+// left, before any copy of it (JSON, an object) is built. The budget itself is
+// charged later, with what the document really renders to. A nil or unlimited
+// budget allows defaultYAMLBytes.
+func documentMap(doc *yaml.Node, budget *byteBudget) (map[string]any, error) {
 	if doc.Kind == 0 || (doc.Kind == yaml.DocumentNode && len(doc.Content) == 0) {
 		return nil, nil
 	}
@@ -33,7 +48,10 @@ func documentMap(doc *yaml.Node) (map[string]any, error) {
 	if root.Kind != yaml.MappingNode {
 		return nil, errors.New("not a Kubernetes object: the document is not a mapping")
 	}
-	c := converter{budget: maxYAMLNodes}
+	c := converter{nodes: maxYAMLNodes, bytes: defaultYAMLBytes, limit: defaultYAMLBytes}
+	if budget != nil && budget.max > 0 {
+		c.bytes, c.limit = budget.remaining(), budget.max
+	}
 	v, err := c.convert(root, 0)
 	if err != nil {
 		return nil, err
@@ -41,12 +59,35 @@ func documentMap(doc *yaml.Node) (map[string]any, error) {
 	return v.(map[string]any), nil
 }
 
-type converter struct{ budget int }
+// converter walks a document, charging every value it reaches to its budgets.
+type converter struct {
+	nodes int
+	// bytes is what is left to spend of limit.
+	bytes, limit int64
+}
+
+// charge spends one value of size text bytes.
+func (c *converter) charge(text int, depth int) error {
+	c.nodes--
+	c.bytes -= int64(text) + nodeBytes
+	switch {
+	case c.nodes < 0:
+		return fmt.Errorf("%w: more than %d values", errYAMLTooLarge, maxYAMLNodes)
+	case c.bytes < 0:
+		return fmt.Errorf("%w: renders more than the limit of %d bytes", errYAMLTooLarge, c.limit)
+	case depth > maxYAMLDepth:
+		return fmt.Errorf("%w: nested deeper than %d", errYAMLTooLarge, maxYAMLDepth)
+	}
+	return nil
+}
 
 func (c *converter) convert(n *yaml.Node, depth int) (any, error) {
-	c.budget--
-	if c.budget < 0 || depth > maxYAMLDepth {
-		return nil, errYAMLTooLarge
+	text := 0
+	if n.Kind == yaml.ScalarNode {
+		text = len(n.Value)
+	}
+	if err := c.charge(text, depth); err != nil {
+		return nil, err
 	}
 	switch n.Kind {
 	case yaml.AliasNode:
@@ -91,6 +132,9 @@ func (c *converter) mapping(n *yaml.Node, depth int) (map[string]any, error) {
 		}
 		if k.Kind != yaml.ScalarNode {
 			return nil, fmt.Errorf("line %d: mapping keys must be strings", k.Line)
+		}
+		if err := c.charge(len(k.Value), depth+1); err != nil {
+			return nil, err
 		}
 		val, err := c.convert(v, depth+1)
 		if err != nil {

@@ -1,0 +1,180 @@
+package source
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// metadataServer stands for a cloud metadata endpoint inside the cluster's
+// network: it counts every request, answers /meta-data with a secret and never
+// answers /hang.
+type metadataServer struct {
+	*httptest.Server
+	requests atomic.Int64
+}
+
+func startMetadataServer(t *testing.T) *metadataServer {
+	t.Helper()
+	s := &metadataServer{}
+	done := make(chan struct{})
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.requests.Add(1)
+		if r.URL.Path == "/hang" {
+			<-done
+			return
+		}
+		_, _ = w.Write([]byte("instance-secret"))
+	}))
+	t.Cleanup(s.Close)
+	t.Cleanup(func() { close(done) }) // runs first: releases hanging handlers
+	return s
+}
+
+// renderWithin renders dir of files, failing the test if it takes longer than
+// bound: a render that fetched a URL that never answers would never return.
+func renderWithin(t *testing.T, files map[string]string, dir string, bound time.Duration) ([]*unstructured.Unstructured, error) {
+	t.Helper()
+	type result struct {
+		objs []*unstructured.Unstructured
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		objs, err := render(t, files, dir)
+		done <- result{objs, err}
+	}()
+	select {
+	case r := <-done:
+		return r.objs, r.err
+	case <-time.After(bound):
+		t.Fatalf("rendering %s did not return within %s", dir, bound)
+		return nil, nil
+	}
+}
+
+func TestKustomizeNeverReachesTheNetwork(t *testing.T) {
+	srv := startMetadataServer(t)
+	url := srv.URL + "/meta-data"
+	k := func(body string) string {
+		return "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n" + body
+	}
+	deploy := "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicas: 1}\n"
+	cases := []struct {
+		field string            // what the case exercises
+		files map[string]string // besides app/deploy.yaml
+		file  string            // the file the error names
+		names string            // the field path the error names
+	}{
+		{"configMapGenerator files", map[string]string{"app/kustomization.yaml": k("configMapGenerator:\n- name: c\n  files: [\"" + url + "\"]\n")},
+			"app/kustomization.yaml", "configMapGenerator[0].files[0]"},
+		{"configMapGenerator files as key=URL", map[string]string{"app/kustomization.yaml": k("configMapGenerator:\n- name: c\n  files: [\"creds=" + url + "\"]\n")},
+			"app/kustomization.yaml", "configMapGenerator[0].files[0]"},
+		{"configMapGenerator envs", map[string]string{"app/kustomization.yaml": k("configMapGenerator:\n- name: c\n  envs: [\"" + url + "\"]\n")},
+			"app/kustomization.yaml", "configMapGenerator[0].envs[0]"},
+		{"configMapGenerator env", map[string]string{"app/kustomization.yaml": k("configMapGenerator:\n- name: c\n  env: \"" + url + "\"\n")},
+			"app/kustomization.yaml", "configMapGenerator[0].env"},
+		{"secretGenerator files", map[string]string{"app/kustomization.yaml": k("secretGenerator:\n- name: s\n  files: [\"" + url + "\"]\n")},
+			"app/kustomization.yaml", "secretGenerator[0].files[0]"},
+		{"secretGenerator envs", map[string]string{"app/kustomization.yaml": k("secretGenerator:\n- name: s\n  envs: [\"" + url + "\"]\n")},
+			"app/kustomization.yaml", "secretGenerator[0].envs[0]"},
+		{"patches path", map[string]string{"app/kustomization.yaml": k("resources: [deploy.yaml]\npatches:\n- path: \"" + url + "\"\n")},
+			"app/kustomization.yaml", "patches[0].path"},
+		{"patchesStrategicMerge", map[string]string{"app/kustomization.yaml": k("resources: [deploy.yaml]\npatchesStrategicMerge: [\"" + url + "\"]\n")},
+			"app/kustomization.yaml", "patchesStrategicMerge[0]"},
+		{"patchesJson6902 path", map[string]string{"app/kustomization.yaml": k("resources: [deploy.yaml]\npatchesJson6902:\n- target: {group: apps, version: v1, kind: Deployment, name: web}\n  path: \"" + url + "\"\n")},
+			"app/kustomization.yaml", "patchesJson6902[0].path"},
+		{"replacements path", map[string]string{"app/kustomization.yaml": k("resources: [deploy.yaml]\nreplacements:\n- path: \"" + url + "\"\n")},
+			"app/kustomization.yaml", "replacements[0].path"},
+		{"openapi path", map[string]string{"app/kustomization.yaml": k("resources: [deploy.yaml]\nopenapi:\n  path: \"" + url + "\"\n")},
+			"app/kustomization.yaml", "openapi.path"},
+		{"configurations", map[string]string{"app/kustomization.yaml": k("resources: [deploy.yaml]\nconfigurations: [\"" + url + "\"]\n")},
+			"app/kustomization.yaml", "configurations[0]"},
+		{"crds", map[string]string{"app/kustomization.yaml": k("resources: [deploy.yaml]\ncrds: [\"" + url + "\"]\n")},
+			"app/kustomization.yaml", "crds[0]"},
+		{"resources naming a file by URL", map[string]string{"app/kustomization.yaml": k("resources: [\"" + url + "\"]\n")},
+			"app/kustomization.yaml", "resources[0]"},
+		{"components", map[string]string{"app/kustomization.yaml": k("components: [\"" + url + "\"]\n")},
+			"app/kustomization.yaml", "components[0]"},
+		{"generators naming a URL", map[string]string{"app/kustomization.yaml": k("generators: [\"" + url + "\"]\n")},
+			"app/kustomization.yaml", "generators[0]"},
+		{"transformers naming a URL", map[string]string{"app/kustomization.yaml": k("resources: [deploy.yaml]\ntransformers: [\"" + url + "\"]\n")},
+			"app/kustomization.yaml", "transformers[0]"},
+		{"validators naming a URL", map[string]string{"app/kustomization.yaml": k("resources: [deploy.yaml]\nvalidators: [\"" + url + "\"]\n")},
+			"app/kustomization.yaml", "validators[0]"},
+		{"an upper-case scheme", map[string]string{"app/kustomization.yaml": k("configMapGenerator:\n- name: c\n  files: [\"HTTP" + strings.TrimPrefix(url, "http") + "\"]\n")},
+			"app/kustomization.yaml", "configMapGenerator[0].files[0]"},
+		{"a builtin PatchTransformer file", map[string]string{
+			"app/kustomization.yaml": k("resources: [deploy.yaml]\ntransformers: [patch.yaml]\n"),
+			"app/patch.yaml":         "apiVersion: builtin\nkind: PatchTransformer\nmetadata: {name: p}\npath: \"" + url + "\"\n"},
+			"app/patch.yaml", "path"},
+		{"a builtin ConfigMapGenerator file", map[string]string{
+			"app/kustomization.yaml": k("generators: [gen.yaml]\n"),
+			"app/gen.yaml":           "apiVersion: builtin\nkind: ConfigMapGenerator\nmetadata: {name: c}\nfiles: [\"" + url + "\"]\n"},
+			"app/gen.yaml", "files[0]"},
+		{"a builtin ValueAddTransformer file", map[string]string{
+			"app/kustomization.yaml": k("resources: [deploy.yaml]\ntransformers: [add.yaml]\n"),
+			"app/add.yaml":           "apiVersion: builtin\nkind: ValueAddTransformer\nmetadata: {name: v}\nvalue: x\ntargets:\n- fieldPath: metadata/name\n  filePathPosition: 1\ntargetFilePath: \"" + url + "\"\n"},
+			"app/add.yaml", "targetFilePath"},
+		{"an inline builtin transformer", map[string]string{"app/kustomization.yaml": k("resources: [deploy.yaml]\ntransformers:\n- |\n  apiVersion: builtin\n  kind: PatchTransformer\n  metadata: {name: p}\n  path: \"" + url + "\"\n")},
+			"app/kustomization.yaml", "transformers[0].path"},
+		{"a builtin ReplacementTransformer that a transformers directory lists as a resource", map[string]string{
+			"app/kustomization.yaml":              k("resources: [deploy.yaml]\ntransformers: [transformers]\n"),
+			"app/transformers/kustomization.yaml": k("resources: [replace.yaml]\n"),
+			"app/transformers/replace.yaml":       "apiVersion: builtin\nkind: ReplacementTransformer\nmetadata: {name: r}\nreplacements:\n- path: \"" + url + "\"\n"},
+			"app/transformers/replace.yaml", "replacements[0].path"},
+		{"a generator in a base the overlay reaches", map[string]string{
+			"app/kustomization.yaml":  k("resources: [../base]\n"),
+			"base/kustomization.yaml": k("configMapGenerator:\n- name: c\n  files: [\"" + url + "\"]\n")},
+			"base/kustomization.yaml", "configMapGenerator[0].files[0]"},
+		{"a URL that never answers", map[string]string{"app/kustomization.yaml": k("configMapGenerator:\n- name: c\n  files: [\"" + srv.URL + "/hang\"]\n")},
+			"app/kustomization.yaml", "configMapGenerator[0].files[0]"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.field+" is refused without a request", func(t *testing.T) {
+			files := map[string]string{"app/deploy.yaml": deploy}
+			for name, content := range tc.files {
+				files[name] = content
+			}
+			before := srv.requests.Load()
+			objs, err := renderWithin(t, files, "app", 10*time.Second)
+			if n := srv.requests.Load() - before; n != 0 {
+				t.Errorf("rendering made %d requests; want none", n)
+			}
+			var re *RenderError
+			if !errors.As(err, &re) || !errors.Is(err, ErrRemoteReference) {
+				t.Fatalf("Render() = %v, error %v; want a *RenderError wrapping ErrRemoteReference", ids(objs), err)
+			}
+			if re.File != tc.file || !strings.Contains(err.Error(), tc.names+": ") {
+				t.Errorf("error %q names file %q; want it to name %s and the field %s", err, re.File, tc.file, tc.names)
+			}
+			if strings.Contains(err.Error(), "instance-secret") {
+				t.Errorf("error %q holds the server's answer", err)
+			}
+		})
+	}
+}
+
+func TestKustomizeKeepsURLsInFreeText(t *testing.T) {
+	k := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n" +
+		"resources: [cm.yaml]\n" +
+		"commonAnnotations: {docs: \"https://docs.example.com/web\"}\n" +
+		"configMapGenerator:\n- name: links\n  literals: [\"home=https://example.com\"]\n" +
+		"patches:\n- target: {kind: ConfigMap, name: settings}\n  patch: |\n    - {op: add, path: /data/url, value: \"https://example.com/api\"}\n"
+	objs, err := render(t, map[string]string{
+		"app/kustomization.yaml": k,
+		"app/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {level: info}\n",
+	}, "app")
+	if err != nil {
+		t.Fatalf("Render() error = %v; URLs in annotations, literals and inline patches are values, not paths", err)
+	}
+	if len(objs) != 2 || objs[0].GetAnnotations()["docs"] != "https://docs.example.com/web" {
+		t.Errorf("rendered %v; want two objects annotated with the docs URL", ids(objs))
+	}
+}
