@@ -34,11 +34,11 @@ type byteBudget struct {
 // spend charges n bytes, failing once the budget is exceeded. A nil budget is
 // unlimited.
 func (b *byteBudget) spend(n int) error {
-	if b == nil || b.max <= 0 {
+	if b == nil {
 		return nil
 	}
 	b.used += int64(n)
-	if b.used > b.max {
+	if b.max > 0 && b.used > b.max {
 		return fmt.Errorf("renders more than the limit of %d bytes", b.max)
 	}
 	return nil
@@ -58,7 +58,13 @@ var kustomizationFiles = []string{"kustomization.yaml", "kustomization.yml", "Ku
 // the file at fault relative to root. A panic while rendering (in kustomize, in a
 // parser) is returned as a *RenderError too: repository content must not be able
 // to crash the agent.
-func Render(fs filesys.FileSystem, root, dir string, opts RenderOptions) (objs []*unstructured.Unstructured, err error) {
+func Render(fs filesys.FileSystem, root, dir string, opts RenderOptions) ([]*unstructured.Unstructured, error) {
+	objs, _, err := renderSized(fs, root, dir, opts)
+	return objs, err
+}
+
+// renderSized is Render that also returns the size of the objects as JSON.
+func renderSized(fs filesys.FileSystem, root, dir string, opts RenderOptions) (objs []*unstructured.Unstructured, size int64, err error) {
 	root, dir = filepath.Clean(root), filepath.Clean(dir)
 	rel := func(p string) string {
 		r, rerr := filepath.Rel(root, p)
@@ -69,11 +75,11 @@ func Render(fs filesys.FileSystem, root, dir string, opts RenderOptions) (objs [
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			objs, err = nil, &RenderError{File: rel(dir), Err: fmt.Errorf("rendering panicked: %v", r)}
+			objs, size, err = nil, 0, &RenderError{File: rel(dir), Err: fmt.Errorf("rendering panicked: %v", r)}
 		}
 	}()
 	if !fs.IsDir(dir) {
-		return nil, &RenderError{File: rel(dir), Err: errors.New("no such directory in the repository")}
+		return nil, 0, &RenderError{File: rel(dir), Err: errors.New("no such directory in the repository")}
 	}
 	budget := &byteBudget{max: opts.MaxBytes}
 	if k := findKustomization(fs, dir); k != "" {
@@ -82,15 +88,15 @@ func Render(fs filesys.FileSystem, root, dir string, opts RenderOptions) (objs [
 		objs, err = renderPlain(fs, dir, rel, budget)
 	}
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if opts.MaxObjects > 0 && len(objs) > opts.MaxObjects {
-		return nil, &RenderError{File: rel(dir), Err: fmt.Errorf("renders %d objects, over the limit of %d", len(objs), opts.MaxObjects)}
+		return nil, 0, &RenderError{File: rel(dir), Err: fmt.Errorf("renders %d objects, over the limit of %d", len(objs), opts.MaxObjects)}
 	}
 	if err := checkDuplicates(objs); err != nil {
-		return nil, &RenderError{File: rel(dir), Err: err}
+		return nil, 0, &RenderError{File: rel(dir), Err: err}
 	}
-	return objs, nil
+	return objs, budget.used, nil
 }
 
 func findKustomization(fs filesys.FileSystem, dir string) string {

@@ -21,29 +21,44 @@ type Options struct {
 	// MaxFileSize is the largest file copied out of a commit. Larger files are left
 	// out, and rendering fails if it needs one of them.
 	MaxFileSize int64
-	// MaxTreeSize is the most bytes of one commit's files copied for rendering.
+	// MaxTreeSize is the most bytes of one commit's files that one render reads:
+	// those of the path rendered and of the kustomization roots it reaches.
 	MaxTreeSize int64
 	// MaxObjects is the most objects one path may render to.
 	MaxObjects int
 	// MaxRenderedBytes is the most bytes (as JSON) the objects of one render may
 	// take; it bounds what kustomize or YAML aliases can make of a small input.
 	MaxRenderedBytes int64
-	// RenderCacheSize is how many rendered (commit, path) results are kept in memory.
-	RenderCacheSize int
+	// RenderCacheBytes bounds the rendered (commit, path) results kept in memory,
+	// by their size as JSON; the least recently used go first.
+	RenderCacheBytes int64
+	// MaxConcurrentRenders is how many renders may run at once, whatever the
+	// number of workers: each may take up to MaxTreeSize and a few times
+	// MaxRenderedBytes of memory at its peak.
+	MaxConcurrentRenders int
 	// Timeout bounds one Fetch, so that a host that accepts a connection and then
 	// says nothing cannot hold a worker forever.
 	Timeout time.Duration
+	// AllowFileURLs lets Syncs name file:// repositories. A file:// URL reads the
+	// agent's own file system, so it is refused unless the agent allows it (for
+	// demos and tests).
+	AllowFileURLs bool
 }
 
-// DefaultOptions returns limits that fit repositories of thousands of manifests.
+// DefaultOptions returns limits that fit repositories of thousands of manifests
+// and an agent with 512 MiB of memory: two renders at their peak (each reading
+// at most 32 MiB of files and making at most 16 MiB of objects, held a few times
+// over as JSON, objects and the caller's copy) and the render cache fit in about
+// 300 MiB.
 func DefaultOptions() Options {
 	return Options{
-		MaxFileSize:      8 << 20,
-		MaxTreeSize:      256 << 20,
-		MaxObjects:       20000,
-		MaxRenderedBytes: 256 << 20,
-		RenderCacheSize:  256,
-		Timeout:          5 * time.Minute,
+		MaxFileSize:          8 << 20,
+		MaxTreeSize:          32 << 20,
+		MaxObjects:           20000,
+		MaxRenderedBytes:     16 << 20,
+		RenderCacheBytes:     32 << 20,
+		MaxConcurrentRenders: 2,
+		Timeout:              5 * time.Minute,
 	}
 }
 
@@ -98,7 +113,9 @@ type Source struct {
 	repos map[string]*repoEntry // by URL
 
 	renders *renderCache
-	now     func() time.Time
+	// rendering holds a token per render running.
+	rendering chan struct{}
+	now       func() time.Time
 }
 
 type repoEntry struct {
@@ -149,14 +166,18 @@ func New(opts Options) (*Source, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = defaults.Timeout
 	}
-	if opts.RenderCacheSize <= 0 {
-		opts.RenderCacheSize = defaults.RenderCacheSize
+	if opts.RenderCacheBytes <= 0 {
+		opts.RenderCacheBytes = defaults.RenderCacheBytes
+	}
+	if opts.MaxConcurrentRenders <= 0 {
+		opts.MaxConcurrentRenders = defaults.MaxConcurrentRenders
 	}
 	return &Source{
-		opts:    opts,
-		repos:   map[string]*repoEntry{},
-		renders: newRenderCache(opts.RenderCacheSize),
-		now:     time.Now,
+		opts:      opts,
+		repos:     map[string]*repoEntry{},
+		renders:   newRenderCache(opts.RenderCacheBytes),
+		rendering: make(chan struct{}, opts.MaxConcurrentRenders),
+		now:       time.Now,
 	}, nil
 }
 

@@ -44,7 +44,7 @@ func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
 		}
 		return rev, &FetchError{URL: req.URL, Ref: refLabel(ref), Reason: reason, Err: err}
 	}
-	if err := checkURL(req.URL); err != nil {
+	if err := checkURL(req.URL, s.opts.AllowFileURLs); err != nil {
 		return fail(ReasonUnsupportedURL, err)
 	}
 	r, err := s.newRemote(req.URL, req.Auth)
@@ -317,8 +317,11 @@ func splitCredentials(raw string) (string, transport.AuthMethod) {
 }
 
 // checkURL accepts the transports this build supports: https, http, ssh (also in
-// the scp-like form git@host:path) and file.
-func checkURL(url string) error {
+// the scp-like form git@host:path) and, when allowed, file.
+func checkURL(url string, allowFile bool) error {
+	if strings.HasPrefix(strings.ToLower(url), "file:") && !allowFile {
+		return fmt.Errorf("file:// URL %q refused: it would read the agent's own file system, and this agent does not allow file:// URLs", url)
+	}
 	for _, p := range []string{"https://", "http://", "ssh://", "file://"} {
 		if strings.HasPrefix(url, p) {
 			return nil

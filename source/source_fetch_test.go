@@ -203,6 +203,20 @@ func TestFetchFailuresSayWhatIsWrong(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("a file:// URL is UnsupportedURL unless the agent allows it", func(t *testing.T) {
+		local := gitserver.NewLocalRepo(t, "local")
+		local.Commit(t, map[string]string{"cm.yaml": configMap("web", "hello")}, "add web")
+		strict, err := source.New(source.Options{CacheDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = strict.Fetch(t.Context(), source.Request{URL: local.FileURL(), Ref: main})
+		if reason := fetchReason(t, err); reason != source.ReasonUnsupportedURL || !strings.Contains(err.Error(), "file system") {
+			t.Errorf("reason = %s, want %s saying why (error %v)", reason, source.ReasonUnsupportedURL, err)
+		}
+		fetch(t, src, source.Request{URL: local.FileURL(), Ref: main}) // src allows them
+	})
 }
 
 func TestFetchFollowsASemVerRange(t *testing.T) {
@@ -372,11 +386,13 @@ func TestRenderRecoversFromACacheDamagedWhileRunning(t *testing.T) {
 }
 
 // newSource makes a Source; an empty CacheDir becomes a fresh temporary directory.
+// It allows file:// URLs, which the local repositories of tests have.
 func newSource(t *testing.T, opts source.Options) *source.Source {
 	t.Helper()
 	if opts.CacheDir == "" {
 		opts.CacheDir = t.TempDir()
 	}
+	opts.AllowFileURLs = true
 	s, err := source.New(opts)
 	if err != nil {
 		t.Fatalf("source.New: %v", err)

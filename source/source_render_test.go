@@ -208,7 +208,7 @@ func TestKustomizeTreatsRepositoryContentAsHostile(t *testing.T) {
 		{"a resource at an absolute path on the host", "absolute", "absolute/kustomization.yaml", "not found in the repository"},
 		{"a resource climbing out of the repository", "climb", "climb/kustomization.yaml", "not found in the repository"},
 		{"a generator reading a file on the host", "generator", "generator", "kustomize build"},
-		{"a generator reading a file outside its kustomization root", "restricted", "restricted", "security"},
+		{"a generator reading a file outside its kustomization root (never copied for rendering)", "restricted", "restricted", "'/secret.txt' doesn't exist"},
 		{"an exec transformer", "exec", "exec", "plugins disabled"},
 		{"an exec generator", "execgen", "execgen", "plugins disabled"},
 		{"a Helm chart", "helm", "helm", "enable-helm"},
@@ -239,4 +239,36 @@ func TestKustomizeTreatsRepositoryContentAsHostile(t *testing.T) {
 	if _, err := os.Stat(ran); !os.IsNotExist(err) {
 		t.Errorf("the exec function on the host ran (stat %s: %v)", ran, err)
 	}
+}
+
+func TestRenderReadsOnlyWhatThePathNeeds(t *testing.T) {
+	repo := gitserver.NewLocalRepo(t, "large")
+	head := pushTree(t, repo, map[string]string{
+		"base/kustomization.yaml":          "resources: [cm.yaml]\n",
+		"base/cm.yaml":                     configMap("base", "from-base"),
+		"overlays/prod/kustomization.yaml": "resources: [../../base]\nnamePrefix: prod-\n",
+		"app/cm.yaml":                      configMap("web", "hello"),
+		"data/a.bin":                       strings.Repeat("a", 6000),
+		"data/b.bin":                       strings.Repeat("b", 6000),
+	}, nil)
+	// The repository holds 12 KB; one render may read 8 KB.
+	src := newSource(t, source.Options{MaxTreeSize: 8000})
+	rev := fetch(t, src, source.Request{URL: repo.URL(), Ref: v1alpha1.GitRef{Commit: head}})
+
+	t.Run("a small directory of a repository over the limit renders", func(t *testing.T) {
+		if diff := cmp.Diff([]string{"ConfigMap/web greeting=hello"}, rendered(t, src, rev, "app")); diff != "" {
+			t.Errorf("objects (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("an overlay renders with the base its kustomization names", func(t *testing.T) {
+		if diff := cmp.Diff([]string{"ConfigMap/prod-base greeting=from-base"}, rendered(t, src, rev, "overlays/prod")); diff != "" {
+			t.Errorf("objects (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("the whole repository is over the limit", func(t *testing.T) {
+		_, err := src.Render(t.Context(), rev, ".")
+		if !source.IsRenderError(err) || !strings.Contains(err.Error(), "over the limit of 8000 bytes") {
+			t.Errorf("Render . error = %v; want the limit on what one render reads", err)
+		}
+	})
 }
