@@ -13,12 +13,15 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/memory"
 
 	"tether.dev/tether/api/v1alpha1"
@@ -242,7 +245,7 @@ func (s *Source) openCache(e *repoEntry, url string) (*git.Repository, error) {
 	}
 	dir := s.cacheDir(url)
 	remoteURL, _ := splitCredentials(url)
-	repo, err := git.PlainOpen(dir)
+	repo, err := openRepository(dir)
 	if err == nil && refsIntact(repo) {
 		if remote, rerr := repo.Remote(remoteName); rerr == nil && len(remote.Config().URLs) == 1 && remote.Config().URLs[0] == remoteURL {
 			e.repo = repo
@@ -252,7 +255,7 @@ func (s *Source) openCache(e *repoEntry, url string) (*git.Repository, error) {
 	if err := s.discardCache(e, url); err != nil {
 		return nil, err
 	}
-	repo, err = git.PlainInit(dir, true)
+	repo, err = git.Init(repositoryStorage(dir), nil)
 	if err != nil {
 		return nil, fmt.Errorf("creating cache %s: %w", dir, err)
 	}
@@ -261,6 +264,29 @@ func (s *Source) openCache(e *repoEntry, url string) (*git.Repository, error) {
 	}
 	e.repo = repo
 	return repo, nil
+}
+
+// Bounds on the memory one open repository holds. go-git's defaults keep up to
+// 96 MiB of decoded objects per repository and read objects of any size whole;
+// with one repository per URL, that grows with the number of URLs.
+const (
+	repoObjectCache      = 4 << 20
+	repoLargeObjectBytes = 1 << 20 // larger objects are streamed from the pack
+)
+
+// repositoryStorage is the storage of the bare repository at dir, with bounded
+// memory.
+func repositoryStorage(dir string) *filesystem.Storage {
+	return filesystem.NewStorageWithOptions(osfs.New(dir), cache.NewObjectLRU(repoObjectCache),
+		filesystem.Options{LargeObjectThreshold: repoLargeObjectBytes})
+}
+
+// openRepository opens the bare repository at dir, which must exist.
+func openRepository(dir string) (*git.Repository, error) {
+	if _, err := os.Stat(dir); err != nil {
+		return nil, err
+	}
+	return git.Open(repositoryStorage(dir), nil)
 }
 
 // cacheDir is where the bare repository caching url lives.
