@@ -81,6 +81,8 @@ type remote struct {
 	key string
 	// hostKey records what the SSH host key check decided; nil over HTTP.
 	hostKey *hostKeyCheck
+	// host is "host:port" of the endpoint; "" for a local repository.
+	host string
 }
 
 // newRemote works out how to reach rawURL with auth. Credentials written into an
@@ -93,6 +95,9 @@ func (s *Source) newRemote(rawURL string, auth Auth) (*remote, error) {
 	ep, err := transport.NewEndpoint(url)
 	if err != nil {
 		return nil, fmt.Errorf("parsing URL %s: %w", RedactURL(url), err)
+	}
+	if ep.Protocol != "file" {
+		r.host = net.JoinHostPort(ep.Host, strconv.Itoa(ep.Port))
 	}
 	switch ep.Protocol {
 	case "ssh":

@@ -106,6 +106,10 @@ const (
 	// ReasonHostKeyMismatch: the SSH host presented a key that known_hosts does not
 	// list for it: a changed host key, or someone in the middle.
 	ReasonHostKeyMismatch = "HostKeyMismatch"
+	// ReasonHostBusy: the host already has as many fetches running as the agent
+	// allows at once (a slow host); the caller retries shortly. Not a failure of
+	// the Sync.
+	ReasonHostBusy = "HostBusy"
 	// ReasonCertificateUntrusted: the HTTPS certificate is not signed by a trusted
 	// authority (see the caFile key).
 	ReasonCertificateUntrusted = "CertificateUntrusted"

@@ -1,6 +1,7 @@
 package source
 
 import (
+	"context"
 	"fmt"
 	"os"
 	gosync "sync"
@@ -39,6 +40,14 @@ type Options struct {
 	// Timeout bounds one Fetch, so that a host that accepts a connection and then
 	// says nothing cannot hold a worker forever.
 	Timeout time.Duration
+	// MaxFetchesPerHost bounds the network conversations (ref listings, fetches)
+	// with one git host at once, so that a host that accepts connections and
+	// then says nothing holds at most this many workers; more callers get
+	// ReasonHostBusy at once. Keep it below the number of workers.
+	MaxFetchesPerHost int
+	// HostFailureMemory is how long a host that could not be reached is not asked
+	// again: Fetches of its repositories fail at once with its last failure.
+	HostFailureMemory time.Duration
 	// AllowFileURLs lets Syncs name file:// repositories. A file:// URL reads the
 	// agent's own file system, so it is refused unless the agent allows it (for
 	// demos and tests).
@@ -59,6 +68,8 @@ func DefaultOptions() Options {
 		RenderCacheBytes:     32 << 20,
 		MaxConcurrentRenders: 2,
 		Timeout:              5 * time.Minute,
+		MaxFetchesPerHost:    2,
+		HostFailureMemory:    30 * time.Second,
 	}
 }
 
@@ -112,6 +123,7 @@ type Source struct {
 	mu    gosync.Mutex
 	repos map[string]*repoEntry // by URL
 
+	hosts   *hostGate
 	renders *renderCache
 	// rendering holds a token per render running.
 	rendering chan struct{}
@@ -119,6 +131,10 @@ type Source struct {
 }
 
 type repoEntry struct {
+	// network is held by the one network conversation with the URL at a time.
+	network chan struct{}
+	// mu guards the fields below and the cache on disk; it is held during network
+	// I/O only while a pack is being written into the cache.
 	mu   gosync.Mutex
 	repo *git.Repository
 	// resolved remembers, by credentials and ref, the commit the remote last named
@@ -169,17 +185,41 @@ func New(opts Options) (*Source, error) {
 	if opts.RenderCacheBytes <= 0 {
 		opts.RenderCacheBytes = defaults.RenderCacheBytes
 	}
+	if opts.MaxFetchesPerHost <= 0 {
+		opts.MaxFetchesPerHost = defaults.MaxFetchesPerHost
+	}
+	if opts.HostFailureMemory <= 0 {
+		opts.HostFailureMemory = defaults.HostFailureMemory
+	}
 	if opts.MaxConcurrentRenders <= 0 {
 		opts.MaxConcurrentRenders = defaults.MaxConcurrentRenders
 	}
 	return &Source{
 		opts:      opts,
 		repos:     map[string]*repoEntry{},
+		hosts:     newHostGate(opts.MaxFetchesPerHost, opts.HostFailureMemory),
 		renders:   newRenderCache(opts.RenderCacheBytes),
 		rendering: make(chan struct{}, opts.MaxConcurrentRenders),
 		now:       time.Now,
 	}, nil
 }
+
+// lockNetwork waits at most wait for the URL's network conversation to be free,
+// and takes it.
+func (e *repoEntry) lockNetwork(ctx context.Context, wait time.Duration) bool {
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case e.network <- struct{}{}:
+		return true
+	case <-t.C:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (e *repoEntry) unlockNetwork() { <-e.network }
 
 // entry returns the lockable cache entry of one URL.
 func (s *Source) entry(url string) *repoEntry {
@@ -187,7 +227,7 @@ func (s *Source) entry(url string) *repoEntry {
 	defer s.mu.Unlock()
 	e, ok := s.repos[url]
 	if !ok {
-		e = &repoEntry{resolved: map[string]resolution{}}
+		e = &repoEntry{network: make(chan struct{}, 1), resolved: map[string]resolution{}}
 		s.repos[url] = e
 	}
 	return e

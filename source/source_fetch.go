@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
@@ -34,6 +35,15 @@ const remoteName = "origin"
 // the commit is not cached yet, so polling an unchanged repository costs one request.
 // A resolution is shared, within req.MaxAge, only with callers that hold the same
 // credentials: one without access never rides on a resolution made by one with it.
+//
+// A slow or dead host costs its neighbours little: at most
+// Options.MaxFetchesPerHost network conversations with one host run at once (a
+// caller over that gets ReasonHostBusy at once, without waiting), one URL has one
+// conversation at a time (another caller waits for it briefly, then is busy too),
+// and a host that could not be reached is not asked again for
+// Options.HostFailureMemory: callers get its last failure at once. No lock that
+// rendering or other URLs need is held while waiting for the network, except
+// that a pack being written into a URL's cache keeps renders of that URL waiting.
 func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
 	ref := req.Ref
 	if ref == (v1alpha1.GitRef{}) {
@@ -54,38 +64,84 @@ func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
 	if err != nil {
 		return fail("", err)
 	}
+	e := s.entry(req.URL)
+	key := r.key + "\x00" + refKey(ref)
+	res, ok, err := s.cached(e, req, key)
+	if err != nil {
+		return fail(ReasonCacheUnreadable, err)
+	}
+	if ok {
+		return res.revision(rev), nil
+	}
+
+	release, reason, err := s.hosts.enter(r.host, s.now())
+	if err != nil {
+		return fail(reason, err)
+	}
+	defer release()
+	if !e.lockNetwork(ctx, shareWait) {
+		return fail(ReasonHostBusy, fmt.Errorf("another fetch of this repository has been running for over %s", shareWait))
+	}
+	defer e.unlockNetwork()
+	// Another caller may have asked while this one waited.
+	if res, ok, err = s.cached(e, req, key); err != nil {
+		return fail(ReasonCacheUnreadable, err)
+	} else if ok {
+		return res.revision(rev), nil
+	}
+
+	callerCtx := ctx
 	if s.opts.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.opts.Timeout)
 		defer cancel()
 	}
+	asked := s.now()
+	res, reason, err = s.resolve(ctx, e, req.URL, r, ref)
+	if err != nil {
+		if reason == "" {
+			reason = r.reason(err)
+		}
+		if reason == ReasonHostUnreachable && callerCtx.Err() == nil {
+			s.hosts.failed(r.host, s.now(), err)
+		}
+		return fail(reason, err)
+	}
+	s.hosts.answered(r.host)
+	e.mu.Lock()
+	res.at = asked
+	e.resolved[key] = res
+	e.mu.Unlock()
+	return res.revision(rev), nil
+}
 
-	e := s.entry(req.URL)
+// shareWait is how long a Fetch waits for another one of the same repository to
+// finish before it reports the host busy.
+const shareWait = time.Second
+
+// cached returns the resolution of key if it is younger than req.MaxAge and its
+// commit is in the cache.
+func (s *Source) cached(e *repoEntry, req Request, key string) (resolution, bool, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	repo, err := s.openCache(e, req.URL)
 	if err != nil {
-		return fail(ReasonCacheUnreadable, err)
+		return resolution{}, false, err
 	}
-	key := r.key + "\x00" + refKey(ref)
-	if res, ok := e.resolved[key]; ok && req.MaxAge > 0 && s.now().Sub(res.at) < req.MaxAge && hasCommit(repo, res.commit) {
-		return res.revision(rev), nil
+	res, ok := e.resolved[key]
+	if ok && req.MaxAge > 0 && s.now().Sub(res.at) < req.MaxAge && hasCommit(repo, res.commit) {
+		return res, true, nil
 	}
-	asked := s.now()
-	res, reason, err := s.resolve(ctx, e, req.URL, repo, r, ref)
-	if err != nil {
-		return fail(reason, err)
-	}
-	res.at = asked
-	e.resolved[key] = res
-	return res.revision(rev), nil
+	return resolution{}, false, nil
 }
 
 // resolve asks the remote what ref names and makes sure the commit is cached. On
-// error it returns the reason, or "" for the caller to class the error.
-func (s *Source) resolve(ctx context.Context, e *repoEntry, url string, repo *git.Repository, r *remote, ref v1alpha1.GitRef) (resolution, string, error) {
+// error it returns the reason, or "" for the caller to class the error. The ref
+// listing runs without the entry's lock; fetching a pack holds it, since it
+// writes the cache that rendering reads.
+func (s *Source) resolve(ctx context.Context, e *repoEntry, url string, r *remote, ref v1alpha1.GitRef) (resolution, string, error) {
 	if ref.Commit != "" {
-		return s.resolveCommit(ctx, repo, r, ref.Commit)
+		return s.resolveCommit(ctx, e, url, r, ref.Commit)
 	}
 	refs, err := listRefs(ctx, r)
 	if err != nil {
@@ -94,6 +150,12 @@ func (s *Source) resolve(ctx context.Context, e *repoEntry, url string, repo *gi
 	res, name, reason, err := pick(refs, ref)
 	if err != nil {
 		return resolution{}, reason, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	repo, err := s.openCache(e, url)
+	if err != nil {
+		return resolution{}, ReasonCacheUnreadable, err
 	}
 	if hasCommit(repo, res.commit) {
 		return res, "", nil
@@ -116,9 +178,18 @@ func (s *Source) resolve(ctx context.Context, e *repoEntry, url string, repo *gi
 // resolveCommit makes sure a pinned commit is cached. A commit cached already is
 // still only returned after the remote has answered these credentials: the cache
 // is shared by everyone who names the URL.
-func (s *Source) resolveCommit(ctx context.Context, repo *git.Repository, r *remote, commit string) (resolution, string, error) {
+func (s *Source) resolveCommit(ctx context.Context, e *repoEntry, url string, r *remote, commit string) (resolution, string, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	repo, err := s.openCache(e, url)
+	if err != nil {
+		return resolution{}, ReasonCacheUnreadable, err
+	}
 	if hasCommit(repo, commit) {
-		if _, err := listRefs(ctx, r); err != nil {
+		e.mu.Unlock() // the listing only checks access
+		_, err := listRefs(ctx, r)
+		e.mu.Lock()
+		if err != nil {
 			return resolution{}, "", err
 		}
 	} else if err := fetch(ctx, repo, r, "+refs/heads/*:refs/heads/*"); err != nil {
