@@ -2,8 +2,6 @@ package source_test
 
 import (
 	"fmt"
-	"net"
-	gosync "sync"
 	"testing"
 	"time"
 
@@ -11,41 +9,9 @@ import (
 	"tether.dev/tether/test/gitserver"
 )
 
-// silentHost accepts connections and never says a word, like a git host whose
-// backend hangs. It closes them when the test ends.
-func silentHost(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu gosync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		l.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return l.Addr().String()
-}
-
 func TestASilentHostHoldsFewCallersAndFailsTheRestAtOnce(t *testing.T) {
 	const timeout = 3 * time.Second
-	silent := silentHost(t)
+	silent := gitserver.StartSilent(t)
 	healthy := gitserver.Start(t, gitserver.Options{}).CreateRepo(t, "healthy")
 	healthy.Commit(t, map[string]string{"cm.yaml": configMap("web", "hello")}, "add web")
 	src := newSource(t, source.Options{Timeout: timeout, MaxFetchesPerHost: 2, HostFailureMemory: time.Minute})

@@ -85,7 +85,7 @@ func startAgent(tb testing.TB, tenancy ...tethersync.TenancyOptions) *agent {
 	must(tb, err)
 	a.c, err = client.New(cfg, client.Options{Scheme: scheme})
 	must(tb, err)
-	a.src, err = source.New(source.Options{CacheDir: tb.TempDir()})
+	a.src, err = source.New(source.Options{CacheDir: tb.TempDir(), AllowFileURLs: true})
 	must(tb, err)
 
 	a.watcher = tethersync.NewWatcher(mgr.GetCache())
@@ -114,6 +114,7 @@ func startAgent(tb testing.TB, tenancy ...tethersync.TenancyOptions) *agent {
 	}
 	opts := tethersync.DefaultOptions()
 	opts.SkipNameValidation = true
+	opts.MinInterval = time.Second // tests poll every few seconds
 	must(tb, a.r.SetupWithManager(mgr, opts))
 
 	ctx, cancel := context.WithCancel(context.WithoutCancel(tb.Context()))

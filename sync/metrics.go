@@ -31,6 +31,10 @@ type Metrics struct {
 	// infoLabels remembers each Sync's current tether_sync_info series, so the old
 	// one is deleted when the combination changes: exactly one series is 1 per Sync.
 	infoLabels map[string]prometheus.Labels
+	// fetchURL remembers the (redacted) URL each Sync last fetched, so that the
+	// series of a URL are deleted when no Sync fetches it any more: the url label
+	// cannot grow without bound as Syncs come, go and change repositories.
+	fetchURL map[string]string
 }
 
 // NewMetrics creates the metrics and registers them with reg.
@@ -79,6 +83,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "1 when the Sync is suspended (spec.suspend), 0 otherwise.",
 		}, []string{"namespace", "name"}),
 		infoLabels: map[string]prometheus.Labels{},
+		fetchURL:   map[string]string{},
 	}
 	reg.MustRegister(m.info, m.ready, m.duration, m.lastSync, m.applied, m.fetchDuration, m.fetchErrors, m.drift, m.fights, m.suspended)
 	return m
@@ -89,14 +94,41 @@ func (m *Metrics) ObserveReconcile(obj *v1alpha1.Sync, d time.Duration) {
 	m.duration.WithLabelValues(obj.Namespace, obj.Name).Observe(d.Seconds())
 }
 
-// ObserveFetch records one git fetch. URLs lose any credentials before they
-// become label values.
-func (m *Metrics) ObserveFetch(url string, d time.Duration, err error) {
-	url = source.RedactURL(url)
+// ObserveFetch records one git fetch of obj's repository. URLs lose any
+// credentials before they become label values.
+func (m *Metrics) ObserveFetch(obj *v1alpha1.Sync, d time.Duration, err error) {
+	url := source.RedactURL(obj.Spec.Source.URL)
+	m.useURL(obj.Namespace+"/"+obj.Name, url)
 	m.fetchDuration.WithLabelValues(url).Observe(d.Seconds())
 	if err != nil {
 		m.fetchErrors.WithLabelValues(url).Inc()
 	}
+}
+
+// useURL records that the Sync key fetches url ("" for none), and deletes the
+// series of the URL it fetched before if no other Sync fetches that one.
+func (m *Metrics) useURL(key, url string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old, ok := m.fetchURL[key]
+	if ok && old == url {
+		return
+	}
+	if url == "" {
+		delete(m.fetchURL, key)
+	} else {
+		m.fetchURL[key] = url
+	}
+	if !ok || old == "" {
+		return
+	}
+	for _, u := range m.fetchURL {
+		if u == old {
+			return
+		}
+	}
+	m.fetchDuration.DeleteLabelValues(old)
+	m.fetchErrors.DeleteLabelValues(old)
 }
 
 // CountChanges counts what an apply did to each object.
@@ -152,6 +184,7 @@ func (m *Metrics) Forget(namespace, name string) {
 	m.mu.Lock()
 	delete(m.infoLabels, namespace+"/"+name)
 	m.mu.Unlock()
+	m.useURL(namespace+"/"+name, "")
 }
 
 func equalLabels(a, b prometheus.Labels) bool {

@@ -95,6 +95,8 @@ type Reconciler struct {
 	// for (by name, the UID searched as value), so that a Sync that keeps failing
 	// before its first apply does not list every kind each time.
 	searched gosync.Map
+	// minInterval is Options.MinInterval.
+	minInterval time.Duration
 	// now is the clock; tests may replace it.
 	now func() time.Time
 }
@@ -108,11 +110,25 @@ type Options struct {
 	// SkipNameValidation lets several managers in one process (tests, benchmarks)
 	// each run a controller of the same name.
 	SkipNameValidation bool
+	// MinInterval is the shortest interval a Sync polls at, whatever its
+	// spec.source.interval says ("1ms" would be a hot loop of ref listings
+	// against a shared git host), on the Stalled path too. Zero sets no minimum.
+	MinInterval time.Duration
 }
 
 // DefaultOptions returns the controller options Tether runs with.
 func DefaultOptions() Options {
-	return Options{Concurrency: 4, MinBackoff: 50 * time.Millisecond, MaxBackoff: 15 * time.Minute}
+	return Options{Concurrency: 4, MinBackoff: 50 * time.Millisecond, MaxBackoff: 15 * time.Minute, MinInterval: 10 * time.Second}
+}
+
+// hostBusyRequeue is how soon a Sync whose git host is busy with other fetches
+// (a slow host) tries again.
+const hostBusyRequeue = 5 * time.Second
+
+// interval is how often obj polls: its spec.source.interval, but no less than the
+// agent's minimum.
+func (r *Reconciler) interval(obj *v1alpha1.Sync) time.Duration {
+	return max(obj.Spec.Source.IntervalOrDefault(), r.minInterval)
 }
 
 // SetupWithManager registers the reconciler with mgr. Only spec changes (generation)
@@ -121,6 +137,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	if r.now == nil {
 		r.now = time.Now
 	}
+	r.minInterval = opts.MinInterval
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Sync{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WithOptions(controller.Options{
@@ -175,7 +192,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		st.suspended()
 		return ctrl.Result{}, nil
 	}
-	interval := obj.Spec.Source.IntervalOrDefault()
+	interval := r.interval(obj)
 	id, err := r.identity(ctx, obj)
 	if err != nil {
 		return r.onError(st, interval, err)
@@ -228,7 +245,7 @@ func (r *Reconciler) fetchAndRender(ctx context.Context, obj *v1alpha1.Sync, id 
 		return nil, err
 	}
 	rev, err := r.Source.Fetch(ctx, req)
-	r.Metrics.ObserveFetch(obj.Spec.Source.URL, r.now().Sub(fetchStart), err)
+	r.Metrics.ObserveFetch(obj, r.now().Sub(fetchStart), err)
 	if err != nil {
 		return nil, err
 	}
@@ -333,6 +350,9 @@ func (r *Reconciler) onError(st *statusBuilder, interval time.Duration, err erro
 	case errors.As(err, &refused):
 		st.stalled(refused.Reason, err)
 		return ctrl.Result{RequeueAfter: interval}, nil
+	case errors.As(err, &fe) && fe.Reason == source.ReasonHostBusy:
+		// Waiting on a slow host: not a failure of this Sync.
+		return ctrl.Result{RequeueAfter: jitter(hostBusyRequeue)}, nil
 	case errors.As(err, &fe) && (fe.Reason == source.ReasonInvalidSemVer || fe.Reason == source.ReasonUnsupportedURL || fe.Reason == v1alpha1.ReasonForbidden):
 		// The Sync itself is wrong: retrying cannot help until it changes.
 		st.sourceFailed(fe.Reason, err)

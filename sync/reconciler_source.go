@@ -53,7 +53,7 @@ const (
 // its secretRef names, and how old a shared resolution may be.
 func (r *Reconciler) sourceRequest(ctx context.Context, obj *v1alpha1.Sync, id Identity) (source.Request, error) {
 	spec := obj.Spec.Source
-	req := source.Request{URL: spec.URL, Ref: spec.Ref, MaxAge: maxAge(spec.IntervalOrDefault())}
+	req := source.Request{URL: spec.URL, Ref: spec.Ref, MaxAge: maxAge(r.interval(obj))}
 	if spec.SecretRef == nil {
 		return req, nil
 	}
