@@ -50,7 +50,10 @@ type controllerFlags struct {
 	defaultServiceAccount string
 	allowCrossNamespace   bool
 	watchNamespaces       []string
-	zap                   zap.Options
+	minInterval           time.Duration
+	// source holds the limits on git and rendering.
+	source source.Options
+	zap    zap.Options
 }
 
 func parseControllerFlags(args []string, stderr io.Writer) (*controllerFlags, error) {
@@ -86,6 +89,8 @@ func parseControllerFlags(args []string, stderr io.Writer) (*controllerFlags, er
 		}
 		return nil
 	})
+	bindSourceFlags(fs, &f.source)
+	fs.DurationVar(&f.minInterval, "min-interval", tethersync.DefaultOptions().MinInterval, "Shortest interval a Sync polls its repository at, whatever its spec.source.interval says.")
 	f.zap.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -94,6 +99,22 @@ func parseControllerFlags(args []string, stderr io.Writer) (*controllerFlags, er
 		return nil, fmt.Errorf("%w: unexpected arguments %v", errUsage, fs.Args())
 	}
 	return f, nil
+}
+
+// bindSourceFlags binds the limits on git and rendering, with defaults that fit
+// the 512 MiB the shipped Deployment allows.
+func bindSourceFlags(fs *flag.FlagSet, o *source.Options) {
+	d := source.DefaultOptions()
+	fs.BoolVar(&o.AllowFileURLs, "allow-file-urls", false, "Let Syncs name file:// repositories, which read the agent's own file system (demos and tests only).")
+	fs.Int64Var(&o.MaxFileSize, "max-file-bytes", d.MaxFileSize, "Largest file of a repository that rendering reads.")
+	fs.Int64Var(&o.MaxTreeSize, "max-render-read-bytes", d.MaxTreeSize, "Most bytes of files one render reads (the Sync's path and the kustomization roots it reaches).")
+	fs.Int64Var(&o.MaxRenderedBytes, "max-rendered-bytes", d.MaxRenderedBytes, "Most bytes (as JSON) the objects of one render may take, YAML aliases expanded.")
+	fs.IntVar(&o.MaxObjects, "max-rendered-objects", d.MaxObjects, "Most objects one render may produce.")
+	fs.Int64Var(&o.RenderCacheBytes, "render-cache-bytes", d.RenderCacheBytes, "Memory (as JSON) kept for rendered revisions, least recently used first out.")
+	fs.IntVar(&o.MaxConcurrentRenders, "max-concurrent-renders", d.MaxConcurrentRenders, "Renders that may run at once, whatever --concurrency.")
+	fs.DurationVar(&o.Timeout, "git-timeout", d.Timeout, "Longest one git fetch may take.")
+	fs.IntVar(&o.MaxFetchesPerHost, "max-fetches-per-host", d.MaxFetchesPerHost, "Git conversations with one host at once; keep it below --concurrency so that a silent host cannot hold every worker.")
+	fs.DurationVar(&o.HostFailureMemory, "host-failure-memory", d.HostFailureMemory, "How long a git host that could not be reached is not asked again (its Syncs fail at once meanwhile).")
 }
 
 func defaultCacheDir() string {
@@ -219,7 +240,7 @@ func impersonator(cfg *rest.Config, mgr ctrl.Manager, live apply.LiveVersions, d
 
 // setupReconciler builds the Sync reconciler from its concrete parts.
 func setupReconciler(mgr ctrl.Manager, cfg *rest.Config, f *controllerFlags) error {
-	opts := source.DefaultOptions()
+	opts := f.source
 	opts.CacheDir = f.cacheDir
 	src, err := source.New(opts)
 	if err != nil {
@@ -266,6 +287,7 @@ func setupReconciler(mgr ctrl.Manager, cfg *rest.Config, f *controllerFlags) err
 	r.Apply.NeverTakeOver = f.neverTakeOver
 	syncOpts := tethersync.DefaultOptions()
 	syncOpts.Concurrency = f.concurrency
+	syncOpts.MinInterval = f.minInterval
 	return r.SetupWithManager(mgr, syncOpts)
 }
 

@@ -4,6 +4,7 @@ import (
 	"io"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -49,4 +50,29 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+func TestLimitFlagsDefaultToWhatFitsTheShippedMemoryLimit(t *testing.T) {
+	f, err := parseControllerFlags(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.source.AllowFileURLs {
+		t.Error("file:// URLs are allowed by default; want them refused unless --allow-file-urls")
+	}
+	if f.minInterval != 10*time.Second {
+		t.Errorf("--min-interval defaults to %s, want 10s", f.minInterval)
+	}
+	// Two renders at their peak and the render cache stay well under 512 MiB.
+	if peak := int64(f.source.MaxConcurrentRenders)*(f.source.MaxTreeSize+4*f.source.MaxRenderedBytes) + 3*f.source.RenderCacheBytes; peak > 384<<20 {
+		t.Errorf("render limits allow about %d MiB at their peak; want them to fit a 512 MiB agent", peak>>20)
+	}
+
+	f, err = parseControllerFlags([]string{"--allow-file-urls", "--min-interval=1s", "--max-fetches-per-host=3"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.source.AllowFileURLs || f.minInterval != time.Second || f.source.MaxFetchesPerHost != 3 {
+		t.Errorf("flags parsed to allowFileURLs=%t minInterval=%s maxFetchesPerHost=%d", f.source.AllowFileURLs, f.minInterval, f.source.MaxFetchesPerHost)
+	}
 }

@@ -202,6 +202,8 @@ func (d *demo) startAgent() error {
 		"--metrics-bind-address", "127.0.0.1:0",
 		"--health-probe-bind-address", "127.0.0.1:0",
 		"--webhook-bind-address", "0",
+		// The demo's repository is a local file:// one, polled every 5s.
+		"--allow-file-urls", "--min-interval", "1s",
 		"--cache-dir", filepath.Join(d.root, "cache"))
 	d.agent.Stdout, d.agent.Stderr = log, log
 	return d.agent.Start()

@@ -88,6 +88,8 @@ func startAgentWith(t *testing.T, kubeconfig string, flags ...string) *agent {
 		"--webhook-bind-address", a.webhookAddr,
 		"--webhook-secrets-dir", secrets,
 		"--cache-dir", t.TempDir(),
+		// The tests' Syncs poll every two seconds.
+		"--min-interval", "1s",
 		"--zap-log-level", "debug",
 	}, flags...)...)
 	out := a.log
