@@ -209,10 +209,25 @@ func toObject(doc map[string]any, budget *byteBudget) (*unstructured.Unstructure
 	if err := obj.UnmarshalJSON(data); err != nil {
 		return nil, err
 	}
-	if obj.GetName() == "" && obj.GetGenerateName() == "" && !obj.IsList() {
-		return nil, fmt.Errorf("%s has no metadata.name", kind)
+	if !obj.IsList() {
+		if err := checkName(obj); err != nil {
+			return nil, err
+		}
 	}
 	return obj, nil
+}
+
+// checkName refuses an object without a name. One with only generateName would
+// be created anew by every apply (server-side apply needs a name), an endless
+// retry instead of a clear error.
+func checkName(obj *unstructured.Unstructured) error {
+	switch {
+	case obj.GetName() != "":
+		return nil
+	case obj.GetGenerateName() != "":
+		return fmt.Errorf("%s has only metadata.generateName %q: Tether applies objects by name, so give it a metadata.name", obj.GetKind(), obj.GetGenerateName())
+	}
+	return fmt.Errorf("%s has no metadata.name", obj.GetKind())
 }
 
 func expandList(list *unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
@@ -224,6 +239,9 @@ func expandList(list *unstructured.Unstructured) ([]*unstructured.Unstructured, 
 	for i := range l.Items {
 		if l.Items[i].GetAPIVersion() == "" || l.Items[i].GetKind() == "" {
 			return nil, fmt.Errorf("list item %d: not a Kubernetes object: apiVersion and kind are required", i+1)
+		}
+		if err := checkName(&l.Items[i]); err != nil {
+			return nil, fmt.Errorf("list item %d: %w", i+1, err)
 		}
 		out = append(out, &l.Items[i])
 	}
