@@ -89,9 +89,12 @@ type remote struct {
 // http(s) URL are taken out of it; the Secret's, when given, win over them.
 func (s *Source) newRemote(rawURL string, auth Auth) (*remote, error) {
 	url, urlAuth := splitCredentials(rawURL)
-	// Credentials written into the URL need no key: the URL, whole, keys the cache
-	// entry already.
 	r := &remote{url: url, auth: urlAuth, caBundle: auth.CAFile, key: auth.key()}
+	// Every spelling of a URL shares one cache entry, credentials written into it
+	// or not: those credentials key resolutions too.
+	if basic, ok := urlAuth.(*githttp.BasicAuth); ok {
+		r.key += "+url:" + Auth{Username: basic.Username, Password: basic.Password}.key()
+	}
 	ep, err := transport.NewEndpoint(url)
 	if err != nil {
 		return nil, fmt.Errorf("parsing URL %s: %w", RedactURL(url), err)

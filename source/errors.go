@@ -106,6 +106,10 @@ const (
 	// ReasonHostKeyMismatch: the SSH host presented a key that known_hosts does not
 	// list for it: a changed host key, or someone in the middle.
 	ReasonHostKeyMismatch = "HostKeyMismatch"
+	// ReasonCacheFull: the git cache is over the agent's size cap
+	// (--max-git-cache-bytes); the commit is fetched once repositories no Sync
+	// uses have been removed, or the cap raised.
+	ReasonCacheFull = "CacheFull"
 	// ReasonHostBusy: the host already has as many fetches running as the agent
 	// allows at once (a slow host); the caller retries shortly. Not a failure of
 	// the Sync.

@@ -48,6 +48,13 @@ type Options struct {
 	// HostFailureMemory is how long a host that could not be reached is not asked
 	// again: Fetches of its repositories fail at once with its last failure.
 	HostFailureMemory time.Duration
+	// MaxCacheBytes caps the disk the git cache takes. A Fetch that needs a commit
+	// the cache lacks while the cache is over the cap fails with ReasonCacheFull;
+	// nothing is evicted to make room. 0 means no cap.
+	MaxCacheBytes int64
+	// CacheIdle is how long a cached repository that no Fetch or Render asked for
+	// is kept; then it is removed from memory and disk.
+	CacheIdle time.Duration
 	// AllowFileURLs lets Syncs name file:// repositories. A file:// URL reads the
 	// agent's own file system, so it is refused unless the agent allows it (for
 	// demos and tests).
@@ -70,6 +77,8 @@ func DefaultOptions() Options {
 		Timeout:              5 * time.Minute,
 		MaxFetchesPerHost:    2,
 		HostFailureMemory:    30 * time.Second,
+		MaxCacheBytes:        768 << 20,
+		CacheIdle:            time.Hour,
 	}
 }
 
@@ -121,7 +130,9 @@ type Source struct {
 	opts Options
 
 	mu    gosync.Mutex
-	repos map[string]*repoEntry // by URL
+	repos map[string]*repoEntry // by cacheKey of the URL
+	// swept is when idle repositories were last looked for.
+	swept time.Time
 
 	hosts   *hostGate
 	renders *renderCache
@@ -140,6 +151,9 @@ type repoEntry struct {
 	// resolved remembers, by credentials and ref, the commit the remote last named
 	// and when.
 	resolved map[string]resolution
+	// used is when a Fetch or Render last asked for the entry; guarded by
+	// Source.mu.
+	used time.Time
 }
 
 type resolution struct {
@@ -191,6 +205,9 @@ func New(opts Options) (*Source, error) {
 	if opts.HostFailureMemory <= 0 {
 		opts.HostFailureMemory = defaults.HostFailureMemory
 	}
+	if opts.CacheIdle <= 0 {
+		opts.CacheIdle = defaults.CacheIdle
+	}
 	if opts.MaxConcurrentRenders <= 0 {
 		opts.MaxConcurrentRenders = defaults.MaxConcurrentRenders
 	}
@@ -221,14 +238,17 @@ func (e *repoEntry) lockNetwork(ctx context.Context, wait time.Duration) bool {
 
 func (e *repoEntry) unlockNetwork() { <-e.network }
 
-// entry returns the lockable cache entry of one URL.
+// entry returns the lockable cache entry of one URL, shared by every spelling of
+// it that cacheKey deems the same, and marks it used.
 func (s *Source) entry(url string) *repoEntry {
+	key := cacheKey(url)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, ok := s.repos[url]
+	e, ok := s.repos[key]
 	if !ok {
 		e = &repoEntry{network: make(chan struct{}, 1), resolved: map[string]resolution{}}
-		s.repos[url] = e
+		s.repos[key] = e
 	}
+	e.used = s.now()
 	return e
 }

@@ -64,6 +64,7 @@ func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
 	if err != nil {
 		return fail("", err)
 	}
+	s.sweep()
 	e := s.entry(req.URL)
 	key := r.key + "\x00" + refKey(ref)
 	res, ok, err := s.cached(e, req, key)
@@ -160,6 +161,9 @@ func (s *Source) resolve(ctx context.Context, e *repoEntry, url string, r *remot
 	if hasCommit(repo, res.commit) {
 		return res, "", nil
 	}
+	if err := s.checkCacheRoom(); err != nil {
+		return resolution{}, ReasonCacheFull, err
+	}
 	if err := fetch(ctx, repo, r, fmt.Sprintf("+%s:%s", name, name)); err != nil {
 		return resolution{}, "", err
 	}
@@ -192,6 +196,8 @@ func (s *Source) resolveCommit(ctx context.Context, e *repoEntry, url string, r 
 		if err != nil {
 			return resolution{}, "", err
 		}
+	} else if err := s.checkCacheRoom(); err != nil {
+		return resolution{}, ReasonCacheFull, err
 	} else if err := fetch(ctx, repo, r, "+refs/heads/*:refs/heads/*"); err != nil {
 		return resolution{}, "", err
 	}
@@ -287,8 +293,11 @@ func listRefs(ctx context.Context, r *remote) ([]*plumbing.Reference, error) {
 	return refs, nil
 }
 
+// fetch fetches refspec into repo from r's URL: the caller's spelling of the URL,
+// with the caller's credentials, whatever spelling created the cache.
 func fetch(ctx context.Context, repo *git.Repository, r *remote, refspec string) error {
-	err := repo.FetchContext(ctx, &git.FetchOptions{
+	rem := git.NewRemote(repo.Storer, &config.RemoteConfig{Name: remoteName, URLs: []string{r.url}})
+	err := rem.FetchContext(ctx, &git.FetchOptions{
 		RemoteName: remoteName,
 		Auth:       r.auth,
 		CABundle:   r.caBundle,
@@ -318,7 +327,7 @@ func (s *Source) openCache(e *repoEntry, url string) (*git.Repository, error) {
 	remoteURL, _ := splitCredentials(url)
 	repo, err := openRepository(dir)
 	if err == nil && refsIntact(repo) {
-		if remote, rerr := repo.Remote(remoteName); rerr == nil && len(remote.Config().URLs) == 1 && remote.Config().URLs[0] == remoteURL {
+		if remote, rerr := repo.Remote(remoteName); rerr == nil && len(remote.Config().URLs) == 1 && cacheKey(remote.Config().URLs[0]) == cacheKey(url) {
 			e.repo = repo
 			return repo, nil
 		}
@@ -360,9 +369,10 @@ func openRepository(dir string) (*git.Repository, error) {
 	return git.Open(repositoryStorage(dir), nil)
 }
 
-// cacheDir is where the bare repository caching url lives.
+// cacheDir is where the bare repository caching url lives: one directory for
+// every spelling of the URL that cacheKey deems the same.
 func (s *Source) cacheDir(url string) string {
-	sum := sha256.Sum256([]byte(url))
+	sum := sha256.Sum256([]byte(cacheKey(url)))
 	return filepath.Join(s.opts.CacheDir, "git", hex.EncodeToString(sum[:12]))
 }
 
