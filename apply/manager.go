@@ -35,6 +35,9 @@ type ManagerOptions struct {
 	// object whose desired state and live resourceVersion are both unchanged since
 	// they were last verified to match: a converged resync then costs no requests.
 	LiveVersions LiveVersions
+	// VerifiedCacheBytes bounds the live objects kept for that (as JSON);
+	// 0 means DefaultVerifiedCacheBytes.
+	VerifiedCacheBytes int64
 	// Discovery, when set, lets FindOwned enumerate the kinds the cluster serves.
 	Discovery discovery.ServerResourcesInterface
 }
@@ -42,7 +45,7 @@ type ManagerOptions struct {
 // NewManager returns a Manager that reads and writes through c. c must read from the
 // API server, not from a cache, because comparisons need the current live object.
 func NewManager(c client.Client, opts ManagerOptions) *Manager {
-	return &Manager{client: c, mapper: c.RESTMapper(), live: opts.LiveVersions, discovery: opts.Discovery, verified: newVerifiedCache()}
+	return &Manager{client: c, mapper: c.RESTMapper(), live: opts.LiveVersions, discovery: opts.Discovery, verified: newVerifiedCache(opts.VerifiedCacheBytes)}
 }
 
 // Options control one ApplyAll call.

@@ -62,6 +62,7 @@ func (m *Manager) Prune(ctx context.Context, refs []ObjectRef, opts PruneOptions
 }
 
 func (m *Manager) pruneOne(ctx context.Context, ref ObjectRef, opts PruneOptions) Change {
+	defer m.verified.forget(ref) // whatever happens, it is no longer applied as verified
 	live, skip := m.owned(ctx, ref, opts)
 	if skip != nil {
 		return *skip

@@ -51,6 +51,7 @@ type controllerFlags struct {
 	allowCrossNamespace   bool
 	watchNamespaces       []string
 	minInterval           time.Duration
+	verifiedBytes         int64
 	// source holds the limits on git and rendering.
 	source source.Options
 	zap    zap.Options
@@ -90,6 +91,7 @@ func parseControllerFlags(args []string, stderr io.Writer) (*controllerFlags, er
 		return nil
 	})
 	bindSourceFlags(fs, &f.source)
+	fs.Int64Var(&f.verifiedBytes, "verified-cache-bytes", apply.DefaultVerifiedCacheBytes, "Memory (as JSON) kept of live objects verified to match git, which spares their dry-run at the next resync.")
 	fs.DurationVar(&f.minInterval, "min-interval", tethersync.DefaultOptions().MinInterval, "Shortest interval a Sync polls its repository at, whatever its spec.source.interval says.")
 	f.zap.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -263,7 +265,7 @@ func setupReconciler(mgr ctrl.Manager, cfg *rest.Config, f *controllerFlags) err
 	if err != nil {
 		return fmt.Errorf("creating discovery client: %w", err)
 	}
-	applier := apply.NewManager(applyClient, apply.ManagerOptions{LiveVersions: watcher, Discovery: disco})
+	applier := apply.NewManager(applyClient, apply.ManagerOptions{LiveVersions: watcher, Discovery: disco, VerifiedCacheBytes: f.verifiedBytes})
 	r := &tethersync.Reconciler{
 		Client:  mgr.GetClient(),
 		Source:  src,

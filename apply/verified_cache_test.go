@@ -1,0 +1,42 @@
+package apply
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+func TestVerifiedCacheIsBoundedInBytes(t *testing.T) {
+	live := func(name string) *unstructured.Unstructured {
+		o := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": name, "resourceVersion": "1"},
+			"data":     map[string]any{"k": strings.Repeat("x", 1000)},
+		}}
+		return o
+	}
+	ref := func(name string) ObjectRef { return ObjectRef{Version: "v1", Kind: "ConfigMap", Name: name} }
+	c := newVerifiedCache(2500) // two of these objects, not three
+	for _, name := range []string{"a", "b"} {
+		c.remember(ref(name), "h", live(name), nil)
+	}
+	c.lookup(ref("a"), "h", "1") // a is now the most recently used
+	c.remember(ref("c"), "h", live("c"), nil)
+
+	held := map[string]bool{}
+	for _, name := range []string{"a", "b", "c"} {
+		_, _, held[name] = c.lookup(ref(name), "h", "1")
+	}
+	if !held["a"] || held["b"] || !held["c"] {
+		t.Errorf("held %v; want a and c, the least recently used b dropped", held)
+	}
+	if c.bytes > c.maxBytes {
+		t.Errorf("holds %d bytes, over its bound of %d", c.bytes, c.maxBytes)
+	}
+	c.forget(ref("a"))
+	c.forget(ref("c"))
+	if len(c.entries) != 0 || c.bytes != 0 || c.order.Len() != 0 {
+		t.Errorf("after forgetting everything: %d entries, %d bytes, %d in order; want none", len(c.entries), c.bytes, c.order.Len())
+	}
+}
