@@ -11,7 +11,15 @@
 // Fetch is cheap when nothing changed: it lists the remote's refs (one request) and
 // fetches, one ref only, only a commit the cache lacks. A Request's MaxAge lets
 // callers that share a URL, a ref and credentials share one listing; a push
-// notification calls Refresh to end that sharing early. Refs are a branch, a tag,
+// notification calls Refresh to end that sharing early. One slow host cannot take
+// every caller: at most MaxFetchesPerHost conversations with a host run at once
+// (more callers get ReasonHostBusy at once), no lock that other URLs or rendering
+// need is held while waiting for a ref listing, and a host that could not be
+// reached is not asked again for HostFailureMemory. The on-disk cache holds one bare
+// repository per repository, whatever the spelling of its URL; repositories unused
+// for CacheIdle are removed, and over MaxCacheBytes a Fetch that needs a new commit
+// fails with ReasonCacheFull instead of evicting anything. file:// URLs are refused
+// unless AllowFileURLs. Refs are a branch, a tag,
 // a semver range (the newest tag that satisfies it) or a pinned commit. Credentials
 // (Auth) come from the caller, who reads them from Kubernetes; this package never
 // does. SSH host keys are always verified against the caller's known_hosts. Every
@@ -20,12 +28,21 @@
 // quotes a credential.
 //
 // Repository content is treated as hostile. Rendering never touches the host file
-// system: the commit's tree is copied, within size limits, into an in-memory file
-// system, so a path or symlink cannot reach anything outside the repository, and
-// kustomize runs in process with plugins, exec and container functions and Helm
-// off, the load restrictor on, and remote bases refused. YAML alias bombs and deep
-// nesting fail within fixed bounds, the rendered output is bounded in bytes and
-// objects, and a panic while rendering becomes an error.
+// system or the network: the files of the commit that the path needs (those below
+// it and below every kustomization root its kustomizations reach, within
+// MaxTreeSize) are copied into an in-memory file system, so a path or symlink
+// cannot reach anything outside the repository, and kustomize runs in process with
+// plugins, exec and container functions and Helm off, the load restrictor on. As
+// kustomize's loader would download any http(s) path and clone any git-shaped
+// base, and cannot be replaced, every kustomization and builtin plugin
+// configuration it could read is checked before it runs: a URL in any field fails
+// the render naming the file and the field (ErrRemoteReference). YAML is decoded
+// within a byte budget that counts what aliases expand to, so a large scalar under
+// many aliases is refused before anything large is built; deep nesting fails within
+// a fixed bound, the rendered output is bounded in bytes and objects, an object
+// with only generateName is refused, and a panic while rendering becomes an error.
+// At most MaxConcurrentRenders renders run at once, and results are cached in an
+// LRU bounded in bytes.
 //
 // The webhook receiver (NewWebhookHandler) authenticates GitHub, GitLab, Gitea and
 // generic push notifications, parses them into a Push (repository URLs normalised by

@@ -16,7 +16,9 @@
 // cannot be reached is asked again at the Sync's interval, so recovery never waits
 // out a long backoff; bad input in git (a broken manifest, an object the API server rejects)
 // sets Stalled and waits for the next interval or a new commit, with the last good
-// state left in the cluster. It is also the only package that logs, records events
+// state left in the cluster; a git host busy with other Syncs' fetches
+// (source.ReasonHostBusy) is waited on, requeued after a few seconds without an
+// error or a condition. It is also the only package that logs, records events
 // and exports metrics. It consumes source and apply through the small interfaces
 // declared in reconciler.go.
 //
@@ -25,8 +27,9 @@
 // SIGTERM, and rebuilt from the tether.dev/sync label when it is empty; see
 // docs/apply-transaction.md.
 //
-// What starts a reconcile: a change of the Sync's spec; its interval, jittered by
-// ±10% so that Syncs do not poll in lockstep (Syncs sharing a repository, ref and
+// What starts a reconcile: a change of the Sync's spec; its interval (no shorter
+// than Options.MinInterval, on the Stalled path too), jittered by ±10% so that
+// Syncs do not poll in lockstep (Syncs sharing a repository, ref and
 // credentials still share one ref listing per interval); a change of a managed
 // object (Watcher); and a push notification (Trigger), which refreshes the
 // repository and queues the Syncs that follow the pushed ref at once. Credentials
