@@ -316,6 +316,9 @@ func fetchAndRender(ctx context.Context, req source.Request, path string) ([]*un
 	defer os.RemoveAll(cacheDir)
 	opts := source.DefaultOptions()
 	opts.CacheDir = cacheDir
+	// The CLI runs as its user on their own machine: a file:// repository reads
+	// nothing they could not read anyway. Only the agent refuses them by default.
+	opts.AllowFileURLs = true
 	src, err := source.New(opts)
 	if err != nil {
 		return nil, err
