@@ -179,7 +179,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		}
 	}()
 	if err := r.rebuildInventory(ctx, obj, st); err != nil {
-		return r.onError(st, obj.Spec.Source.IntervalOrDefault(), err)
+		return r.onError(st, r.interval(obj), err)
 	}
 	if !obj.DeletionTimestamp.IsZero() {
 		return r.finalize(ctx, obj, st)
