@@ -55,3 +55,17 @@ func TestASilentHostHoldsFewCallersAndFailsTheRestAtOnce(t *testing.T) {
 		}
 	})
 }
+
+func TestARefListingThatGetsNoAnswerEndsAtTheListTimeout(t *testing.T) {
+	silent := gitserver.StartSilent(t)
+	src := newSource(t, source.Options{ListTimeout: time.Second}) // the fetch timeout stays 5 minutes
+	start := time.Now()
+	_, err := src.Fetch(t.Context(), source.Request{URL: "http://" + silent + "/repo.git", Ref: main})
+	if reason := fetchReason(t, err); reason != source.ReasonHostUnreachable {
+		t.Errorf("reason = %s, want %s (error %v)", reason, source.ReasonHostUnreachable, err)
+	}
+	// Generous: without the list timeout it would be the fetch timeout, 5 minutes.
+	if elapsed := time.Since(start); elapsed > 30*time.Second {
+		t.Errorf("the listing took %s to give up; want about the list timeout of 1s", elapsed)
+	}
+}

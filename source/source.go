@@ -40,6 +40,9 @@ type Options struct {
 	// Timeout bounds one Fetch, so that a host that accepts a connection and then
 	// says nothing cannot hold a worker forever.
 	Timeout time.Duration
+	// ListTimeout bounds one ref listing, a small answer that a healthy host
+	// gives at once; Timeout still bounds the whole Fetch.
+	ListTimeout time.Duration
 	// MaxFetchesPerHost bounds the network conversations (ref listings, fetches)
 	// with one git host at once, so that a host that accepts connections and
 	// then says nothing holds at most this many workers; more callers get
@@ -75,6 +78,7 @@ func DefaultOptions() Options {
 		RenderCacheBytes:     32 << 20,
 		MaxConcurrentRenders: 2,
 		Timeout:              5 * time.Minute,
+		ListTimeout:          30 * time.Second,
 		MaxFetchesPerHost:    2,
 		HostFailureMemory:    30 * time.Second,
 		MaxCacheBytes:        768 << 20,
@@ -198,6 +202,9 @@ func New(opts Options) (*Source, error) {
 	}
 	if opts.RenderCacheBytes <= 0 {
 		opts.RenderCacheBytes = defaults.RenderCacheBytes
+	}
+	if opts.ListTimeout <= 0 {
+		opts.ListTimeout = defaults.ListTimeout
 	}
 	if opts.MaxFetchesPerHost <= 0 {
 		opts.MaxFetchesPerHost = defaults.MaxFetchesPerHost

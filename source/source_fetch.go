@@ -144,7 +144,7 @@ func (s *Source) resolve(ctx context.Context, e *repoEntry, url string, r *remot
 	if ref.Commit != "" {
 		return s.resolveCommit(ctx, e, url, r, ref.Commit)
 	}
-	refs, err := listRefs(ctx, r)
+	refs, err := s.listRefs(ctx, r)
 	if err != nil {
 		return resolution{}, "", err
 	}
@@ -191,7 +191,7 @@ func (s *Source) resolveCommit(ctx context.Context, e *repoEntry, url string, r 
 	}
 	if hasCommit(repo, commit) {
 		e.mu.Unlock() // the listing only checks access
-		_, err := listRefs(ctx, r)
+		_, err := s.listRefs(ctx, r)
 		e.mu.Lock()
 		if err != nil {
 			return resolution{}, "", err
@@ -284,7 +284,14 @@ func (s *Source) Refresh(url string) {
 var errRefNotFound = errors.New("ref not found on the remote")
 
 // listRefs lists the remote's refs with one request, peeled tags included.
-func listRefs(ctx context.Context, r *remote) ([]*plumbing.Reference, error) {
+// Its answer is small, so it gets Options.ListTimeout, much less than a fetch:
+// a host that accepts the connection and then says nothing is found out soon.
+func (s *Source) listRefs(ctx context.Context, r *remote) ([]*plumbing.Reference, error) {
+	if s.opts.ListTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.opts.ListTimeout)
+		defer cancel()
+	}
 	rem := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: remoteName, URLs: []string{r.url}})
 	refs, err := rem.ListContext(ctx, &git.ListOptions{Auth: r.auth, CABundle: r.caBundle, PeelingOption: git.AppendPeeled})
 	if err != nil {
