@@ -1,6 +1,7 @@
 package sync_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -9,8 +10,11 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/test/controlplane"
@@ -36,6 +40,7 @@ func TestAnIntervalBelowTheMinimumPollsAtTheMinimum(t *testing.T) {
 	}
 	ready := a.newSync(t, ns, healthy.URL(), tight("ready"))
 	stalled := a.newSync(t, ns, broken.URL(), tight("stalled"))
+	removeWhenDone(t, a, ready, stalled)
 	a.waitApplied(t, ready, first)
 	a.waitFor(t, stalled, "Stalled", func(s *v1alpha1.Sync) bool {
 		return apimeta.IsStatusConditionTrue(s.Status.Conditions, v1alpha1.StalledCondition)
@@ -90,6 +95,7 @@ func TestHostileRepositoriesStallAloneAndReachNothing(t *testing.T) {
 	healthy := git.CreateRepo(t, "healthy")
 	first := healthy.Commit(t, map[string]string{"apps/cm.yaml": configMapYAML("fine", "hello")}, "fine")
 	fine := a.newSync(t, ns, healthy.URL(), func(s *v1alpha1.Sync) { s.Name = "fine" })
+	removeWhenDone(t, a, fine, syncs["ssrf"], syncs["amplify"], syncs["generate-name"])
 
 	for _, tc := range cases {
 		t.Run(tc.name+" is Stalled with RenderFailed naming "+tc.file, func(t *testing.T) {
@@ -111,4 +117,29 @@ func TestHostileRepositoriesStallAloneAndReachNothing(t *testing.T) {
 	if n := requests.Load(); n != 0 {
 		t.Errorf("the hostile repositories made %d requests to the cluster's network; want none", n)
 	}
+}
+
+// removeWhenDone deletes the Syncs when the test ends, while its agent still runs,
+// and waits until they are gone: an agent of a later test would otherwise find
+// them in their terminating namespace and finalize them in the middle of its own
+// measurements.
+func removeWhenDone(t *testing.T, a *agent, syncs ...*v1alpha1.Sync) {
+	t.Helper()
+	t.Cleanup(func() {
+		ctx := context.WithoutCancel(t.Context()) // the test's own context has ended
+		for _, s := range syncs {
+			if err := a.c.Delete(ctx, s); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("deleting Sync %s: %v", s.Name, err)
+			}
+		}
+		for _, s := range syncs {
+			err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, waitTimeout, true, func(ctx context.Context) (bool, error) {
+				err := a.c.Get(ctx, client.ObjectKeyFromObject(s), &v1alpha1.Sync{})
+				return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+			})
+			if err != nil {
+				t.Errorf("waiting for Sync %s to be gone: %v", s.Name, err)
+			}
+		}
+	})
 }

@@ -31,6 +31,7 @@ func TestASilentGitHostDoesNotStallItsNeighbours(t *testing.T) {
 		s.Name = "healthy"
 		s.Spec.Source.Interval = &metav1.Duration{Duration: interval}
 	})
+	removeWhenDone(t, a, healthy)
 	a.waitApplied(t, healthy, first)
 
 	pushAndWait := func(t *testing.T, n int) time.Duration {
@@ -60,6 +61,7 @@ func TestASilentGitHostDoesNotStallItsNeighbours(t *testing.T) {
 			s.Spec.Source.Interval = &metav1.Duration{Duration: time.Second}
 		})
 	}
+	removeWhenDone(t, a, hostile...)
 
 	t.Run("beside ten Syncs on a silent host, it still applies each push within two intervals", func(t *testing.T) {
 		if slowest := pushAndWait(t, pushes); slowest > 2*interval {
