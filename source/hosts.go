@@ -39,8 +39,8 @@ func (g *hostGate) enter(host string, now time.Time) (release func(), reason str
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if f, ok := g.failure[host]; ok && now.Sub(f.at) < g.memory {
-		return nil, ReasonHostUnreachable, fmt.Errorf("not asked again for %s after it failed %s ago: %w",
-			g.memory, now.Sub(f.at).Round(time.Second), f.err)
+		// No "ago" in the message: conditions carry it, and must not change with time.
+		return nil, ReasonHostUnreachable, fmt.Errorf("not asked again for %s after a failure: %w", g.memory, f.err)
 	}
 	if g.running[host] >= g.max {
 		return nil, ReasonHostBusy, fmt.Errorf("%s already has %d fetches running, the most allowed at once", host, g.max)
