@@ -50,9 +50,9 @@ func newClient(t *testing.T) client.Client {
 
 // agent is a running `tether controller` process.
 type agent struct {
-	cmd         *exec.Cmd
+	cmd *exec.Cmd
 	// log is the agent's output so far; read it with String, which locks.
-	log *lockedWriter
+	log         *lockedWriter
 	metricsAddr string
 	// webhookAddr is where the push webhook receiver listens; its generic and
 	// GitHub receivers take webhookSecret.
