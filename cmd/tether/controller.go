@@ -224,11 +224,12 @@ func cacheOptions(namespaces []string) cache.Options {
 }
 
 // impersonator returns the IdentityFunc that builds, per service account, a client
-// whose every request impersonates it, and an apply.Manager over that client. The
+// whose every request impersonates it, and an apply.Manager over that client with
+// the agent's own ManagerOptions (each account's verified cache has the same bound). The
 // clients share the agent's RESTMapper, one rate limiter (--kube-api-qps and
 // --kube-api-burst for all accounts together, not for each), and client-go shares
 // the TLS transport.
-func impersonator(cfg *rest.Config, mgr ctrl.Manager, live apply.LiveVersions, disco discovery.ServerResourcesInterface) tethersync.IdentityFunc {
+func impersonator(cfg *rest.Config, mgr ctrl.Manager, opts apply.ManagerOptions) tethersync.IdentityFunc {
 	limiter := flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, cfg.Burst)
 	return func(user string) (tethersync.Identity, error) {
 		icfg := rest.CopyConfig(cfg)
@@ -238,7 +239,7 @@ func impersonator(cfg *rest.Config, mgr ctrl.Manager, live apply.LiveVersions, d
 		if err != nil {
 			return tethersync.Identity{}, fmt.Errorf("creating a client acting as %s: %w", user, err)
 		}
-		m := apply.NewManager(c, apply.ManagerOptions{LiveVersions: live, Discovery: disco})
+		m := apply.NewManager(c, opts)
 		return tethersync.Identity{Applier: m, Secrets: c, Finder: m}, nil
 	}
 }
@@ -266,7 +267,8 @@ func setupReconciler(mgr ctrl.Manager, cfg *rest.Config, f *controllerFlags) err
 	if err != nil {
 		return fmt.Errorf("creating discovery client: %w", err)
 	}
-	applier := apply.NewManager(applyClient, apply.ManagerOptions{LiveVersions: watcher, Discovery: disco, VerifiedCacheBytes: f.verifiedBytes})
+	managerOpts := apply.ManagerOptions{LiveVersions: watcher, Discovery: disco, VerifiedCacheBytes: f.verifiedBytes}
+	applier := apply.NewManager(applyClient, managerOpts)
 	r := &tethersync.Reconciler{
 		Client:  mgr.GetClient(),
 		Source:  src,
@@ -279,7 +281,7 @@ func setupReconciler(mgr ctrl.Manager, cfg *rest.Config, f *controllerFlags) err
 		Secrets: mgr.GetAPIReader(),
 		Trigger: trigger,
 		Tenancy: tethersync.NewTenancy(tethersync.TenancyOptions{
-			Impersonate:           impersonator(cfg, mgr, watcher, disco),
+			Impersonate:           impersonator(cfg, mgr, managerOpts),
 			Accounts:              mgr.GetAPIReader(),
 			Mapper:                mgr.GetRESTMapper(),
 			DefaultServiceAccount: f.defaultServiceAccount,
