@@ -1,27 +1,20 @@
 package sync_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
-	"math/big"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"tether.dev/tether/test/selfsigned"
 )
 
 // denyLabel marks the objects the test's admission webhook rejects.
@@ -52,7 +45,8 @@ func denyingWebhook(t *testing.T, c client.Client, ns string, msgBytes int) func
 		review.Response, review.Request = resp, nil
 		_ = json.NewEncoder(w).Encode(review)
 	}))
-	caPEM, cert := selfSigned(t)
+	caPEM, cert, err := selfsigned.Loopback("deny-webhook")
+	must(t, err)
 	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
@@ -73,26 +67,4 @@ func denyingWebhook(t *testing.T, c client.Client, ns string, msgBytes int) func
 	must(t, c.Create(t.Context(), hook))
 	t.Cleanup(func() { _ = c.Delete(t.Context(), hook) })
 	return func() int { return len(served) }
-}
-
-// selfSigned returns a certificate for 127.0.0.1, as PEM for a caBundle and as a
-// tls.Certificate for the server.
-func selfSigned(t *testing.T) ([]byte, tls.Certificate) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	must(t, err)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "deny-webhook"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, IsCA: true, BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	must(t, err)
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	must(t, err)
-	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	cert, err := tls.X509KeyPair(certPEM, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}))
-	must(t, err)
-	return certPEM, cert
 }

@@ -2,18 +2,10 @@ package faultproxy
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	mathrand "math/rand"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -28,6 +20,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"tether.dev/tether/test/selfsigned"
 )
 
 // Fault is what the proxy does to a request instead of (or on top of) forwarding it.
@@ -106,7 +100,7 @@ func Start(t testing.TB, upstream *rest.Config, seed int64) *Proxy {
 		FlushInterval: -1, // stream watches as they come
 		ErrorLog:      nil,
 	}
-	caPEM, cert, err := selfSigned()
+	caPEM, cert, err := selfsigned.Loopback("tether-fault-proxy")
 	if err != nil {
 		t.Fatalf("fault proxy: certificate: %v", err)
 	}
@@ -246,28 +240,4 @@ func Writes(log []Entry) []Entry {
 // IsStatusWrite matches writes to a status subresource.
 func IsStatusWrite(r *http.Request) bool {
 	return (r.Method == http.MethodPatch || r.Method == http.MethodPut) && strings.HasSuffix(r.URL.Path, "/status")
-}
-
-func selfSigned() ([]byte, tls.Certificate, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, tls.Certificate{}, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "tether-fault-proxy"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, IsCA: true, BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return nil, tls.Certificate{}, err
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return nil, tls.Certificate{}, err
-	}
-	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	cert, err := tls.X509KeyPair(certPEM, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}))
-	return certPEM, cert, err
 }
