@@ -58,13 +58,15 @@ func (m *Manager) ApplyAll(ctx context.Context, objs []*unstructured.Unstructure
 			stage[i] = &step{obj: obj, change: Change{Object: RefOf(obj)}}
 		}
 		forEach(len(stage), opts.Concurrency, func(i int) { m.plan(ctx, stage[i], targets, opts) })
-		if err := failures(changesOf(stage)); err != nil && !opts.DryRun {
-			cs.Changes = append(cs.Changes, held(changesOf(stage))...)
-			cs.Changes = append(cs.Changes, m.unplanned(stages[i+1:], opts)...)
-			return cs, &ValidationError{Errs: ObjectErrors(err)}
-		}
 		if !opts.DryRun {
-			if err := m.writeStage(ctx, stage, opts); err != nil {
+			err := failures(changesOf(stage))
+			if err != nil {
+				err = &ValidationError{Errs: ObjectErrors(err)}
+			} else {
+				err = m.writeStage(ctx, stage, opts)
+			}
+			if err != nil {
+				// Nothing of this stage or a later one is written.
 				cs.Changes = append(cs.Changes, held(changesOf(stage))...)
 				cs.Changes = append(cs.Changes, m.unplanned(stages[i+1:], opts)...)
 				return cs, err

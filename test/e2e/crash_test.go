@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -51,20 +52,9 @@ func interruptedApply(t *testing.T, sig syscall.Signal) {
 	repo := git.CreateRepo(t, "deploy")
 	first := repo.Commit(t, configMaps("base", 3), "three config maps")
 	a := startAgent(t)
-	s := &v1alpha1.Sync{
-		ObjectMeta: metav1.ObjectMeta{Name: "crash", Namespace: ns},
-		Spec: v1alpha1.SyncSpec{
-			Source: v1alpha1.SourceSpec{
-				URL: repo.URL(), Ref: v1alpha1.GitRef{Branch: "main"}, Path: "apps",
-				Interval: &metav1.Duration{Duration: 2 * time.Second},
-			},
-			Destination: v1alpha1.DestinationSpec{Namespace: ns},
-			PruneLimit:  ptrIntOrString("100%"),
-		},
-	}
-	if err := c.Create(t.Context(), s); err != nil {
-		t.Fatal(err)
-	}
+	s := gitSync(ns, "crash", repo.URL(), "apps", 2*time.Second)
+	s.Spec.PruneLimit = ptrIntOrString("100%")
+	must(t, c.Create(t.Context(), s))
 	waitRevision(t, c, s, first)
 
 	repo.Commit(t, configMaps("new", newObjects), "many new config maps")
@@ -108,27 +98,46 @@ func interruptedApply(t *testing.T, sig syscall.Signal) {
 
 	t.Run("deleting the Sync removes the rest", func(t *testing.T) {
 		must(t, c.Delete(t.Context(), s))
-		eventually(t, "the Sync is gone", func(ctx context.Context) (bool, error) {
-			err := c.Get(ctx, client.ObjectKeyFromObject(s), &v1alpha1.Sync{})
-			return client.IgnoreNotFound(err) == nil && err != nil, client.IgnoreNotFound(err)
-		})
+		waitGone(t, c, s)
 		if got := labelledConfigMaps(t, c, s); len(got) != 0 {
 			t.Errorf("config maps left after the Sync was deleted: %v", got)
 		}
 	})
 }
 
-// labelledConfigMaps lists, sorted, the ConfigMaps that carry the label of Sync s.
+// labelledConfigMaps lists, sorted, the names of the ConfigMaps that carry the
+// label of Sync s.
 func labelledConfigMaps(t *testing.T, c client.Client, s *v1alpha1.Sync) []string {
 	t.Helper()
-	list := &corev1.ConfigMapList{}
-	must(t, c.List(t.Context(), list, client.InNamespace(s.Namespace), client.MatchingLabels{v1alpha1.SyncLabel: v1alpha1.SyncLabelValue(s.Namespace, s.Name)}))
 	var names []string
-	for _, cm := range list.Items {
+	for _, cm := range syncConfigMaps(t, c, s) {
 		names = append(names, cm.Name)
 	}
-	slices.Sort(names)
 	return names
+}
+
+// gitSync is a Sync of path at url's main branch into namespace ns, polling every
+// interval.
+func gitSync(ns, name, url, path string, interval time.Duration) *v1alpha1.Sync {
+	return &v1alpha1.Sync{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: v1alpha1.SyncSpec{
+			Source: v1alpha1.SourceSpec{
+				URL: url, Ref: v1alpha1.GitRef{Branch: "main"}, Path: path,
+				Interval: &metav1.Duration{Duration: interval},
+			},
+			Destination: v1alpha1.DestinationSpec{Namespace: ns},
+		},
+	}
+}
+
+// waitGone waits until Sync s no longer exists: its finalizer has done its work.
+func waitGone(t *testing.T, c client.Client, s *v1alpha1.Sync) {
+	t.Helper()
+	eventually(t, "the Sync "+s.Name+" is gone", func(ctx context.Context) (bool, error) {
+		err := c.Get(ctx, client.ObjectKeyFromObject(s), &v1alpha1.Sync{})
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	})
 }
 
 // waitRevision waits until the Sync is Ready at commit.

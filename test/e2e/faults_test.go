@@ -13,7 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
@@ -84,21 +84,22 @@ func TestTheAgentConvergesThroughAPIServerFaults(t *testing.T) {
 	startAgentWith(t, proxy.Kubeconfig(t, t.TempDir()))
 	var syncs []*v1alpha1.Sync
 	for i := 0; i < size.syncs; i++ {
-		s := &v1alpha1.Sync{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("s%02d", i), Namespace: ns},
-			Spec: v1alpha1.SyncSpec{
-				Source: v1alpha1.SourceSpec{
-					URL: repo.URL(), Ref: v1alpha1.GitRef{Branch: "main"}, Path: fmt.Sprintf("apps/s%02d", i),
-					Interval: &metav1.Duration{Duration: 2 * time.Second},
-				},
-				Destination: v1alpha1.DestinationSpec{Namespace: ns},
-			},
-		}
+		s := gitSync(ns, fmt.Sprintf("s%02d", i), repo.URL(), fmt.Sprintf("apps/s%02d", i), 2*time.Second)
 		must(t, c.Create(t.Context(), s))
 		syncs = append(syncs, s)
 	}
-	// A third into the window, a commit changes every object and removes one per Sync.
-	time.Sleep(size.window / 3)
+	// Once the agent has taken up every Sync under the faults (each carries the
+	// finalizer), a commit changes every object and removes one per Sync.
+	eventually(t, "every Sync is taken up", func(ctx context.Context) (bool, error) {
+		for _, s := range syncs {
+			got := &v1alpha1.Sync{}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(s), got); err != nil || len(got.Finalizers) == 0 {
+				return false, err
+			}
+		}
+		return true, nil
+	})
+	committed := time.Now()
 	files = map[string]string{}
 	for i := 0; i < size.syncs; i++ {
 		maps.Copy(files, faultConfigMaps(i, size.objects, "v2"))
@@ -165,7 +166,7 @@ func TestTheAgentConvergesThroughAPIServerFaults(t *testing.T) {
 			}
 		}
 		t.Logf("%d Syncs of %d objects: %d requests in the %v fault window (%.1f/s), %d faults injected; converged %v after the commit",
-			size.syncs, size.objects, total, size.window, float64(total)/faultEnd.Sub(faultStart).Seconds(), injected, converged.Sub(faultStart.Add(size.window/3)).Round(time.Millisecond))
+			size.syncs, size.objects, total, size.window, float64(total)/faultEnd.Sub(faultStart).Seconds(), injected, converged.Sub(committed).Round(time.Millisecond))
 		t.Logf("requests by kind during the faults: %v", kinds)
 		for i, e := range during {
 			// Only an object's path has one caller at a time (the reconcile of its
@@ -190,21 +191,22 @@ func TestTheAgentConvergesThroughAPIServerFaults(t *testing.T) {
 // or the zero time if the deadline came first.
 func allReadyBy(t *testing.T, c client.Client, syncs []*v1alpha1.Sync, commit string, deadline time.Time) time.Time {
 	t.Helper()
-	for time.Now().Before(deadline) {
-		ready := 0
+	ctx, cancel := context.WithDeadline(t.Context(), deadline)
+	defer cancel()
+	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		for _, s := range syncs {
 			got := &v1alpha1.Sync{}
-			if err := c.Get(t.Context(), client.ObjectKeyFromObject(s), got); err == nil &&
-				apimeta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.ReadyCondition) && strings.HasSuffix(got.Status.LastAppliedRevision, commit) {
-				ready++
+			if err := c.Get(ctx, client.ObjectKeyFromObject(s), got); err != nil ||
+				!apimeta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.ReadyCondition) || !strings.HasSuffix(got.Status.LastAppliedRevision, commit) {
+				return false, nil
 			}
 		}
-		if ready == len(syncs) {
-			return time.Now()
-		}
-		time.Sleep(200 * time.Millisecond)
+		return true, nil
+	})
+	if err != nil {
+		return time.Time{}
 	}
-	return time.Time{}
+	return time.Now()
 }
 
 // faultConfigMaps are the n ConfigMaps of Sync number i, at version v.

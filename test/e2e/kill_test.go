@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"math/rand"
@@ -10,10 +9,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
 )
@@ -47,18 +42,8 @@ func TestKilledAtRandomPointsTheAgentConvergesToGit(t *testing.T) {
 	repo := git.CreateRepo(t, "kills")
 	repo.Commit(t, map[string]string{"README.md": "# kills\n"}, "empty")
 	a := startAgent(t)
-	s := &v1alpha1.Sync{
-		ObjectMeta: metav1.ObjectMeta{Name: "kills", Namespace: ns},
-		Spec: v1alpha1.SyncSpec{
-			Source: v1alpha1.SourceSpec{
-				URL: repo.URL(), Ref: v1alpha1.GitRef{Branch: "main"}, Path: "apps",
-				Interval: &metav1.Duration{Duration: 2 * time.Second},
-			},
-			Destination: v1alpha1.DestinationSpec{Namespace: ns},
-			PruneLimit:  ptrIntOrString("100%"),
-			AllowEmpty:  true,
-		},
-	}
+	s := gitSync(ns, "kills", repo.URL(), "apps", 2*time.Second)
+	s.Spec.PruneLimit, s.Spec.AllowEmpty = ptrIntOrString("100%"), true
 	must(t, c.Create(t.Context(), s))
 
 	want := map[string]string{}
@@ -74,6 +59,8 @@ func TestKilledAtRandomPointsTheAgentConvergesToGit(t *testing.T) {
 			}
 		}
 		commit := repo.Commit(t, files, fmt.Sprintf("step %d", i))
+		// The kill point is a random moment of the agent's work on the commit (the test
+		// asserts convergence after it, never that something did not happen).
 		after := time.Duration(rng.Int63n(int64(3 * time.Second)))
 		time.Sleep(after)
 		a.stop(t, syscall.SIGKILL)
@@ -89,13 +76,10 @@ func TestKilledAtRandomPointsTheAgentConvergesToGit(t *testing.T) {
 	}
 
 	must(t, c.Delete(t.Context(), s))
-	time.Sleep(time.Duration(rng.Int63n(int64(time.Second))))
+	time.Sleep(time.Duration(rng.Int63n(int64(time.Second)))) // a random kill point in the deletion
 	a.stop(t, syscall.SIGKILL)
 	startAgent(t)
-	eventually(t, "the deleted Sync is gone", func(ctx context.Context) (bool, error) {
-		err := c.Get(ctx, client.ObjectKeyFromObject(s), &v1alpha1.Sync{})
-		return client.IgnoreNotFound(err) == nil && err != nil, client.IgnoreNotFound(err)
-	})
+	waitGone(t, c, s)
 	if left := syncConfigMaps(t, c, s); len(left) != 0 {
 		t.Errorf("%d config maps leaked after the Sync was deleted", len(left))
 	}

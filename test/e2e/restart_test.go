@@ -8,10 +8,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
 )
@@ -35,13 +33,7 @@ func TestTheAgentSurvivesAnAPIServerRestart(t *testing.T) {
 	repo := git.CreateRepo(t, "restart")
 	commit := repo.Commit(t, configMaps("cm", n), fmt.Sprintf("%d config maps", n))
 	a := startAgent(t)
-	s := &v1alpha1.Sync{
-		ObjectMeta: metav1.ObjectMeta{Name: "restart", Namespace: ns},
-		Spec: v1alpha1.SyncSpec{
-			Source:      v1alpha1.SourceSpec{URL: repo.URL(), Ref: v1alpha1.GitRef{Branch: "main"}, Path: "apps", Interval: &metav1.Duration{Duration: time.Hour}},
-			Destination: v1alpha1.DestinationSpec{Namespace: ns},
-		},
-	}
+	s := gitSync(ns, "restart", repo.URL(), "apps", time.Hour)
 	must(t, c.Create(t.Context(), s))
 	eventually(t, "the sync has begun", func(ctx context.Context) (bool, error) {
 		return true, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cm-000"}, &corev1.ConfigMap{})

@@ -98,7 +98,6 @@ func Start(t testing.TB, upstream *rest.Config, seed int64) *Proxy {
 		},
 		Transport:     transport,
 		FlushInterval: -1, // stream watches as they come
-		ErrorLog:      nil,
 	}
 	caPEM, cert, err := selfsigned.Loopback("tether-fault-proxy")
 	if err != nil {
