@@ -87,6 +87,15 @@ type remote struct {
 
 // newRemote works out how to reach rawURL with auth. Credentials written into an
 // http(s) URL are taken out of it; the Secret's, when given, win over them.
+// hostOf is the host:port a gate admits conversations with; "" for a local
+// file:// repository, which is always admitted.
+func hostOf(ep *transport.Endpoint) string {
+	if ep.Protocol == "file" {
+		return ""
+	}
+	return net.JoinHostPort(ep.Host, strconv.Itoa(ep.Port))
+}
+
 func (s *Source) newRemote(rawURL string, auth Auth) (*remote, error) {
 	url, urlAuth := splitCredentials(rawURL)
 	r := &remote{url: url, auth: urlAuth, caBundle: auth.CAFile, key: auth.key()}
@@ -99,9 +108,7 @@ func (s *Source) newRemote(rawURL string, auth Auth) (*remote, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parsing URL %s: %w", RedactURL(url), err)
 	}
-	if ep.Protocol != "file" {
-		r.host = net.JoinHostPort(ep.Host, strconv.Itoa(ep.Port))
-	}
+	r.host = hostOf(ep)
 	switch ep.Protocol {
 	case "ssh":
 		if r.auth, r.hostKey, err = s.sshAuth(ep, auth); err != nil {

@@ -114,6 +114,11 @@ const (
 	// allows at once (a slow host); the caller retries shortly. Not a failure of
 	// the Sync.
 	ReasonHostBusy = "HostBusy"
+	// ReasonHistoryRewritten: the ref now names a commit that does not descend
+	// from the one applied through it (a force-push to an older commit, a
+	// rewritten history). The caller holds the applied revision until the Sync
+	// accepts the new commit (v1alpha1.AcceptRevisionAnnotation).
+	ReasonHistoryRewritten = "HistoryRewritten"
 	// ReasonCertificateUntrusted: the HTTPS certificate is not signed by a trusted
 	// authority (see the caFile key).
 	ReasonCertificateUntrusted = "CertificateUntrusted"
@@ -139,6 +144,9 @@ func (r *remote) reason(err error) string {
 			return ReasonAuthenticationFailed
 		case errors.Is(e, transport.ErrRepositoryNotFound):
 			return ReasonRepositoryNotFound
+		case errors.Is(e, transport.ErrEmptyRemoteRepository):
+			// No branch at all: the one followed was deleted with the rest.
+			return ReasonRefNotFound
 		case isUntrustedCertificate(e):
 			return ReasonCertificateUntrusted
 		case isUnreachable(e):

@@ -31,16 +31,23 @@ func newHostGate(maxPerHost int, memory time.Duration) *hostGate {
 // enter admits one conversation with host, or says at once why not: the host
 // failed a moment ago (ReasonHostUnreachable) or has as many conversations
 // running as allowed (ReasonHostBusy). A host of "" (a local file:// repository)
-// is always admitted.
-func (g *hostGate) enter(host string, now time.Time) (release func(), reason string, err error) {
+// is always admitted. A failure is remembered for the gate's memory, but never
+// longer than maxAge (the caller's poll interval, less jitter), when set: a Sync
+// asks its host again at every poll, so that it recovers within one interval of
+// the host's return.
+func (g *hostGate) enter(host string, maxAge time.Duration, now time.Time) (release func(), reason string, err error) {
 	if host == "" {
 		return func() {}, "", nil
 	}
+	memory := g.memory
+	if maxAge > 0 {
+		memory = min(memory, maxAge)
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if f, ok := g.failure[host]; ok && now.Sub(f.at) < g.memory {
+	if f, ok := g.failure[host]; ok && now.Sub(f.at) < memory {
 		// No "ago" in the message: conditions carry it, and must not change with time.
-		return nil, ReasonHostUnreachable, fmt.Errorf("not asked again for %s after a failure: %w", g.memory, f.err)
+		return nil, ReasonHostUnreachable, fmt.Errorf("not asked again for %s after a failure: %w", memory, f.err)
 	}
 	if g.running[host] >= g.max {
 		return nil, ReasonHostBusy, fmt.Errorf("%s already has %d fetches running, the most allowed at once", host, g.max)

@@ -75,7 +75,7 @@ func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
 		return res.revision(rev), nil
 	}
 
-	release, reason, err := s.hosts.enter(r.host, s.now())
+	release, reason, err := s.hosts.enter(r.host, req.MaxAge, s.now())
 	if err != nil {
 		return fail(reason, err)
 	}
@@ -275,6 +275,12 @@ func refKey(ref v1alpha1.GitRef) string {
 // them asks the remote whatever its MaxAge: a push notification (webhook) says the
 // remote has moved.
 func (s *Source) Refresh(url string) {
+	// The host has just spoken: whatever failure it had is over.
+	if bare, _ := splitCredentials(url); bare != "" {
+		if ep, err := transport.NewEndpoint(bare); err == nil {
+			s.hosts.answered(hostOf(ep))
+		}
+	}
 	e := s.entry(url)
 	e.mu.Lock()
 	defer e.mu.Unlock()

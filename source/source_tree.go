@@ -31,10 +31,13 @@ func (s *Source) tree(rev Revision, dir string) (filesys.FileSystem, error) {
 	e := s.entry(rev.URL)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.repo == nil {
-		return nil, &FetchError{URL: rev.URL, Ref: rev.Ref, Reason: ReasonCacheUnreadable, Err: errors.New("revision was not fetched")}
+	// An entry swept for idleness (or an agent restarted) still has the commit on
+	// disk: a revision applied before can be rendered again while git is down.
+	repo, err := s.openCache(e, rev.URL)
+	if err != nil {
+		return nil, &FetchError{URL: rev.URL, Ref: rev.Ref, Reason: ReasonCacheUnreadable, Err: err}
 	}
-	commit, err := e.repo.CommitObject(plumbing.NewHash(rev.Commit))
+	commit, err := repo.CommitObject(plumbing.NewHash(rev.Commit))
 	if err != nil {
 		return nil, &FetchError{URL: rev.URL, Ref: rev.Ref, Reason: ReasonCommitNotFound, Err: fmt.Errorf("reading commit %s: %w", rev.Commit, err)}
 	}
@@ -42,7 +45,7 @@ func (s *Source) tree(rev Revision, dir string) (filesys.FileSystem, error) {
 	if err != nil {
 		return nil, s.unreadable(e, rev, err)
 	}
-	c, err := newTreeCopier(e.repo, t, s.opts.MaxFileSize, s.opts.MaxTreeSize)
+	c, err := newTreeCopier(repo, t, s.opts.MaxFileSize, s.opts.MaxTreeSize)
 	if err != nil {
 		return nil, s.unreadable(e, rev, err)
 	}

@@ -31,6 +31,9 @@ import (
 type Source interface {
 	Fetch(ctx context.Context, req source.Request) (source.Revision, error)
 	Render(ctx context.Context, rev source.Revision, path string) (*source.Snapshot, error)
+	// Descends reports whether commit to has commit from in its history, from the
+	// cache alone (source.ErrHistoryUnknown when it cannot tell).
+	Descends(url, from, to string) (bool, error)
 }
 
 // Applier makes the cluster hold a set of objects, and removes or releases what
@@ -81,6 +84,9 @@ type Reconciler struct {
 	Reader client.Reader
 	// Trigger, when set, queues the Syncs a push notification concerns at once.
 	Trigger *Trigger
+	// SecretWatch, when set, queues a Sync at once when its credentials Secret
+	// changes (when the identity's Secrets reader can watch).
+	SecretWatch *SecretWatch
 	// Tenancy, when set, makes Syncs act as service accounts (spec.serviceAccountName
 	// or a default) instead of as the agent, and bounds their reach. Nil: every Sync
 	// acts as the agent, through Applier and Secrets.
@@ -95,6 +101,9 @@ type Reconciler struct {
 	// for (by name, the UID searched as value), so that a Sync that keeps failing
 	// before its first apply does not list every kind each time.
 	searched gosync.Map
+	// good holds, by Sync, the revision this process last applied in full
+	// (goodRevision), to correct drift from while git cannot be asked.
+	good gosync.Map
 	// minInterval is Options.MinInterval.
 	minInterval time.Duration
 	// now is the clock; tests may replace it.
@@ -151,6 +160,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	if r.Trigger != nil {
 		b = b.WatchesRawSource(r.Trigger.Source())
 	}
+	if r.SecretWatch != nil {
+		if err := mgr.Add(r.SecretWatch); err != nil {
+			return err
+		}
+		b = b.WatchesRawSource(r.SecretWatch.Source())
+	}
 	return b.Complete(r)
 }
 
@@ -164,6 +179,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			r.Metrics.Forget(req.Namespace, req.Name)
 			r.fights.forget(req.NamespacedName)
 			r.searched.Delete(req.NamespacedName)
+			r.good.Delete(req.NamespacedName)
+			r.SecretWatch.Forget(req.NamespacedName)
 			if r.Watcher != nil {
 				r.Watcher.Forget(ctx, req.NamespacedName)
 			}
@@ -199,6 +216,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 
 	snap, err := r.fetchAndRender(ctx, obj, id, st)
+	// When git cannot be asked, the revision the cluster holds is applied again:
+	// drift is corrected, nothing is pruned, and git's failure is reported.
+	var sourceErr error
+	if err != nil {
+		if last := r.lastGood(ctx, obj, err); last != nil {
+			snap, sourceErr, err = last, err, nil
+		}
+	}
 	if err == nil {
 		err = checkEmpty(obj, snap)
 	}
@@ -225,6 +250,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		st.leftGitNote("prune waits until every object applies")
 		return r.onError(st, interval, err)
 	}
+	if sourceErr != nil {
+		r.assess(st, changes)
+		r.recordApplied(obj, snap, changes, nil, drift)
+		return r.onError(st, interval, sourceErr)
+	}
 	pruned, err := r.prune(ctx, id, obj, st, snap, changes, diff)
 	r.assess(st, changes)
 	r.recordApplied(obj, snap, changes, pruned, drift)
@@ -232,6 +262,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return r.onError(st, interval, err)
 	}
 	st.ready(snap.Revision.String())
+	r.rememberGood(obj, snap)
 	return ctrl.Result{RequeueAfter: jitter(st.requeueAfter(interval))}, nil
 }
 
@@ -250,6 +281,9 @@ func (r *Reconciler) fetchAndRender(ctx context.Context, obj *v1alpha1.Sync, id 
 		return nil, err
 	}
 	st.fetched(rev.String())
+	if err := r.checkHistory(ctx, obj, rev); err != nil {
+		return nil, err
+	}
 	snap, err := r.Source.Render(ctx, rev, obj.Spec.Source.PathOrDefault())
 	if err != nil {
 		return nil, err

@@ -55,9 +55,14 @@ func (r *Reconciler) sourceRequest(ctx context.Context, obj *v1alpha1.Sync, id I
 	spec := obj.Spec.Source
 	req := source.Request{URL: spec.URL, Ref: spec.Ref, MaxAge: maxAge(r.interval(obj))}
 	if spec.SecretRef == nil {
+		r.SecretWatch.Forget(client.ObjectKeyFromObject(obj))
 		return req, nil
 	}
-	auth, err := readAuth(ctx, id, obj.Namespace, spec.SecretRef.Name)
+	auth, version, err := readAuth(ctx, id, obj.Namespace, spec.SecretRef.Name)
+	if err == nil || apierrors.IsNotFound(err) {
+		// A rotation (or the Secret's creation) queues the Sync at once.
+		r.SecretWatch.Track(client.ObjectKeyFromObject(obj), id.User, id.Secrets, obj.Namespace, spec.SecretRef.Name, version)
+	}
 	if err != nil {
 		return req, &source.FetchError{URL: spec.URL, Ref: refLabel(spec.Ref), Reason: secretReason(err), Err: err}
 	}
@@ -70,13 +75,14 @@ func (r *Reconciler) sourceRequest(ctx context.Context, obj *v1alpha1.Sync, id I
 // cached client would start a cluster-wide watch of every Secret, which Tether has
 // no right to and no need of. A Secret the identity may not read is never read by
 // anyone else on its behalf. Errors name the Secret and never hold its values.
-func readAuth(ctx context.Context, id Identity, namespace, name string) (source.Auth, error) {
+// It also returns the resourceVersion read.
+func readAuth(ctx context.Context, id Identity, namespace, name string) (source.Auth, string, error) {
 	if id.Secrets == nil {
-		return source.Auth{}, errors.New("spec.source.secretRef is set but this agent reads no Secrets")
+		return source.Auth{}, "", errors.New("spec.source.secretRef is set but this agent reads no Secrets")
 	}
 	secret := &corev1.Secret{}
 	if err := id.Secrets.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, secret); err != nil {
-		return source.Auth{}, fmt.Errorf("reading Secret %s/%s: %w", namespace, name, err)
+		return source.Auth{}, "", fmt.Errorf("reading Secret %s/%s: %w", namespace, name, err)
 	}
 	auth := source.Auth{
 		Username:    string(secret.Data[secretUsername]),
@@ -88,9 +94,9 @@ func readAuth(ctx context.Context, id Identity, namespace, name string) (source.
 	}
 	if auth.IsZero() {
 		keys := []string{secretUsername, secretPassword, secretBearerToken, secretCAFile, secretIdentity, secretKnownHosts}
-		return source.Auth{}, fmt.Errorf("the Secret %s/%s has none of the keys %s", namespace, name, strings.Join(keys, ", "))
+		return source.Auth{}, secret.ResourceVersion, fmt.Errorf("the Secret %s/%s has none of the keys %s", namespace, name, strings.Join(keys, ", "))
 	}
-	return auth, nil
+	return auth, secret.ResourceVersion, nil
 }
 
 func secretReason(err error) string {

@@ -157,13 +157,20 @@ func (t *Trigger) Source() crsource.Source {
 	})
 }
 
-// onUpdate queues a Sync whose ReconcileRequestedAnnotation changed to a new value.
+// onUpdate queues a Sync whose ReconcileRequestedAnnotation changed to a new value,
+// and one that accepts a new commit (v1alpha1.AcceptRevisionAnnotation), neither of
+// which changes its generation.
 func (t *Trigger) onUpdate(_ context.Context, e event.TypedUpdateEvent[*v1alpha1.Sync], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	before := e.ObjectOld.GetAnnotations()[ReconcileRequestedAnnotation]
-	after := e.ObjectNew.GetAnnotations()[ReconcileRequestedAnnotation]
-	if after == "" || after == before {
+	changed := func(key string) bool {
+		after := e.ObjectNew.GetAnnotations()[key]
+		return after != "" && after != e.ObjectOld.GetAnnotations()[key]
+	}
+	switch {
+	case changed(ReconcileRequestedAnnotation):
+		t.source.Refresh(e.ObjectNew.Spec.Source.URL)
+	case changed(v1alpha1.AcceptRevisionAnnotation):
+	default:
 		return
 	}
-	t.source.Refresh(e.ObjectNew.Spec.Source.URL)
 	q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.ObjectNew)})
 }

@@ -16,6 +16,11 @@ const (
 	// OwnedByAnnotation names the Sync ("<namespace>/<name>") that applied an object,
 	// so ownership is visible with kubectl and a second Sync never takes an object over.
 	OwnedByAnnotation = "tether.dev/owned-by"
+	// AcceptRevisionAnnotation on a Sync lets it apply one commit (its full hash)
+	// that does not descend from the revision applied through the same ref: a
+	// branch force-pushed to an older or a rewritten history. Without it such a
+	// commit is held (reason HistoryRewritten) and the cluster stays as it is.
+	AcceptRevisionAnnotation = "tether.dev/accept-revision"
 	// PruneAnnotation set to "disabled" keeps an object when it leaves git.
 	PruneAnnotation = "tether.dev/prune"
 	// ForceAnnotation set to "true" lets Tether delete and recreate an object whose

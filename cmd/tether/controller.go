@@ -235,7 +235,7 @@ func impersonator(cfg *rest.Config, mgr ctrl.Manager, opts apply.ManagerOptions)
 		icfg := rest.CopyConfig(cfg)
 		icfg.Impersonate = rest.ImpersonationConfig{UserName: user}
 		icfg.RateLimiter = limiter
-		c, err := client.New(icfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+		c, err := client.NewWithWatch(icfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
 		if err != nil {
 			return tethersync.Identity{}, fmt.Errorf("creating a client acting as %s: %w", user, err)
 		}
@@ -267,19 +267,25 @@ func setupReconciler(mgr ctrl.Manager, cfg *rest.Config, f *controllerFlags) err
 	if err != nil {
 		return fmt.Errorf("creating discovery client: %w", err)
 	}
+	// Credentials are read straight from the API server: the cached client would
+	// watch every Secret in the cluster. Each Secret a Sync names is watched on its
+	// own, metadata only (SecretWatch).
+	secrets, err := client.NewWithWatch(cfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+	if err != nil {
+		return fmt.Errorf("creating Secrets client: %w", err)
+	}
 	managerOpts := apply.ManagerOptions{LiveVersions: watcher, Discovery: disco, VerifiedCacheBytes: f.verifiedBytes}
 	applier := apply.NewManager(applyClient, managerOpts)
 	r := &tethersync.Reconciler{
-		Client:  mgr.GetClient(),
-		Source:  src,
-		Applier: applier,
-		Finder:  applier,
-		Reader:  mgr.GetAPIReader(),
-		Watcher: watcher,
-		// Credentials are read straight from the API server: the cached client would
-		// watch every Secret in the cluster.
-		Secrets: mgr.GetAPIReader(),
-		Trigger: trigger,
+		Client:      mgr.GetClient(),
+		Source:      src,
+		Applier:     applier,
+		Finder:      applier,
+		Reader:      mgr.GetAPIReader(),
+		Watcher:     watcher,
+		Secrets:     secrets,
+		SecretWatch: tethersync.NewSecretWatch(),
+		Trigger:     trigger,
 		Tenancy: tethersync.NewTenancy(tethersync.TenancyOptions{
 			Impersonate:           impersonator(cfg, mgr, managerOpts),
 			Accounts:              mgr.GetAPIReader(),

@@ -389,7 +389,14 @@ func pushed(t *testing.T, a *agent, repo *gitserver.Repo) {
 
 func driftConfigMap(t *testing.T, c client.Client, ns, name, value string) {
 	t.Helper()
-	patch := fmt.Appendf(nil, `{"data":{"greeting":%q}}`, value)
+	driftConfigMapKey(t, c, ns, name, "greeting", value)
+}
+
+// driftConfigMapKey sets key of ConfigMap name to value, as a person with kubectl
+// edit would.
+func driftConfigMapKey(t *testing.T, c client.Client, ns, name, key, value string) {
+	t.Helper()
+	patch := fmt.Appendf(nil, `{"data":{%q:%q}}`, key, value)
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 	if err := c.Patch(t.Context(), cm, client.RawPatch(types.MergePatchType, patch), client.FieldOwner("e2e-drift")); err != nil {
 		t.Fatal(err)

@@ -234,9 +234,20 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	})
 }
 
+// SetPassword makes the server accept password, and no longer the one before, with
+// Options.Username: a rotation of credentials at the git host.
+func (s *Server) SetPassword(password string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opts.Password = password
+}
+
 func (s *Server) authorized(r *http.Request) bool {
+	s.mu.Lock()
+	password := s.opts.Password
+	s.mu.Unlock()
 	if s.opts.Username != "" {
-		if user, pass, ok := r.BasicAuth(); ok && equal(user, s.opts.Username) && equal(pass, s.opts.Password) {
+		if user, pass, ok := r.BasicAuth(); ok && equal(user, s.opts.Username) && equal(pass, password) {
 			return true
 		}
 	}

@@ -174,6 +174,29 @@ func (r *Repo) ForcePush(t testing.TB, rev string) string {
 	return r.Head(t)
 }
 
+// DeleteBranch deletes branch name on the server, the default branch included
+// (which git refuses over a push), as a host's web interface would.
+func (r *Repo) DeleteBranch(t testing.TB, name string) {
+	t.Helper()
+	r.git(t, r.bare, "update-ref", "-d", "refs/heads/"+name)
+}
+
+// Hide makes the server answer as if the repository had been deleted (404), and
+// returns the function that brings it back.
+func (r *Repo) Hide(t testing.TB) (restore func()) {
+	t.Helper()
+	hidden := r.bare + ".hidden"
+	if err := os.Rename(r.bare, hidden); err != nil {
+		t.Fatalf("repository %s: hiding: %v", r.name, err)
+	}
+	return func() {
+		t.Helper()
+		if err := os.Rename(hidden, r.bare); err != nil {
+			t.Fatalf("repository %s: restoring: %v", r.name, err)
+		}
+	}
+}
+
 // git runs one helper git command and fails the test, naming the repository, if it
 // fails.
 func (r *Repo) git(t testing.TB, dir string, args ...string) string {

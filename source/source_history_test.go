@@ -1,0 +1,81 @@
+package source_test
+
+import (
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"tether.dev/tether/source"
+	"tether.dev/tether/test/gitserver"
+)
+
+func TestDescendsTellsAForwardMoveFromARewrite(t *testing.T) {
+	repo := gitserver.NewLocalRepo(t, "deploy")
+	src := newSource(t, source.Options{AllowFileURLs: true})
+	req := source.Request{URL: repo.URL(), Ref: main}
+	a := repo.Commit(t, map[string]string{"cm.yaml": configMap("web", "a")}, "a")
+	fetch(t, src, req)
+	b := repo.Commit(t, map[string]string{"cm.yaml": configMap("web", "b")}, "b")
+	fetch(t, src, req)
+	repo.ForcePush(t, a)
+	c := repo.Commit(t, map[string]string{"cm.yaml": configMap("web", "c")}, "c, on a rewritten history")
+	fetch(t, src, req)
+
+	for _, tc := range []struct {
+		name     string
+		from, to string
+		want     bool
+	}{
+		{"a push moves a branch forward", a, b, true},
+		{"a commit descends from itself", b, b, true},
+		{"a force-push to an older commit is no forward move", b, a, false},
+		{"a rewritten history is no forward move", b, c, false},
+		{"the rewritten history still descends from the common base", a, c, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := src.Descends(repo.URL(), tc.from, tc.to)
+			if err != nil || got != tc.want {
+				t.Errorf("Descends(%.7s, %.7s) = %v, %v; want %v", tc.from, tc.to, got, err, tc.want)
+			}
+		})
+	}
+	t.Run("a commit the cache never saw leaves the answer open", func(t *testing.T) {
+		_, err := src.Descends(repo.URL(), strings.Repeat("ab", 20), c)
+		if !errors.Is(err, source.ErrHistoryUnknown) {
+			t.Errorf("err = %v, want ErrHistoryUnknown", err)
+		}
+	})
+}
+
+func TestAHostsFailureIsRememberedNoLongerThanTheCallersInterval(t *testing.T) {
+	// A port nobody listens on: connection refused.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := "http://" + l.Addr().String() + "/repo.git"
+	_ = l.Close()
+	const maxAge = 2 * time.Second
+	src := newSource(t, source.Options{HostFailureMemory: time.Hour})
+	req := source.Request{URL: down, Ref: main, MaxAge: maxAge}
+
+	asked := func() (bool, error) {
+		_, err := src.Fetch(t.Context(), req)
+		if reason := fetchReason(t, err); reason != source.ReasonHostUnreachable {
+			t.Fatalf("reason = %s, want %s (error %v)", reason, source.ReasonHostUnreachable, err)
+		}
+		return !strings.Contains(err.Error(), "not asked again"), err
+	}
+	if ok, err := asked(); !ok {
+		t.Fatalf("the first fetch did not ask the host: %v", err)
+	}
+	if ok, err := asked(); ok {
+		t.Errorf("a fetch right after the failure asked the host again; want the failure from memory (%v)", err)
+	}
+	time.Sleep(maxAge)
+	if ok, err := asked(); !ok {
+		t.Errorf("a fetch one interval after the failure did not ask the host (memory of an hour, interval %s): %v", maxAge, err)
+	}
+}
