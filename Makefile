@@ -38,8 +38,8 @@ test-scale: testbin ## One Sync of 10,000 objects: converge, prune, delete, with
 	TETHER_SCALE_OBJECTS=10000 go test -count=1 -timeout=60m -run='^TestASyncOfManyObjects$$' -v ./sync/
 
 .PHONY: test-faults
-test-faults: testbin ## The fault suite at full size (apiserver faults, SIGKILL at 30 points) with the real binary.
-	TETHER_FAULTS_FULL=1 go test -race -count=1 -timeout=60m -run='Fault|Killed' -v ./test/e2e/
+test-faults: testbin ## The fault suite at full size (apiserver and git faults, SIGKILL at 30 points, restarts, rotated credentials) with the real binary.
+	TETHER_FAULTS_FULL=1 go test -race -count=1 -timeout=60m -run='Fault|Killed|Restart|Interrupted|Rotated' -v ./test/e2e/
 
 .PHONY: test-short
 test-short: ## Only the tests that need no control plane.
