@@ -11,6 +11,10 @@ import (
 // it applied; Tether removes it once that is done.
 const Finalizer = "tether.dev/finalizer"
 
+// ShardLabel on a Sync assigns it to the agents started with --shard set to its
+// value; agents started with --shard "" serve the Syncs without it.
+const ShardLabel = "tether.dev/shard"
+
 // Annotations Tether reads or writes on the objects it manages.
 const (
 	// OwnedByAnnotation names the Sync ("<namespace>/<name>") that applied an object,

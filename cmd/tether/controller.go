@@ -50,6 +50,7 @@ type controllerFlags struct {
 	defaultServiceAccount string
 	allowCrossNamespace   bool
 	watchNamespaces       []string
+	shard                 shardFlag
 	minInterval           time.Duration
 	verifiedBytes         int64
 	// source holds the limits on git and rendering.
@@ -92,6 +93,7 @@ func parseControllerFlags(args []string, stderr io.Writer) (*controllerFlags, er
 	})
 	bindSourceFlags(fs, &f.source)
 	fs.Int64Var(&f.verifiedBytes, "verified-cache-bytes", apply.DefaultVerifiedCacheBytes, "Memory (as JSON) kept of live objects verified to match git, which spares their dry-run at the next resync.")
+	fs.Var(&f.shard, "shard", "Serve only the Syncs labelled "+v1alpha1.ShardLabel+"=<value> (--shard \"\": only those without the label), with a leader of this shard's own. Unset: every Sync. See docs/sharding.md.")
 	fs.DurationVar(&f.minInterval, "min-interval", tethersync.DefaultOptions().MinInterval, "Shortest interval a Sync polls its repository at, whatever its spec.source.interval says.")
 	f.zap.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -152,7 +154,7 @@ func runController(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := setupReconciler(mgr, cfg, f); err != nil {
 		return err
 	}
-	log.Info("starting", "version", version, "cacheDir", f.cacheDir, "leaderElect", f.leaderElect,
+	log.Info("starting", "version", version, "cacheDir", f.cacheDir, "leaderElect", f.leaderElect, "shard", f.shard.describe(),
 		"watchNamespaces", f.watchNamespaces, "defaultServiceAccount", f.defaultServiceAccount, "allowCrossNamespace", f.allowCrossNamespace)
 	return mgr.Start(ctx)
 }
@@ -190,11 +192,11 @@ func newManager(cfg *rest.Config, f *controllerFlags) (ctrl.Manager, error) {
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme,
-		Cache:                         cacheOptions(f.watchNamespaces),
+		Cache:                         cacheOptions(f.watchNamespaces, f.shard),
 		Metrics:                       metricsserver.Options{BindAddress: f.metricsAddr},
 		HealthProbeBindAddress:        f.probeAddr,
 		LeaderElection:                f.leaderElect,
-		LeaderElectionID:              "tether.dev",
+		LeaderElectionID:              f.shard.leaseName(),
 		LeaderElectionNamespace:       f.leaderNamespace,
 		LeaderElectionReleaseOnCancel: true,
 	})
@@ -211,12 +213,17 @@ func newManager(cfg *rest.Config, f *controllerFlags) (ctrl.Manager, error) {
 }
 
 // cacheOptions confines the manager's cache, and with it the Syncs reconciled and
-// the drift watches, to namespaces; none means the whole cluster.
-func cacheOptions(namespaces []string) cache.Options {
-	if len(namespaces) == 0 {
-		return cache.Options{}
+// the drift watches, to namespaces (none means the whole cluster), and its Syncs to
+// those of the agent's shard.
+func cacheOptions(namespaces []string, shard shardFlag) cache.Options {
+	var opts cache.Options
+	if sel := shard.selector(); sel != nil {
+		opts.ByObject = map[client.Object]cache.ByObject{&v1alpha1.Sync{}: {Label: sel}}
 	}
-	opts := cache.Options{DefaultNamespaces: map[string]cache.Config{}}
+	if len(namespaces) == 0 {
+		return opts
+	}
+	opts.DefaultNamespaces = map[string]cache.Config{}
 	for _, ns := range namespaces {
 		opts.DefaultNamespaces[ns] = cache.Config{}
 	}

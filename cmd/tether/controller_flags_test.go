@@ -38,7 +38,7 @@ func TestTenancyFlags(t *testing.T) {
 	if diff := cmp.Diff([]string{"team-a", "team-b"}, f.watchNamespaces); diff != "" {
 		t.Errorf("watch namespaces (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"team-a", "team-b"}, sortedKeys(cacheOptions(f.watchNamespaces).DefaultNamespaces)); diff != "" {
+	if diff := cmp.Diff([]string{"team-a", "team-b"}, sortedKeys(cacheOptions(f.watchNamespaces, f.shard).DefaultNamespaces)); diff != "" {
 		t.Errorf("cache namespaces (-want +got):\n%s", diff)
 	}
 }
@@ -74,5 +74,35 @@ func TestLimitFlagsDefaultToWhatFitsTheShippedMemoryLimit(t *testing.T) {
 	}
 	if !f.source.AllowFileURLs || f.minInterval != time.Second || f.source.MaxFetchesPerHost != 3 {
 		t.Errorf("flags parsed to allowFileURLs=%t minInterval=%s maxFetchesPerHost=%d", f.source.AllowFileURLs, f.minInterval, f.source.MaxFetchesPerHost)
+	}
+}
+
+func TestShardFlagSelectsSyncsAndALeasePerShard(t *testing.T) {
+	for _, tc := range []struct {
+		args     []string
+		selector string // "" for every Sync
+		lease    string
+	}{
+		{nil, "", "tether.dev"},
+		{[]string{"--shard", "eu-1"}, "tether.dev/shard=eu-1", "tether.dev-shard-eu-1"},
+		{[]string{"--shard="}, "!tether.dev/shard", "tether.dev-unsharded"},
+	} {
+		f, err := parseControllerFlags(tc.args, io.Discard)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		var got string
+		if sel := f.shard.selector(); sel != nil {
+			got = sel.String()
+		}
+		if got != tc.selector || f.shard.leaseName() != tc.lease {
+			t.Errorf("%v: selector %q, lease %q; want %q, %q", tc.args, got, f.shard.leaseName(), tc.selector, tc.lease)
+		}
+		if by := cacheOptions(nil, f.shard).ByObject; (len(by) == 1) != (tc.selector != "") {
+			t.Errorf("%v: cache options by object = %v", tc.args, by)
+		}
+	}
+	if _, err := parseControllerFlags([]string{"--shard", "not a label/value"}, io.Discard); err == nil {
+		t.Error("--shard with a value that is no label value was accepted")
 	}
 }

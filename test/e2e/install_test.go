@@ -84,22 +84,28 @@ func applyInstall(t *testing.T, dir string) *install {
 func (in *install) agentArgs(t *testing.T) []string {
 	t.Helper()
 	for _, obj := range in.objects {
-		if obj.GetKind() != "Deployment" || obj.GetName() != "tether" {
-			continue
+		if obj.GetKind() == "Deployment" && obj.GetName() == "tether" {
+			return deploymentArgs(obj, agentNamespace)
 		}
-		containers, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "containers")
-		args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
-		var out []string
-		for _, arg := range args[1:] { // args[0] is the subcommand
-			if slices.ContainsFunc([]string{"--metrics-bind-address", "--health-probe-bind-address", "--webhook-secrets-dir", "--cache-dir"}, func(p string) bool { return strings.HasPrefix(arg, p+"=") }) {
-				continue
-			}
-			out = append(out, strings.ReplaceAll(arg, "$(POD_NAMESPACE)", agentNamespace))
-		}
-		return out
 	}
 	t.Fatal("the install has no Deployment tether")
 	return nil
+}
+
+// deploymentArgs returns the arguments a rendered Deployment gives the agent, but
+// those about addresses and directories of the pod, which the test sets itself; the
+// pod's namespace is namespace.
+func deploymentArgs(obj *unstructured.Unstructured, namespace string) []string {
+	containers, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "containers")
+	args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
+	var out []string
+	for _, arg := range args[1:] { // args[0] is the subcommand
+		if slices.ContainsFunc([]string{"--metrics-bind-address", "--health-probe-bind-address", "--webhook-secrets-dir", "--cache-dir"}, func(p string) bool { return strings.HasPrefix(arg, p+"=") }) {
+			continue
+		}
+		out = append(out, strings.ReplaceAll(arg, "$(POD_NAMESPACE)", namespace))
+	}
+	return out
 }
 
 // agentRule is one verb of one rule granted to the agent, where it holds.
