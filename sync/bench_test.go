@@ -4,18 +4,14 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	gosync "sync"
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	"tether.dev/tether/apply"
-	"tether.dev/tether/source"
 	"tether.dev/tether/test/apicount"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/workload"
 )
 
 // BenchmarkSyncThousandObjects measures the sync loop on the local control plane with
@@ -65,44 +61,10 @@ func BenchmarkSyncThousandObjects(b *testing.B) {
 // apply requests: no read, no dry-run, no status. No agent can be faster.
 func measureFloor(b *testing.B, files map[string]string) time.Duration {
 	cfg := controlplane.Shared(b).Config()
-	cfg.QPS, cfg.Burst = 500, 1000
-	c, err := client.New(cfg, client.Options{})
-	must(b, err)
 	ns := controlplane.NewNamespace(b, cfg)
-	var objs []*unstructured.Unstructured
-	for _, data := range files {
-		docs, err := source.DecodeManifests([]byte(data))
-		must(b, err)
-		objs = append(objs, docs...)
-	}
-	for _, o := range objs {
-		o.SetNamespace(ns)
-	}
-	workers := apply.DefaultOptions().Concurrency
-	next := make(chan *unstructured.Unstructured)
-	errs := make(chan error, len(objs))
-	var wg gosync.WaitGroup
-	start := time.Now()
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for o := range next {
-				errs <- c.Apply(b.Context(), client.ApplyConfigurationFromUnstructured(o), client.FieldOwner("floor"), client.ForceOwnership)
-			}
-		}()
-	}
-	for _, o := range objs {
-		next <- o
-	}
-	close(next)
-	wg.Wait()
-	elapsed := time.Since(start)
-	close(errs)
-	for err := range errs {
-		must(b, err)
-	}
-	return elapsed
+	floor, err := workload.Floor(b.Context(), cfg, files, ns, apply.DefaultOptions().Concurrency)
+	must(b, err)
+	return floor
 }
 
 // measureDrift edits the replicas of edits Deployments one at a time, the way

@@ -32,6 +32,7 @@ import (
 	tethersync "tether.dev/tether/sync"
 	"tether.dev/tether/test/apicount"
 	"tether.dev/tether/test/controlplane"
+	"tether.dev/tether/test/workload"
 )
 
 func TestMain(m *testing.M) {
@@ -267,43 +268,5 @@ func must(tb testing.TB, err error) {
 	}
 }
 
-// apps returns the files of a repository of n apps, each a Deployment with 0
-// replicas, a Service, a ServiceAccount and a ConfigMap: 4n objects.
-func apps(n int) map[string]string {
-	files := map[string]string{}
-	for i := 0; i < n; i++ {
-		files[fmt.Sprintf("apps/app-%04d.yaml", i)] = app(fmt.Sprintf("app-%04d", i), "hello")
-	}
-	return files
-}
-
-func app(name, greeting string) string {
-	return fmt.Sprintf(`apiVersion: v1
-kind: ServiceAccount
-metadata: {name: %[1]s}
----
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: %[1]s}
-data: {greeting: %[2]q}
----
-apiVersion: v1
-kind: Service
-metadata: {name: %[1]s}
-spec:
-  selector: {app: %[1]s}
-  ports: [{port: 80, targetPort: 8080}]
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: %[1]s}
-spec:
-  replicas: 0
-  selector: {matchLabels: {app: %[1]s}}
-  template:
-    metadata: {labels: {app: %[1]s}}
-    spec:
-      serviceAccountName: %[1]s
-      containers: [{name: app, image: registry.k8s.io/pause:3.10}]
-`, name, greeting)
-}
+// apps and app are the benchmarks' workload: n apps of four objects, and one.
+var apps, app = workload.Apps, workload.App

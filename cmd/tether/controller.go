@@ -71,8 +71,8 @@ func parseControllerFlags(args []string, stderr io.Writer) (*controllerFlags, er
 	fs.StringVar(&f.leaderNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease. Default: the pod's namespace.")
 	fs.IntVar(&f.concurrency, "concurrency", tethersync.DefaultOptions().Concurrency, "How many Syncs are reconciled at once.")
 	fs.StringVar(&f.cacheDir, "cache-dir", defaultCacheDir(), "Directory for cached git repositories; keep it across restarts to fetch less.")
-	fs.Float64Var(&f.apiQPS, "kube-api-qps", 50, "Sustained requests per second to the API server.")
-	fs.IntVar(&f.apiBurst, "kube-api-burst", 100, "Burst of requests to the API server.")
+	fs.Float64Var(&f.apiQPS, "kube-api-qps", -1, "Sustained requests per second to the API server, limited in the agent; negative: no client-side limit (the default), the API server's Priority and Fairness protects it (see docs/performance.md). --concurrency bounds the requests in flight.")
+	fs.IntVar(&f.apiBurst, "kube-api-burst", 100, "Burst of requests to the API server, when --kube-api-qps limits them.")
 	fs.Func("never-take-over-managers", "Comma-separated field managers whose fields Tether never takes over from client-side apply (break-glass edits).", func(v string) error {
 		for _, m := range strings.Split(v, ",") {
 			if m = strings.TrimSpace(m); m != "" {
@@ -237,7 +237,10 @@ func cacheOptions(namespaces []string, shard shardFlag) cache.Options {
 // --kube-api-burst for all accounts together, not for each), and client-go shares
 // the TLS transport.
 func impersonator(cfg *rest.Config, mgr ctrl.Manager, opts apply.ManagerOptions) tethersync.IdentityFunc {
-	limiter := flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, cfg.Burst)
+	var limiter flowcontrol.RateLimiter
+	if cfg.QPS > 0 {
+		limiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, cfg.Burst)
+	}
 	return func(user string) (tethersync.Identity, error) {
 		icfg := rest.CopyConfig(cfg)
 		icfg.Impersonate = rest.ImpersonationConfig{UserName: user}

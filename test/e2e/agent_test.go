@@ -31,7 +31,7 @@ const waitTimeout = 90 * time.Second
 
 // newClient returns a client for the shared control plane that knows Syncs, with the
 // CRD installed.
-func newClient(t *testing.T) client.Client {
+func newClient(t testing.TB) client.Client {
 	t.Helper()
 	cp := controlplane.Shared(t)
 	scheme := runtime.NewScheme()
@@ -74,6 +74,18 @@ func startAgent(t *testing.T) *agent {
 // extra flags.
 func startAgentWith(t *testing.T, kubeconfig string, flags ...string) *agent {
 	t.Helper()
+	return launchAgent(t, kubeconfig, append([]string{
+		// The tests' Syncs poll every two seconds.
+		"--min-interval", "1s",
+		"--zap-log-level", "debug",
+	}, flags...)...)
+}
+
+// launchAgent runs the tether binary with flags and those it needs to run beside
+// other agents on one machine (its addresses, cache and webhook secrets), and no
+// other: what users run, at its default flags.
+func launchAgent(t testing.TB, kubeconfig string, flags ...string) *agent {
+	t.Helper()
 	a := &agent{log: &lockedWriter{w: &bytes.Buffer{}}, metricsAddr: freeAddr(t), webhookAddr: freeAddr(t), done: make(chan error, 1)}
 	secrets := t.TempDir()
 	for _, receiver := range []string{"generic", "github"} {
@@ -88,9 +100,6 @@ func startAgentWith(t *testing.T, kubeconfig string, flags ...string) *agent {
 		"--webhook-bind-address", a.webhookAddr,
 		"--webhook-secrets-dir", secrets,
 		"--cache-dir", t.TempDir(),
-		// The tests' Syncs poll every two seconds.
-		"--min-interval", "1s",
-		"--zap-log-level", "debug",
 	}, flags...)...)
 	out := a.log
 	a.cmd.Stdout, a.cmd.Stderr = out, out
@@ -115,18 +124,24 @@ func startAgentWith(t *testing.T, kubeconfig string, flags ...string) *agent {
 }
 
 // metrics returns the agent's /metrics page.
-func (a *agent) metrics(t *testing.T) string {
+func (a *agent) metrics(t testing.TB) string {
 	t.Helper()
-	resp, err := http.Get("http://" + a.metricsAddr + "/metrics") //nolint:noctx // a test's one-shot scrape
+	page, err := a.scrape()
 	if err != nil {
 		t.Fatalf("scraping metrics: %v", err)
 	}
+	return page
+}
+
+// scrape reads the agent's /metrics page.
+func (a *agent) scrape() (string, error) {
+	resp, err := http.Get("http://" + a.metricsAddr + "/metrics") //nolint:noctx // a test's one-shot scrape
+	if err != nil {
+		return "", err
+	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(body)
+	return string(body), err
 }
 
 // stop sends sig to the agent and waits until it has exited.
@@ -157,7 +172,7 @@ func (a *agent) running(t *testing.T) {
 
 // eventually polls cond until it holds, failing the test after waitTimeout. The last
 // error or unmet condition is reported, so a failure says what was being waited for.
-func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
+func eventually(t testing.TB, what string, cond func(ctx context.Context) (bool, error)) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
 	defer cancel()
@@ -175,7 +190,7 @@ func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool,
 	}
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

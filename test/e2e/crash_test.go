@@ -141,7 +141,7 @@ func waitGone(t *testing.T, c client.Client, s *v1alpha1.Sync) {
 }
 
 // waitRevision waits until the Sync is Ready at commit.
-func waitRevision(t *testing.T, c client.Client, s *v1alpha1.Sync, commit string) {
+func waitRevision(t testing.TB, c client.Client, s *v1alpha1.Sync, commit string) {
 	t.Helper()
 	eventually(t, "the Sync is Ready at "+commit, func(ctx context.Context) (bool, error) {
 		got := &v1alpha1.Sync{}
@@ -153,7 +153,7 @@ func waitRevision(t *testing.T, c client.Client, s *v1alpha1.Sync, commit string
 	})
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)

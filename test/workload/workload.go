@@ -1,0 +1,105 @@
+// Package workload holds the workload the benchmarks sync, and the floor they compare
+// Tether with: the same objects applied by nothing but server-side apply requests.
+package workload
+
+import (
+	"context"
+	"fmt"
+	gosync "sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"tether.dev/tether/source"
+)
+
+// Apps returns the files of a repository of n apps under apps/, each a Deployment
+// with 0 replicas, a Service, a ServiceAccount and a ConfigMap: 4n objects.
+func Apps(n int) map[string]string {
+	files := map[string]string{}
+	for i := 0; i < n; i++ {
+		files[fmt.Sprintf("apps/app-%04d.yaml", i)] = App(fmt.Sprintf("app-%04d", i), "hello")
+	}
+	return files
+}
+
+// App is the four objects of one app, its ConfigMap saying greeting.
+func App(name, greeting string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: ServiceAccount
+metadata: {name: %[1]s}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: %[1]s}
+data: {greeting: %[2]q}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: %[1]s}
+spec:
+  selector: {app: %[1]s}
+  ports: [{port: 80, targetPort: 8080}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: %[1]s}
+spec:
+  replicas: 0
+  selector: {matchLabels: {app: %[1]s}}
+  template:
+    metadata: {labels: {app: %[1]s}}
+    spec:
+      serviceAccountName: %[1]s
+      containers: [{name: app, image: registry.k8s.io/pause:3.10}]
+`, name, greeting)
+}
+
+// Floor applies the objects of files into namespace ns with nothing but server-side
+// apply requests from workers goroutines, with no client-side rate limit: no read, no
+// dry-run, no status. No agent can be faster. It returns the time taken.
+func Floor(ctx context.Context, cfg *rest.Config, files map[string]string, ns string, workers int) (time.Duration, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS = -1 // no client-side limiter
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		return 0, err
+	}
+	var objs []*unstructured.Unstructured
+	for _, data := range files {
+		docs, err := source.DecodeManifests([]byte(data))
+		if err != nil {
+			return 0, err
+		}
+		objs = append(objs, docs...)
+	}
+	for _, o := range objs {
+		o.SetNamespace(ns)
+	}
+	next := make(chan *unstructured.Unstructured)
+	errs := make(chan error, len(objs))
+	var wg gosync.WaitGroup
+	start := time.Now()
+	for range workers {
+		wg.Go(func() {
+			for o := range next {
+				errs <- c.Apply(ctx, client.ApplyConfigurationFromUnstructured(o), client.FieldOwner("floor"), client.ForceOwnership)
+			}
+		})
+	}
+	for _, o := range objs {
+		next <- o
+	}
+	close(next)
+	wg.Wait()
+	elapsed := time.Since(start)
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return 0, err
+		}
+	}
+	return elapsed, nil
+}
