@@ -38,7 +38,7 @@ func (s *Source) Descends(url, from, to string) (bool, error) {
 	ok, err := old.IsAncestor(cur)
 	if err != nil {
 		// A parent missing from the cache (a shallow history) leaves the answer open.
-		return false, fmt.Errorf("%w: walking the history of %s: %v", ErrHistoryUnknown, to, err)
+		return false, fmt.Errorf("%w: walking the history of %s: %w", ErrHistoryUnknown, to, err)
 	}
 	return ok, nil
 }

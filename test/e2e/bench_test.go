@@ -38,7 +38,7 @@ func BenchmarkShippedBinaryFirstSync(b *testing.B) {
 		repo := gitserver.Start(b, gitserver.Options{}).CreateRepo(b, "bench")
 		commit := repo.Commit(b, files, "250 apps")
 		a := launchAgent(b, cp.KubeconfigPath())
-		eventually(b, "the agent serves metrics", func(ctx context.Context) (bool, error) {
+		eventually(b, "the agent serves metrics", func(context.Context) (bool, error) {
 			_, err := a.scrape()
 			return err == nil, err
 		})
