@@ -24,7 +24,10 @@ type Manager struct {
 
 // LiveVersions reports the resourceVersion of a live object as a watch cache last saw
 // it, without a request to the API server. ok is false when the cache does not watch
-// that kind (yet); the Manager then reads from the API server.
+// that kind (yet) or has not synced; the Manager then reads from the API server. An
+// object the synced cache does not hold is reported as rv "" and ok true: absent, so
+// the Manager does not read it (and checks the dry-run's answer instead, in case the
+// cache lags).
 type LiveVersions interface {
 	ResourceVersion(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (rv string, ok bool)
 }

@@ -163,15 +163,24 @@ func (m *Manager) plan(ctx context.Context, st *step, targets *scaleTargets, opt
 		st.change.Action, st.change.Live, st.change.Ignored = ActionUnchanged, live, ignored
 		return
 	}
+	m.compare(ctx, st, targets, opts, m.knownAbsent(ctx, ref))
+}
 
+// compare reads the live object, unless the watch cache says there is none (absent),
+// and compares it with the server-side dry-run of the apply.
+func (m *Manager) compare(ctx context.Context, st *step, targets *scaleTargets, opts Options, absent bool) {
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(st.obj.GroupVersionKind())
-	err := retryTransient(ctx, func() error { return m.client.Get(ctx, client.ObjectKeyFromObject(st.obj), live) })
-	exists := err == nil
-	if err != nil && !apierrors.IsNotFound(err) {
-		st.fail("read", err)
-		return
+	exists := false
+	if !absent {
+		err := retryTransient(ctx, func() error { return m.client.Get(ctx, client.ObjectKeyFromObject(st.obj), live) })
+		if err != nil && !apierrors.IsNotFound(err) {
+			st.fail("read", err)
+			return
+		}
+		exists = err == nil
 	}
+	var err error
 	if owner := live.GetAnnotations()[v1alpha1.OwnedByAnnotation]; exists && owner != "" && owner != st.obj.GetAnnotations()[v1alpha1.OwnedByAnnotation] {
 		st.fail("claim", &ClaimedError{Owner: owner})
 		return
@@ -200,10 +209,17 @@ func (m *Manager) plan(ctx context.Context, st *step, targets *scaleTargets, opt
 	case err != nil:
 		st.fail("dry-run", err)
 		return
+	case !exists && absent && dry.GetResourceVersion() != "":
+		// The watch had not seen the object yet (a dry-run create comes back without
+		// a resourceVersion, one of an existing object with its version): read it
+		// after all, so that its owner and other managers' fields are checked.
+		m.compare(ctx, st, targets, opts, false)
+		return
 	case !exists:
 		st.change.Action, st.change.Desired = ActionCreated, dry
 		return
 	}
+	ref := st.change.Object
 	if diff := Compare(stripped(dry, st.ignored), stripped(live, st.ignored)); len(diff) > 0 {
 		m.verified.forget(ref)
 		st.change.Action, st.change.Live, st.change.Desired, st.change.Diff = ActionConfigured, live, dry, diff
@@ -274,6 +290,16 @@ func (m *Manager) remove(ctx context.Context, live *unstructured.Unstructured) e
 	})
 }
 
+// knownAbsent reports whether the watch cache, synced, holds no object ref: then
+// there is nothing to read (a first sync costs a dry-run and an apply per object).
+func (m *Manager) knownAbsent(ctx context.Context, ref ObjectRef) bool {
+	if m.live == nil {
+		return false
+	}
+	rv, ok := m.live.ResourceVersion(ctx, ref.GroupVersionKind(), ref.Namespace, ref.Name)
+	return ok && rv == ""
+}
+
 // verifiedLive returns the live object last verified to match the desired one, if
 // neither has changed since: same desired hash, same resourceVersion in the watch
 // cache.
@@ -282,7 +308,7 @@ func (m *Manager) verifiedLive(ctx context.Context, ref ObjectRef, hash string) 
 		return nil, nil, false
 	}
 	rv, ok := m.live.ResourceVersion(ctx, ref.GroupVersionKind(), ref.Namespace, ref.Name)
-	if !ok {
+	if !ok || rv == "" {
 		return nil, nil, false
 	}
 	return m.verified.lookup(ref, hash, rv)

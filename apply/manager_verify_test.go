@@ -2,13 +2,16 @@ package apply_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/apply"
 	"tether.dev/tether/test/apicount"
 	"tether.dev/tether/test/controlplane"
@@ -22,9 +25,62 @@ func (v apiVersions) ResourceVersion(ctx context.Context, gvk schema.GroupVersio
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(gvk)
 	if err := v.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, obj); err != nil {
-		return "", false
+		return "", apierrors.IsNotFound(err) // absent, as a synced watch cache says
 	}
 	return obj.GetResourceVersion(), true
+}
+
+// blindVersions stands in for a watch cache that lags: it has seen no object at all.
+type blindVersions struct{}
+
+func (blindVersions) ResourceVersion(context.Context, schema.GroupVersionKind, string, string) (string, bool) {
+	return "", true
+}
+
+func TestObjectsTheWatchSaysAreAbsentAreNotRead(t *testing.T) {
+	e := newEnv(t)
+	counter := &apicount.Counter{}
+	counted, err := client.New(counter.Wrap(controlplane.Shared(t).Config()), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("new objects cost a dry-run and an apply each, no read", func(t *testing.T) {
+		m := apply.NewManager(counted, apply.ManagerOptions{LiveVersions: apiVersions{c: e.c}})
+		cs, err := m.ApplyAll(t.Context(), load(t, "web.yaml"), e.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cs.Count(apply.ActionCreated) != 3 {
+			t.Errorf("actions = %v, want all created", actions(cs))
+		}
+		// (The client's first requests also discover the API: lists of /api and /apis.)
+		if got := counter.Snapshot(); got[apicount.Get] != 0 || got[apicount.DryRun] != 3 || got[apicount.Patch] != 3 {
+			t.Errorf("requests = %v, want 3 dry-runs, 3 applies and no read", got)
+		}
+	})
+
+	t.Run("an object the watch has not seen yet is read after all, and its owner is checked", func(t *testing.T) {
+		claimed := load(t, "web.yaml")[:1]
+		claimed[0].SetAnnotations(map[string]string{v1alpha1.OwnedByAnnotation: e.ns + "/other"})
+		if _, err := e.m.ApplyAll(t.Context(), claimed, e.opts); err != nil {
+			t.Fatal(err)
+		}
+		counter.Reset()
+		m := apply.NewManager(counted, apply.ManagerOptions{LiveVersions: blindVersions{}})
+		objs := load(t, "web.yaml")
+		for _, o := range objs {
+			o.SetAnnotations(map[string]string{v1alpha1.OwnedByAnnotation: e.ns + "/mine"})
+		}
+		_, err := m.ApplyAll(t.Context(), objs, e.opts)
+		var claim *apply.ClaimedError
+		if !errors.As(err, &claim) || claim.Owner != e.ns+"/other" {
+			t.Errorf("err = %v, want the claim of %s/other", err, e.ns)
+		}
+		if got := counter.Snapshot()[apicount.Get]; got < 1 {
+			t.Errorf("reads = %d, want the object the watch missed read", got)
+		}
+	})
 }
 
 func TestApplyAllSkipsWhatWasVerified(t *testing.T) {

@@ -303,6 +303,7 @@ func (r *Reconciler) apply(ctx context.Context, id Identity, obj *v1alpha1.Sync,
 	opts.IgnoreScaledReplicas = opts.IgnoreScaledReplicas && obj.Spec.IgnoreAutoscaledReplicasEnabled()
 	opts.IgnoreFields = r.fights.ignored(obj)
 	opts.BeforeWrite = r.recordAhead(obj)
+	r.prepareWatch(ctx, obj, snap)
 	changes, err := id.Applier.ApplyAll(ctx, snap.Objects, opts)
 	r.Metrics.CountChanges(obj, changes)
 	return changes, err
@@ -341,6 +342,28 @@ func (r *Reconciler) settleFights(obj *v1alpha1.Sync, cs *apply.ChangeSet) {
 		r.Metrics.CountFieldFight(obj, k.manager)
 		r.Recorder.Eventf(obj, corev1.EventTypeWarning, v1alpha1.ReasonFieldConflict, "%s", r.fights.message(obj, k))
 	}
+}
+
+// watchSyncWait bounds how long an apply waits for the informers of new kinds to
+// sync; after it, objects whose informer has not synced are read one by one.
+const watchSyncWait = 10 * time.Second
+
+// prepareWatch has the Watcher follow the kinds of snap before they are applied, so
+// that the apply knows from the watch which objects do not exist yet and spares
+// reading them: a first sync costs a dry-run and an apply per object.
+func (r *Reconciler) prepareWatch(ctx context.Context, obj *v1alpha1.Sync, snap *source.Snapshot) {
+	if r.Watcher == nil {
+		return
+	}
+	seen := map[schema.GroupVersionKind]bool{}
+	var kinds []schema.GroupVersionKind
+	for _, o := range snap.Objects {
+		if gvk := o.GroupVersionKind(); !seen[gvk] {
+			seen[gvk] = true
+			kinds = append(kinds, gvk)
+		}
+	}
+	r.Watcher.Prepare(ctx, client.ObjectKeyFromObject(obj), kinds, watchSyncWait)
 }
 
 // watch makes the Watcher follow the kinds this Sync now has in the cluster.

@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"strings"
 	gosync "sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -112,7 +115,7 @@ func (w *Watcher) Forget(ctx context.Context, sync types.NamespacedName) {
 }
 
 // ResourceVersion reports an object's resourceVersion from the informer of its kind,
-// when that informer runs and has synced.
+// when that informer runs and has synced: "" for an object it does not hold.
 func (w *Watcher) ResourceVersion(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (string, bool) {
 	w.mu.Lock()
 	k, ok := w.kinds[gvk]
@@ -122,9 +125,39 @@ func (w *Watcher) ResourceVersion(ctx context.Context, gvk schema.GroupVersionKi
 	}
 	obj := metadataOf(gvk)
 	if err := w.cache.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, obj); err != nil {
-		return "", false
+		return "", apierrors.IsNotFound(err)
 	}
 	return obj.GetResourceVersion(), true
+}
+
+// Prepare starts watching kinds for sync before its objects are applied, so that the
+// apply learns from the watch which objects do not exist yet instead of reading each
+// one, and waits at most timeout for the informers to sync. Kinds the API server does
+// not serve (yet: a CRD of the same revision) are left for Track. Kinds that the
+// Sync ends up not having in the cluster are released by its next Track.
+func (w *Watcher) Prepare(ctx context.Context, sync types.NamespacedName, kinds []schema.GroupVersionKind, timeout time.Duration) {
+	w.mu.Lock()
+	var informers []cache.Informer
+	for _, gvk := range kinds {
+		if k, ok := w.kinds[gvk]; ok && k.users[sync] {
+			informers = append(informers, k.informer)
+			continue
+		}
+		if err := w.use(ctx, gvk, sync); err != nil {
+			continue
+		}
+		w.syncs[sync] = append(w.syncs[sync], gvk)
+		informers = append(informers, w.kinds[gvk].informer)
+	}
+	w.mu.Unlock()
+	_ = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		for _, inf := range informers {
+			if !inf.HasSynced() {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
 }
 
 // HasSynced reports whether every informer the Watcher runs has synced.
