@@ -253,7 +253,7 @@ func TestTenantsUnderTheDefaultInstall(t *testing.T) {
 			return c != nil && c.Status == metav1.ConditionTrue && c.Reason == v1alpha1.ReasonForbidden
 		})
 		msg := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.StalledCondition).Message
-		for _, want := range []string{"ConfigMap/" + victim + "/intruder", "ClusterRole/" + team + "-everything", `User "system:serviceaccount:` + team + `:deployer"`, "cannot get"} {
+		for _, want := range []string{"ConfigMap/" + victim + "/intruder", "ClusterRole/" + team + "-everything", `User "system:serviceaccount:` + team + `:deployer"`, "cannot patch"} {
 			if !strings.Contains(msg, want) {
 				t.Errorf("Stalled message %q does not name %s", msg, want)
 			}
