@@ -77,7 +77,7 @@ func TestShardsReconcileOnlyTheirOwnSyncs(t *testing.T) {
 
 	t.Run("each agent reconciles only its shard's Syncs", func(t *testing.T) {
 		for shard, a := range agents {
-			if got, want := reportedSyncs(t, a), []string{"sync-" + shard}; !slices.Equal(got, want) {
+			if got, want := reportedSyncs(t, a, ns), []string{"sync-" + shard}; !slices.Equal(got, want) {
 				t.Errorf("agent of shard %s reports Syncs %v, want %v", shard, got, want)
 			}
 		}
@@ -90,7 +90,7 @@ func TestShardsReconcileOnlyTheirOwnSyncs(t *testing.T) {
 		second := repo.Commit(t, map[string]string{"b/cm.yaml": files["b/cm.yaml"]}, "change b's config map")
 		waitRevision(t, c, syncs["b"], second)
 		eventually(t, "shard a's agent reports sync-b and shard b's agent does not", func(context.Context) (bool, error) {
-			return slices.Equal(reportedSyncs(t, agents["a"]), []string{"sync-a", "sync-b"}) && len(reportedSyncs(t, agents["b"])) == 0, nil
+			return slices.Equal(reportedSyncs(t, agents["a"], ns), []string{"sync-a", "sync-b"}) && len(reportedSyncs(t, agents["b"], ns)) == 0, nil
 		})
 	})
 }
@@ -112,17 +112,24 @@ func shardedDeployments(t *testing.T) []*unstructured.Unstructured {
 	return out
 }
 
-var syncReadySeries = regexp.MustCompile(`(?m)^tether_sync_ready\{[^}]*\bname="([^"]+)"`)
+var (
+	syncReadySeries = regexp.MustCompile(`(?m)^tether_sync_ready\{([^}]*)\}`)
+	nameLabel       = regexp.MustCompile(`\bname="([^"]+)"`)
+)
 
-// reportedSyncs lists, sorted, the Syncs whose tether_sync_ready series agent a
-// exports.
-func reportedSyncs(t *testing.T, a *agent) []string {
+// reportedSyncs lists, sorted, the Syncs in namespace ns whose tether_sync_ready
+// series agent a exports. (Other tests' Syncs elsewhere in the shared cluster carry
+// no shard label, so the unlabelled shard serves them too.)
+func reportedSyncs(t *testing.T, a *agent, ns string) []string {
 	t.Helper()
 	var names []string
 	for _, m := range syncReadySeries.FindAllStringSubmatch(a.metrics(t), -1) {
-		if !slices.Contains(names, m[1]) {
-			names = append(names, m[1])
+		labels := m[1]
+		name := nameLabel.FindStringSubmatch(labels)
+		if name == nil || !strings.Contains(labels, `namespace="`+ns+`"`) || slices.Contains(names, name[1]) {
+			continue
 		}
+		names = append(names, name[1])
 	}
 	slices.Sort(names)
 	return names
