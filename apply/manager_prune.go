@@ -33,6 +33,8 @@ const (
 	// be the identity's to delete or release (an object whose apply was refused, or
 	// one whose rights were withdrawn); it is left exactly as it is.
 	NoteForbidden = "not readable by the account the Sync acts as; left alone"
+	// NoteDryRun: a prune with PruneOptions.DryRun would delete the object.
+	NoteDryRun = "would be deleted"
 )
 
 // PruneOptions control Prune and Orphan.
@@ -49,6 +51,10 @@ type PruneOptions struct {
 	// Concurrency is how many objects of one rank of the deletion order are
 	// deleted or released at once; less than 1 means one at a time.
 	Concurrency int
+	// DryRun decides without deleting: every object is read and judged as Prune
+	// would, and those it would delete come back as ActionPruned with NoteDryRun,
+	// still in the cluster. (`tether diff` shows them.)
+	DryRun bool
 }
 
 // Prune deletes the objects refs names that the caller owns, with background
@@ -72,6 +78,9 @@ func (m *Manager) pruneOne(ctx context.Context, ref ObjectRef, opts PruneOptions
 	}
 	if live.GetDeletionTimestamp() != nil {
 		return Change{Object: ref, Action: ActionPruned, Live: live, Note: NoteTerminating}
+	}
+	if opts.DryRun {
+		return Change{Object: ref, Action: ActionPruned, Live: live, Note: NoteDryRun}
 	}
 	uid := live.GetUID()
 	err := m.client.Delete(ctx, live, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))

@@ -245,7 +245,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if drift && changes != nil && !changes.DryRun {
 		r.settleFights(obj, changes)
 	}
-	st.fieldConflicts(r.fights.conflicts(obj))
+	st.fieldConflicts(r.fights.conflicts(obj), r.fights.givenUp(obj))
 	if err != nil {
 		st.leftGitNote("prune waits until every object applies")
 		return r.onError(st, interval, err)
@@ -292,43 +292,16 @@ func (r *Reconciler) fetchAndRender(ctx context.Context, obj *v1alpha1.Sync, id 
 	return snap, nil
 }
 
-// apply applies a snapshot, marking each object as owned by this Sync. With dryRun
-// it only compares, and writes nothing.
+// apply applies a snapshot as ForApply maps the Sync to an apply. With dryRun it
+// only compares, and writes nothing.
 func (r *Reconciler) apply(ctx context.Context, id Identity, obj *v1alpha1.Sync, snap *source.Snapshot, dryRun bool) (*apply.ChangeSet, error) {
-	MarkOwned(snap.Objects, obj)
-	opts := r.Apply
-	opts.DefaultNamespace = obj.Spec.Destination.Namespace
+	opts := ForApply(obj, snap.Objects, r.Apply, r.fights.givenUp(obj))
 	opts.DryRun = dryRun
-	opts.Ignore = append(append([]v1alpha1.IgnoreRule(nil), opts.Ignore...), obj.Spec.IgnoreDifferences...)
-	opts.IgnoreScaledReplicas = opts.IgnoreScaledReplicas && obj.Spec.IgnoreAutoscaledReplicasEnabled()
-	opts.IgnoreFields = r.fights.ignored(obj)
 	opts.BeforeWrite = r.recordAhead(obj)
 	r.prepareWatch(ctx, obj, snap)
 	changes, err := id.Applier.ApplyAll(ctx, snap.Objects, opts)
 	r.Metrics.CountChanges(obj, changes)
 	return changes, err
-}
-
-// MarkOwned gives objs the marks of the Sync that applies them: the
-// tether.dev/owned-by annotation, which prune and claims check, and the
-// tether.dev/sync label, which a lost inventory is rebuilt from. The agent and
-// `tether diff` both mark objects through it, so that they send the same objects.
-func MarkOwned(objs []*unstructured.Unstructured, s *v1alpha1.Sync) {
-	owner, label := ownerOf(s), v1alpha1.SyncLabelValue(s.Namespace, s.Name)
-	for _, o := range objs {
-		annotations := o.GetAnnotations()
-		if annotations == nil {
-			annotations = map[string]string{}
-		}
-		annotations[v1alpha1.OwnedByAnnotation] = owner
-		o.SetAnnotations(annotations)
-		labels := o.GetLabels()
-		if labels == nil {
-			labels = map[string]string{}
-		}
-		labels[v1alpha1.SyncLabel] = label
-		o.SetLabels(labels)
-	}
 }
 
 // settleFights counts the fields a drift correction took back from another

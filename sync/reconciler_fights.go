@@ -64,14 +64,19 @@ func (t *fightTracker) of(obj *v1alpha1.Sync) *syncFights {
 	return f
 }
 
-// ignored returns the JSON pointers given up, per object, for apply.Options.IgnoreFields.
-func (t *fightTracker) ignored(obj *v1alpha1.Sync) map[apply.ObjectRef][]string {
+// givenUp returns the fields given up, sorted, for status.fieldsGivenUp and
+// ForApply.
+func (t *fightTracker) givenUp(obj *v1alpha1.Sync) []v1alpha1.GivenUpField {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := map[apply.ObjectRef][]string{}
+	var out []v1alpha1.GivenUpField
 	for k := range t.of(obj).given {
-		out[k.object] = append(out[k.object], k.pointer)
+		out = append(out, givenUpFieldOf(k.object, k.pointer, k.manager))
 	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		return a.Kind+"/"+a.Namespace+"/"+a.Name+a.JSONPointer+a.Manager < b.Kind+"/"+b.Namespace+"/"+b.Name+b.JSONPointer+b.Manager
+	})
 	return out
 }
 
@@ -150,8 +155,10 @@ func fightMessage(k fightKey, path string, n int, window time.Duration) string {
 		k.object, path, k.manager, n, window, k.manager, rule)
 }
 
-// fieldConflicts sets the FieldConflict condition from the fields given up.
-func (b *statusBuilder) fieldConflicts(msgs []string) {
+// fieldConflicts sets the FieldConflict condition and status.fieldsGivenUp from
+// the fields given up.
+func (b *statusBuilder) fieldConflicts(msgs []string, fields []v1alpha1.GivenUpField) {
+	b.status.FieldsGivenUp = fields
 	if len(msgs) == 0 {
 		b.remove(v1alpha1.FieldConflictCondition)
 		return

@@ -75,7 +75,7 @@ func (r *Reconciler) prune(ctx context.Context, id Identity, obj *v1alpha1.Sync,
 		st.leftGitNote("prune held back")
 		return nil, err
 	}
-	cs, err := id.Applier.Prune(ctx, candidates, apply.PruneOptions{Owner: ownerOf(obj), Keep: liveUIDs(applied), Concurrency: r.Apply.Concurrency})
+	cs, err := id.Applier.Prune(ctx, candidates, PruneOptionsFor(obj, applied, r.Apply.Concurrency))
 	r.Metrics.CountChanges(obj, cs)
 	r.reportVanishedKinds(obj, cs)
 	st.pruned(cs, false)
@@ -196,10 +196,9 @@ func (r *Reconciler) rebuildInventory(ctx context.Context, obj *v1alpha1.Sync, s
 	if err != nil || id.Finder == nil {
 		return err
 	}
-	found, err := id.Finder.FindOwned(ctx, apply.FindOptions{
-		Label: v1alpha1.SyncLabel, Value: v1alpha1.SyncLabelValue(obj.Namespace, obj.Name), Owner: ownerOf(obj),
-		Namespace: r.Tenancy.searchNamespace(obj, id),
-	})
+	opts := FindOptionsFor(obj)
+	opts.Namespace = r.Tenancy.searchNamespace(obj, id)
+	found, err := id.Finder.FindOwned(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("rebuilding the inventory from label %s: %w", v1alpha1.SyncLabel, err)
 	}

@@ -51,8 +51,15 @@ type objectHealth struct {
 	msg  string
 }
 
+// newStatusBuilder starts the status of a reconcile of obj. The reconcile answers
+// the request for a reconcile that obj carries (status.lastHandledReconcileAt),
+// whatever its outcome: the status it writes is the answer.
 func newStatusBuilder(obj *v1alpha1.Sync, now func() time.Time) *statusBuilder {
-	return &statusBuilder{gen: obj.Generation, now: now, status: *obj.Status.DeepCopy(), health: map[apply.ObjectRef]objectHealth{}}
+	b := &statusBuilder{gen: obj.Generation, now: now, status: *obj.Status.DeepCopy(), health: map[apply.ObjectRef]objectHealth{}}
+	if requested := obj.GetAnnotations()[v1alpha1.ReconcileRequestedAnnotation]; requested != "" {
+		b.status.LastHandledReconcileAt = requested
+	}
+	return b
 }
 
 func (b *statusBuilder) set(condType string, status metav1.ConditionStatus, reason, msg string) {

@@ -80,12 +80,10 @@ func (b *statusBuilder) applied(cs *apply.ChangeSet) inventoryDiff {
 	previous := b.inventory()
 	diff := inventoryDiff{before: len(previous)}
 	objects := make([]v1alpha1.ResourceStatus, 0, len(cs.Changes))
-	desired := map[string]bool{}
 	for _, c := range cs.Changes {
-		rs := resourceOf(c, cs.DryRun)
-		objects = append(objects, rs)
-		desired[resourceKey(rs)] = true
+		objects = append(objects, resourceOf(c, cs.DryRun))
 	}
+	desired := desiredKeys(cs) // as LeftGit, which `tether diff` uses
 	for _, old := range previous {
 		if desired[resourceKey(old)] {
 			continue

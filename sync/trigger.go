@@ -19,12 +19,10 @@ import (
 )
 
 // ReconcileRequestedAnnotation on a Sync asks for a reconcile that looks at git at
-// once, whatever its interval: setting it to a new value (a timestamp) is enough.
-// A push received by a replica that is not the leader is passed on this way; a
-// user can do the same ("flux reconcile", "argocd app get --refresh"):
-//
-//	kubectl annotate sync web tether.dev/reconcile-requested-at="$(date +%s)" --overwrite
-const ReconcileRequestedAnnotation = "tether.dev/reconcile-requested-at"
+// once (see v1alpha1.ReconcileRequestedAnnotation). A push received by a replica
+// that is not the leader is passed on this way; a user can do the same with
+// `tether reconcile` ("flux reconcile", "argocd app get --refresh").
+const ReconcileRequestedAnnotation = v1alpha1.ReconcileRequestedAnnotation
 
 // Refresher forgets what a Source knows of a repository's refs.
 type Refresher interface {

@@ -32,6 +32,15 @@ const (
 	ForceAnnotation = "tether.dev/force"
 )
 
+// ReconcileRequestedAnnotation on a Sync asks for a reconcile that looks at git at
+// once, whatever its interval: setting it to a new value (a timestamp) is enough.
+// The reconciler acknowledges it by copying the value it handled into
+// status.lastHandledReconcileAt, so that whoever asked (`tether reconcile --wait`)
+// knows when the answer is in:
+//
+//	kubectl annotate sync web tether.dev/reconcile-requested-at="$(date +%s)" --overwrite
+const ReconcileRequestedAnnotation = "tether.dev/reconcile-requested-at"
+
 // SyncLabel marks every object a Sync applies with SyncLabelValue of that Sync, so
 // that a label selector finds them all: a lost inventory is rebuilt from it.
 const SyncLabel = "tether.dev/sync"
@@ -70,11 +79,12 @@ const (
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:categories=tether
+// +kubebuilder:resource:categories=tether,shortName=sy
 // +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.lastAppliedRevision`
 // +kubebuilder:printcolumn:name="Sync",type=string,JSONPath=`.status.sync`
 // +kubebuilder:printcolumn:name="Health",type=string,JSONPath=`.status.health`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Suspended",type=boolean,JSONPath=`.spec.suspend`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Message",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
 type Sync struct {
@@ -313,6 +323,11 @@ type SyncStatus struct {
 	// observedGeneration is the metadata.generation this status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// lastHandledReconcileAt is the value of the tether.dev/reconcile-requested-at
+	// annotation that the reconcile this status describes had seen: a request is
+	// answered once this equals the value that was set.
+	// +optional
+	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
 	// sourceRevision is the newest revision fetched: "<ref>@sha1:<hash>".
 	// +optional
 	SourceRevision string `json:"sourceRevision,omitempty"`
@@ -356,6 +371,34 @@ type SyncStatus struct {
 	// summary counts the objects of the inventory by sync and health status.
 	// +optional
 	Summary *ResourceSummary `json:"summary,omitempty"`
+	// fieldsGivenUp lists the fields Tether stopped correcting because another field
+	// manager kept changing them back (the FieldConflict condition explains each):
+	// they are neither compared nor applied until the Sync changes or the agent
+	// restarts, by the agent and by `tether diff` alike.
+	// +optional
+	// +listType=atomic
+	FieldsGivenUp []GivenUpField `json:"fieldsGivenUp,omitempty"`
+}
+
+// GivenUpField is one field of one managed object that Tether left to another
+// field manager after a fight.
+type GivenUpField struct {
+	// +optional
+	Group string `json:"group,omitempty"`
+	// +required
+	Version string `json:"version"`
+	// +required
+	Kind string `json:"kind"`
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// +required
+	Name string `json:"name"`
+	// jsonPointer (RFC 6901) of the field, e.g. /spec/replicas.
+	// +required
+	JSONPointer string `json:"jsonPointer"`
+	// manager is the field manager that kept changing it.
+	// +optional
+	Manager string `json:"manager,omitempty"`
 }
 
 // ResourceSummary counts managed objects by state; objects not counted in any

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -31,6 +32,21 @@ import (
 	"tether.dev/tether/source"
 	tethersync "tether.dev/tether/sync"
 )
+
+// newControllerCommand runs the agent. Its flags are Go's flag package's, as they
+// always were (the Deployment in deploy/ and the end-to-end tests pass them), so
+// cobra hands the command line over unparsed.
+func newControllerCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:                "controller [flags]",
+		Short:              "Run the agent (in a cluster, or with --kubeconfig)",
+		Long:               "Run the agent: reconcile every Sync the agent can see until SIGTERM.\nRun 'tether controller -h' for its flags.",
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runController(cmd.Context(), args, cmd.ErrOrStderr())
+		},
+	}
+}
 
 // controllerFlags are the command line of `tether controller`.
 type controllerFlags struct {
@@ -60,6 +76,18 @@ type controllerFlags struct {
 
 func parseControllerFlags(args []string, stderr io.Writer) (*controllerFlags, error) {
 	f := &controllerFlags{}
+	fs := controllerFlagSet(f, stderr)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() != 0 {
+		return nil, fmt.Errorf("%w: unexpected arguments %v", errUsage, fs.Args())
+	}
+	return f, nil
+}
+
+// controllerFlagSet binds the flags of `tether controller` to f.
+func controllerFlagSet(f *controllerFlags, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("controller", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "Path to a kubeconfig, to run outside a cluster. Default: in-cluster config, then $KUBECONFIG.")
@@ -96,13 +124,7 @@ func parseControllerFlags(args []string, stderr io.Writer) (*controllerFlags, er
 	fs.Var(&f.shard, "shard", "Serve only the Syncs labelled "+v1alpha1.ShardLabel+"=<value> (--shard \"\": only those without the label), with a leader of this shard's own. Unset: every Sync. See docs/sharding.md.")
 	fs.DurationVar(&f.minInterval, "min-interval", tethersync.DefaultOptions().MinInterval, "Shortest interval a Sync polls its repository at, whatever its spec.source.interval says.")
 	f.zap.BindFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		return nil, err
-	}
-	if fs.NArg() != 0 {
-		return nil, fmt.Errorf("%w: unexpected arguments %v", errUsage, fs.Args())
-	}
-	return f, nil
+	return fs
 }
 
 // bindSourceFlags binds the limits on git and rendering, with defaults that fit

@@ -3,18 +3,18 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	udiff "github.com/aymanbagabas/go-udiff"
+	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
@@ -28,103 +28,101 @@ import (
 // desired state: the diffs are printed already, and the command exits 1.
 var errDiffFound = errors.New("the cluster differs from the desired state")
 
-// diffExitError is the exit status of every failure of `tether diff`; 1 is taken
-// by "differs", so that CI can tell a drifted cluster from a broken pipeline.
-const diffExitError = 2
-
 // diffContext is how many unchanged lines surround each change, as in diff -u.
 const diffContext = 3
 
-const diffUsage = `Usage:
-  tether diff -f SYNC.yaml [--kubeconfig PATH] [--context NAME] [--as USER]
-  tether diff --url URL [--ref BRANCH | --tag TAG | --commit SHA] [--path DIR] [-n NAMESPACE]
-  tether diff --dir DIR [-n NAMESPACE]
-
-Compares what a Sync, a git repository or a local directory renders to with the
+const diffLong = `Compare what a Sync, a git repository or a local directory renders to with the
 live cluster, through a server-side dry-run of the apply Tether would make, and
-prints a unified YAML diff of each object that differs. Secret values are never
-printed, only whether they changed. Nothing is written to the cluster.
+print a unified YAML diff of each object that differs.
 
-Exit status: 0 nothing differs, 1 something differs, 2 error.
+A Sync (by NAME in the cluster, or -f from a manifest) is diffed exactly as the
+agent would apply it: its destination namespace, ownership marks, ignore rules,
+autoscaled replicas and the fields it gave up after a fight (status.fieldsGivenUp
+of the Sync in the cluster). Objects the Sync applied that left git are shown as
+pruned, with the reason, from the inventory of the Sync in the cluster or, when
+there is none, from the tether.dev/sync label.
 
-Flags:
-`
+Secret values are never printed, only whether they changed. Nothing is written to
+the cluster. A Sync's spec.source.secretRef is read only with --use-secret-ref,
+as whoever runs the command (or --as).
 
-// diffFlags are the command line of `tether diff`. Exactly one of file, url and
-// dir says where the desired state comes from.
+Exit status: 0 nothing differs, 1 something differs, 2 error.`
+
+const diffExample = `  # In a pull request's check: does the cluster differ from this branch?
+  tether diff -f clusters/prod/web.yaml
+
+  # A Sync in the cluster, with the credentials it names
+  tether diff web -n tether-system --use-secret-ref
+
+  # A local directory, before pushing it
+  tether diff --dir apps/web -n web`
+
+// diffFlags are the command line of `tether diff`. Exactly one of a NAME, file,
+// url and dir says where the desired state comes from.
 type diffFlags struct {
-	file       string
-	url        string
-	branch     string
-	tag        string
-	commit     string
-	path       string
-	dir        string
-	namespace  string
-	kubeconfig string
-	context    string
-	as         string
+	kube         *kubeFlags
+	name         string
+	file         string
+	url          string
+	branch       string
+	tag          string
+	commit       string
+	path         string
+	dir          string
+	useSecretRef bool
+}
+
+func newDiffCommand(kube *kubeFlags) *cobra.Command {
+	f := &diffFlags{kube: kube}
+	cmd := &cobra.Command{
+		Use:               "diff [NAME | -f SYNC.yaml | --url URL | --dir DIR]",
+		Short:             "Show how the cluster differs from git (exit 1 if it does)",
+		Long:              diffLong,
+		Example:           diffExample,
+		ValidArgsFunction: completeSyncNames(kube),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usageError(cmd, "unexpected arguments "+strings.Join(args[1:], " "))
+			}
+			if len(args) == 1 {
+				f.name = args[0]
+			}
+			if msg := f.misuse(); msg != "" {
+				return usageError(cmd, msg)
+			}
+			return runDiff(cmd.Context(), f, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.file, "filename", "f", "", "A Sync manifest (tether.dev/v1alpha1) file: diff its source, as the agent would apply it.")
+	fl.StringVar(&f.url, "url", "", "The url of a git repository to diff, as a Sync's spec.source.url.")
+	fl.StringVar(&f.branch, "ref", "", "The branch of --url to diff. Default: main.")
+	fl.StringVar(&f.tag, "tag", "", "The tag of --url to diff.")
+	fl.StringVar(&f.commit, "commit", "", "The commit of --url to diff, as a full SHA-1 hash.")
+	fl.StringVar(&f.path, "path", "", "The directory inside the repository of --url. Default: its root.")
+	fl.StringVar(&f.dir, "dir", "", "A local directory to diff, rendered as tether render does: check a change before pushing it.")
+	fl.BoolVar(&f.useSecretRef, "use-secret-ref", false, "Read the credentials the Sync's spec.source.secretRef names from the cluster, as the user of the command (or --as), to fetch its repository.")
+	kube.bind(cmd)
+	return cmd
 }
 
 // runDiff runs `tether diff`. Every failure is returned as an *exitError with
 // status 2, and a difference as errDiffFound, so that main exits 0, 1 or 2.
-func runDiff(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	f, err := parseDiffFlags(args, stderr)
-	if err != nil {
-		return &exitError{code: diffExitError, err: err}
-	}
+func runDiff(ctx context.Context, f *diffFlags, stdout, stderr io.Writer) error {
 	differs, err := diff(ctx, f, stdout, stderr)
 	switch {
 	case err != nil:
-		return &exitError{code: diffExitError, err: err}
+		return &exitError{code: exitBroken, err: err}
 	case differs:
 		return errDiffFound
 	}
 	return nil
 }
 
-func parseDiffFlags(args []string, stderr io.Writer) (*diffFlags, error) {
-	f := &diffFlags{}
-	fs := flag.NewFlagSet("diff", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, diffUsage)
-		fs.PrintDefaults()
-	}
-	for _, name := range []string{"f", "filename"} {
-		fs.StringVar(&f.file, name, "", "A Sync manifest (tether.dev/v1alpha1) `file`: diff its source, as the agent would apply it.")
-	}
-	fs.StringVar(&f.url, "url", "", "The `url` of a git repository to diff, as a Sync's spec.source.url.")
-	fs.StringVar(&f.branch, "ref", "", "The `branch` of --url to diff. Default: main.")
-	fs.StringVar(&f.tag, "tag", "", "The `tag` of --url to diff.")
-	fs.StringVar(&f.commit, "commit", "", "The commit of --url to diff, as a full SHA-1 `hash`.")
-	fs.StringVar(&f.path, "path", "", "The `directory` inside the repository of --url. Default: its root.")
-	fs.StringVar(&f.dir, "dir", "", "A local `directory` to diff, rendered as tether render does: check a change before pushing it.")
-	for _, name := range []string{"n", "namespace"} {
-		fs.StringVar(&f.namespace, name, "", "The `namespace` of namespaced objects that name none (--url, --dir). Default: the kubeconfig context's.")
-	}
-	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "The `path` of a kubeconfig. Default: $KUBECONFIG, then ~/.kube/config, then in-cluster.")
-	fs.StringVar(&f.context, "context", "", "The kubeconfig context to use, by `name`. Default: the current context.")
-	fs.StringVar(&f.as, "as", "", "Impersonate this `user` for every request, as the agent does for a Sync with an account: system:serviceaccount:<namespace>:<name> shows what that account may apply.")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, err
-		}
-		// The flag package has printed the error and the usage.
-		return nil, fmt.Errorf("%w: %w", errUsage, err)
-	}
-	if msg := f.misuse(fs.Args()); msg != "" {
-		fmt.Fprintf(stderr, "tether diff: %s\n\n", msg)
-		fs.Usage()
-		return nil, fmt.Errorf("%w: %s", errUsage, msg)
-	}
-	return f, nil
-}
-
 // misuse says what is wrong with a command line, or "" when nothing is.
-func (f *diffFlags) misuse(args []string) string {
+func (f *diffFlags) misuse() string {
 	sources, refs := 0, 0
-	for _, v := range []string{f.file, f.url, f.dir} {
+	for _, v := range []string{f.name, f.file, f.url, f.dir} {
 		if v != "" {
 			sources++
 		}
@@ -135,49 +133,44 @@ func (f *diffFlags) misuse(args []string) string {
 		}
 	}
 	switch {
-	case len(args) > 0:
-		return fmt.Sprintf("unexpected arguments %v", args)
 	case sources != 1:
-		return "give exactly one of -f, --url and --dir"
-	case f.file != "" && f.namespace != "":
-		return "-f takes the namespace from the Sync's spec.destination; --namespace goes with --url or --dir"
+		return "give exactly one of NAME, -f, --url and --dir"
+	case f.file != "" && f.kube.namespaceGiven():
+		return "-f takes the namespace from the Sync's spec.destination; --namespace goes with NAME, --url or --dir"
 	case f.url == "" && (refs > 0 || f.path != ""):
 		return "--ref, --tag, --commit and --path go with --url"
 	case refs > 1:
 		return "give at most one of --ref, --tag and --commit"
+	case f.useSecretRef && f.name == "" && f.file == "":
+		return "--use-secret-ref goes with NAME or -f"
 	}
 	return ""
-}
-
-func (f *diffFlags) clientConfig() clientcmd.ClientConfig {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = f.kubeconfig
-	overrides := &clientcmd.ConfigOverrides{CurrentContext: f.context}
-	overrides.AuthInfo.Impersonate = f.as
-	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
 }
 
 // diff prints how the cluster differs from the desired state, and reports whether
 // it does. Objects that fail the dry-run are returned as an error after the diffs
 // of the others are printed.
 func diff(ctx context.Context, f *diffFlags, stdout, stderr io.Writer) (bool, error) {
-	cc := f.clientConfig()
-	desired, err := desiredState(ctx, f, cc, stderr)
+	c, m, err := newDiffManager(ctx, f.kube)
 	if err != nil {
 		return false, err
 	}
-	m, err := newDiffManager(ctx, cc)
+	desired, err := desiredState(ctx, f, c, stderr)
 	if err != nil {
 		return false, err
 	}
-	opts := apply.DefaultOptions()
-	opts.DryRun = true
-	opts.DefaultNamespace = desired.namespace
-	cs, _ := m.ApplyAll(ctx, desired.objects, opts) // its failures are in cs
+	cs, _ := m.ApplyAll(ctx, desired.objects, desired.opts) // its failures are in cs
 	unvalidated := showInNewNamespaces(cs, desired.objects)
 	differs, err := printDiffs(stdout, cs, unvalidated)
 	if err != nil {
 		return differs, err
+	}
+	if desired.sync != nil {
+		pruned, err := diffPrunes(ctx, m, desired, cs, stdout)
+		differs = differs || pruned
+		if err != nil {
+			return differs, err
+		}
 	}
 	return differs, failures(cs)
 }
@@ -223,15 +216,18 @@ func showInNewNamespaces(cs *apply.ChangeSet, objs []*unstructured.Unstructured)
 // desired is the state `tether diff` compares the cluster with.
 type desired struct {
 	objects []*unstructured.Unstructured
-	// namespace is given to namespaced objects that name none.
-	namespace string
+	// opts are the options of the dry-run apply of objects.
+	opts apply.Options
+	// sync is the Sync whose source was rendered, if any; live is the same Sync as
+	// the cluster holds it, if it does.
+	sync, live *v1alpha1.Sync
 }
 
-func desiredState(ctx context.Context, f *diffFlags, cc clientcmd.ClientConfig, stderr io.Writer) (*desired, error) {
-	if f.file != "" {
-		return desiredOfSync(ctx, f.file, cc, stderr)
+func desiredState(ctx context.Context, f *diffFlags, c client.Client, stderr io.Writer) (*desired, error) {
+	if f.file != "" || f.name != "" {
+		return desiredOfSync(ctx, f, c, stderr)
 	}
-	ns, err := f.defaultNamespace(cc)
+	ns, err := f.kube.namespace()
 	if err != nil {
 		return nil, err
 	}
@@ -242,50 +238,71 @@ func desiredState(ctx context.Context, f *diffFlags, cc clientcmd.ClientConfig, 
 		ref := v1alpha1.GitRef{Branch: f.branch, Tag: f.tag, Commit: f.commit}
 		objs, err = fetchAndRender(ctx, source.Request{URL: f.url, Ref: ref}, f.path)
 	}
-	return &desired{objects: objs, namespace: ns}, err
+	opts := apply.DefaultOptions()
+	opts.DryRun, opts.DefaultNamespace = true, ns
+	return &desired{objects: objs, opts: opts}, err
 }
 
-// defaultNamespace is --namespace, or else the kubeconfig context's namespace, as
-// kubectl apply would use.
-func (f *diffFlags) defaultNamespace(cc clientcmd.ClientConfig) (string, error) {
-	if f.namespace != "" {
-		return f.namespace, nil
-	}
-	ns, _, err := cc.Namespace()
-	if err != nil {
-		return "", fmt.Errorf("loading kubeconfig: %w", err)
-	}
-	return ns, nil
-}
-
-// desiredOfSync renders a Sync's source exactly as the agent would apply it: into
-// the Sync's destination namespace, and marked as owned by the Sync, so that a
-// Sync the agent has converged shows no difference.
-func desiredOfSync(ctx context.Context, file string, cc clientcmd.ClientConfig, stderr io.Writer) (*desired, error) {
-	s, err := loadSync(file)
+// desiredOfSync renders a Sync's source and maps it to an apply exactly as the
+// agent would (tethersync.ForApply), so that a Sync the agent has converged shows
+// no difference.
+func desiredOfSync(ctx context.Context, f *diffFlags, c client.Client, stderr io.Writer) (*desired, error) {
+	s, live, err := loadSync(ctx, f, c)
 	if err != nil {
 		return nil, err
 	}
-	if s.Namespace == "" {
-		// kubectl apply -f would create the Sync in the context's namespace.
-		if s.Namespace, _, err = cc.Namespace(); err != nil {
-			return nil, fmt.Errorf("loading kubeconfig: %w", err)
-		}
-	}
-	if s.Spec.Source.SecretRef != nil {
-		fmt.Fprintf(stderr, "tether diff: spec.source.secretRef is not read; give credentials in the URL if %s needs them\n", source.RedactURL(s.Spec.Source.URL))
-	}
 	req := source.Request{URL: s.Spec.Source.URL, Ref: s.Spec.Source.Ref}
+	switch {
+	case s.Spec.Source.SecretRef != nil && f.useSecretRef:
+		if req.Auth, err = tethersync.ReadSourceAuth(ctx, c, s); err != nil {
+			return nil, fmt.Errorf("spec.source.secretRef: %w", err)
+		}
+	case s.Spec.Source.SecretRef != nil:
+		fmt.Fprintf(stderr, "tether diff: spec.source.secretRef is not read without --use-secret-ref; give credentials in the URL if %s needs them\n", source.RedactURL(s.Spec.Source.URL))
+	}
 	objs, err := fetchAndRender(ctx, req, s.Spec.Source.PathOrDefault())
 	if err != nil {
 		return nil, err
 	}
-	tethersync.MarkOwned(objs, s)
-	return &desired{objects: objs, namespace: s.Spec.Destination.Namespace}, nil
+	var givenUp []v1alpha1.GivenUpField
+	if live != nil {
+		givenUp = live.Status.FieldsGivenUp
+	}
+	opts := tethersync.ForApply(s, objs, apply.DefaultOptions(), givenUp)
+	opts.DryRun = true
+	return &desired{objects: objs, opts: opts, sync: s, live: live}, nil
 }
 
-// loadSync reads a manifest that holds one Sync.
-func loadSync(file string) (*v1alpha1.Sync, error) {
+// loadSync returns the Sync to diff, from the cluster (NAME) or a manifest (-f),
+// and the same Sync as the cluster holds it, or nil when it holds none.
+func loadSync(ctx context.Context, f *diffFlags, c client.Client) (s, live *v1alpha1.Sync, err error) {
+	ns, err := f.kube.namespace()
+	if err != nil {
+		return nil, nil, err
+	}
+	if f.name != "" {
+		live, err := getSync(ctx, c, ns, f.name)
+		return live, live, err
+	}
+	if s, err = readSyncFile(f.file); err != nil {
+		return nil, nil, err
+	}
+	if s.Namespace == "" {
+		s.Namespace = ns // kubectl apply -f would create the Sync there
+	}
+	live = &v1alpha1.Sync{}
+	err = c.Get(ctx, client.ObjectKeyFromObject(s), live)
+	switch {
+	case apierrors.IsNotFound(err) || apierrors.IsForbidden(err):
+		return s, nil, nil
+	case err != nil:
+		return nil, nil, fmt.Errorf("reading Sync %s/%s: %w", s.Namespace, s.Name, err)
+	}
+	return s, live, nil
+}
+
+// readSyncFile reads a manifest that holds one Sync.
+func readSyncFile(file string) (*v1alpha1.Sync, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err
@@ -350,28 +367,24 @@ func renderDir(dir string) ([]*unstructured.Unstructured, error) {
 
 // newDiffManager connects to the cluster. One request up front turns an
 // unreachable cluster into one error, rather than one per object.
-func newDiffManager(ctx context.Context, cc clientcmd.ClientConfig) (*apply.Manager, error) {
-	cfg, err := cc.ClientConfig()
+func newDiffManager(ctx context.Context, kube *kubeFlags) (client.Client, *apply.Manager, error) {
+	cfg, err := kube.restConfig("diff")
 	if err != nil {
-		return nil, fmt.Errorf("loading kubeconfig: %w", err)
+		return nil, nil, err
 	}
-	// Two requests per object (read, dry-run); client-go's default of 5 per second
-	// would make a diff of a few hundred objects take minutes.
-	cfg.QPS, cfg.Burst = 50, 100
-	cfg.UserAgent = "tether-diff/" + version
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := dc.RESTClient().Get().AbsPath("/version").Do(ctx).Error(); err != nil {
-		return nil, fmt.Errorf("reaching the cluster at %s: %w", cfg.Host, err)
+		return nil, nil, fmt.Errorf("reaching the cluster at %s: %w", cfg.Host, err)
 	}
 	// Uncached: every comparison needs the live object as it is now.
-	c, err := client.New(cfg, client.Options{})
+	c, err := kube.client("diff")
 	if err != nil {
-		return nil, fmt.Errorf("creating a client: %w", err)
+		return nil, nil, err
 	}
-	return apply.NewManager(c, apply.ManagerOptions{}), nil
+	return c, apply.NewManager(c, apply.ManagerOptions{Discovery: dc}), nil
 }
 
 // printDiffs writes a unified diff of each object the dry-run found missing or
@@ -415,25 +428,22 @@ func objectDiff(c apply.Change) (string, error) {
 	if c.Object.Group == "" && c.Object.Kind == "Secret" {
 		maskSecret(live, desired)
 	}
-	a, err := yamlLines(live)
+	a, err := yamlText(live)
 	if err != nil {
 		return "", err
 	}
-	b, err := yamlLines(desired)
+	b, err := yamlText(desired)
 	if err != nil {
 		return "", err
 	}
-	return unifiedDiff("live", "desired", a, b, diffContext), nil
+	return udiff.ToUnified("live", "desired", a, udiff.Lines(a, b), diffContext)
 }
 
-// yamlLines writes obj as YAML with sorted keys, one string per line; nil is empty.
-func yamlLines(obj *unstructured.Unstructured) ([]string, error) {
+// yamlText writes obj as YAML with sorted keys; nil is empty.
+func yamlText(obj *unstructured.Unstructured) (string, error) {
 	if obj == nil {
-		return nil, nil
+		return "", nil
 	}
 	out, err := encodeYAML([]*unstructured.Unstructured{obj})
-	if err != nil {
-		return nil, err
-	}
-	return strings.SplitAfter(string(out), "\n")[:strings.Count(string(out), "\n")], nil
+	return string(out), err
 }

@@ -218,10 +218,10 @@ func TestDiffErrorsExitTwo(t *testing.T) {
 		args []string
 		want string // in stderr
 	}{
-		{"no source", nil, "give exactly one of -f, --url and --dir"},
-		{"two sources", []string{"--dir", "a", "--url", "b"}, "give exactly one of -f, --url and --dir"},
+		{"no source", nil, "give exactly one of NAME, -f, --url and --dir"},
+		{"two sources", []string{"--dir", "a", "--url", "b"}, "give exactly one of NAME, -f, --url and --dir"},
 		{"two refs", []string{"--url", "file:///x", "--tag", "v1", "--commit", "abc"}, "at most one of --ref, --tag and --commit"},
-		{"an unknown flag", []string{"--frobnicate"}, "flag provided but not defined"},
+		{"an unknown flag", []string{"--frobnicate"}, "unknown flag: --frobnicate"},
 		{"a directory that does not exist", []string{"--dir", "testdata/diff/missing"}, "testdata/diff/missing: no such directory"},
 		{"a repository that does not exist", []string{"--url", "file:///nonexistent/repo.git"}, "file:///nonexistent/repo.git"},
 		{"a file that is not a Sync", []string{"-f", "testdata/diff/app/configmap.yaml"}, "want one tether.dev/v1alpha1 Sync"},

@@ -1,6 +1,6 @@
 // Command tether is the GitOps sync agent: `tether controller` runs in a cluster and
-// keeps it equal to git; `tether render`, `tether diff` and `tether version` help
-// people and CI.
+// keeps it equal to git; the other commands (render, diff, get, reconcile, wait,
+// suspend, resume, tree, events) help people and pipelines.
 //
 // This is the only package that builds concrete types and wires them together.
 package main
@@ -20,22 +20,21 @@ import (
 // version is set at link time (-X main.version=...).
 var version = "dev"
 
-const usage = `tether keeps a Kubernetes cluster equal to a git repository.
-
-Usage:
-  tether controller [flags]   run the agent (in a cluster, or with --kubeconfig)
-  tether render DIR           print the objects a directory renders to
-  tether diff [flags]         show how the cluster differs from git (exit 1 if it does)
-  tether version              print the version
-
-Run 'tether COMMAND -h' for the flags of a command.
-`
-
-// errUsage marks a command line that could not be understood; it exits 2.
+// errUsage marks a command line that could not be understood; it exits 2. The
+// command has printed what was wrong.
 var errUsage = errors.New("usage error")
 
+// Exit statuses shared by the commands whose statuses say more than success or
+// failure: `tether diff` (1: differs), `tether reconcile --wait` and `tether wait`
+// (1: the Sync failed, 3: timed out).
+const (
+	exitFailed   = 1
+	exitBroken   = 2
+	exitTimedOut = 3
+)
+
 // exitError carries the exit status of a command whose statuses say more than
-// success or failure (`tether diff`: 1 differs, 2 error).
+// success or failure.
 type exitError struct {
 	code int
 	err  error
@@ -82,25 +81,9 @@ func printError(w io.Writer, err error) {
 	}
 }
 
+// run runs the command line args (without the program name).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return errUsage
-	}
-	switch args[0] {
-	case "controller":
-		return runController(ctx, args[1:], stderr)
-	case "render":
-		return runRender(args[1:], stdout, stderr)
-	case "diff":
-		return runDiff(ctx, args[1:], stdout, stderr)
-	case "version", "--version":
-		_, err := fmt.Fprintln(stdout, version)
-		return err
-	case "help", "-h", "--help":
-		_, err := fmt.Fprint(stdout, usage)
-		return err
-	}
-	fmt.Fprintf(stderr, "unknown command %q\n\n%s", args[0], usage)
-	return errUsage
+	root := newRootCommand(stdout, stderr)
+	root.SetArgs(args)
+	return root.ExecuteContext(ctx)
 }

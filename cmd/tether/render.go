@@ -2,12 +2,12 @@ package main
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 
+	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -15,22 +15,22 @@ import (
 	"tether.dev/tether/source"
 )
 
-// runRender prints what a directory on disk renders to, exactly as the agent would
-// render the same directory of a commit.
-func runRender(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("render", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: tether render DIR\n\nPrints the objects DIR renders to (plain YAML/JSON manifests or a kustomization) as a YAML stream.")
+// newRenderCommand prints what a directory on disk renders to, exactly as the
+// agent would render the same directory of a commit.
+func newRenderCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "render DIR",
+		Short: "Print the objects a directory renders to",
+		Long:  "Print the objects DIR renders to (plain YAML/JSON manifests or a kustomization) as a YAML stream, as the agent would render the same directory of a commit.",
+		Args:  exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRender(args[0], cmd.OutOrStdout())
+		},
 	}
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return errUsage
-	}
-	dir, err := filepath.Abs(fs.Arg(0))
+}
+
+func runRender(dir string, stdout io.Writer) error {
+	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return err
 	}

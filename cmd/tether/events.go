@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"tether.dev/tether/api/v1alpha1"
+	tethersync "tether.dev/tether/sync"
+)
+
+func newEventsCommand(kube *kubeFlags) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "events NAME",
+		Short: "Show the recent Events of a Sync and of the objects it manages",
+		Long: `Show the Events of a Sync (revisions applied, drift corrected, fields given up,
+failures) and of the namespaced objects in its inventory (a Deployment's scaling,
+a Pod's image pulls), oldest first, as the API server still keeps them (an hour by
+default).`,
+		Args:              exactArgs(1),
+		ValidArgsFunction: completeSyncNames(kube),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runEvents(cmd.Context(), kube, args[0], cmd.OutOrStdout(), time.Now())
+		},
+	}
+	kube.bind(cmd)
+	return cmd
+}
+
+func runEvents(ctx context.Context, kube *kubeFlags, name string, w io.Writer, now time.Time) error {
+	t, err := kube.target("events", name)
+	if err != nil {
+		return err
+	}
+	s, err := t.get(ctx)
+	if err != nil {
+		return err
+	}
+	events, err := syncEvents(ctx, t.c, s)
+	if err != nil {
+		return err
+	}
+	if len(events) == 0 {
+		_, err := fmt.Fprintf(w, "No Events of %s or its objects.\n", t)
+		return err
+	}
+	sort.SliceStable(events, func(i, j int) bool { return eventTime(events[i]).Before(eventTime(events[j])) })
+	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
+	fmt.Fprintln(tw, "LAST SEEN\tTYPE\tREASON\tOBJECT\tMESSAGE")
+	for _, e := range events {
+		object := e.InvolvedObject.Kind + "/" + e.InvolvedObject.Name
+		if e.InvolvedObject.Namespace != "" && e.InvolvedObject.Namespace != s.Namespace {
+			object = e.InvolvedObject.Kind + "/" + e.InvolvedObject.Namespace + "/" + e.InvolvedObject.Name
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", age(metav1.NewTime(eventTime(e)), now), e.Type, e.Reason, object, oneLine(e.Message))
+	}
+	return tw.Flush()
+}
+
+// syncEvents lists the Events of s and of the namespaced objects of its inventory,
+// one list per namespace.
+func syncEvents(ctx context.Context, c client.Reader, s *v1alpha1.Sync) ([]corev1.Event, error) {
+	type involved struct{ kind, namespace, name string }
+	wanted := map[involved]bool{{"Sync", s.Namespace, s.Name}: true}
+	namespaces := map[string]bool{s.Namespace: true}
+	for _, r := range tethersync.Inventory(s.Status) {
+		if r.Namespace != "" {
+			wanted[involved{r.Kind, r.Namespace, r.Name}] = true
+			namespaces[r.Namespace] = true
+		}
+	}
+	var out []corev1.Event
+	for _, ns := range sortedMapKeys(namespaces) {
+		list := &corev1.EventList{}
+		if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+			return nil, fmt.Errorf("listing the Events of namespace %s: %w", ns, err)
+		}
+		for _, e := range list.Items {
+			o := e.InvolvedObject
+			if wanted[involved{o.Kind, o.Namespace, o.Name}] {
+				out = append(out, e)
+			}
+		}
+	}
+	return out, nil
+}
+
+// eventTime is when an Event last happened, from whichever field its reporter set.
+func eventTime(e corev1.Event) time.Time {
+	switch {
+	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
+		return e.Series.LastObservedTime.Time
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	}
+	return e.CreationTimestamp.Time
+}

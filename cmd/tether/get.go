@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"tether.dev/tether/api/v1alpha1"
+)
+
+// getFlags are the command line of `tether get`.
+type getFlags struct {
+	kube          *kubeFlags
+	allNamespaces bool
+	output        string
+}
+
+func newGetCommand(kube *kubeFlags) *cobra.Command {
+	f := &getFlags{kube: kube}
+	cmd := &cobra.Command{
+		Use:   "get [NAME]",
+		Short: "List Syncs: revision, sync, health, readiness, suspension",
+		Long: `List the Syncs of a namespace (or of all, with -A), or show one, as a table:
+the revision last applied (short hash), whether the cluster matches git (SYNC),
+whether what was applied works (HEALTH), READY, SUSPENDED, AGE and the Ready
+condition's message. -o yaml and -o json print the Syncs whole.`,
+		Example: `  tether get -A
+  tether get web -n tether-system -o yaml`,
+		ValidArgsFunction: completeSyncNames(kube),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usageError(cmd, "want at most one NAME")
+			}
+			if f.output != "table" && f.output != "yaml" && f.output != "json" {
+				return usageError(cmd, fmt.Sprintf("-o %q: want table, yaml or json", f.output))
+			}
+			return f.run(cmd.Context(), args, cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "List the Syncs of every namespace.")
+	cmd.Flags().StringVarP(&f.output, "output", "o", "table", "Output format: table, yaml or json.")
+	kube.bind(cmd)
+	return cmd
+}
+
+func (f *getFlags) run(ctx context.Context, args []string, w io.Writer) error {
+	t, err := f.kube.target("get", "")
+	if err != nil {
+		return err
+	}
+	list := &v1alpha1.SyncList{}
+	if len(args) == 1 {
+		s, err := getSync(ctx, t.c, t.namespace, args[0])
+		if err != nil {
+			return err
+		}
+		list.Items = []v1alpha1.Sync{*s}
+	} else {
+		var opts []client.ListOption
+		if !f.allNamespaces {
+			opts = append(opts, client.InNamespace(t.namespace))
+		}
+		if err := t.c.List(ctx, list, opts...); err != nil {
+			return fmt.Errorf("listing Syncs: %w", err)
+		}
+	}
+	switch f.output {
+	case "yaml", "json":
+		return printObjects(w, f.output, list)
+	}
+	if len(list.Items) == 0 {
+		_, err := fmt.Fprintln(w, "No Syncs found.")
+		return err
+	}
+	return printSyncTable(w, list.Items, f.allNamespaces, time.Now())
+}
+
+// printObjects prints Syncs as YAML or JSON, as kubectl get -o does: one object
+// alone, several as a List.
+func printObjects(w io.Writer, format string, list *v1alpha1.SyncList) error {
+	for i := range list.Items {
+		list.Items[i].SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("Sync"))
+		list.Items[i].ManagedFields = nil
+	}
+	list.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("SyncList"))
+	var obj any = list
+	if len(list.Items) == 1 {
+		obj = &list.Items[0]
+	}
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "    ")
+		return enc.Encode(obj)
+	}
+	out, err := yaml.Marshal(obj)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(out)
+	return err
+}
+
+// printSyncTable writes one line per Sync.
+func printSyncTable(w io.Writer, syncs []v1alpha1.Sync, namespaces bool, now time.Time) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
+	header := "NAME\tREVISION\tSYNC\tHEALTH\tREADY\tSUSPENDED\tAGE\tMESSAGE"
+	if namespaces {
+		header = "NAMESPACE\t" + header
+	}
+	fmt.Fprintln(tw, header)
+	for i := range syncs {
+		s := &syncs[i]
+		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", s.Name, orDash(shortRevision(s.Status.LastAppliedRevision)),
+			orDash(string(s.Status.Sync)), orDash(string(s.Status.Health)), readyStatus(s),
+			strconv.FormatBool(s.Spec.Suspend), age(s.CreationTimestamp, now), oneLine(readyMessage(s)))
+		if namespaces {
+			row = s.Namespace + "\t" + row
+		}
+		fmt.Fprintln(tw, row)
+	}
+	return tw.Flush()
+}
+
+// readyStatus is the Ready condition's status, "Unknown" while the status is of
+// an older spec.
+func readyStatus(s *v1alpha1.Sync) string {
+	c := condition(s, v1alpha1.ReadyCondition)
+	if c == nil || c.ObservedGeneration != s.Generation {
+		return string(metav1.ConditionUnknown)
+	}
+	return string(c.Status)
+}
+
+func age(created metav1.Time, now time.Time) string {
+	if created.IsZero() {
+		return "<unknown>"
+	}
+	return duration.HumanDuration(now.Sub(created.Time))
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// oneLine keeps the first line of a message, short enough for a table.
+func oneLine(msg string) string {
+	const maxRunes = 100
+	if first, _, cut := strings.Cut(msg, "\n"); cut {
+		msg = first + " …"
+	}
+	if r := []rune(msg); len(r) > maxRunes {
+		msg = string(r[:maxRunes]) + "…"
+	}
+	return msg
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// newSuspendCommand builds `tether suspend` (suspend true) or `tether resume`.
+func newSuspendCommand(kube *kubeFlags, suspend bool) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "suspend NAME",
+		Short: "Stop reconciling a Sync (spec.suspend: true): nothing is fetched, applied or pruned",
+		Long: `Stop reconciling a Sync by setting spec.suspend to true: the agent fetches,
+applies, corrects and prunes nothing for it until 'tether resume'. What it applied
+stays in the cluster as it is. Use it to hold a Sync during an incident or a
+manual change.`,
+		Args:              exactArgs(1),
+		ValidArgsFunction: completeSyncNames(kube),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return setSuspend(cmd.Context(), kube, args[0], suspend, cmd.OutOrStdout())
+		},
+	}
+	if !suspend {
+		cmd.Use = "resume NAME"
+		cmd.Short = "Resume reconciling a suspended Sync (spec.suspend: false)"
+		cmd.Long = `Resume reconciling a Sync by setting spec.suspend to false: the agent reconciles
+it at once (the spec changed), and then at its interval. 'tether wait NAME
+--healthy' waits for the outcome.`
+	}
+	kube.bind(cmd)
+	return cmd
+}
+
+// setSuspend sets spec.suspend of a Sync. Setting it to what it is already
+// writes nothing.
+func setSuspend(ctx context.Context, kube *kubeFlags, name string, suspend bool, w io.Writer) error {
+	verb := map[bool]string{true: "suspended", false: "resumed"}[suspend]
+	t, err := kube.target(verb, name)
+	if err != nil {
+		return err
+	}
+	s, err := t.get(ctx)
+	if err != nil {
+		return err
+	}
+	if s.Spec.Suspend == suspend {
+		_, err := fmt.Fprintf(w, "%s is %s already\n", t, map[bool]string{true: "suspended", false: "not suspended"}[suspend])
+		return err
+	}
+	patch := client.MergeFrom(s.DeepCopy())
+	s.Spec.Suspend = suspend
+	if err := t.c.Patch(ctx, s, patch); err != nil {
+		return fmt.Errorf("setting spec.suspend of %s: %w", t, err)
+	}
+	_, err = fmt.Fprintf(w, "► %s %s\n", t, verb)
+	return err
+}

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"tether.dev/tether/api/v1alpha1"
+	tethersync "tether.dev/tether/sync"
+)
+
+// treeFlags are the command line of `tether tree`.
+type treeFlags struct {
+	kube  *kubeFlags
+	color string
+}
+
+func newTreeCommand(kube *kubeFlags) *cobra.Command {
+	f := &treeFlags{kube: kube}
+	cmd := &cobra.Command{
+		Use:   "tree NAME",
+		Short: "Show the objects a Sync manages as a tree, by namespace and kind, with their sync and health",
+		Long: `Show the inventory of a Sync (every object it applied) as a tree, by namespace
+and kind, with each object's sync and health status and, where the agent has
+something to say, its message. Colours mark what is not Synced and Healthy when
+the output is a terminal (--color).`,
+		Args:              exactArgs(1),
+		ValidArgsFunction: completeSyncNames(kube),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.color != "auto" && f.color != "always" && f.color != "never" {
+				return usageError(cmd, fmt.Sprintf("--color %q: want auto, always or never", f.color))
+			}
+			return f.run(cmd.Context(), args[0], cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().StringVar(&f.color, "color", "auto", "Colour the statuses: auto (on a terminal, unless NO_COLOR is set), always or never.")
+	kube.bind(cmd)
+	return cmd
+}
+
+func (f *treeFlags) run(ctx context.Context, name string, w io.Writer) error {
+	t, err := f.kube.target("tree", name)
+	if err != nil {
+		return err
+	}
+	s, err := t.get(ctx)
+	if err != nil {
+		return err
+	}
+	p := &treePrinter{w: w, color: useColor(f.color, w)}
+	p.print(s)
+	return p.err
+}
+
+// useColor decides --color auto: colour on a terminal, unless NO_COLOR is set.
+func useColor(mode string, w io.Writer) bool {
+	switch mode {
+	case "always":
+		return true
+	case "never":
+		return false
+	}
+	if _, ok := os.LookupEnv("NO_COLOR"); ok {
+		return false
+	}
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// treePrinter writes a Sync's inventory as a tree.
+type treePrinter struct {
+	w     io.Writer
+	color bool
+	err   error
+}
+
+// clusterScoped heads the objects that live in no namespace.
+const clusterScoped = "(cluster-scoped)"
+
+func (p *treePrinter) print(s *v1alpha1.Sync) {
+	p.line("", fmt.Sprintf("Sync/%s/%s  %s  %s  %s", s.Namespace, s.Name, orDash(shortRevision(s.Status.LastAppliedRevision)),
+		p.status(string(s.Status.Sync)), p.status(string(s.Status.Health))))
+	byNamespace := map[string]map[string][]v1alpha1.ResourceStatus{}
+	for _, r := range tethersync.InventoryDetail(s.Status) {
+		ns := r.Namespace
+		if ns == "" {
+			ns = clusterScoped
+		}
+		if byNamespace[ns] == nil {
+			byNamespace[ns] = map[string][]v1alpha1.ResourceStatus{}
+		}
+		kind := r.Kind
+		if r.Group != "" {
+			kind += "." + r.Group
+		}
+		byNamespace[ns][kind] = append(byNamespace[ns][kind], r)
+	}
+	namespaces := sortedMapKeys(byNamespace)
+	// Cluster-scoped objects first, as they are applied first.
+	sort.SliceStable(namespaces, func(i, j int) bool { return namespaces[i] == clusterScoped && namespaces[j] != clusterScoped })
+	if len(namespaces) == 0 {
+		p.line("", "└── (no objects)")
+	}
+	for i, ns := range namespaces {
+		nsPrefix, nsIndent := branch("", i == len(namespaces)-1)
+		p.line(nsPrefix, ns)
+		kinds := sortedMapKeys(byNamespace[ns])
+		for j, kind := range kinds {
+			kindPrefix, kindIndent := branch(nsIndent, j == len(kinds)-1)
+			p.line(kindPrefix, kind)
+			objs := byNamespace[ns][kind]
+			sort.Slice(objs, func(a, b int) bool { return objs[a].Name < objs[b].Name })
+			for k, r := range objs {
+				objPrefix, _ := branch(kindIndent, k == len(objs)-1)
+				p.line(objPrefix, p.object(r))
+			}
+		}
+	}
+}
+
+// branch returns the prefix of a child line under indent, and the indent of its
+// own children.
+func branch(indent string, last bool) (prefix, childIndent string) {
+	if last {
+		return indent + "└── ", indent + "    "
+	}
+	return indent + "├── ", indent + "│   "
+}
+
+func (p *treePrinter) object(r v1alpha1.ResourceStatus) string {
+	text := fmt.Sprintf("%s  %s  %s", r.Name, p.status(string(r.Sync)), p.status(string(r.Health)))
+	if r.Message != "" {
+		text += "  " + oneLine(r.Message)
+	}
+	return text
+}
+
+func (p *treePrinter) line(prefix, text string) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintln(p.w, prefix+text)
+	}
+}
+
+// ANSI colours of statuses.
+const (
+	green  = "\x1b[32m"
+	yellow = "\x1b[33m"
+	red    = "\x1b[31m"
+	reset  = "\x1b[0m"
+)
+
+// status writes a sync or health status, coloured when p colours.
+func (p *treePrinter) status(code string) string {
+	if code == "" {
+		code = "-"
+	}
+	if !p.color {
+		return code
+	}
+	c := ""
+	switch code {
+	case string(v1alpha1.SyncStatusSynced), string(v1alpha1.HealthHealthy):
+		c = green
+	case string(v1alpha1.SyncStatusOutOfSync), string(v1alpha1.HealthProgressing), string(v1alpha1.HealthSuspended):
+		c = yellow
+	case string(v1alpha1.HealthDegraded), string(v1alpha1.HealthMissing):
+		c = red
+	}
+	if c == "" {
+		return code
+	}
+	return c + code + reset
+}
+
+func sortedMapKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
