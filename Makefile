@@ -62,13 +62,18 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code and the CRD.
 	$(CONTROLLER_GEN) object paths=./api/...
 	$(CONTROLLER_GEN) crd:allowDangerousTypes=false paths=./api/... output:crd:artifacts:config=deploy/base/crd
 
+.PHONY: docs
+docs: generate ## Regenerate docs/cli.md from the commands and docs/api.md from the CRD.
+	go run ./cmd/tether docs > docs/cli.md
+	go run ./hack/apidocs deploy/base/crd/tether.dev_syncs.yaml > docs/api.md
+
 .PHONY: verify
-verify: generate ## Fail when generated files or go.mod are stale.
+verify: generate docs ## Fail when generated files, docs or go.mod are stale.
 	go mod tidy
 	cd test/tools/k8s && go mod tidy
 	cd test/tools/etcd && go mod tidy
-	@git diff --exit-code -- api deploy/base/crd go.mod go.sum test/tools || \
-		{ echo "generated files or go.mod are stale: run 'make generate' and 'go mod tidy', then commit"; exit 1; }
+	@git diff --exit-code -- api deploy/base/crd docs/cli.md docs/api.md go.mod go.sum test/tools || \
+		{ echo "generated files or go.mod are stale: run 'make docs' and 'go mod tidy', then commit"; exit 1; }
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## golangci-lint with the linter set of STYLE.md.

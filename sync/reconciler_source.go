@@ -54,6 +54,11 @@ const (
 func (r *Reconciler) sourceRequest(ctx context.Context, obj *v1alpha1.Sync, id Identity) (source.Request, error) {
 	spec := obj.Spec.Source
 	req := source.Request{URL: spec.URL, Ref: spec.Ref, MaxAge: maxAge(r.interval(obj))}
+	if reconcileRequested(obj) {
+		// A request for a reconcile means "look at git now": whichever event
+		// started this reconcile, the answer must not come from an older listing.
+		req.MaxAge = 0
+	}
 	if spec.SecretRef == nil {
 		r.SecretWatch.Forget(client.ObjectKeyFromObject(obj))
 		return req, nil
@@ -68,6 +73,13 @@ func (r *Reconciler) sourceRequest(ctx context.Context, obj *v1alpha1.Sync, id I
 	}
 	req.Auth = auth
 	return req, nil
+}
+
+// reconcileRequested reports whether obj carries a request for a reconcile that
+// no status has answered yet.
+func reconcileRequested(obj *v1alpha1.Sync) bool {
+	requested := obj.GetAnnotations()[v1alpha1.ReconcileRequestedAnnotation]
+	return requested != "" && requested != obj.Status.LastHandledReconcileAt
 }
 
 // readAuth reads a credentials Secret straight from the API server, as the Sync's

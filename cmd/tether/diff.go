@@ -12,6 +12,7 @@ import (
 	udiff "github.com/aymanbagabas/go-udiff"
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
@@ -293,7 +294,8 @@ func loadSync(ctx context.Context, f *diffFlags, c client.Client) (s, live *v1al
 	live = &v1alpha1.Sync{}
 	err = c.Get(ctx, client.ObjectKeyFromObject(s), live)
 	switch {
-	case apierrors.IsNotFound(err) || apierrors.IsForbidden(err):
+	case apierrors.IsNotFound(err) || apierrors.IsForbidden(err) || apimeta.IsNoMatchError(err) || discovery.IsGroupDiscoveryFailedError(err):
+		// Not created yet, not readable, or Tether not installed yet.
 		return s, nil, nil
 	case err != nil:
 		return nil, nil, fmt.Errorf("reading Sync %s/%s: %w", s.Namespace, s.Name, err)

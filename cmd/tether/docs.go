@@ -26,7 +26,7 @@ func newDocsCommand() *cobra.Command {
 	}
 }
 
-// kubeFlagNames are cli-runtime's connection flags, documented once at the top
+// isKubeFlag reports whether f is one of cli-runtime's connection flags, documented once at the top
 // rather than under every command that takes them.
 func isKubeFlag(f *pflag.Flag) bool {
 	probe := newKubeFlags()
@@ -78,7 +78,11 @@ func writeCommand(b *bytes.Buffer, cmd *cobra.Command) {
 	})
 	if cmd.Name() == "controller" {
 		controllerFlagSet(&controllerFlags{}, io.Discard).VisitAll(func(f *flag.Flag) {
-			rows = append(rows, flagRow("`--"+f.Name+"`", f.Usage, f.DefValue))
+			def := f.DefValue
+			if f.Name == "cache-dir" {
+				def = "the user's cache directory (os.UserCacheDir) + /tether" // not this machine's
+			}
+			rows = append(rows, flagRow("`--"+f.Name+"`", f.Usage, def))
 		})
 	}
 	if len(rows) > 0 {

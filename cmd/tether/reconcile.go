@@ -82,16 +82,23 @@ func requestReconcile(ctx context.Context, t *syncTarget) (string, error) {
 	if s.Spec.Suspend {
 		return "", &exitError{code: exitFailed, err: fmt.Errorf("%s is suspended: resume it first (tether resume %s -n %s)", t, t.name, t.namespace)}
 	}
-	token := time.Now().UTC().Format(time.RFC3339Nano)
 	patch := client.MergeFrom(s.DeepCopy())
+	token := requestAnnotation(s)
+	if err := t.c.Patch(ctx, s, patch); err != nil {
+		return "", &exitError{code: exitBroken, err: fmt.Errorf("requesting a reconcile of %s: %w", t, err)}
+	}
+	return token, nil
+}
+
+// requestAnnotation sets the reconcile-request annotation of s to a new value (the
+// time), and returns it.
+func requestAnnotation(s *v1alpha1.Sync) string {
+	token := time.Now().UTC().Format(time.RFC3339Nano)
 	annotations := s.GetAnnotations()
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
 	annotations[v1alpha1.ReconcileRequestedAnnotation] = token
 	s.SetAnnotations(annotations)
-	if err := t.c.Patch(ctx, s, patch); err != nil {
-		return "", &exitError{code: exitBroken, err: fmt.Errorf("requesting a reconcile of %s: %w", t, err)}
-	}
-	return token, nil
+	return token
 }

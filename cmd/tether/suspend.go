@@ -27,9 +27,9 @@ manual change.`,
 	if !suspend {
 		cmd.Use = "resume NAME"
 		cmd.Short = "Resume reconciling a suspended Sync (spec.suspend: false)"
-		cmd.Long = `Resume reconciling a Sync by setting spec.suspend to false: the agent reconciles
-it at once (the spec changed), and then at its interval. 'tether wait NAME
---healthy' waits for the outcome.`
+		cmd.Long = `Resume reconciling a Sync by setting spec.suspend to false and requesting a
+reconcile (as 'tether reconcile' does): the agent looks at git and reconciles it at
+once, and then at its interval. 'tether wait NAME --healthy' waits for the outcome.`
 	}
 	kube.bind(cmd)
 	return cmd
@@ -53,6 +53,11 @@ func setSuspend(ctx context.Context, kube *kubeFlags, name string, suspend bool,
 	}
 	patch := client.MergeFrom(s.DeepCopy())
 	s.Spec.Suspend = suspend
+	if !suspend {
+		// Resuming also asks for a reconcile, so that the agent looks at git at once
+		// rather than answering from a listing made before the Sync was suspended.
+		requestAnnotation(s)
+	}
 	if err := t.c.Patch(ctx, s, patch); err != nil {
 		return fmt.Errorf("setting spec.suspend of %s: %w", t, err)
 	}
