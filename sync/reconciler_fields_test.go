@@ -283,6 +283,12 @@ func TestAFightEndsInAFieldConflict(t *testing.T) {
 	if events := strings.Join(a.events(), "\n"); !strings.Contains(events, "Warning FieldConflict") {
 		t.Errorf("events = %q, want a FieldConflict warning", events)
 	}
+	got := &v1alpha1.Sync{}
+	must(t, a.c.Get(t.Context(), client.ObjectKeyFromObject(s), got))
+	wantGivenUp := []v1alpha1.GivenUpField{{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: "cfg", JSONPointer: "/data/greeting", Manager: "fighter"}}
+	if diff := cmp.Diff(wantGivenUp, got.Status.FieldsGivenUp); diff != "" {
+		t.Errorf("status.fieldsGivenUp, which tether diff reads (-want +got):\n%s", diff)
+	}
 	if got := counterValue(t, a, "tether_field_fights_total"); got != 1 {
 		t.Errorf("tether_field_fights_total = %v, want 1", got)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -31,39 +30,38 @@ const watchPeriod = 500 * time.Millisecond
 
 // watchSync reads the Sync until judge succeeds (nil), fails (exit 1, with what
 // judge says) or timeout passes (exit 3). Each new step judge says is printed to
-// w as it happens. An error reading the Sync exits 2.
+// w as it happens. An error reading the Sync exits 2. The timeout bounds the
+// waiting, not a read in flight (--request-timeout does that).
 func watchSync(ctx context.Context, t *syncTarget, timeout time.Duration, w io.Writer, judge func(*v1alpha1.Sync) judgement) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	tick := time.NewTicker(watchPeriod)
-	defer tick.Stop()
+	deadline := time.Now().Add(timeout)
 	last := ""
 	for {
 		s, err := t.get(ctx)
-		if err != nil && ctx.Err() == nil {
+		if err != nil {
 			return &exitError{code: exitBroken, err: err}
 		}
-		if err == nil {
-			j := judge(s)
-			if j.say != last && j.verdict == pending {
-				fmt.Fprintf(w, "◎ %s\n", j.say)
-				last = j.say
-			}
-			switch j.verdict {
-			case succeeded:
-				fmt.Fprintf(w, "✔ %s\n", j.say)
-				return nil
-			case failed:
-				return &exitError{code: exitFailed, err: fmt.Errorf("%s: %s", t, j.say)}
-			}
+		j := judge(s)
+		switch j.verdict {
+		case succeeded:
+			fmt.Fprintf(w, "✔ %s\n", j.say)
+			return nil
+		case failed:
+			return &exitError{code: exitFailed, err: fmt.Errorf("%s: %s", t, j.say)}
 		}
+		if j.say != last {
+			fmt.Fprintf(w, "◎ %s\n", j.say)
+			last = j.say
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return &exitError{code: exitTimedOut, err: fmt.Errorf("%s: timed out after %s; last: %s", t, timeout, last)}
+		}
+		pause := time.NewTimer(min(watchPeriod, left))
 		select {
 		case <-ctx.Done():
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return &exitError{code: exitTimedOut, err: fmt.Errorf("%s: timed out after %s; last: %s", t, timeout, last)}
-			}
+			pause.Stop()
 			return ctx.Err()
-		case <-tick.C:
+		case <-pause.C:
 		}
 	}
 }
