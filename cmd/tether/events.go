@@ -25,7 +25,7 @@ func newEventsCommand(kube *kubeFlags) *cobra.Command {
 failures) and of the namespaced objects in its inventory (a Deployment's scaling,
 a Pod's image pulls), oldest first, as the API server still keeps them (an hour by
 default).`,
-		Args:              exactArgs(1),
+		Args:              oneName,
 		ValidArgsFunction: completeSyncNames(kube),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runEvents(cmd.Context(), kube, args[0], cmd.OutOrStdout(), time.Now())

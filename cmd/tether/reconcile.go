@@ -39,7 +39,7 @@ Exit status: 0 requested (with --wait: Ready), 1 the Sync is suspended or
 Stalled, 2 error, 3 timed out.`,
 		Example: `  # After a push, in a pipeline: apply it now and say how it went
   tether reconcile web -n tether-system --wait --timeout 3m`,
-		Args:              exactArgs(1),
+		Args:              oneName,
 		ValidArgsFunction: completeSyncNames(kube),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.run(cmd.Context(), args[0], cmd.OutOrStdout())

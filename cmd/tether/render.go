@@ -22,7 +22,7 @@ func newRenderCommand() *cobra.Command {
 		Use:   "render DIR",
 		Short: "Print the objects a directory renders to",
 		Long:  "Print the objects DIR renders to (plain YAML/JSON manifests or a kustomization) as a YAML stream, as the agent would render the same directory of a commit.",
-		Args:  exactArgs(1),
+		Args:  oneName,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runRender(args[0], cmd.OutOrStdout())
 		},

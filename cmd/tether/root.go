@@ -80,14 +80,12 @@ func noArgs(cmd *cobra.Command, args []string) error {
 	return usageError(cmd, "unexpected arguments "+strings.Join(args, " "))
 }
 
-// exactArgs wants n arguments, named in the command's Use line.
-func exactArgs(n int) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if len(args) != n {
-			return usageError(cmd, fmt.Sprintf("want %d argument(s), got %d", n, len(args)))
-		}
-		return nil
+// oneName wants the one argument, NAME, of the commands that act on one Sync.
+func oneName(cmd *cobra.Command, args []string) error {
+	if len(args) != 1 {
+		return usageError(cmd, fmt.Sprintf("want one argument, got %d", len(args)))
 	}
+	return nil
 }
 
 func newVersionCommand() *cobra.Command {

@@ -18,7 +18,7 @@ func newSuspendCommand(kube *kubeFlags, suspend bool) *cobra.Command {
 applies, corrects and prunes nothing for it until 'tether resume'. What it applied
 stays in the cluster as it is. Use it to hold a Sync during an incident or a
 manual change.`,
-		Args:              exactArgs(1),
+		Args:              oneName,
 		ValidArgsFunction: completeSyncNames(kube),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return setSuspend(cmd.Context(), kube, args[0], suspend, cmd.OutOrStdout())

@@ -23,7 +23,7 @@ func getSync(ctx context.Context, c client.Reader, namespace, name string) (*v1a
 	err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, s)
 	switch {
 	case apierrors.IsNotFound(err):
-		return nil, fmt.Errorf("Sync %s/%s not found", namespace, name)
+		return nil, fmt.Errorf("no Sync %s/%s", namespace, name)
 	case err != nil:
 		return nil, fmt.Errorf("reading Sync %s/%s: %w", namespace, name, err)
 	}

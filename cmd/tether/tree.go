@@ -29,7 +29,7 @@ func newTreeCommand(kube *kubeFlags) *cobra.Command {
 and kind, with each object's sync and health status and, where the agent has
 something to say, its message. Colours mark what is not Synced and Healthy when
 the output is a terminal (--color).`,
-		Args:              exactArgs(1),
+		Args:              oneName,
 		ValidArgsFunction: completeSyncNames(kube),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.color != "auto" && f.color != "always" && f.color != "never" {

@@ -40,7 +40,7 @@ Exit status:
   3  timed out (--timeout) before either`,
 		Example: `  # In a pipeline, after pushing
   tether wait web -n tether-system --revision "$(git rev-parse HEAD)" --healthy --timeout 10m`,
-		Args:              exactArgs(1),
+		Args:              oneName,
 		ValidArgsFunction: completeSyncNames(kube),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.revision = strings.ToLower(strings.TrimSpace(f.revision))

@@ -35,10 +35,12 @@ func (r cliResult) String() string {
 	return fmt.Sprintf("exit status %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 }
 
-// tether runs the tether binary with args against the shared control plane.
+// tether runs the tether binary with args against the shared control plane,
+// which $KUBECONFIG names, as a user's shell would.
 func tether(t *testing.T, args ...string) cliResult {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), tetherBinary, append(args, "--kubeconfig", controlplane.Shared(t).KubeconfigPath())...)
+	cmd := exec.CommandContext(t.Context(), tetherBinary, args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+controlplane.Shared(t).KubeconfigPath())
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
@@ -91,6 +93,13 @@ func TestCLIFollowsACommitIntoTheCluster(t *testing.T) {
 		got := &v1alpha1.Sync{}
 		if err := yaml.Unmarshal([]byte(r.stdout), got); err != nil || got.Status.LastAppliedRevision != "main@sha1:"+first {
 			t.Errorf("-o yaml does not parse back to the Sync at %s (%v):\n%s", first, err, r)
+		}
+	})
+
+	t.Run("the shell completes Sync names", func(t *testing.T) {
+		r := tether(t, "__complete", "reconcile", "", "-n", ns)
+		if r.code != 0 || !strings.HasPrefix(r.stdout, "web\n") {
+			t.Errorf("want the Sync's name first:\n%s", r)
 		}
 	})
 

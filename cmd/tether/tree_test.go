@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"tether.dev/tether/api/v1alpha1"
+)
+
+// treeFixture is a Sync whose status details one Deployment that is not healthy;
+// the rest of its inventory is Synced and Healthy, as status.summary counts it.
+func treeFixture() *v1alpha1.Sync {
+	return &v1alpha1.Sync{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "tether-system", Name: "web"},
+		Status: v1alpha1.SyncStatus{
+			LastAppliedRevision: "main@sha1:4f2c1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b",
+			Sync:                v1alpha1.SyncStatusSynced,
+			Health:              v1alpha1.HealthDegraded,
+			Inventory: []string{
+				"_web__Namespace_v1",
+				"web_api_apps_Deployment_v1",
+				"web_api__Service_v1",
+				"web_web-config__ConfigMap_v1",
+			},
+			Resources: []v1alpha1.ResourceStatus{{
+				Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "web", Name: "api",
+				Sync: v1alpha1.SyncStatusSynced, Health: v1alpha1.HealthDegraded, Message: "ProgressDeadlineExceeded\nsecond line",
+			}},
+		},
+	}
+}
+
+func TestTreeGroupsTheInventoryByNamespaceAndKind(t *testing.T) {
+	var out bytes.Buffer
+	p := &treePrinter{w: &out}
+	p.print(treeFixture())
+	want := `Sync/tether-system/web  main@4f2c1a2  Synced  Degraded
+├── (cluster-scoped)
+│   └── Namespace
+│       └── web  Synced  Healthy
+└── web
+    ├── ConfigMap
+    │   └── web-config  Synced  Healthy
+    ├── Deployment.apps
+    │   └── api  Synced  Degraded  ProgressDeadlineExceeded …
+    └── Service
+        └── api  Synced  Healthy
+`
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("tree (-want +got):\n%s", diff)
+	}
+}
+
+func TestTreeColoursWhatIsNotWell(t *testing.T) {
+	var out bytes.Buffer
+	p := &treePrinter{w: &out, color: true}
+	p.print(treeFixture())
+	for _, want := range []string{"api  " + green + "Synced" + reset + "  " + red + "Degraded" + reset, "web-config  " + green + "Synced" + reset + "  " + green + "Healthy" + reset} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("tree lacks %q:\n%s", want, out.String())
+		}
+	}
+	if useColor("auto", &out) {
+		t.Error("--color auto colours a buffer, which is no terminal")
+	}
+}
+
+func TestGetTable(t *testing.T) {
+	s := treeFixture()
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	s.CreationTimestamp = metav1.NewTime(now.Add(-90 * time.Minute))
+	s.Generation = 2
+	s.Spec.Suspend = true
+	s.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ReadyCondition, Status: metav1.ConditionFalse, ObservedGeneration: 2, Reason: "Progressing", Message: "Waiting\nfor it"}}
+	var out bytes.Buffer
+	if err := printSyncTable(&out, []v1alpha1.Sync{*s}, true, now); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	want := [][]string{
+		{"NAMESPACE", "NAME", "REVISION", "SYNC", "HEALTH", "READY", "SUSPENDED", "AGE", "MESSAGE"},
+		{"tether-system", "web", "main@4f2c1a2", "Synced", "Degraded", "False", "true", "90m", "Waiting", "…"},
+	}
+	var got [][]string
+	for _, l := range lines {
+		got = append(got, strings.Fields(l))
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("table (-want +got):\n%s\n%s", diff, out.String())
+	}
+}
