@@ -97,7 +97,7 @@ func TestCLIFollowsACommitIntoTheCluster(t *testing.T) {
 	})
 
 	t.Run("the shell completes Sync names", func(t *testing.T) {
-		r := tether(t, "__complete", "reconcile", "", "-n", ns)
+		r := tether(t, "__complete", "reconcile", "-n", ns, "")
 		if r.code != 0 || !strings.HasPrefix(r.stdout, "web\n") {
 			t.Errorf("want the Sync's name first:\n%s", r)
 		}
