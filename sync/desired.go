@@ -143,7 +143,8 @@ func ReadSourceAuth(ctx context.Context, secrets client.Reader, s *v1alpha1.Sync
 	if s.Spec.Source.SecretRef == nil {
 		return source.Auth{}, nil
 	}
-	return readAuth(ctx, Identity{Secrets: secrets}, s.Namespace, s.Spec.Source.SecretRef.Name)
+	auth, _, err := readAuth(ctx, Identity{Secrets: secrets}, s.Namespace, s.Spec.Source.SecretRef.Name)
+	return auth, err
 }
 
 // givenUpFieldOf is the status entry of one field given up.
