@@ -1,0 +1,89 @@
+package sync_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+
+	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/apply"
+	tethersync "tether.dev/tether/sync"
+)
+
+func TestForApplyMapsASyncToTheOptionsOfItsApply(t *testing.T) {
+	s := &v1alpha1.Sync{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "tether-system", Name: "web"},
+		Spec: v1alpha1.SyncSpec{
+			Destination:              v1alpha1.DestinationSpec{Namespace: "web"},
+			IgnoreDifferences:        []v1alpha1.IgnoreRule{{Group: "apps", Kind: "Deployment", JSONPointers: []string{"/spec/replicas"}}},
+			IgnoreAutoscaledReplicas: ptr.To(false),
+		},
+	}
+	base := apply.DefaultOptions()
+	base.Ignore = []v1alpha1.IgnoreRule{{Kind: "*", Managers: []string{"agent-wide"}}}
+	obj := &unstructured.Unstructured{}
+	obj.SetAPIVersion("v1")
+	obj.SetKind("ConfigMap")
+	obj.SetName("cfg")
+	givenUp := []v1alpha1.GivenUpField{{Version: "v1", Kind: "ConfigMap", Namespace: "web", Name: "cfg", JSONPointer: "/data/a", Manager: "fighter"}}
+
+	opts := tethersync.ForApply(s, []*unstructured.Unstructured{obj}, base, givenUp)
+
+	if opts.DefaultNamespace != "web" {
+		t.Errorf("DefaultNamespace = %q, want the destination's web", opts.DefaultNamespace)
+	}
+	if diff := cmp.Diff(append(base.Ignore, s.Spec.IgnoreDifferences...), opts.Ignore); diff != "" {
+		t.Errorf("Ignore: the agent's rules then the Sync's (-want +got):\n%s", diff)
+	}
+	if opts.IgnoreScaledReplicas {
+		t.Error("IgnoreScaledReplicas is on though the Sync turned ignoreAutoscaledReplicas off")
+	}
+	want := map[apply.ObjectRef][]string{{Version: "v1", Kind: "ConfigMap", Namespace: "web", Name: "cfg"}: {"/data/a"}}
+	if diff := cmp.Diff(want, opts.IgnoreFields); diff != "" {
+		t.Errorf("IgnoreFields from the given-up fields (-want +got):\n%s", diff)
+	}
+	if got := obj.GetAnnotations()[v1alpha1.OwnedByAnnotation]; got != "tether-system/web" {
+		t.Errorf("owned-by = %q, want tether-system/web", got)
+	}
+	if got := obj.GetLabels()[v1alpha1.SyncLabel]; got != "tether-system.web" {
+		t.Errorf("label %s = %q, want tether-system.web", v1alpha1.SyncLabel, got)
+	}
+	if len(base.Ignore) != 1 {
+		t.Errorf("the base options' rules were changed: %v", base.Ignore)
+	}
+}
+
+func TestLeftGitAndPruneHeld(t *testing.T) {
+	cm := func(name, version string) apply.ObjectRef {
+		return apply.ObjectRef{Group: "apps", Version: version, Kind: "Deployment", Namespace: "web", Name: name}
+	}
+	inventory := []apply.ObjectRef{cm("a", "v1"), cm("b", "v1"), cm("c", "v1beta1")}
+	cs := &apply.ChangeSet{Changes: []apply.Change{{Object: cm("a", "v1")}, {Object: cm("c", "v1")}}}
+	stale := tethersync.LeftGit(inventory, cs)
+	if diff := cmp.Diff([]apply.ObjectRef{cm("b", "v1")}, stale); diff != "" {
+		t.Errorf("left git (an object under another version has not) (-want +got):\n%s", diff)
+	}
+	for _, tc := range []struct {
+		name  string
+		spec  v1alpha1.SyncSpec
+		stale int
+		empty bool
+		want  string
+	}{
+		{"within the default limit", v1alpha1.SyncSpec{}, 1, false, ""},
+		{"prune off", v1alpha1.SyncSpec{Prune: ptr.To(false)}, 1, false, "prune is off"},
+		{"an empty render", v1alpha1.SyncSpec{}, 3, true, "the path renders no objects and spec.allowEmpty is false"},
+		{"over the default limit", v1alpha1.SyncSpec{}, 2, false, "2 of 3 objects left git, more than the prune limit of 50% (1); nothing was pruned. " +
+			"If this is intended, set spec.pruneLimit (for example \"100%\") and it will proceed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &v1alpha1.Sync{Spec: tc.spec}
+			if got := tethersync.PruneHeld(s, inventory[:tc.stale], len(inventory), tc.empty); got != tc.want {
+				t.Errorf("PruneHeld = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
