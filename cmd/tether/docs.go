@@ -92,7 +92,7 @@ func writeCommand(b *bytes.Buffer, cmd *cobra.Command) {
 
 // flagRow is one row of a table of flags; a default worth saying ends the meaning.
 func flagRow(name, usage, def string) string {
-	meaning := strings.ReplaceAll(usage, "|", "\\|")
+	meaning := strings.NewReplacer("|", "\\|", "<", "&lt;", ">", "&gt;").Replace(usage)
 	if def != "" && def != "false" && def != "[]" && def != "0" {
 		meaning += " Default: `" + def + "`."
 	}
