@@ -198,11 +198,15 @@ func TestCLIFollowsACommitIntoTheCluster(t *testing.T) {
 		if r := tether(t, "resume", "web", "-n", ns); r.code != 0 || !strings.Contains(r.stdout, "► Sync "+ns+"/web resumed") {
 			t.Fatalf("resume: want exit 0:\n%s", r)
 		}
-		// Resuming changes the spec, so the agent reconciles at once and finds the fix.
+		// Resuming requests a reconcile, so the agent looks at git at once and finds the fix.
 		if r := tether(t, "wait", "web", "-n", ns, "--revision", fixed, "--timeout", "2m"); r.code != 0 {
 			t.Errorf("wait for the fix after resume: want exit 0:\n%s", r)
 		}
 	})
+
+	// Gone while the agent runs, so that no later test's agent finds it.
+	must(t, c.Delete(t.Context(), sync))
+	waitGone(t, c, sync)
 }
 
 func TestDiffOfASyncTheAgentConverged(t *testing.T) {
@@ -277,4 +281,7 @@ func TestDiffOfASyncTheAgentConverged(t *testing.T) {
 			t.Errorf("want exit 0 and nothing printed:\n%s", r)
 		}
 	})
+
+	must(t, c.Delete(t.Context(), sync))
+	waitGone(t, c, sync)
 }
