@@ -68,4 +68,3 @@ func TestTreeColoursWhatIsNotWell(t *testing.T) {
 		t.Error("--color auto colours a buffer, which is no terminal")
 	}
 }
-
