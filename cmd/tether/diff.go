@@ -45,7 +45,8 @@ there is none, from the tether.dev/sync label.
 
 Secret values are never printed, only whether they changed. Nothing is written to
 the cluster. A Sync's spec.source.secretRef is read only with --use-secret-ref,
-as whoever runs the command (or --as).
+as whoever runs the command. The agent acts as the Sync's spec.serviceAccountName;
+--as system:serviceaccount:NAMESPACE:NAME shows what that account may apply.
 
 Exit status: 0 nothing differs, 1 something differs, 2 error.`
 
