@@ -58,9 +58,10 @@ demo: testbin build ## Local control plane + git repo + agent; shows a commit re
 	go run ./hack/demo
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code and the CRD.
+generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, the CRD and the one-file installs.
 	$(CONTROLLER_GEN) object paths=./api/...
 	$(CONTROLLER_GEN) crd:allowDangerousTypes=false paths=./api/... output:crd:artifacts:config=deploy/base/crd
+	go run ./hack/installgen -out deploy
 
 .PHONY: docs
 docs: generate ## Regenerate docs/cli.md from the commands and docs/api.md from the CRD.
@@ -72,8 +73,8 @@ verify: generate docs ## Fail when generated files, docs or go.mod are stale.
 	go mod tidy
 	cd test/tools/k8s && go mod tidy
 	cd test/tools/etcd && go mod tidy
-	@git diff --exit-code -- api deploy/base/crd docs/cli.md docs/api.md go.mod go.sum test/tools || \
-		{ echo "generated files or go.mod are stale: run 'make docs' and 'go mod tidy', then commit"; exit 1; }
+	@git diff --exit-code -- api deploy/base/crd deploy/install.yaml deploy/namespaced.yaml docs/cli.md docs/api.md go.mod go.sum test/tools || \
+		{ echo "generated files or go.mod are stale: run 'make generate', 'make docs' and 'go mod tidy', then commit"; exit 1; }
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## golangci-lint with the linter set of STYLE.md.
