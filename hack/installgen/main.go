@@ -142,4 +142,3 @@ func splitImage(ref string) (name, tag string) {
 	}
 	return ref, ""
 }
-
