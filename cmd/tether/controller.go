@@ -57,6 +57,7 @@ type controllerFlags struct {
 	webhookSecrets  string
 	leaderElect     bool
 	leaderNamespace string
+	lease           leaseTimings
 	concurrency     int
 	cacheDir        string
 	apiQPS          float64
@@ -83,6 +84,9 @@ func parseControllerFlags(args []string, stderr io.Writer) (*controllerFlags, er
 	if fs.NArg() != 0 {
 		return nil, fmt.Errorf("%w: unexpected arguments %v", errUsage, fs.Args())
 	}
+	if err := f.lease.check(); err != nil {
+		return nil, err
+	}
 	return f, nil
 }
 
@@ -97,6 +101,7 @@ func controllerFlagSet(f *controllerFlags, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.webhookSecrets, "webhook-secrets-dir", "", "Directory holding one secret file per webhook receiver (github, gitlab, gitea, generic), e.g. a mounted Secret; a receiver without one is disabled.")
 	fs.BoolVar(&f.leaderElect, "leader-elect", false, "Elect a leader so that only one of several replicas reconciles.")
 	fs.StringVar(&f.leaderNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease. Default: the pod's namespace.")
+	bindLeaseFlags(fs, &f.lease)
 	fs.IntVar(&f.concurrency, "concurrency", tethersync.DefaultOptions().Concurrency, "How many Syncs are reconciled at once.")
 	fs.StringVar(&f.cacheDir, "cache-dir", defaultCacheDir(), "Directory for cached git repositories; keep it across restarts to fetch less.")
 	fs.Float64Var(&f.apiQPS, "kube-api-qps", -1, "Sustained requests per second to the API server, limited in the agent; negative: no client-side limit (the default), the API server's Priority and Fairness protects it (see docs/performance.md). --concurrency bounds the requests in flight.")
@@ -144,6 +149,28 @@ func bindSourceFlags(fs *flag.FlagSet, o *source.Options) {
 	fs.Int64Var(&o.MaxCacheBytes, "max-git-cache-bytes", d.MaxCacheBytes, "Disk the git cache may take (keep it under the cache volume's size); over it, Syncs that need a new commit report CacheFull and nothing is evicted. 0: no cap.")
 	fs.DurationVar(&o.CacheIdle, "git-cache-idle", d.CacheIdle, "How long a cached repository no Sync fetches is kept before it is removed from memory and disk.")
 	fs.DurationVar(&o.HostFailureMemory, "host-failure-memory", d.HostFailureMemory, "How long a git host that could not be reached is not asked again (its Syncs fail at once meanwhile).")
+}
+
+// leaseTimings are the leader election Lease's timings. docs/reliability.md says
+// why the defaults are what they are: a killed leader is replaced within about
+// duration + retryPeriod, and a leader that cannot renew for renewDeadline (an API
+// server restart, a loaded etcd) steps down and exits.
+type leaseTimings struct {
+	duration, renewDeadline, retryPeriod time.Duration
+}
+
+func bindLeaseFlags(fs *flag.FlagSet, l *leaseTimings) {
+	fs.DurationVar(&l.duration, "leader-election-lease-duration", 15*time.Second, "How long a standby waits after the leader's last renewal before it takes the Lease.")
+	fs.DurationVar(&l.renewDeadline, "leader-election-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew before it steps down; shorter than the lease duration.")
+	fs.DurationVar(&l.retryPeriod, "leader-election-retry-period", 2*time.Second, "How often the leader renews, and a standby tries to take the Lease.")
+}
+
+// check refuses timings under which two replicas could both think they lead.
+func (l leaseTimings) check() error {
+	if l.retryPeriod <= 0 || l.renewDeadline <= l.retryPeriod || l.duration <= l.renewDeadline {
+		return fmt.Errorf("%w: leader election needs 0 < retry period (%v) < renew deadline (%v) < lease duration (%v)", errUsage, l.retryPeriod, l.renewDeadline, l.duration)
+	}
+	return nil
 }
 
 func defaultCacheDir() string {
@@ -221,6 +248,9 @@ func newManager(cfg *rest.Config, f *controllerFlags) (ctrl.Manager, error) {
 		LeaderElectionID:              f.shard.leaseName(),
 		LeaderElectionNamespace:       f.leaderNamespace,
 		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &f.lease.duration,
+		RenewDeadline:                 &f.lease.renewDeadline,
+		RetryPeriod:                   &f.lease.retryPeriod,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)

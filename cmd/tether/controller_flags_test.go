@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"io"
 	"slices"
 	"testing"
@@ -104,5 +105,24 @@ func TestShardFlagSelectsSyncsAndALeasePerShard(t *testing.T) {
 	}
 	if _, err := parseControllerFlags([]string{"--shard", "not a label/value"}, io.Discard); err == nil {
 		t.Error("--shard with a value that is no label value was accepted")
+	}
+}
+
+func TestLeaseFlagsRefuseTimingsUnderWhichTwoReplicasCouldLead(t *testing.T) {
+	f, err := parseControllerFlags([]string{"--leader-election-lease-duration=20s", "--leader-election-renew-deadline=12s", "--leader-election-retry-period=3s"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (leaseTimings{20 * time.Second, 12 * time.Second, 3 * time.Second}); f.lease != want {
+		t.Errorf("lease timings %+v, want %+v", f.lease, want)
+	}
+	for _, args := range [][]string{
+		{"--leader-election-renew-deadline=15s"}, // not shorter than the default lease duration
+		{"--leader-election-lease-duration=5s"},  // shorter than the default renew deadline
+		{"--leader-election-retry-period=0s"},
+	} {
+		if _, err := parseControllerFlags(args, io.Discard); !errors.Is(err, errUsage) {
+			t.Errorf("%v: error %v, want a usage error", args, err)
+		}
 	}
 }
