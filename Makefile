@@ -41,6 +41,10 @@ test-scale: testbin ## One Sync of 10,000 objects: converge, prune, delete, with
 test-faults: testbin ## The fault suite at full size (apiserver and git faults, SIGKILL at 30 points, restarts, rotated credentials) with the real binary.
 	TETHER_FAULTS_FULL=1 go test -race -count=1 -timeout=60m -run='Fault|Killed|Restart|Interrupted|Rotated' -v ./test/e2e/
 
+.PHONY: test-failover
+test-failover: testbin ## The failover test three times over, printing each failover time (quote them with the load).
+	go test -count=3 -timeout=30m -run='^TestFailoverUnderFire$$' -v ./test/e2e/ | grep -E 'SIGKILL →|SIGTERM|killed the leader|^(---|ok|FAIL)'
+
 .PHONY: test-short
 test-short: ## Only the tests that need no control plane.
 	go test -short -count=1 ./...
@@ -94,9 +98,46 @@ $(GOLANGCI_LINT):
 	GOBIN=$(TOOLS_BIN) go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 	mv $(TOOLS_BIN)/golangci-lint $@
 
+# A release: `make release VERSION=v1.2.3` writes dist/v1.2.3/ with install.yaml and
+# namespaced.yaml naming that version's image, the binaries and their checksums, and
+# builds the multi-arch image where a builder (docker buildx with a running engine)
+# exists. PUSH=true pushes it. The version must be a release tag with a CHANGELOG
+# entry, built from a clean tree: what is published is what was committed.
+RELEASE_DIR   = dist/$(VERSION)
+IMAGE_REPO   ?= ghcr.io/tether-dev/tether
+PLATFORMS    ?= linux/amd64,linux/arm64
+BIN_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+PUSH         ?= false
+
+.PHONY: release
+release: ## make release VERSION=vX.Y.Z: install files, binaries and (where a builder exists) the image.
+	@[[ "$(origin VERSION)" != file ]] || { echo "usage: make release VERSION=vX.Y.Z"; exit 2; }
+	@grep -q '^## \[$(VERSION)\]' CHANGELOG.md || { echo "release: CHANGELOG.md has no '## [$(VERSION)]' entry"; exit 1; }
+	@git diff --quiet HEAD -- || { echo "release: the working tree has uncommitted changes"; exit 1; }
+	rm -rf $(RELEASE_DIR) && mkdir -p $(RELEASE_DIR)
+	go run ./hack/installgen -version $(VERSION) -out $(RELEASE_DIR)
+	for p in $(BIN_PLATFORMS); do \
+		CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} go build -trimpath -ldflags "-s -w $(LDFLAGS)" \
+			-o $(RELEASE_DIR)/tether-$${p%/*}-$${p#*/} ./cmd/tether || exit 1; \
+	done
+	cd $(RELEASE_DIR) && sha256sum install.yaml namespaced.yaml tether-* > SHA256SUMS
+	@if docker buildx version >/dev/null 2>&1 && docker info >/dev/null 2>&1; then \
+		echo docker buildx build --platform $(PLATFORMS) -t $(IMAGE_REPO):$(VERSION) .; \
+		docker buildx build --platform $(PLATFORMS) \
+			--build-arg VERSION=$(VERSION) \
+			--build-arg REVISION=$$(git rev-parse HEAD) \
+			--build-arg CREATED=$$(git log -1 --format=%cI) \
+			--output type=image,push=$(PUSH) \
+			-t $(IMAGE_REPO):$(VERSION) . ; \
+	else \
+		echo "release: no image builder here (docker buildx with a running engine): the image $(IMAGE_REPO):$(VERSION) was NOT built."; \
+		echo "release: build and push it where one exists before publishing $(RELEASE_DIR)/install.yaml, which names it."; \
+	fi
+	@echo "release: $(RELEASE_DIR):" && ls $(RELEASE_DIR)
+
 .PHONY: clean
 clean:
-	rm -rf bin .demo
+	rm -rf bin .demo dist
 
 .PHONY: help
 help:
