@@ -15,6 +15,7 @@ import (
 	"strings"
 	gosync "sync"
 	"testing"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -35,28 +36,31 @@ const (
 	agentAccount   = "tether"
 )
 
-// install is deploy/<dir> rendered by kustomize and applied to the shared control
-// plane with server-side apply, the way docs/install.md installs it.
+// install is one of the single-file installs in deploy/ (install.yaml, the default;
+// namespaced.yaml, the multi-tenant overlay), which make generate renders from the
+// kustomizations and make verify keeps current, applied to the shared control
+// plane with server-side apply as docs/install.md says.
 type install struct {
 	objects []*unstructured.Unstructured
 }
 
-// applyInstall renders and applies deploy/<dir>, and removes what it applied (but
-// the CRD and the tether-system namespace, which other tests use) when t ends, so
-// that one install's rights never leak into another test.
-func applyInstall(t *testing.T, dir string) *install {
+// applyInstall applies deploy/<file>, and removes what it applied (but the CRD and
+// the tether-system namespace, which other tests use) when t ends, so that one
+// install's rights never leak into another test.
+func applyInstall(t *testing.T, file string) *install {
 	t.Helper()
-	rendered := kubectl(t, "kustomize", filepath.Join("..", "..", "deploy", dir))
-	file := filepath.Join(t.TempDir(), "install.yaml")
-	if err := os.WriteFile(file, []byte(rendered), 0o600); err != nil {
+	path := filepath.Join("..", "..", "deploy", file)
+	data, err := os.ReadFile(path)
+	if err != nil {
 		t.Fatal(err)
 	}
-	kubectl(t, "apply", "--server-side", "--force-conflicts", "--field-manager=e2e-install", "-f", file)
+	rendered := string(data)
+	kubectl(t, "apply", "--server-side", "--force-conflicts", "--field-manager=e2e-install", "-f", path)
 	// A Lease left by an earlier agent would spare this one creating it.
 	kubectl(t, "-n", agentNamespace, "delete", "lease", "tether.dev", "--ignore-not-found")
 	in := &install{}
 	var cleanup []string
-	for _, doc := range strings.Split(rendered, "\n---\n") {
+	for _, doc := range strings.Split(rendered, "\n---\n")[1:] { // [0] is the header
 		obj := &unstructured.Unstructured{}
 		if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
 			t.Fatalf("reading the rendered install: %v", err)
@@ -217,6 +221,10 @@ type apiRequest struct {
 	as     string
 	status int
 	path   string
+	// at is when the API server's answer began.
+	at time.Time
+	// dryRun: the request wrote nothing (?dryRun=All).
+	dryRun bool
 }
 
 // auditor is a reverse proxy between the agent and the API server that records
@@ -267,7 +275,7 @@ func (a *auditor) record(r *http.Request, status int) {
 	if !ok {
 		return
 	}
-	req.status = status
+	req.status, req.at = status, time.Now()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.log = append(a.log, req)
@@ -275,7 +283,7 @@ func (a *auditor) record(r *http.Request, status int) {
 		// Acting as an account is a request of the agent's own: impersonate
 		// serviceaccounts in the account's namespace.
 		ns, name, _ := strings.Cut(strings.TrimPrefix(req.as, "system:serviceaccount:"), ":")
-		a.log = append(a.log, apiRequest{verb: "impersonate", resource: "serviceaccounts", namespace: ns, name: name, status: status, path: r.URL.Path})
+		a.log = append(a.log, apiRequest{verb: "impersonate", resource: "serviceaccounts", namespace: ns, name: name, status: status, path: r.URL.Path, at: req.at})
 	}
 }
 
@@ -284,6 +292,27 @@ func (a *auditor) requests() []apiRequest {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return slices.Clone(a.log)
+}
+
+// first returns the first request that match accepts, and whether there is one.
+func (a *auditor) first(match func(apiRequest) bool) (apiRequest, bool) {
+	for _, r := range a.requests() {
+		if match(r) {
+			return r, true
+		}
+	}
+	return apiRequest{}, false
+}
+
+// count is how many requests match accepts.
+func (a *auditor) count(match func(apiRequest) bool) int {
+	n := 0
+	for _, r := range a.requests() {
+		if match(r) {
+			n++
+		}
+	}
+	return n
 }
 
 // refusedOwn returns the agent's own requests (not as another account) that the API
@@ -322,7 +351,7 @@ func (r agentRule) allows(req apiRequest) bool {
 func parseRequest(r *http.Request) (apiRequest, bool) {
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	var rest []string
-	req := apiRequest{as: r.Header.Get("Impersonate-User"), path: r.URL.Path}
+	req := apiRequest{as: r.Header.Get("Impersonate-User"), path: r.URL.Path, dryRun: r.URL.Query().Has("dryRun")}
 	switch {
 	case len(parts) >= 3 && parts[0] == "api":
 		rest = parts[2:]

@@ -41,7 +41,7 @@ func TestTenantsUnderTheNamespacedInstall(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	in := applyInstall(t, "overlays/namespaced")
+	in := applyInstall(t, "namespaced.yaml")
 	aud := startAuditor(t)
 	git := gitserver.Start(t, gitserver.Options{Username: gitUser, Password: gitPassword})
 	createSecret(t, c, teamA, "git-credentials")
@@ -204,7 +204,7 @@ func TestTenantsUnderTheNamespacedInstall(t *testing.T) {
 // may not, even though the agent could.
 func TestTenantsUnderTheDefaultInstall(t *testing.T) {
 	c := newClient(t)
-	in := applyInstall(t, "default")
+	in := applyInstall(t, "install.yaml")
 	aud := startAuditor(t)
 	cfg := controlplane.Shared(t).Config()
 	team, victim, platform := controlplane.NewNamespace(t, cfg), controlplane.NewNamespace(t, cfg), controlplane.NewNamespace(t, cfg)
