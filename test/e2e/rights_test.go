@@ -1,0 +1,83 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"tether.dev/tether/test/gitserver"
+)
+
+// usedElsewhere are rights the agent needs in situations these tests do not make.
+var usedElsewhere = map[string]string{
+	"get syncs": "a status write that meets a conflict re-reads the Sync from the API server",
+}
+
+// checkAgentRights fails t with every problem agentRightsProblems finds.
+func checkAgentRights(t *testing.T, in *install, aud *auditor, a *agent, tenantUser string) {
+	t.Helper()
+	a.running(t)
+	for _, p := range agentRightsProblems(t, in, aud, a, tenantUser) {
+		t.Error(p)
+	}
+}
+
+// agentRightsProblems names each request of the agent's own (not as another
+// account) that the API server refused, each refusal in its log other than a tenant
+// account's, and each right the install grants it that went unused.
+func agentRightsProblems(t *testing.T, in *install, aud *auditor, a *agent, tenantUser string) []string {
+	t.Helper()
+	var out []string
+	for _, r := range aud.refusedOwn() {
+		out = append(out, fmt.Sprintf("the API server refused the agent: %s %s (%s)", r.verb, r.path, r.resource))
+	}
+	for _, line := range strings.Split(a.log.String(), "\n") {
+		if strings.Contains(strings.ToLower(line), "forbidden") && !strings.Contains(line, tenantUser) {
+			out = append(out, "the agent logged a refusal: "+line)
+		}
+	}
+	for _, rule := range aud.unused(in.agentRules(t)) {
+		if why, ok := usedElsewhere[rule.verb+" "+rule.resource]; ok {
+			t.Logf("unused here: %s (%s)", rule, why)
+			continue
+		}
+		out = append(out, fmt.Sprintf("the install grants the agent %s, which it never used", rule))
+	}
+	return out
+}
+
+// TestAMissingPermissionIsNamedByItsRequest shows that the rights check of the
+// install tests fails when the install lacks a right the agent needs: with the
+// events rule taken out of tether-controller, a Sync's first apply has its Event
+// refused, and the check names that request. It uses the namespaced install: in the
+// default one tether-applier grants the agent everything anyway.
+func TestAMissingPermissionIsNamedByItsRequest(t *testing.T) {
+	c := newClient(t)
+	tenantNamespaces(t, c)
+	in := applyInstall(t, "namespaced.yaml")
+	kubectl(t, "patch", "clusterrole", "tether-controller", "--type=json",
+		`-p=[{"op":"test","path":"/rules/2/resources","value":["events"]},{"op":"remove","path":"/rules/2"}]`)
+	aud := startAuditor(t)
+	ns := teamA
+	repo := gitserver.Start(t, gitserver.Options{}).CreateRepo(t, "rights")
+	rev := repo.Commit(t, map[string]string{"app/config.yaml": fmt.Sprintf(appConfig, "hello")}, "one config map")
+	a := startAgentWith(t, agentKubeconfig(t, aud), in.agentArgs(t)...)
+	s := gitSync(ns, "rights", repo.URL(), "app", time.Hour)
+	must(t, c.Create(t.Context(), s))
+	waitRevision(t, c, s, rev)
+	// The Applied event is recorded asynchronously after the status write: wait for
+	// its refusal rather than for a while.
+	eventually(t, "the Event of the apply is refused", func(context.Context) (bool, error) {
+		return slices.ContainsFunc(aud.refusedOwn(), func(r apiRequest) bool { return r.resource == "events" }), nil
+	})
+	problems := agentRightsProblems(t, in, aud, a, "no tenant")
+	want := fmt.Sprintf("the API server refused the agent: create /api/v1/namespaces/%s/events (events)", ns)
+	if !slices.Contains(problems, want) {
+		t.Errorf("the rights check does not name the refused request %q; it found:\n%s", want, strings.Join(problems, "\n"))
+	}
+	must(t, c.Delete(t.Context(), s))
+	waitGone(t, c, s)
+}
