@@ -3,8 +3,14 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 func TestSplitImage(t *testing.T) {
@@ -47,5 +53,47 @@ func TestRenderPinsTheReleaseAndRefusesLatest(t *testing.T) {
 	}
 	if err := run(dir, t.TempDir(), "latest"); err == nil {
 		t.Error("-version latest was accepted")
+	}
+}
+
+// TestTheInstallAdmitsOnlyTheAgentsPorts reads the generated install.yaml: its
+// NetworkPolicy selects the agent's pods, admits ingress only to the metrics,
+// probe and webhook ports, and those are every port the agent's container has.
+func TestTheInstallAdmitsOnlyTheAgentsPorts(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "deploy", "install.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var policy networkingv1.NetworkPolicy
+	var deployment appsv1.Deployment
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		switch {
+		case strings.Contains(doc, "\nkind: NetworkPolicy\n"):
+			err = sigsyaml.Unmarshal([]byte(doc), &policy)
+		case strings.Contains(doc, "\nkind: Deployment\n"):
+			err = sigsyaml.Unmarshal([]byte(doc), &deployment)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !reflect.DeepEqual(policy.Spec.PodSelector, *deployment.Spec.Selector) {
+		t.Errorf("NetworkPolicy selects %v, the Deployment's pods are %v", policy.Spec.PodSelector, deployment.Spec.Selector)
+	}
+	if !slices.Equal(policy.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}) || len(policy.Spec.Ingress) != 1 || len(policy.Spec.Ingress[0].From) != 0 {
+		t.Fatalf("NetworkPolicy spec %+v: want one ingress rule of ports only", policy.Spec)
+	}
+	var admitted, container []string
+	for _, p := range policy.Spec.Ingress[0].Ports {
+		admitted = append(admitted, p.Port.String())
+	}
+	for _, p := range deployment.Spec.Template.Spec.Containers[0].Ports {
+		container = append(container, p.Name)
+	}
+	slices.Sort(admitted)
+	slices.Sort(container)
+	want := []string{"http-health", "http-metrics", "http-webhook"}
+	if !slices.Equal(admitted, want) || !slices.Equal(container, want) {
+		t.Errorf("NetworkPolicy admits %v, the container has ports %v; want both %v", admitted, container, want)
 	}
 }
