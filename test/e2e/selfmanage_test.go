@@ -107,14 +107,17 @@ func TestTetherManagesItself(t *testing.T) {
 
 	// What keeps Tether running; the PDB does not.
 	vital := []string{"namespace.yaml", "crd/tether.dev_syncs.yaml", "rbac/controller_role.yaml", "rbac/controller_role_binding.yaml"}
-	const watcher, pdb = "rbac/watcher_role.yaml", "controller/pod_disruption_budget.yaml"
-	baseKust := files["deploy/base/kustomization.yaml"]
+	const watcher, pdb = "rbac/watcher_role.yaml", "pod_disruption_budget.yaml" // of base/controller
+	// without returns the base's kustomizations without resources.
 	without := func(resources ...string) map[string]string {
-		kust := baseKust
-		for _, res := range resources {
-			kust = strings.Replace(kust, "  - "+res+"\n", "", 1)
+		out := map[string]string{}
+		for _, file := range []string{"deploy/base/kustomization.yaml", "deploy/base/controller/kustomization.yaml"} {
+			out[file] = files[file]
+			for _, res := range resources {
+				out[file] = strings.Replace(out[file], "  - "+res+"\n", "", 1)
+			}
 		}
-		return map[string]string{"deploy/base/kustomization.yaml": kust}
+		return out
 	}
 
 	t.Run("objects that leave git are pruned, but not what keeps Tether running", func(t *testing.T) {
