@@ -95,10 +95,7 @@ func TestTenantsUnderTheNamespacedInstall(t *testing.T) {
 		waitForSync(t, c, web, "Ready at the second commit", func(s *v1alpha1.Sync) bool {
 			return s.Status.LastAppliedRevision == "main@sha1:"+second && isReady(s)
 		})
-		eventually(t, "the Deployment to be gone", func(ctx context.Context) (bool, error) {
-			err := c.Get(ctx, client.ObjectKey{Namespace: teamA, Name: "web"}, &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}})
-			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
-		})
+		waitAbsent(t, c, "apps/v1", "Deployment", teamA, "web")
 	})
 
 	t.Run("a Sync reaching into team-b or the cluster is refused by name and writes nothing", func(t *testing.T) {
@@ -310,11 +307,8 @@ func TestTenantsUnderTheDefaultInstall(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		for _, key := range []types.NamespacedName{{Namespace: platform, Name: "web-config"}, {Namespace: team, Name: "web-config"}} {
-			eventually(t, "ConfigMap "+key.String()+" to be gone", func(ctx context.Context) (bool, error) {
-				err := c.Get(ctx, key, &corev1.ConfigMap{})
-				return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
-			})
+		for _, ns := range []string{platform, team} {
+			waitAbsent(t, c, "v1", "ConfigMap", ns, "web-config")
 		}
 	})
 
