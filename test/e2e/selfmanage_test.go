@@ -27,10 +27,9 @@ import (
 // repository that holds a copy of deploy/base and deploy/default, as a user who
 // lets Tether manage its own install does (docs/self-management.md). The Sync adopts
 // the install without deleting or recreating anything or changing the Deployment's
-// spec (so nothing rolls); an image tag
-// changed in git rolls the Deployment's spec; objects that leave git are pruned,
-// but not the namespace, CRD and RBAC that keep Tether running, until a commit
-// lifts their protection and a later one removes them.
+// spec (so nothing rolls); an image tag changed in git rolls the Deployment's spec;
+// objects that leave git are pruned, but not the namespace, CRD and RBAC that keep
+// Tether running, until a commit lifts their protection and a later one removes them.
 func TestTetherManagesItself(t *testing.T) {
 	c := newClient(t)
 	in := applyInstall(t, "install.yaml")
