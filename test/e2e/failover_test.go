@@ -90,7 +90,6 @@ func TestFailoverUnderFire(t *testing.T) {
 	})
 	s := gitSync(ns, "failover", repo.URL(), "apps", time.Hour)
 	must(t, c.Create(t.Context(), s))
-	t.Cleanup(func() { _ = c.Delete(context.WithoutCancel(t.Context()), s) })
 
 	var killed time.Time
 	t.Run("SIGKILL mid-sync: the standby takes over and completes the sync", func(t *testing.T) {
@@ -159,6 +158,15 @@ func TestFailoverUnderFire(t *testing.T) {
 			err := c.Get(ctx, client.ObjectKeyFromObject(cm), cm)
 			return err == nil && cm.Data["n"] == "42", err
 		})
+	})
+
+	// Also leaves no Sync behind for a later test's agent to finalize.
+	t.Run("the new leader runs the Sync's finalizer: deleting it deletes its objects", func(t *testing.T) {
+		must(t, c.Delete(t.Context(), s))
+		waitGone(t, c, s)
+		if left := labelledConfigMaps(t, c, s); len(left) != 0 {
+			t.Errorf("%d config maps left after the Sync was deleted", len(left))
+		}
 	})
 }
 
