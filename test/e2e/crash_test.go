@@ -131,6 +131,21 @@ func gitSync(ns, name, url, path string, interval time.Duration) *v1alpha1.Sync 
 	}
 }
 
+// createSync creates Sync s and, when the test ends (before the agents started
+// earlier stop), deletes it and waits until its finalizer has run, so that no Sync
+// of this test is left for the agents of later tests in the shared cluster.
+func createSync(t *testing.T, c client.Client, s *v1alpha1.Sync) {
+	t.Helper()
+	must(t, c.Create(t.Context(), s))
+	t.Cleanup(func() {
+		if err := c.Delete(context.WithoutCancel(t.Context()), s); client.IgnoreNotFound(err) != nil {
+			t.Errorf("deleting Sync %s: %v", s.Name, err)
+			return
+		}
+		waitGone(t, c, s)
+	})
+}
+
 // waitGone waits until Sync s no longer exists: its finalizer has done its work.
 func waitGone(t *testing.T, c client.Client, s *v1alpha1.Sync) {
 	t.Helper()

@@ -42,7 +42,7 @@ func TestGitFaultsKeepTheLastGoodState(t *testing.T) {
 	second := repo.Commit(t, configMaps("app", 6), "three more config maps")
 	startAgentWith(t, controlplane.Shared(t).KubeconfigPath(), "--git-list-timeout", "2s")
 	s := gitSync(ns, "git-faults", front.URL("deploy"), "apps", gitFaultInterval)
-	must(t, c.Create(t.Context(), s))
+	createSync(t, c, s)
 	waitRevision(t, c, s, second)
 	uids := configMapUIDs(t, c, s)
 	if len(uids) != 6 {
@@ -154,7 +154,7 @@ func TestRotatedCredentialsAreUsedAtOnce(t *testing.T) {
 	startAgent(t)
 	s := gitSync(ns, "rotation", repo.URL(), "apps", time.Hour)
 	s.Spec.Source.SecretRef = &v1alpha1.LocalObjectReference{Name: secret.Name}
-	must(t, c.Create(t.Context(), s))
+	createSync(t, c, s)
 	waitRevision(t, c, s, first)
 
 	git.SetPassword("after-rotation")

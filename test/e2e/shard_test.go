@@ -58,7 +58,7 @@ func TestShardsReconcileOnlyTheirOwnSyncs(t *testing.T) {
 		if shard != "none" {
 			s.Labels = map[string]string{v1alpha1.ShardLabel: shard}
 		}
-		must(t, c.Create(t.Context(), s))
+		createSync(t, c, s)
 		syncs[shard] = s
 	}
 	for _, s := range syncs {
