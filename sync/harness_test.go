@@ -105,7 +105,7 @@ func startAgent(tb testing.TB, tenancy ...tethersync.TenancyOptions) *agent {
 		Secrets:  mgr.GetAPIReader(),
 		Trigger:  a.trigger,
 		Recorder: a.recorder,
-		Metrics:  tethersync.NewMetrics(a.registry),
+		Metrics:  tethersync.NewMetrics(a.registry, tethersync.DefaultMetricsOptions()),
 		Apply:    apply.DefaultOptions(),
 	}
 	for _, t := range tenancy {

@@ -1,9 +1,9 @@
 package sync
 
 import (
-	"time"
-
+	"runtime"
 	gosync "sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -13,49 +13,55 @@ import (
 	"tether.dev/tether/source"
 )
 
-// Metrics are the Prometheus series Tether exports about Syncs (see DESIGN.md). The
-// alerts shipped in deploy/monitoring are written against these names and labels.
+// Metrics are the Prometheus series Tether records as it works: counters and
+// histograms of reconciles, applies and fetches, which only the replica doing the
+// work can count. The state of each Sync (tether_sync_info and its siblings) is not
+// recorded here but read from the Syncs at scrape time by StateCollector, on every
+// replica. The alerts shipped in deploy/monitoring are written against these names
+// and labels (see DESIGN.md).
 type Metrics struct {
-	info          *prometheus.GaugeVec
-	ready         *prometheus.GaugeVec
 	duration      *prometheus.HistogramVec
-	lastSync      *prometheus.GaugeVec
 	applied       *prometheus.CounterVec
 	fetchDuration *prometheus.HistogramVec
 	fetchErrors   *prometheus.CounterVec
 	drift         *prometheus.CounterVec
 	fights        *prometheus.CounterVec
-	suspended     *prometheus.GaugeVec
 
 	mu gosync.Mutex
-	// infoLabels remembers each Sync's current tether_sync_info series, so the old
-	// one is deleted when the combination changes: exactly one series is 1 per Sync.
-	infoLabels map[string]prometheus.Labels
 	// fetchURL remembers the (redacted) URL each Sync last fetched, so that the
 	// series of a URL are deleted when no Sync fetches it any more: the url label
 	// cannot grow without bound as Syncs come, go and change repositories.
 	fetchURL map[string]string
+	// synced holds, by namespace/name, when a reconcile of this replica last found
+	// the Sync Ready: a check of the newest revision against the cluster that
+	// changed nothing writes no status, so status.lastAppliedTime alone would
+	// age while the Sync is in fact synced. StateCollector exports the later of the two.
+	synced map[string]time.Time
 }
 
-// NewMetrics creates the metrics and registers them with reg.
-func NewMetrics(reg prometheus.Registerer) *Metrics {
+// MetricsOptions configure NewMetrics.
+type MetricsOptions struct {
+	// Version is the agent's version, the version label of tether_build_info.
+	Version string
+	// FetchTimeout is the longest one git fetch may take (source.Options.Timeout):
+	// the buckets of tether_git_fetch_duration_seconds reach it, so that a fetch
+	// that takes minutes is not lumped into +Inf with one that hangs.
+	FetchTimeout time.Duration
+}
+
+// DefaultMetricsOptions returns the options of an agent with source's default
+// fetch timeout.
+func DefaultMetricsOptions() MetricsOptions {
+	return MetricsOptions{Version: "dev", FetchTimeout: source.DefaultOptions().Timeout}
+}
+
+// NewMetrics creates the metrics and registers them, and tether_build_info, with reg.
+func NewMetrics(reg prometheus.Registerer, opts MetricsOptions) *Metrics {
 	m := &Metrics{
-		info: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "tether_sync_info",
-			Help: "1 for the current combination of sync status, health status and revision of each Sync.",
-		}, []string{"namespace", "name", "sync_status", "health_status", "revision"}),
-		ready: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "tether_sync_ready",
-			Help: "1 when the Sync's Ready condition is True, 0 otherwise.",
-		}, []string{"namespace", "name"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "tether_reconcile_duration_seconds",
 			Help:    "Time one reconcile of a Sync took.",
 			Buckets: []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300},
-		}, []string{"namespace", "name"}),
-		lastSync: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "tether_last_sync_timestamp_seconds",
-			Help: "Unix time of the last reconcile that applied the Sync's revision in full.",
 		}, []string{"namespace", "name"}),
 		applied: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tether_apply_objects_total",
@@ -63,8 +69,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"namespace", "name", "action"}),
 		fetchDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "tether_git_fetch_duration_seconds",
-			Help:    "Time to resolve a ref and fetch its commit.",
-			Buckets: prometheus.ExponentialBuckets(0.005, 2.5, 10),
+			Help:    "Time to resolve a ref and fetch its commit; the top bucket is the fetch timeout.",
+			Buckets: FetchBuckets(opts.FetchTimeout),
 		}, []string{"url"}),
 		fetchErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tether_git_fetch_errors_total",
@@ -78,15 +84,37 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "tether_field_fights_total",
 			Help: "Fields Tether stopped correcting because another field manager kept changing them back.",
 		}, []string{"namespace", "name", "manager"}),
-		suspended: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "tether_sync_suspended",
-			Help: "1 when the Sync is suspended (spec.suspend), 0 otherwise.",
-		}, []string{"namespace", "name"}),
-		infoLabels: map[string]prometheus.Labels{},
-		fetchURL:   map[string]string{},
+		fetchURL: map[string]string{},
+		synced:   map[string]time.Time{},
 	}
-	reg.MustRegister(m.info, m.ready, m.duration, m.lastSync, m.applied, m.fetchDuration, m.fetchErrors, m.drift, m.fights, m.suspended)
+	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "tether_build_info",
+		Help: "Always 1 on a running agent; its labels name the build. Absent means no agent is scraped (TetherAgentDown).",
+	}, []string{"version", "goversion"})
+	build.WithLabelValues(opts.Version, runtime.Version()).Set(1)
+	reg.MustRegister(m.duration, m.applied, m.fetchDuration, m.fetchErrors, m.drift, m.fights, build)
 	return m
+}
+
+// fetchLadder is the ladder of fetch-duration buckets, in seconds: a cached ref
+// listing takes milliseconds, a clone of a large repository minutes.
+var fetchLadder = []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 180, 240, 300, 600, 900, 1800, 3600}
+
+// FetchBuckets returns the buckets of tether_git_fetch_duration_seconds for a
+// fetch timeout: the ladder below the timeout, then the timeout itself. Zero or
+// less means source's default timeout.
+func FetchBuckets(timeout time.Duration) []float64 {
+	if timeout <= 0 {
+		timeout = source.DefaultOptions().Timeout
+	}
+	top := timeout.Seconds()
+	var buckets []float64
+	for _, b := range fetchLadder {
+		if b < top {
+			buckets = append(buckets, b)
+		}
+	}
+	return append(buckets, top)
 }
 
 // ObserveReconcile records how long one reconcile took.
@@ -153,50 +181,33 @@ func (m *Metrics) CountFieldFight(obj *v1alpha1.Sync, manager string) {
 	m.fights.WithLabelValues(obj.Namespace, obj.Name, manager).Inc()
 }
 
-// ObserveStatus exports the status a reconcile wrote.
+// ObserveStatus records the status a reconcile wrote: a Ready Sync was synced now.
 func (m *Metrics) ObserveStatus(obj *v1alpha1.Sync, st v1alpha1.SyncStatus, now time.Time) {
-	m.suspended.WithLabelValues(obj.Namespace, obj.Name).Set(boolFloat(obj.Spec.Suspend))
-	ready := apimeta.IsStatusConditionTrue(st.Conditions, v1alpha1.ReadyCondition)
-	m.ready.WithLabelValues(obj.Namespace, obj.Name).Set(boolFloat(ready))
-	if ready {
-		m.lastSync.WithLabelValues(obj.Namespace, obj.Name).Set(float64(now.Unix()))
+	if !apimeta.IsStatusConditionTrue(st.Conditions, v1alpha1.ReadyCondition) {
+		return
 	}
-	labels := prometheus.Labels{
-		"namespace": obj.Namespace, "name": obj.Name,
-		"sync_status": string(st.Sync), "health_status": string(st.Health), "revision": st.LastAppliedRevision,
-	}
-	key := obj.Namespace + "/" + obj.Name
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if old, ok := m.infoLabels[key]; ok && !equalLabels(old, labels) {
-		m.info.Delete(old)
-	}
-	m.info.With(labels).Set(1)
-	m.infoLabels[key] = labels
+	m.synced[obj.Namespace+"/"+obj.Name] = now
+}
+
+// lastSynced is when a reconcile of this replica last found the Sync Ready.
+func (m *Metrics) lastSynced(namespace, name string) time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.synced[namespace+"/"+name]
 }
 
 // Forget deletes every series of a Sync that no longer exists.
 func (m *Metrics) Forget(namespace, name string) {
 	match := prometheus.Labels{"namespace": namespace, "name": name}
-	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{m.info, m.ready, m.duration, m.lastSync, m.applied, m.drift, m.fights, m.suspended} {
+	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{m.duration, m.applied, m.drift, m.fights} {
 		v.DeletePartialMatch(match)
 	}
 	m.mu.Lock()
-	delete(m.infoLabels, namespace+"/"+name)
+	delete(m.synced, namespace+"/"+name)
 	m.mu.Unlock()
 	m.useURL(namespace+"/"+name, "")
-}
-
-func equalLabels(a, b prometheus.Labels) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 func boolFloat(b bool) float64 {

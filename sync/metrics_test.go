@@ -14,7 +14,7 @@ import (
 
 func TestGitMetricsKeepOnlyURLsThatSyncsFetch(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	m := tethersync.NewMetrics(reg)
+	m := tethersync.NewMetrics(reg, tethersync.DefaultMetricsOptions())
 	sync := func(name, url string) *v1alpha1.Sync {
 		return &v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}, Spec: v1alpha1.SyncSpec{Source: v1alpha1.SourceSpec{URL: url}}}
 	}

@@ -336,6 +336,10 @@ func setupReconciler(mgr ctrl.Manager, cfg *rest.Config, f *controllerFlags) err
 	if err != nil {
 		return fmt.Errorf("creating Secrets client: %w", err)
 	}
+	metrics, err := addMetrics(mgr, f)
+	if err != nil {
+		return err
+	}
 	managerOpts := apply.ManagerOptions{LiveVersions: watcher, Discovery: disco, VerifiedCacheBytes: f.verifiedBytes}
 	applier := apply.NewManager(applyClient, managerOpts)
 	r := &tethersync.Reconciler{
@@ -356,7 +360,7 @@ func setupReconciler(mgr ctrl.Manager, cfg *rest.Config, f *controllerFlags) err
 			AllowCrossNamespace:   f.allowCrossNamespace,
 		}),
 		Recorder: mgr.GetEventRecorderFor("tether"),
-		Metrics:  tethersync.NewMetrics(ctrlmetrics.Registry),
+		Metrics:  metrics,
 		Apply:    apply.DefaultOptions(),
 	}
 	r.Apply.NeverTakeOver = f.neverTakeOver
@@ -364,6 +368,18 @@ func setupReconciler(mgr ctrl.Manager, cfg *rest.Config, f *controllerFlags) err
 	syncOpts.Concurrency = f.concurrency
 	syncOpts.MinInterval = f.minInterval
 	return r.SetupWithManager(mgr, syncOpts)
+}
+
+// addMetrics registers Tether's metrics with controller-runtime's registry (served
+// at /metrics on every replica), and the collector of the Syncs' state, which runs
+// on every replica too.
+func addMetrics(mgr ctrl.Manager, f *controllerFlags) (*tethersync.Metrics, error) {
+	metrics := tethersync.NewMetrics(ctrlmetrics.Registry, tethersync.MetricsOptions{Version: version, FetchTimeout: f.source.Timeout})
+	state := tethersync.NewStateCollector(mgr.GetCache(), metrics, mgr.Elected())
+	if err := ctrlmetrics.Registry.Register(state); err != nil {
+		return nil, fmt.Errorf("registering the Sync state metrics: %w", err)
+	}
+	return metrics, mgr.Add(state)
 }
 
 // addWebhookServer serves the push webhook receiver on every replica, leader or
