@@ -26,7 +26,7 @@ build: ## Build the tether binary into bin/.
 	go build -ldflags "$(LDFLAGS)" -o bin/tether ./cmd/tether
 
 .PHONY: testbin
-testbin: ## Build etcd, kube-apiserver, controller-manager, scheduler, kubectl and kwok into .tools/testbin.
+testbin: ## Build etcd, kube-apiserver, controller-manager, scheduler, kubectl, kwok, prometheus and promtool into .tools/testbin.
 	hack/testbin.sh $(TESTBIN)
 
 .PHONY: test
@@ -77,6 +77,7 @@ verify: generate docs ## Fail when generated files, docs or go.mod are stale.
 	go mod tidy
 	cd test/tools/k8s && go mod tidy
 	cd test/tools/etcd && go mod tidy
+	cd test/tools/prometheus && go mod tidy
 	@git diff --exit-code -- api deploy/base/crd deploy/install.yaml deploy/namespaced.yaml docs/cli.md docs/api.md go.mod go.sum test/tools || \
 		{ echo "generated files or go.mod are stale: run 'make generate', 'make docs' and 'go mod tidy', then commit"; exit 1; }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # testbin.sh DIR — build the real control-plane binaries that Tether's tests and demo run
 # (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok and kwok's
-# stage configurations) from the Go module proxy at pinned versions, into DIR.
+# stage configurations), and the Prometheus server and promtool that the alert tests run,
+# from the Go module proxy at pinned versions, into DIR.
 #
 # Each binary is built once per version: a stamp file records what DIR holds, so a warm
 # run only checks the stamps. A cold build on 2 cores takes about 9 minutes and 4 GB of
@@ -11,6 +12,9 @@ set -euo pipefail
 K8S_VERSION=v1.34.4
 ETCD_VERSION=v3.6.4
 KWOK_VERSION=v0.8.0
+# Prometheus v3.15.1: its Go module numbers v3.X.Y as v0.3XX.Y. Pinned in
+# test/tools/prometheus/go.mod too.
+PROMETHEUS_VERSION=v0.315.1
 
 dir=${1:?usage: testbin.sh DIR}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -70,4 +74,17 @@ if ! fresh kwok "$KWOK_VERSION"; then
 	step "built kwok"
 fi
 
-step "control-plane binaries ready in $dir"
+# remove_all_sd leaves out every service discovery but static and file: the tests scrape
+# loopback targets, and the cloud SDKs would double the build.
+prom_missing=()
+for c in prometheus promtool; do fresh "$c" "$PROMETHEUS_VERSION" || prom_missing+=("$c"); done
+if ((${#prom_missing[@]})); then
+	step "building ${prom_missing[*]} $PROMETHEUS_VERSION (cold: about 4 minutes)"
+	pkgs=()
+	for c in "${prom_missing[@]}"; do pkgs+=("github.com/prometheus/prometheus/cmd/$c"); done
+	(cd "$root/test/tools/prometheus" && go build -tags remove_all_sd -ldflags '-s -w' -o "$dir/" "${pkgs[@]}")
+	for c in "${prom_missing[@]}"; do stamp "$c" "$PROMETHEUS_VERSION"; done
+	step "built ${prom_missing[*]}"
+fi
+
+step "test binaries ready in $dir"
