@@ -9,6 +9,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
@@ -442,6 +444,37 @@ func (r *Reconciler) recordApplied(obj *v1alpha1.Sync, snap *source.Snapshot, cs
 	r.Recorder.AnnotatedEventf(obj, map[string]string{"revision": snap.Revision.String()}, corev1.EventTypeNormal, reason, "%s", msg)
 }
 
+// maxEventMessage bounds a Warning Event's message (the API server's limit on an
+// Event's message is 1 KiB in events.k8s.io).
+const maxEventMessage = 1024
+
+// recordFailure records a Warning Event when a reconcile finds a new cause of
+// failure: the Ready condition turns False, or its reason or message changes. The
+// Event's reason is the condition's (RenderFailed, ValidationFailed,
+// PruneLimitExceeded, HostUnreachable, ...: see api/v1alpha1/reasons.go and
+// source's reasons) and its message the condition's, which names the file or the
+// object at fault. A failure that persists is recorded once, not at every retry;
+// the same Event recorded again (by a new leader, after a restart) is folded by the
+// event recorder into one Event with a count.
+func (r *Reconciler) recordFailure(obj *v1alpha1.Sync, before, after v1alpha1.SyncStatus) {
+	cond := apimeta.FindStatusCondition(after.Conditions, v1alpha1.ReadyCondition)
+	if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason == v1alpha1.ReasonDeleting {
+		return
+	}
+	if old := apimeta.FindStatusCondition(before.Conditions, v1alpha1.ReadyCondition); old != nil &&
+		old.Status == cond.Status && old.Reason == cond.Reason && old.Message == cond.Message {
+		return
+	}
+	msg := cond.Message
+	if apimeta.IsStatusConditionTrue(after.Conditions, v1alpha1.StalledCondition) {
+		msg = "Stalled until git or the Sync changes: " + msg
+	}
+	if len(msg) > maxEventMessage {
+		msg = msg[:maxEventMessage-3] + "..."
+	}
+	r.Recorder.AnnotatedEventf(obj, map[string]string{"revision": after.SourceRevision}, corev1.EventTypeWarning, cond.Reason, "%s", msg)
+}
+
 // statusWriteGrace bounds the status write of a reconcile whose context was
 // cancelled (the agent got SIGTERM): the write still goes out, so that what the
 // reconcile did is recorded, but it cannot hold up shutdown for long.
@@ -462,6 +495,7 @@ func (r *Reconciler) report(ctx context.Context, obj *v1alpha1.Sync, st *statusB
 	}
 	status := st.build()
 	r.Metrics.ObserveStatus(obj, status, r.now())
+	r.recordFailure(obj, obj.Status, status)
 	if failure := cmp.Or(reconcileErr, st.failure); failure != nil {
 		log.Error(failure, "reconcile failed", "revision", status.SourceRevision)
 	}
