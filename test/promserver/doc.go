@@ -25,7 +25,7 @@
 //
 // Usage:
 //
-//	rules := promserver.RulesWithFor(t, "deploy/monitoring/rules/tether.rules.yaml", 5*time.Second)
+//	rules := promserver.RulesWithFor(t, "deploy/monitoring/rules/tether.rules.yaml", 5*time.Second, nil)
 //	srv := promserver.Start(t, promserver.Options{Targets: []string{agentAddr}, RuleFiles: []string{rules}})
 //	alerts, err := srv.Alerts(ctx)
 package promserver

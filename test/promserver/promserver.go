@@ -199,9 +199,10 @@ func (s *Server) Alerts(ctx context.Context) ([]promv1.Alert, error) {
 }
 
 // RulesWithFor writes a copy of the rule file at path in which every rule's `for`
-// is d, and returns the copy's path: the test overlay that lets alerts fire in
-// seconds. Everything else about the rules is as shipped.
-func RulesWithFor(t testing.TB, path string, d time.Duration) string {
+// is d, or the duration byAlert gives for the rule's alert, and returns the copy's
+// path: the test overlay that lets alerts fire in seconds. Everything else about the
+// rules is as shipped.
+func RulesWithFor(t testing.TB, path string, d time.Duration, byAlert map[string]time.Duration) string {
 	t.Helper()
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -218,7 +219,11 @@ func RulesWithFor(t testing.TB, path string, d time.Duration) string {
 		list, _ := g["rules"].([]any)
 		for _, r := range list {
 			if rule, ok := r.(map[string]any); ok && rule["for"] != nil {
-				rule["for"] = model.Duration(d).String()
+				forDuration := d
+				if alert, _ := rule["alert"].(string); byAlert[alert] != 0 {
+					forDuration = byAlert[alert]
+				}
+				rule["for"] = model.Duration(forDuration).String()
 				changed++
 			}
 		}

@@ -1,0 +1,160 @@
+package alerts
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os/exec"
+	"path/filepath"
+	gosync "sync"
+	"syscall"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/test/controlplane"
+)
+
+// waitTimeout bounds every wait for something to happen: a guard against hangs, not
+// a performance assertion. On a loaded 2-core machine a step takes seconds.
+const waitTimeout = 2 * time.Minute
+
+// newClient returns a client for the shared control plane that knows Syncs, with
+// the CRD installed.
+func newClient(t *testing.T) client.Client {
+	t.Helper()
+	cp := controlplane.Shared(t)
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme, apiextensionsv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := client.New(cp.Config(), client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	controlplane.InstallCRDs(t, cp.Config(), filepath.Join("..", "..", "deploy", "base", "crd"))
+	return c
+}
+
+// replica is one `tether controller` process of an agent with leader election.
+type replica struct {
+	name        string
+	metricsAddr string
+	cmd         *exec.Cmd
+	log         *lockedBuffer
+	done        chan error
+	// killed is set by kill: the process is gone and needs no stopping.
+	killed bool
+}
+
+// newReplica reserves the addresses of a replica, so that Prometheus can be told
+// its target before it starts.
+func newReplica(t *testing.T, name string) *replica {
+	return &replica{name: name, metricsAddr: freeAddr(t), log: &lockedBuffer{}, done: make(chan error, 1)}
+}
+
+// start runs the replica against the shared control plane until the test ends (or
+// kill), with its lease in leaseNamespace, and prints its log if the test failed.
+func (r *replica) start(t *testing.T, leaseNamespace string) {
+	t.Helper()
+	r.cmd = exec.Command(tetherBinary, "controller",
+		"--kubeconfig", controlplane.Shared(t).KubeconfigPath(),
+		"--metrics-bind-address", r.metricsAddr,
+		"--health-probe-bind-address", freeAddr(t),
+		"--webhook-bind-address", "0",
+		"--cache-dir", t.TempDir(),
+		"--leader-elect",
+		"--leader-election-namespace", leaseNamespace,
+		// The tests' Syncs poll every two seconds.
+		"--min-interval", "1s",
+	)
+	r.cmd.Stdout, r.cmd.Stderr = r.log, r.log
+	if err := r.cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", r.name, err)
+	}
+	go func() { r.done <- r.cmd.Wait() }()
+	t.Cleanup(func() {
+		if !r.killed {
+			_ = r.cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-r.done:
+			case <-time.After(15 * time.Second):
+				_ = r.cmd.Process.Kill()
+				t.Errorf("%s did not stop within 15s of SIGTERM: %v", r.name, <-r.done)
+			}
+		}
+		if t.Failed() {
+			t.Logf("%s log:\n%s", r.name, r.log.String())
+		}
+	})
+}
+
+// kill ends the replica with SIGKILL, as a crash or an OOM kill would: it does not
+// release the lease.
+func (r *replica) kill(t *testing.T) {
+	t.Helper()
+	if err := r.cmd.Process.Kill(); err != nil {
+		t.Fatalf("killing %s: %v", r.name, err)
+	}
+	r.killed = true
+	select {
+	case <-r.done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s did not exit within 30s of SIGKILL", r.name)
+	}
+}
+
+// eventually polls cond every half second until it holds, failing the test after
+// waitTimeout with the last error or unmet condition.
+func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
+	defer cancel()
+	var last error
+	err := wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		ok, err := cond(ctx)
+		if err != nil {
+			last = err
+			return false, nil
+		}
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("waiting until %s: %v (last error: %v)", what, err, last)
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+type lockedBuffer struct {
+	mu gosync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}

@@ -1,0 +1,387 @@
+package alerts
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/test/controlplane"
+	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/promserver"
+)
+
+const (
+	// rulesPath is the shipped rule file, the one source of the alerts.
+	rulesPath = "../../deploy/monitoring/rules/tether.rules.yaml"
+	// alertFor replaces every rule's `for` (5 to 15 minutes as shipped) in the test
+	// overlay, so that alerts fire in seconds.
+	alertFor = 6 * time.Second
+	// noLeaderFor replaces TetherNoLeader's 5m. A replica killed by SIGKILL keeps the
+	// lease until it expires (controller-runtime's 15s lease duration), so the
+	// standby takes over after about 17s (19s measured on a loaded 2-core machine,
+	// as Prometheus sees it): the shipped 5m is some 17 times that, the test's 60s
+	// about three. It costs no time: the test never waits for TetherNoLeader.
+	noLeaderFor = 60 * time.Second
+	// quietWindow is how long after the new leader took over the test watches for
+	// spurious alerts: more than alertFor, so any alert pending at the takeover
+	// would have fired within it.
+	quietWindow = 3 * alertFor
+)
+
+// TestAlertsFireAndResolveInARealPrometheus is the alerting story with every part
+// real: two replicas with leader election, the shipped rules in Prometheus, and a
+// Sync per alert, each driven into its condition and out of it again.
+func TestAlertsFireAndResolveInARealPrometheus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs Prometheus and two agents against a control plane with workloads")
+	}
+	c := newClient(t)
+	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	git := gitserver.Start(t, gitserver.Options{})
+	replicas := []*replica{newReplica(t, "tether-a"), newReplica(t, "tether-b")}
+	rules := promserver.RulesWithFor(t, rulesPath, alertFor, map[string]time.Duration{"TetherNoLeader": noLeaderFor})
+	prom := promserver.Start(t, promserver.Options{
+		Targets:   []string{replicas[0].metricsAddr, replicas[1].metricsAddr},
+		RuleFiles: []string{rules},
+	})
+	for _, r := range replicas {
+		r.start(t, ns)
+	}
+	w := &world{c: c, ns: ns, git: git, prom: prom}
+	// Work for the dashboard, in a namespace of its own, outside the alert checks;
+	// it goes on (the fetch keeps failing) while the alerts are tested.
+	w.dashboardWork(t)
+
+	t.Run("Sync alerts", func(t *testing.T) {
+		t.Run("TetherSyncOutOfSync fires on drift with selfHeal off and resolves after a fixing commit", func(t *testing.T) {
+			t.Parallel()
+			app := w.newApp(t, "drift", map[string]string{"cm.yaml": configMap("drift", "from-git")}, false)
+			cm := &corev1.ConfigMap{}
+			must(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "drift"}, cm); err != nil {
+					return err
+				}
+				cm.Data["v"] = "by-hand"
+				return c.Update(t.Context(), cm, client.FieldOwner("someone"))
+			}))
+			w.waitAlert(t, "TetherSyncOutOfSync", app.sync.Name, "firing")
+			// Git takes the change made by hand: the cluster equals git again.
+			app.repo.Commit(t, map[string]string{"app/cm.yaml": configMap("drift", "by-hand")}, "keep the change made by hand")
+			w.waitNoAlert(t, "TetherSyncOutOfSync", app.sync.Name)
+		})
+		t.Run("TetherSyncFailed fires on a bad commit, with its reason, and resolves after a fix", func(t *testing.T) {
+			t.Parallel()
+			app := w.newApp(t, "broken", map[string]string{"cm.yaml": configMap("broken", "1")}, true)
+			app.repo.Commit(t, map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: broken\ndata: [\n"}, "a broken manifest")
+			w.waitAlert(t, "TetherSyncFailed", app.sync.Name, "firing")
+			eventually(t, "tether_sync_failure names the reason", func(ctx context.Context) (bool, error) {
+				v, err := prom.Value(ctx, fmt.Sprintf(`max by (reason) (tether_sync_failure{namespace=%q,name="broken"})`, ns))
+				return v == 1, err
+			})
+			vec, err := prom.Query(t.Context(), fmt.Sprintf(`max by (reason) (tether_sync_failure{namespace=%q,name="broken"})`, ns))
+			must(t, err)
+			if got := string(vec[0].Metric["reason"]); got != v1alpha1.ReasonRenderFailed {
+				t.Errorf("tether_sync_failure reason = %q, want %s", got, v1alpha1.ReasonRenderFailed)
+			}
+			app.repo.Commit(t, map[string]string{"app/cm.yaml": configMap("broken", "2")}, "fix the manifest")
+			w.waitNoAlert(t, "TetherSyncFailed", app.sync.Name)
+		})
+		t.Run("TetherSyncDegraded fires on a rollout that never becomes ready and resolves when it does", func(t *testing.T) {
+			t.Parallel()
+			// No node carries the label, so the pod is never scheduled, and the
+			// Deployment exceeds its progress deadline.
+			app := w.newApp(t, "degraded", map[string]string{"deploy.yaml": deployment("degraded", "tether.dev/no-such-node: \"true\"")}, true)
+			w.waitAlert(t, "TetherSyncDegraded", app.sync.Name, "firing")
+			app.repo.Commit(t, map[string]string{"app/deploy.yaml": deployment("degraded", "")}, "schedule anywhere")
+			w.waitNoAlert(t, "TetherSyncDegraded", app.sync.Name)
+		})
+		t.Run("a healthy Sync raises nothing", func(t *testing.T) {
+			t.Parallel()
+			w.newApp(t, "steady", map[string]string{"cm.yaml": configMap("steady", "1")}, true)
+			w.waitQuiet(t, "steady")
+		})
+	})
+	if t.Failed() {
+		return
+	}
+
+	t.Run("every dashboard panel's query returns data", func(t *testing.T) {
+		checkDashboard(t, prom)
+	})
+
+	var leader, standby *replica
+	t.Run("killing the leader fires nothing and the series go on", func(t *testing.T) {
+		for _, name := range []string{"drift", "broken", "degraded", "steady"} {
+			w.waitQuiet(t, name)
+		}
+		leader, standby = w.leader(t, replicas)
+		killed := time.Now()
+		leader.kill(t)
+		eventually(t, "the standby takes the lease", func(ctx context.Context) (bool, error) {
+			v, err := prom.Value(ctx, fmt.Sprintf(`tether_leader{instance=%q}`, standby.metricsAddr))
+			return v == 1, err
+		})
+		took := time.Since(killed)
+		t.Logf("the standby took over %v after the kill", took.Round(time.Second))
+		// Watch for quietWindow after the takeover: an alert made pending by the
+		// handover would fire within it.
+		deadline := time.Now().Add(quietWindow)
+		for time.Now().Before(deadline) {
+			alerts, err := prom.Alerts(t.Context())
+			must(t, err)
+			for _, a := range alerts {
+				// The dashboard's Syncs (in another namespace) fail on purpose; the
+				// agent's alerts have no namespace, and only firing counts for them.
+				agent := a.Labels["namespace"] == ""
+				if a.Labels["namespace"] == model.LabelValue(ns) || agent && (a.State == promv1.AlertStateFiring || a.Labels["alertname"] == "TetherAgentDown") {
+					t.Errorf("%s after the leader was killed: %s", a.State, a.Labels)
+				}
+			}
+			time.Sleep(time.Second)
+		}
+		// Every Sync's series has a sample at every evaluation since before the kill.
+		w.continuous(t, killed.Add(-5*time.Second), time.Now())
+	})
+	if t.Failed() {
+		return
+	}
+
+	t.Run("killing both replicas fires TetherAgentDown", func(t *testing.T) {
+		standby.kill(t)
+		eventually(t, "TetherAgentDown fires", func(ctx context.Context) (bool, error) {
+			state, err := alertState(ctx, prom, "TetherAgentDown", nil)
+			return state == promv1.AlertStateFiring, err
+		})
+	})
+}
+
+// world is what the alert story acts on.
+type world struct {
+	c    client.Client
+	ns   string
+	git  *gitserver.Server
+	prom *promserver.Server
+}
+
+// app is a Sync and the repository it follows (path "app").
+type app struct {
+	sync *v1alpha1.Sync
+	repo *gitserver.Repo
+}
+
+// newApp commits files under app/ to a repository of its own, creates a Sync of it
+// named name, and waits until the Sync has applied the commit.
+func (w *world) newApp(t *testing.T, name string, files map[string]string, selfHeal bool) *app {
+	t.Helper()
+	repo := w.git.CreateRepo(t, name)
+	tree := map[string]string{}
+	for f, content := range files {
+		tree["app/"+f] = content
+	}
+	commit := repo.Commit(t, tree, "add "+name)
+	s := &v1alpha1.Sync{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.ns},
+		Spec: v1alpha1.SyncSpec{
+			Source: v1alpha1.SourceSpec{
+				URL: repo.URL(), Ref: v1alpha1.GitRef{Branch: "main"}, Path: "app",
+				Interval: &metav1.Duration{Duration: 2 * time.Second},
+			},
+			Destination: v1alpha1.DestinationSpec{Namespace: w.ns},
+			SelfHeal:    &selfHeal,
+		},
+	}
+	must(t, w.c.Create(t.Context(), s))
+	eventually(t, name+" has applied its first commit", func(ctx context.Context) (bool, error) {
+		got := &v1alpha1.Sync{}
+		if err := w.c.Get(ctx, client.ObjectKeyFromObject(s), got); err != nil {
+			return false, err
+		}
+		return got.Status.LastAppliedRevision == "main@sha1:"+commit, nil
+	})
+	return &app{sync: s, repo: repo}
+}
+
+// dashboardWork makes the agent do what the dashboard's panels show that the alert
+// story does not: a Sync whose fetch keeps failing, and a field that another
+// manager keeps changing until Tether gives it up (drift corrections, then a field
+// fight). They live in a namespace of their own, outside the alert checks, for as
+// long as t runs.
+func (w *world) dashboardWork(t *testing.T) {
+	other := *w
+	other.ns = controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	fought := other.newApp(t, "fought", map[string]string{"cm.yaml": configMap("fought", "from-git")}, true)
+	missing := &v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Name: "missing", Namespace: other.ns}, Spec: *fought.sync.Spec.DeepCopy()}
+	missing.Spec.Source.Ref = v1alpha1.GitRef{Branch: "no-such-branch"}
+	must(t, w.c.Create(t.Context(), missing))
+
+	key := client.ObjectKey{Namespace: other.ns, Name: "fought"}
+	for round := range 3 {
+		cm := &corev1.ConfigMap{}
+		must(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			if err := w.c.Get(t.Context(), key, cm); err != nil {
+				return err
+			}
+			cm.Data["v"] = fmt.Sprintf("fighter-%d", round)
+			return w.c.Update(t.Context(), cm, client.FieldOwner("fighter"))
+		}))
+		eventually(t, fmt.Sprintf("Tether corrects the fighter's change %d", round), func(ctx context.Context) (bool, error) {
+			err := w.c.Get(ctx, key, cm)
+			return cm.Data["v"] == "from-git", err
+		})
+	}
+	eventually(t, "Prometheus has the field fight and the failing fetch", func(ctx context.Context) (bool, error) {
+		fights, err := w.prom.Value(ctx, fmt.Sprintf(`sum(tether_field_fights_total{namespace=%q,name="fought",manager="fighter"})`, other.ns))
+		if err != nil {
+			return false, err
+		}
+		failing, err := w.prom.Value(ctx, fmt.Sprintf(`max(tether_sync_failure{namespace=%q,name="missing"})`, other.ns))
+		return fights >= 1 && failing == 1, err
+	})
+}
+
+// alertState returns the state of the alert named alertname whose labels include
+// labels, or "" if there is none.
+func alertState(ctx context.Context, prom *promserver.Server, alertname string, labels map[string]string) (promv1.AlertState, error) {
+	alerts, err := prom.Alerts(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, a := range alerts {
+		if a.Labels["alertname"] != model.LabelValue(alertname) {
+			continue
+		}
+		match := true
+		for k, v := range labels {
+			match = match && a.Labels[model.LabelName(k)] == model.LabelValue(v)
+		}
+		if match {
+			return a.State, nil
+		}
+	}
+	return "", nil
+}
+
+// waitAlert waits until alertname is in state for the Sync named name.
+func (w *world) waitAlert(t *testing.T, alertname, name string, state promv1.AlertState) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("%s is %s for %s", alertname, state, name), func(ctx context.Context) (bool, error) {
+		got, err := alertState(ctx, w.prom, alertname, map[string]string{"namespace": w.ns, "name": name})
+		return got == state, err
+	})
+}
+
+// waitNoAlert waits until alertname is neither pending nor firing for the Sync
+// named name: it has resolved.
+func (w *world) waitNoAlert(t *testing.T, alertname, name string) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("%s resolves for %s", alertname, name), func(ctx context.Context) (bool, error) {
+		got, err := alertState(ctx, w.prom, alertname, map[string]string{"namespace": w.ns, "name": name})
+		return got == "", err
+	})
+}
+
+// waitQuiet waits until no alert is pending or firing for the Sync named name, and
+// Prometheus has its Ready series at 1 (so the quiet is not the absence of data).
+func (w *world) waitQuiet(t *testing.T, name string) {
+	t.Helper()
+	eventually(t, "no alert for "+name, func(ctx context.Context) (bool, error) {
+		ready, err := w.prom.Value(ctx, fmt.Sprintf(`max(tether_sync_ready{namespace=%q,name=%q})`, w.ns, name))
+		if err != nil || ready != 1 {
+			return false, err
+		}
+		alerts, err := w.prom.Alerts(ctx)
+		if err != nil {
+			return false, err
+		}
+		for _, a := range alerts {
+			if a.Labels["namespace"] == model.LabelValue(w.ns) && a.Labels["name"] == model.LabelValue(name) {
+				return false, fmt.Errorf("%s is %s", a.Labels["alertname"], a.State)
+			}
+		}
+		return true, nil
+	})
+}
+
+// leader returns the replica that holds the lease, as Prometheus sees it, and the other.
+func (w *world) leader(t *testing.T, replicas []*replica) (leader, standby *replica) {
+	t.Helper()
+	eventually(t, "Prometheus sees one leader", func(ctx context.Context) (bool, error) {
+		vec, err := w.prom.Query(ctx, `tether_leader == 1`)
+		if err != nil || len(vec) != 1 {
+			return false, err
+		}
+		for i, r := range replicas {
+			if string(vec[0].Metric["instance"]) == r.metricsAddr {
+				leader, standby = r, replicas[1-i]
+			}
+		}
+		return leader != nil, nil
+	})
+	return leader, standby
+}
+
+// continuous checks that every Sync of the test has its tether_sync_ready series,
+// folded across replicas, at every second from start to end: no gap while the
+// leader changed.
+func (w *world) continuous(t *testing.T, start, end time.Time) {
+	t.Helper()
+	m, err := w.prom.QueryRange(t.Context(), fmt.Sprintf(`max by (name) (tether_sync_ready{namespace=%q})`, w.ns), start, end, time.Second)
+	must(t, err)
+	want := int(end.Sub(start)/time.Second) + 1
+	if len(m) != 4 {
+		t.Errorf("%d Syncs have tether_sync_ready series across the kill, want 4: %v", len(m), m)
+	}
+	for _, s := range m {
+		if len(s.Values) != want {
+			t.Errorf("Sync %s: %d samples from %s to %s at 1s, want %d: a gap in the series", s.Metric["name"], len(s.Values), start.Format(time.TimeOnly), end.Format(time.TimeOnly), want)
+		}
+	}
+}
+
+func configMap(name, v string) string {
+	return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s}\ndata: {v: %q}\n", name, v)
+}
+
+// deployment is a one-replica Deployment with a five-second progress deadline, and
+// nodeSelector (YAML, one line) if not empty.
+func deployment(name, nodeSelector string) string {
+	selector := ""
+	if nodeSelector != "" {
+		selector = "\n      nodeSelector: {" + nodeSelector + "}"
+	}
+	return strings.TrimSpace(fmt.Sprintf(`
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: %[1]s
+spec:
+  replicas: 1
+  progressDeadlineSeconds: 5
+  selector:
+    matchLabels: {app: %[1]s}
+  template:
+    metadata:
+      labels: {app: %[1]s}
+    spec:%[2]s
+      containers:
+      - name: app
+        image: registry.k8s.io/pause:3.10
+`, name, selector)) + "\n"
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
