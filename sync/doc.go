@@ -19,7 +19,11 @@
 // state left in the cluster; a git host busy with other Syncs' fetches
 // (source.ReasonHostBusy) is waited on, requeued after a few seconds without an
 // error or a condition. It is also the only package that logs, records events
-// and exports metrics. It consumes source and apply through the small interfaces
+// and exports metrics: counters and histograms of the work as it is done
+// (metrics.go, on the leader), and the state of every Sync read from the cache at
+// scrape time (metrics_state.go, on every replica, so that alerts neither gap nor
+// go quiet when the leader changes). Each new cause of failure is one Warning
+// Event with the Ready condition's reason. It consumes source and apply through the small interfaces
 // declared in reconciler.go.
 //
 // The inventory (status.inventory, status_inventory.go) is written ahead of every

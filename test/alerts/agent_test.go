@@ -85,7 +85,8 @@ func (r *replica) start(t *testing.T, leaseNamespace string) {
 		if !r.killed {
 			_ = r.cmd.Process.Signal(syscall.SIGTERM)
 			select {
-			case <-r.done:
+			case err := <-r.done:
+				t.Logf("%s stopped: %v", r.name, err)
 			case <-time.After(15 * time.Second):
 				_ = r.cmd.Process.Kill()
 				t.Errorf("%s did not stop within 15s of SIGTERM: %v", r.name, <-r.done)
@@ -106,7 +107,8 @@ func (r *replica) kill(t *testing.T) {
 	}
 	r.killed = true
 	select {
-	case <-r.done:
+	case err := <-r.done:
+		t.Logf("%s killed: %v", r.name, err)
 	case <-time.After(30 * time.Second):
 		t.Fatalf("%s did not exit within 30s of SIGKILL", r.name)
 	}
