@@ -30,6 +30,7 @@ type StateCollector struct {
 	syncs   client.Reader
 	metrics *Metrics
 	elected <-chan struct{}
+	lease   string
 	// ctx is the context Start runs with; until Start, Collect exports only
 	// tether_leader.
 	ctx atomic.Pointer[context.Context]
@@ -49,12 +50,13 @@ const scrapeListTimeout = 5 * time.Second
 
 // NewStateCollector returns a collector that lists Syncs through syncs (the
 // manager's cache), takes the last-synced times of metrics, and reports itself the
-// leader once elected is closed (mgr.Elected()). Register it with the metrics
-// registry and add it to the manager (its Start lets scrapes read the cache).
-func NewStateCollector(syncs client.Reader, metrics *Metrics, elected <-chan struct{}) *StateCollector {
+// leader of lease (the leader election Lease's name, one per shard) once elected
+// is closed (mgr.Elected()). Register it with the metrics registry and add it to
+// the manager (its Start lets scrapes read the cache).
+func NewStateCollector(syncs client.Reader, metrics *Metrics, elected <-chan struct{}, lease string) *StateCollector {
 	syncLabels := []string{"namespace", "name"}
 	return &StateCollector{
-		syncs: syncs, metrics: metrics, elected: elected, now: time.Now,
+		syncs: syncs, metrics: metrics, elected: elected, lease: lease, now: time.Now,
 		info: prometheus.NewDesc("tether_sync_info",
 			"1 for the current combination of sync status, health status and last applied revision of each Sync.",
 			[]string{"namespace", "name", "sync_status", "health_status", "revision"}, nil),
@@ -69,7 +71,7 @@ func NewStateCollector(syncs client.Reader, metrics *Metrics, elected <-chan str
 			"Unix time of the last reconcile that found the Sync's newest revision applied in full; absent until the first.",
 			syncLabels, nil),
 		leader: prometheus.NewDesc("tether_leader",
-			"1 on the replica that holds the leader lease (and reconciles), 0 on a standby.", nil, nil),
+			"1 on the replica that holds the leader lease named by the lease label (and reconciles), 0 on a standby.", []string{"lease"}, nil),
 	}
 }
 
@@ -98,7 +100,7 @@ func (c *StateCollector) Describe(ch chan<- *prometheus.Desc) {
 // fails the scrape (an invalid metric), rather than exporting no Syncs: an empty
 // answer would look like nothing is wrong.
 func (c *StateCollector) Collect(ch chan<- prometheus.Metric) {
-	ch <- prometheus.MustNewConstMetric(c.leader, prometheus.GaugeValue, boolFloat(c.isLeader()))
+	ch <- prometheus.MustNewConstMetric(c.leader, prometheus.GaugeValue, boolFloat(c.isLeader()), c.lease)
 	started := c.ctx.Load()
 	if started == nil {
 		return
@@ -161,7 +163,8 @@ var failureReasons = map[string]bool{
 	v1alpha1.ReasonPruneLimit: true, v1alpha1.ReasonSecretNotFound: true, v1alpha1.ReasonSecretUnreadable: true,
 	v1alpha1.ReasonServiceAccountNotFound: true, v1alpha1.ReasonForbidden: true, v1alpha1.ReasonCrossNamespace: true,
 	v1alpha1.ReasonImpersonationUnavailable: true, v1alpha1.ReasonDeleting: true, v1alpha1.ReasonDeletionBlocked: true,
-	source.ReasonRefNotFound: true, source.ReasonNoMatchingTag: true, source.ReasonInvalidSemVer: true,
+	source.ReasonHistoryRewritten: true,
+	source.ReasonRefNotFound:      true, source.ReasonNoMatchingTag: true, source.ReasonInvalidSemVer: true,
 	source.ReasonUnsupportedRef: true, source.ReasonGitOperation: true, source.ReasonUnsupportedURL: true,
 	source.ReasonCommitNotFound: true, source.ReasonCacheUnreadable: true, source.ReasonHostUnreachable: true,
 	source.ReasonAuthenticationFailed: true, source.ReasonRepositoryNotFound: true, source.ReasonInvalidCredentials: true,

@@ -44,7 +44,7 @@ func readyCondition(status metav1.ConditionStatus, reason string) []metav1.Condi
 func startCollector(t *testing.T, syncs *listedSyncs, m *tethersync.Metrics, elected <-chan struct{}) *prometheus.Registry {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	c := tethersync.NewStateCollector(syncs, m, elected)
+	c := tethersync.NewStateCollector(syncs, m, elected, "tether.dev")
 	reg.MustRegister(c)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
@@ -86,9 +86,9 @@ func TestStateCollectorExportsEverySyncFromItsStatus(t *testing.T) {
 # HELP tether_last_sync_timestamp_seconds Unix time of the last reconcile that found the Sync's newest revision applied in full; absent until the first.
 # TYPE tether_last_sync_timestamp_seconds gauge
 tether_last_sync_timestamp_seconds{name="good",namespace="ns"} 2000
-# HELP tether_leader 1 on the replica that holds the leader lease (and reconciles), 0 on a standby.
+# HELP tether_leader 1 on the replica that holds the leader lease named by the lease label (and reconciles), 0 on a standby.
 # TYPE tether_leader gauge
-tether_leader 0
+tether_leader{lease="tether.dev"} 0
 # HELP tether_sync_failure 1 while the Sync's Ready condition is False, labelled with the condition's reason (a bounded set; Other for the rest).
 # TYPE tether_sync_failure gauge
 tether_sync_failure{name="broken",namespace="ns",reason="RenderFailed"} 1

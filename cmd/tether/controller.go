@@ -375,7 +375,7 @@ func setupReconciler(mgr ctrl.Manager, cfg *rest.Config, f *controllerFlags) err
 // on every replica too.
 func addMetrics(mgr ctrl.Manager, f *controllerFlags) (*tethersync.Metrics, error) {
 	metrics := tethersync.NewMetrics(ctrlmetrics.Registry, tethersync.MetricsOptions{Version: version, FetchTimeout: f.source.Timeout})
-	state := tethersync.NewStateCollector(mgr.GetCache(), metrics, mgr.Elected())
+	state := tethersync.NewStateCollector(mgr.GetCache(), metrics, mgr.Elected(), f.shard.leaseName())
 	if err := ctrlmetrics.Registry.Register(state); err != nil {
 		return nil, fmt.Errorf("registering the Sync state metrics: %w", err)
 	}
