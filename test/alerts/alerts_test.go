@@ -93,6 +93,23 @@ func TestAlertsFireAndResolveInARealPrometheus(t *testing.T) {
 			if got := string(vec[0].Metric["reason"]); got != v1alpha1.ReasonRenderFailed {
 				t.Errorf("tether_sync_failure reason = %q, want %s", got, v1alpha1.ReasonRenderFailed)
 			}
+			// Event-based tooling hears of it too: one Warning Event naming the file.
+			eventually(t, "a Warning RenderFailed Event names the file", func(ctx context.Context) (bool, error) {
+				events := &corev1.EventList{}
+				if err := c.List(ctx, events, client.InNamespace(ns)); err != nil {
+					return false, err
+				}
+				var found []string
+				for _, e := range events.Items {
+					if e.InvolvedObject.Kind == "Sync" && e.InvolvedObject.Name == "broken" && e.Type == corev1.EventTypeWarning && e.Reason == v1alpha1.ReasonRenderFailed {
+						found = append(found, e.Message)
+					}
+				}
+				if len(found) > 1 {
+					t.Errorf("%d Warning RenderFailed Events, want one (deduplicated): %q", len(found), found)
+				}
+				return len(found) == 1 && strings.Contains(found[0], "app/cm.yaml"), nil
+			})
 			app.repo.Commit(t, map[string]string{"app/cm.yaml": configMap("broken", "2")}, "fix the manifest")
 			w.waitNoAlert(t, "TetherSyncFailed", app.sync.Name)
 		})
