@@ -8,6 +8,12 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
 )
 
@@ -32,9 +38,19 @@ func agentRightsProblems(t *testing.T, in *install, aud *auditor, a *agent, tena
 	t.Helper()
 	var out []string
 	for _, r := range aud.refusedOwn() {
+		if r.resource == "events" && terminating(t, r.namespace) {
+			// Not RBAC's refusal: a namespace being deleted takes no new content. The
+			// shared control plane keeps earlier tests' namespaces Terminating (no
+			// namespace controller); a Sync left in one fails for this agent and is
+			// told so by a Warning Event.
+			continue
+		}
 		out = append(out, fmt.Sprintf("the API server refused the agent: %s %s (%s)", r.verb, r.path, r.resource))
 	}
 	for _, line := range strings.Split(a.log.String(), "\n") {
+		if strings.Contains(line, "because it is being terminated") {
+			continue // the Events above, as the event recorder logs them
+		}
 		if strings.Contains(strings.ToLower(line), "forbidden") && !strings.Contains(line, tenantUser) {
 			out = append(out, "the agent logged a refusal: "+line)
 		}
@@ -80,4 +96,21 @@ func TestAMissingPermissionIsNamedByItsRequest(t *testing.T) {
 	}
 	must(t, c.Delete(t.Context(), s))
 	waitGone(t, c, s)
+}
+
+// terminating reports whether namespace ns is being deleted (or is gone).
+func terminating(t *testing.T, ns string) bool {
+	t.Helper()
+	c, err := kubernetes.NewForConfig(controlplane.Shared(t).Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.CoreV1().Namespaces().Get(t.Context(), ns, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return true
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got.Status.Phase == corev1.NamespaceTerminating
 }
