@@ -34,6 +34,10 @@ func TestConvergedResyncOfAThousandObjectsCostsNothing(t *testing.T) {
 	}
 
 	t.Run("a converged resync makes no write, no dry-run and no read", func(t *testing.T) {
+		// The reconciles the first sync's own writes trigger (by watch) may still be
+		// writing status; one more reconcile settles them, and the one after it is
+		// the converged resync measured.
+		a.reconcile(t, s)
 		a.applies.Reset()
 		a.manager.Reset()
 		a.reconcile(t, s)
