@@ -31,26 +31,26 @@ func TestCompute(t *testing.T) {
 		{"a ConfigMap is healthy once it exists", `
 apiVersion: v1
 kind: ConfigMap
-metadata: {name: c, namespace: n}
+metadata: {name: c, namespace: "n"}
 `, v1alpha1.HealthHealthy},
 		{"a Deployment rolling out is progressing", `
 apiVersion: apps/v1
 kind: Deployment
-metadata: {name: d, namespace: n, generation: 2}
+metadata: {name: d, namespace: "n", generation: 2}
 spec: {replicas: 3}
 status: {observedGeneration: 2, replicas: 3, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1}
 `, v1alpha1.HealthProgressing},
 		{"a Deployment whose status lags its spec is progressing", `
 apiVersion: apps/v1
 kind: Deployment
-metadata: {name: d, namespace: n, generation: 3}
+metadata: {name: d, namespace: "n", generation: 3}
 spec: {replicas: 1}
 status: {observedGeneration: 2, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1}
 `, v1alpha1.HealthProgressing},
 		{"a rolled-out Deployment is healthy", `
 apiVersion: apps/v1
 kind: Deployment
-metadata: {name: d, namespace: n, generation: 2}
+metadata: {name: d, namespace: "n", generation: 2}
 spec: {replicas: 2}
 status:
   observedGeneration: 2
@@ -65,7 +65,7 @@ status:
 		{"a custom resource that is Stalled is degraded", `
 apiVersion: example.com/v1
 kind: Widget
-metadata: {name: w, namespace: n, generation: 1}
+metadata: {name: w, namespace: "n", generation: 1}
 status:
   observedGeneration: 1
   conditions:
@@ -74,7 +74,7 @@ status:
 		{"a failed Job is degraded", `
 apiVersion: batch/v1
 kind: Job
-metadata: {name: j, namespace: n}
+metadata: {name: j, namespace: "n"}
 spec: {completions: 1}
 status:
   failed: 1
@@ -84,7 +84,8 @@ status:
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, msg := Compute(object(t, tc.manifest))
+			res := Compute(object(t, tc.manifest))
+			got, msg := res.Code, res.Message
 			if got != tc.want {
 				t.Errorf("Compute() = %s (%q), want %s", got, msg, tc.want)
 			}
@@ -94,7 +95,7 @@ status:
 		})
 	}
 	t.Run("a missing object is missing", func(t *testing.T) {
-		if got, _ := Compute(nil); got != v1alpha1.HealthMissing {
+		if got := Compute(nil).Code; got != v1alpha1.HealthMissing {
 			t.Errorf("Compute(nil) = %s, want Missing", got)
 		}
 	})

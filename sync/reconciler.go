@@ -84,6 +84,10 @@ type Reconciler struct {
 	// cache that may still hold the stale one: the manager's API reader. Nil falls
 	// back to Client.
 	Reader client.Reader
+	// Pods, when set, lists the pods of a workload that is not Healthy, so that its
+	// health names the pod and container that hold it up: the manager's API reader
+	// (pods are neither cached nor watched). Nil judges workloads by their own status.
+	Pods client.Reader
 	// Trigger, when set, queues the Syncs a push notification concerns at once.
 	Trigger *Trigger
 	// SecretWatch, when set, queues a Sync at once when its credentials Secret
@@ -253,12 +257,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return r.onError(st, interval, err)
 	}
 	if sourceErr != nil {
-		r.assess(st, changes)
+		r.assess(ctx, obj, st, changes)
 		r.recordApplied(obj, snap, changes, nil, drift)
 		return r.onError(st, interval, sourceErr)
 	}
 	pruned, err := r.prune(ctx, id, obj, st, snap, changes, diff)
-	r.assess(st, changes)
+	r.assess(ctx, obj, st, changes)
 	r.recordApplied(obj, snap, changes, pruned, drift)
 	if err != nil {
 		return r.onError(st, interval, err)
@@ -359,13 +363,25 @@ func (r *Reconciler) watch(ctx context.Context, obj *v1alpha1.Sync, cs *apply.Ch
 	}
 }
 
-// assess judges the health of what the cluster now holds.
-func (r *Reconciler) assess(st *statusBuilder, changes *apply.ChangeSet) {
+// assess judges the health of what the cluster now holds, and has the Watcher
+// follow the status of every object that is not Healthy yet, so that the next
+// change of it re-assesses the Sync at once.
+func (r *Reconciler) assess(ctx context.Context, obj *v1alpha1.Sync, st *statusBuilder, changes *apply.ChangeSet) {
+	var unsettled []apply.ObjectRef
 	for _, c := range changes.Changes {
-		code, msg := health.Compute(c.Live)
-		st.objectHealth(c.Object, code, msg)
+		res := health.Compute(c.Live)
+		if res.Code != v1alpha1.HealthHealthy && c.Live != nil && health.HasPods(c.Live.GroupVersionKind().GroupKind()) {
+			res = health.Compute(c.Live, r.podsOf(ctx, c.Live)...)
+		}
+		st.objectHealth(c.Object, res.Code, res.Message)
+		if res.Code != v1alpha1.HealthHealthy && c.Live != nil {
+			unsettled = append(unsettled, c.Object)
+		}
 	}
 	st.aggregateHealth()
+	if r.Watcher != nil {
+		r.Watcher.FollowStatus(client.ObjectKeyFromObject(obj), unsettled)
+	}
 }
 
 // onError is the one place that maps an error to behaviour. Bad input in git stalls
@@ -499,9 +515,11 @@ func (r *Reconciler) report(ctx context.Context, obj *v1alpha1.Sync, st *statusB
 	if failure := cmp.Or(reconcileErr, st.failure); failure != nil {
 		log.Error(failure, "reconcile failed", "revision", status.SourceRevision)
 	}
-	if err := r.patchStatus(ctx, obj, status); err != nil {
+	before, err := r.patchStatus(ctx, obj, status)
+	if err != nil {
 		return fmt.Errorf("writing status of Sync %s/%s: %w", obj.Namespace, obj.Name, err)
 	}
+	r.recordHealth(obj, before, status)
 	if len(status.Inventory) > 0 {
 		// A search that found nothing is outdated once there is an inventory: if it
 		// is lost again, search again.

@@ -1,8 +1,11 @@
 package sync
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -116,11 +119,14 @@ func (b *statusBuilder) objectHealth(ref apply.ObjectRef, code v1alpha1.HealthSt
 	b.health[ref] = objectHealth{code: code, msg: msg}
 }
 
+// maxUnhealthyNamed bounds how many objects the Healthy condition names.
+const maxUnhealthyNamed = 5
+
 // aggregateHealth folds per-object health into the inventory, status.health and the
-// Healthy condition.
+// Healthy condition, whose message names the worst objects and why.
 func (b *statusBuilder) aggregateHealth() {
 	codes := make([]v1alpha1.HealthStatusCode, 0, len(b.health))
-	var unhealthy []string
+	var unhealthy []v1alpha1.ResourceStatus
 	for i := range b.objects {
 		r := &b.objects[i]
 		h, ok := b.health[apply.ObjectRef{Group: r.Group, Version: r.Version, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}]
@@ -133,7 +139,7 @@ func (b *statusBuilder) aggregateHealth() {
 		}
 		codes = append(codes, h.code)
 		if h.code != v1alpha1.HealthHealthy {
-			unhealthy = append(unhealthy, fmt.Sprintf("%s/%s: %s", r.Kind, r.Name, h.code))
+			unhealthy = append(unhealthy, v1alpha1.ResourceStatus{Kind: r.Kind, Name: r.Name, Health: h.code, Message: h.msg})
 		}
 	}
 	b.status.Health = health.Aggregate(codes...)
@@ -141,7 +147,45 @@ func (b *statusBuilder) aggregateHealth() {
 		b.set(v1alpha1.HealthyCondition, metav1.ConditionTrue, v1alpha1.ReasonSucceeded, "All managed objects are healthy")
 		return
 	}
-	b.set(v1alpha1.HealthyCondition, metav1.ConditionFalse, string(b.status.Health), fmt.Sprintf("%d of %d objects not healthy: %v", len(unhealthy), len(codes), unhealthy))
+	b.set(v1alpha1.HealthyCondition, metav1.ConditionFalse, healthReason(b.status.Health), unhealthyMessage(unhealthy, len(codes)))
+}
+
+// unhealthyMessage names the worst of the objects that are not healthy, and why.
+func unhealthyMessage(unhealthy []v1alpha1.ResourceStatus, total int) string {
+	slices.SortStableFunc(unhealthy, func(a, b v1alpha1.ResourceStatus) int {
+		return cmp.Compare(health.Severity(b.Health), health.Severity(a.Health))
+	})
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%d of %d objects not healthy", len(unhealthy), total)
+	for i, r := range unhealthy {
+		if i == maxUnhealthyNamed {
+			fmt.Fprintf(&sb, "; and %d more", len(unhealthy)-i)
+			break
+		}
+		fmt.Fprintf(&sb, "; %s/%s %s", r.Kind, r.Name, r.Health)
+		if r.Message != "" {
+			sb.WriteString(": " + r.Message)
+		}
+	}
+	return sb.String()
+}
+
+// healthReason is the reason of the Healthy condition and of the Event recorded
+// when a Sync's health turns code.
+func healthReason(code v1alpha1.HealthStatusCode) string {
+	switch code {
+	case v1alpha1.HealthHealthy:
+		return v1alpha1.ReasonHealthy
+	case v1alpha1.HealthProgressing:
+		return v1alpha1.ReasonProgressing
+	case v1alpha1.HealthSuspended:
+		return v1alpha1.ReasonSuspended
+	case v1alpha1.HealthDegraded:
+		return v1alpha1.ReasonDegraded
+	case v1alpha1.HealthMissing:
+		return v1alpha1.ReasonMissing
+	}
+	return v1alpha1.ReasonHealthUnknown
 }
 
 // ready records a revision applied in full. lastAppliedTime moves only when the
@@ -193,16 +237,26 @@ func (b *statusBuilder) build() v1alpha1.SyncStatus {
 // generation it reconciled (a newer spec gets a reconcile of its own). If another
 // reconcile has meanwhile reported on a newer generation, this older status is
 // dropped rather than written over it.
-func (r *Reconciler) patchStatus(ctx context.Context, obj *v1alpha1.Sync, status v1alpha1.SyncStatus) error {
+//
+// It returns the health the status it replaced said, so that a change of health is
+// told once, by the write that made it; when nothing was written, that is the
+// health of status itself.
+func (r *Reconciler) patchStatus(ctx context.Context, obj *v1alpha1.Sync, status v1alpha1.SyncStatus) (v1alpha1.HealthStatusCode, error) {
 	base := obj.Status.Inventory
-	return r.updateStatus(ctx, obj, func(cur v1alpha1.SyncStatus) (v1alpha1.SyncStatus, bool) {
+	before := status.Health
+	err := r.updateStatus(ctx, obj, func(cur v1alpha1.SyncStatus) (v1alpha1.SyncStatus, bool) {
+		before = status.Health
 		if cur.ObservedGeneration > status.ObservedGeneration {
 			return cur, false
 		}
 		next := status
 		next.Inventory = mergeInventory(base, status.Inventory, cur.Inventory)
+		if !equality.Semantic.DeepEqual(cur, next) {
+			before = cur.Health
+		}
 		return next, true
 	})
+	return before, err
 }
 
 // updateStatus writes the status that next computes from the Sync's current one,

@@ -87,3 +87,20 @@ const (
 	// serves were dropped: the objects cannot exist any more.
 	ReasonKindVanished = "KindVanished"
 )
+
+// Reasons of the Events recorded when a Sync's health (status.health) changes, one
+// Event per change: Normal when it turns Healthy, Progressing (ReasonProgressing) or
+// Suspended (ReasonSuspended), Warning when it turns Degraded or Missing. They are
+// also the reasons of the Healthy condition when it is False.
+const (
+	// ReasonHealthy: every managed object is healthy.
+	ReasonHealthy = "Healthy"
+	// ReasonDegraded: a managed object failed (a rollout past its deadline, a
+	// container that cannot start, a failed Job, a resource its controller reports
+	// not Ready); the message names it and why.
+	ReasonDegraded = "Degraded"
+	// ReasonMissing: a managed object does not exist in the cluster.
+	ReasonMissing = "Missing"
+	// ReasonHealthUnknown: the health of a managed object cannot be told.
+	ReasonHealthUnknown = "HealthUnknown"
+)

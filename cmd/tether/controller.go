@@ -351,7 +351,10 @@ func setupReconciler(mgr ctrl.Manager, cfg *rest.Config, f *controllerFlags) err
 		Watcher:     watcher,
 		Secrets:     secrets,
 		SecretWatch: tethersync.NewSecretWatch(),
-		Trigger:     trigger,
+		// The pods of a workload that is not healthy name why; read on demand, as
+		// the agent, never cached.
+		Pods:    mgr.GetAPIReader(),
+		Trigger: trigger,
 		Tenancy: tethersync.NewTenancy(tethersync.TenancyOptions{
 			Impersonate:           impersonator(cfg, mgr, managerOpts),
 			Accounts:              mgr.GetAPIReader(),

@@ -135,7 +135,11 @@ func (c *ControlPlane) startKwok() (*process, error) {
 		"--cidr=" + podCIDR,
 		"--node-ip=" + fakeNodeIP,
 	}
-	for _, stage := range c.bins.kwokStages {
+	stages, err := c.writeStages()
+	if err != nil {
+		return nil, fmt.Errorf("kwok stages: %w", err)
+	}
+	for _, stage := range stages {
 		args = append(args, "--config="+stage)
 	}
 	return c.start(name, c.bins.kwok, args)

@@ -1,0 +1,80 @@
+package sync
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"tether.dev/tether/api/v1alpha1"
+)
+
+// maxPods bounds the pods read to explain one workload's health: the first pod
+// that cannot start is reason enough.
+const maxPods = 100
+
+// podsOf lists the pods that workload selects (spec.selector), for health to name
+// the one that holds a rollout up. A failure to list is logged and costs only the
+// precision of the message.
+func (r *Reconciler) podsOf(ctx context.Context, workload *unstructured.Unstructured) []*unstructured.Unstructured {
+	if r.Pods == nil {
+		return nil
+	}
+	raw, ok, err := unstructured.NestedMap(workload.Object, "spec", "selector")
+	if err != nil || !ok {
+		return nil
+	}
+	sel := &metav1.LabelSelector{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, sel); err != nil {
+		return nil
+	}
+	selector, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil || selector.Empty() {
+		return nil
+	}
+	list := &unstructured.UnstructuredList{}
+	list.SetAPIVersion("v1")
+	list.SetKind("PodList")
+	if err := r.Pods.List(ctx, list, client.InNamespace(workload.GetNamespace()),
+		client.MatchingLabelsSelector{Selector: selector}, client.Limit(maxPods)); err != nil {
+		ctrl.LoggerFrom(ctx).V(1).Info("cannot list the pods of a workload; its health says less", "object", workload.GetKind()+"/"+workload.GetName(), "error", err.Error())
+		return nil
+	}
+	pods := make([]*unstructured.Unstructured, len(list.Items))
+	for i := range list.Items {
+		pods[i] = &list.Items[i]
+	}
+	return pods
+}
+
+// recordHealth records one Event when a Sync's health changed from before to what
+// status now says, once that status is written (a reconcile whose write failed is
+// retried, and must not tell twice): Normal when it turns Healthy, Progressing or
+// Suspended, Warning when it turns Degraded, Missing or Unknown. A Sync whose health
+// was never known and still is not records nothing.
+func (r *Reconciler) recordHealth(obj *v1alpha1.Sync, before v1alpha1.HealthStatusCode, status v1alpha1.SyncStatus) {
+	now := status.Health
+	if now == before || before == "" && now == v1alpha1.HealthUnknown {
+		return
+	}
+	eventType := corev1.EventTypeNormal
+	switch now {
+	case v1alpha1.HealthDegraded, v1alpha1.HealthMissing, v1alpha1.HealthUnknown:
+		eventType = corev1.EventTypeWarning
+	}
+	msg := fmt.Sprintf("Health is %s at revision %s", now, status.LastAppliedRevision)
+	if before != "" {
+		msg = fmt.Sprintf("Health went from %s to %s at revision %s", before, now, status.LastAppliedRevision)
+	}
+	if c := apimeta.FindStatusCondition(status.Conditions, v1alpha1.HealthyCondition); c != nil && c.Message != "" {
+		msg += ": " + c.Message
+	}
+	r.Recorder.AnnotatedEventf(obj, map[string]string{"revision": status.LastAppliedRevision}, eventType, healthReason(now), "%s", msg)
+}

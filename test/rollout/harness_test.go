@@ -1,0 +1,292 @@
+package rollout
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	gosync "sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/apply"
+	"tether.dev/tether/source"
+	tethersync "tether.dev/tether/sync"
+	"tether.dev/tether/test/controlplane"
+	"tether.dev/tether/test/gitserver"
+)
+
+func TestMain(m *testing.M) {
+	ctrl.SetLogger(logr.Discard())
+	if os.Getenv("TETHER_TEST_LOG") != "" {
+		ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.Level(zapcore.Level(-1))))
+	}
+	os.Exit(controlplane.RunMain(m, controlplane.Options{Workloads: true}))
+}
+
+// waitTimeout guards every wait against hangs; it is not a performance assertion.
+const waitTimeout = 2 * time.Minute
+
+// agentOptions vary the agent between the tests and the benchmark's baseline.
+type agentOptions struct {
+	// ignoreStatus is Tether before health followed the cluster: status changes
+	// are dropped and health is re-assessed by the progressing requeue alone.
+	ignoreStatus bool
+}
+
+// agent is the reconciler wired as `tether controller` wires it, in process, with
+// Events recorded through the API server.
+type agent struct {
+	c client.Client // a plain client for the test itself
+}
+
+func startAgent(tb testing.TB, opts agentOptions) *agent {
+	tb.Helper()
+	cfg := controlplane.Shared(tb).Config()
+	cfg.QPS, cfg.Burst = 500, 1000
+	controlplane.InstallCRDs(tb, cfg, filepath.Join("..", "..", "deploy", "base", "crd"))
+	scheme := runtime.NewScheme()
+	must(tb, clientgoscheme.AddToScheme(scheme))
+	must(tb, v1alpha1.AddToScheme(scheme))
+	must(tb, apiextensionsv1.AddToScheme(scheme))
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+	})
+	must(tb, err)
+	applyClient, err := client.New(cfg, client.Options{Scheme: scheme, Mapper: mgr.GetRESTMapper()})
+	must(tb, err)
+	a := &agent{}
+	a.c, err = client.New(cfg, client.Options{Scheme: scheme})
+	must(tb, err)
+	src, err := source.New(source.Options{CacheDir: tb.TempDir(), AllowFileURLs: true})
+	must(tb, err)
+	watcher := tethersync.NewWatcher(mgr.GetCache(), tethersync.WatcherOptions{IgnoreStatus: opts.ignoreStatus})
+	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
+	must(tb, err)
+	applier := apply.NewManager(applyClient, apply.ManagerOptions{LiveVersions: watcher, Discovery: disco})
+	r := &tethersync.Reconciler{
+		Client:   mgr.GetClient(),
+		Source:   src,
+		Applier:  applier,
+		Finder:   applier,
+		Reader:   mgr.GetAPIReader(),
+		Watcher:  watcher,
+		Secrets:  mgr.GetAPIReader(),
+		Pods:     mgr.GetAPIReader(),
+		Recorder: mgr.GetEventRecorderFor("tether"),
+		Metrics:  tethersync.NewMetrics(prometheus.NewRegistry()),
+		Apply:    apply.DefaultOptions(),
+	}
+	syncOpts := tethersync.DefaultOptions()
+	syncOpts.SkipNameValidation = true
+	syncOpts.MinInterval = time.Second
+	must(tb, r.SetupWithManager(mgr, syncOpts))
+
+	ctx, cancel := context.WithCancel(context.WithoutCancel(tb.Context()))
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	tb.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			tb.Errorf("manager: %v", err)
+		}
+	})
+	return a
+}
+
+// newSync creates a Sync of repo's main branch at path "app" into namespace ns.
+// Its interval is an hour: only the cluster (the watches) and the progressing
+// requeue make it look again.
+func (a *agent) newSync(tb testing.TB, ns string, repo *gitserver.Repo, mutate ...func(*v1alpha1.Sync)) *v1alpha1.Sync {
+	tb.Helper()
+	s := &v1alpha1.Sync{
+		ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: ns},
+		Spec: v1alpha1.SyncSpec{
+			Source: v1alpha1.SourceSpec{
+				URL: repo.FileURL(), Ref: v1alpha1.GitRef{Branch: "main"}, Path: "app",
+				Interval: &metav1.Duration{Duration: time.Hour},
+			},
+			Destination: v1alpha1.DestinationSpec{Namespace: ns},
+		},
+	}
+	for _, m := range mutate {
+		m(s)
+	}
+	must(tb, a.c.Create(tb.Context(), s))
+	return s
+}
+
+// waitFor polls the Sync until cond holds and returns it.
+func (a *agent) waitFor(tb testing.TB, s *v1alpha1.Sync, what string, cond func(*v1alpha1.Sync) bool) *v1alpha1.Sync {
+	tb.Helper()
+	got := &v1alpha1.Sync{}
+	eventually(tb, what, func(ctx context.Context) (bool, error) {
+		if err := a.c.Get(ctx, client.ObjectKeyFromObject(s), got); err != nil {
+			return false, err
+		}
+		if !cond(got) {
+			return false, fmt.Errorf("status: %s", describe(got))
+		}
+		return true, nil
+	})
+	return got
+}
+
+// waitHealth waits until the Sync has applied commit and its health is code.
+func (a *agent) waitHealth(tb testing.TB, s *v1alpha1.Sync, commit string, code v1alpha1.HealthStatusCode) *v1alpha1.Sync {
+	tb.Helper()
+	return a.waitFor(tb, s, fmt.Sprintf("%s at %.12s", code, commit), func(s *v1alpha1.Sync) bool {
+		return strings.HasSuffix(s.Status.LastAppliedRevision, commit) && s.Status.Health == code
+	})
+}
+
+// events returns the reasons of the Events recorded on the Sync, oldest first, as
+// "<type>/<reason>", each repeated as many times as it was recorded.
+func (a *agent) events(tb testing.TB, s *v1alpha1.Sync) []event {
+	tb.Helper()
+	list := &corev1.EventList{}
+	must(tb, a.c.List(tb.Context(), list, client.InNamespace(s.Namespace),
+		client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("involvedObject.name", s.Name)}))
+	var out []event
+	for _, e := range list.Items {
+		for range max(e.Count, 1) {
+			out = append(out, event{Type: e.Type, Reason: e.Reason, Message: e.Message})
+		}
+	}
+	return out
+}
+
+// event is what a user sees of an Event. Events come listed by name, which the
+// recorder makes of the object's name and the time: oldest first.
+type event struct {
+	Type, Reason, Message string
+}
+
+// healthEvents keeps the Events of health transitions.
+func healthEvents(events []event) []event {
+	var out []event
+	for _, e := range events {
+		switch e.Reason {
+		case v1alpha1.ReasonHealthy, v1alpha1.ReasonProgressing, v1alpha1.ReasonDegraded, v1alpha1.ReasonSuspended, v1alpha1.ReasonMissing:
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// statusLog records every status the Sync's watch delivers, so that a test can
+// check the states a Sync went through, however briefly it was in them.
+type statusLog struct {
+	mu   gosync.Mutex
+	seen []v1alpha1.SyncStatus
+}
+
+// recordStatuses watches s until the test ends.
+func (a *agent) recordStatuses(tb testing.TB, s *v1alpha1.Sync) *statusLog {
+	tb.Helper()
+	cfg := controlplane.Shared(tb).Config()
+	scheme := runtime.NewScheme()
+	must(tb, v1alpha1.AddToScheme(scheme))
+	wc, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+	must(tb, err)
+	w, err := wc.Watch(tb.Context(), &v1alpha1.SyncList{}, client.InNamespace(s.Namespace),
+		client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("metadata.name", s.Name)})
+	must(tb, err)
+	log := &statusLog{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for e := range w.ResultChan() {
+			if got, ok := e.Object.(*v1alpha1.Sync); ok {
+				log.mu.Lock()
+				log.seen = append(log.seen, got.Status)
+				log.mu.Unlock()
+			}
+		}
+	}()
+	tb.Cleanup(func() { w.Stop(); <-done })
+	return log
+}
+
+// find returns the first status recorded that satisfies cond.
+func (l *statusLog) find(cond func(v1alpha1.SyncStatus) bool) (v1alpha1.SyncStatus, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, s := range l.seen {
+		if cond(s) {
+			return s, true
+		}
+	}
+	return v1alpha1.SyncStatus{}, false
+}
+
+// resource returns the entry of status.resources for kind/name.
+func resource(s v1alpha1.SyncStatus, kind, name string) (v1alpha1.ResourceStatus, bool) {
+	for _, r := range s.Resources {
+		if r.Kind == kind && r.Name == name {
+			return r, true
+		}
+	}
+	return v1alpha1.ResourceStatus{}, false
+}
+
+func condition(s v1alpha1.SyncStatus, condType string) *metav1.Condition {
+	return apimeta.FindStatusCondition(s.Conditions, condType)
+}
+
+func eventually(tb testing.TB, what string, cond func(ctx context.Context) (bool, error)) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(tb.Context(), waitTimeout)
+	defer cancel()
+	var last error
+	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		ok, err := cond(ctx)
+		if err != nil && ctx.Err() == nil {
+			last = err
+		}
+		return ok && err == nil, nil
+	})
+	if err != nil {
+		tb.Fatalf("waiting until %s: %v (last: %v)", what, err, last)
+	}
+}
+
+func describe(s *v1alpha1.Sync) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "revision %q sync %s health %s", s.Status.LastAppliedRevision, s.Status.Sync, s.Status.Health)
+	for _, c := range s.Status.Conditions {
+		fmt.Fprintf(&b, "; %s=%s %s: %.300s", c.Type, c.Status, c.Reason, c.Message)
+	}
+	for _, r := range s.Status.Resources {
+		fmt.Fprintf(&b, "; %s/%s %s %s: %.200s", r.Kind, r.Name, r.Sync, r.Health, r.Message)
+	}
+	return b.String()
+}
+
+func must(tb testing.TB, err error) {
+	tb.Helper()
+	if err != nil {
+		tb.Fatal(err)
+	}
+}

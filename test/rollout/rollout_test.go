@@ -1,0 +1,303 @@
+package rollout
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/test/controlplane"
+	"tether.dev/tether/test/gitserver"
+)
+
+// deployment is a Deployment of one pause container named app. podAnnotations go
+// on its pod template (the fault annotations of test/controlplane); spec is added
+// to its spec as YAML flow mappings ("progressDeadlineSeconds: 3").
+func deployment(name, version string, replicas int, podAnnotations map[string]string, spec ...string) string {
+	ann := []string{fmt.Sprintf("version: %q", version)}
+	for k, v := range podAnnotations {
+		ann = append(ann, fmt.Sprintf("%q: %q", k, v))
+	}
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: %[1]s}
+spec:
+  replicas: %[2]d
+  selector: {matchLabels: {app: %[1]s}}
+%[4]s
+  template:
+    metadata:
+      labels: {app: %[1]s}
+      annotations: {%[3]s}
+    spec:
+      terminationGracePeriodSeconds: 0
+      containers: [{name: app, image: "registry.k8s.io/pause:3.10"}]
+`, name, replicas, strings.Join(ann, ", "), indent(spec))
+}
+
+func indent(lines []string) string {
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString("  " + l + "\n")
+	}
+	return b.String()
+}
+
+// startRepo returns a local repository with files committed under app/, and the
+// commit.
+func startRepo(t *testing.T, files map[string]string) (*gitserver.Repo, string) {
+	t.Helper()
+	repo := gitserver.NewLocalRepo(t, "app")
+	return repo, repo.Commit(t, prefixed(files), "first")
+}
+
+func prefixed(files map[string]string) map[string]string {
+	out := map[string]string{}
+	for name, data := range files {
+		out["app/"+name] = data
+	}
+	return out
+}
+
+func TestRolloutGoesProgressingThenHealthy(t *testing.T) {
+	a := startAgent(t, agentOptions{})
+	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	repo, first := startRepo(t, map[string]string{"web.yaml": deployment("web", "1", 2, nil)})
+	// The Sync polls git every two seconds, to see the second commit.
+	s := a.newSync(t, ns, repo, func(s *v1alpha1.Sync) { s.Spec.Source.Interval = &metav1.Duration{Duration: 2 * time.Second} })
+	log := a.recordStatuses(t, s)
+
+	t.Run("the first rollout is Progressing, then Healthy", func(t *testing.T) {
+		got := a.waitHealth(t, s, first, v1alpha1.HealthHealthy)
+		if c := condition(got.Status, v1alpha1.HealthyCondition); c == nil || c.Status != metav1.ConditionTrue {
+			t.Errorf("Healthy condition = %+v, want True", c)
+		}
+		if c := condition(got.Status, v1alpha1.ReconcilingCondition); c != nil {
+			t.Errorf("Reconciling = %+v on a Healthy Sync, want it gone", c)
+		}
+		progressing, ok := log.find(func(st v1alpha1.SyncStatus) bool {
+			return strings.HasSuffix(st.LastAppliedRevision, first) && st.Health == v1alpha1.HealthProgressing
+		})
+		if !ok {
+			t.Fatalf("no status at %.12s said Progressing before Healthy", first)
+		}
+		checkProgressing(t, progressing)
+	})
+
+	second := repo.Commit(t, prefixed(map[string]string{"web.yaml": deployment("web", "2", 2, nil)}), "a new version")
+	t.Run("a new commit's rollout is Progressing again, then Healthy", func(t *testing.T) {
+		a.waitHealth(t, s, second, v1alpha1.HealthHealthy)
+		progressing, ok := log.find(func(st v1alpha1.SyncStatus) bool {
+			return strings.HasSuffix(st.LastAppliedRevision, second) && st.Health == v1alpha1.HealthProgressing
+		})
+		if !ok {
+			t.Fatalf("no status at %.12s said Progressing before Healthy", second)
+		}
+		checkProgressing(t, progressing)
+	})
+
+	t.Run("one Event per transition", func(t *testing.T) {
+		// The cluster may move on after the second rollout (the node lifecycle
+		// controller marks pods not ready when the fake node's heartbeat lags on a
+		// loaded machine): every further Event must still be a transition.
+		want := []string{"Normal/Progressing", "Normal/Healthy", "Normal/Progressing", "Normal/Healthy"}
+		eventually(t, "the health Events", func(ctx context.Context) (bool, error) {
+			events := healthEvents(a.events(t, s))
+			got := typesAndReasons(events)
+			if len(got) < len(want) || !slices.Equal(got[:len(want)], want) {
+				return false, fmt.Errorf("health events %v, want them to begin with %v: %+v", got, want, events)
+			}
+			for i := 1; i < len(got); i++ {
+				if got[i] == got[i-1] {
+					t.Fatalf("health event %d repeats %s: one Event per transition: %+v", i, got[i], events)
+				}
+			}
+			return true, nil
+		})
+	})
+}
+
+// checkProgressing checks what a Sync says while its Deployment rolls out.
+func checkProgressing(t *testing.T, st v1alpha1.SyncStatus) {
+	t.Helper()
+	r, ok := resource(st, "Deployment", "web")
+	if !ok || r.Health != v1alpha1.HealthProgressing || r.Message == "" {
+		t.Errorf("status.resources has Deployment/web as %+v (found %t), want Progressing with a message", r, ok)
+	}
+	if c := condition(st, v1alpha1.HealthyCondition); c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonProgressing {
+		t.Errorf("Healthy condition = %+v, want False, Progressing", c)
+	}
+	if c := condition(st, v1alpha1.ReconcilingCondition); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("Reconciling condition = %+v while Progressing, want True", c)
+	}
+}
+
+func typesAndReasons(events []event) []string {
+	out := make([]string, len(events))
+	for i, e := range events {
+		out[i] = e.Type + "/" + e.Reason
+	}
+	return out
+}
+
+func TestPodsThatNeverBecomeReadyAreDegradedAfterTheProgressDeadline(t *testing.T) {
+	a := startAgent(t, agentOptions{})
+	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	repo, commit := startRepo(t, map[string]string{"web.yaml": deployment("web", "1", 1,
+		map[string]string{controlplane.NeverReadyAnnotation: "true"}, "progressDeadlineSeconds: 3")})
+	s := a.newSync(t, ns, repo)
+
+	got := a.waitHealth(t, s, commit, v1alpha1.HealthDegraded)
+	r, _ := resource(got.Status, "Deployment", "web")
+	for _, why := range []string{"ProgressDeadlineExceeded", "container app not ready"} {
+		if !strings.Contains(r.Message, why) {
+			t.Errorf("Deployment/web says %q, want it to name %q", r.Message, why)
+		}
+	}
+	if c := condition(got.Status, v1alpha1.HealthyCondition); c == nil || c.Reason != v1alpha1.ReasonDegraded || !strings.Contains(c.Message, "ProgressDeadlineExceeded") {
+		t.Errorf("Healthy condition = %+v, want False, Degraded, naming the deadline", c)
+	}
+	eventually(t, "a Warning Event that the Sync is Degraded", func(ctx context.Context) (bool, error) {
+		for _, e := range a.events(t, s) {
+			if e.Type == corev1.EventTypeWarning && e.Reason == v1alpha1.ReasonDegraded && strings.Contains(e.Message, "ProgressDeadlineExceeded") {
+				return true, nil
+			}
+		}
+		return false, fmt.Errorf("events: %v", a.events(t, s))
+	})
+}
+
+func TestContainersThatCannotStartAreDegradedNamingTheContainer(t *testing.T) {
+	a := startAgent(t, agentOptions{})
+	for _, reason := range []string{"CrashLoopBackOff", "ImagePullBackOff"} {
+		t.Run(reason, func(t *testing.T) {
+			ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+			repo, commit := startRepo(t, map[string]string{"web.yaml": deployment("web", "1", 1,
+				map[string]string{controlplane.ContainerWaitingAnnotation: reason})})
+			s := a.newSync(t, ns, repo)
+			got := a.waitHealth(t, s, commit, v1alpha1.HealthDegraded)
+			r, _ := resource(got.Status, "Deployment", "web")
+			if want := "container app: " + reason; !strings.Contains(r.Message, want) {
+				t.Errorf("Deployment/web says %q, want it to name %q", r.Message, want)
+			}
+		})
+	}
+}
+
+func TestAFailedJobIsDegraded(t *testing.T) {
+	a := startAgent(t, agentOptions{})
+	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	repo, commit := startRepo(t, map[string]string{"job.yaml": fmt.Sprintf(`apiVersion: batch/v1
+kind: Job
+metadata: {name: migrate}
+spec:
+  backoffLimit: 0
+  template:
+    metadata:
+      annotations: {%q: "true"}
+    spec:
+      restartPolicy: Never
+      containers: [{name: migrate, image: "registry.k8s.io/pause:3.10"}]
+`, controlplane.FailAnnotation)})
+	s := a.newSync(t, ns, repo)
+	got := a.waitHealth(t, s, commit, v1alpha1.HealthDegraded)
+	r, _ := resource(got.Status, "Job", "migrate")
+	for _, why := range []string{"BackoffLimitExceeded", "container migrate: exited with code 1"} {
+		if !strings.Contains(r.Message, why) {
+			t.Errorf("Job/migrate says %q, want it to name %q", r.Message, why)
+		}
+	}
+}
+
+func TestSuspendedWorkloadsAreSuspended(t *testing.T) {
+	a := startAgent(t, agentOptions{})
+	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	repo, commit := startRepo(t, map[string]string{
+		"web.yaml": deployment("web", "1", 1, nil, "paused: true"),
+		"jobs.yaml": `apiVersion: batch/v1
+kind: CronJob
+metadata: {name: nightly}
+spec:
+  schedule: "0 3 * * *"
+  suspend: true
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers: [{name: report, image: "registry.k8s.io/pause:3.10"}]
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: later}
+spec:
+  suspend: true
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: later, image: "registry.k8s.io/pause:3.10"}]
+`,
+	})
+	s := a.newSync(t, ns, repo)
+	got := a.waitHealth(t, s, commit, v1alpha1.HealthSuspended)
+	for _, obj := range [][2]string{{"Deployment", "web"}, {"CronJob", "nightly"}, {"Job", "later"}} {
+		if r, ok := resource(got.Status, obj[0], obj[1]); !ok || r.Health != v1alpha1.HealthSuspended {
+			t.Errorf("%s/%s is %+v (found %t), want Suspended", obj[0], obj[1], r, ok)
+		}
+	}
+}
+
+func TestAClaimThatNeverBindsIsProgressing(t *testing.T) {
+	a := startAgent(t, agentOptions{})
+	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	repo, commit := startRepo(t, map[string]string{"data.yaml": `apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data}
+spec:
+  storageClassName: no-such-class
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+`})
+	s := a.newSync(t, ns, repo)
+	got := a.waitHealth(t, s, commit, v1alpha1.HealthProgressing)
+	r, _ := resource(got.Status, "PersistentVolumeClaim", "data")
+	if !strings.Contains(r.Message, "waiting for a volume to bind") {
+		t.Errorf("PersistentVolumeClaim/data says %q, want it to wait for a volume", r.Message)
+	}
+}
+
+func TestCustomResourcesAreJudgedByTheirConditions(t *testing.T) {
+	a := startAgent(t, agentOptions{})
+	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	controlplane.InstallCRDs(t, controlplane.Shared(t).Config(), "testdata/crds")
+	// The Gadget CRD has no status subresource, so the status written in git is
+	// the status in the cluster: what the gadgets' controller would have said.
+	repo, commit := startRepo(t, map[string]string{"gadgets.yaml": `apiVersion: example.tether.dev/v1
+kind: Gadget
+metadata: {name: broken}
+status:
+  conditions:
+  - {type: Ready, status: "False", reason: BadConfig, message: "the flux capacitor is missing", lastTransitionTime: "2026-01-01T00:00:00Z"}
+---
+apiVersion: example.tether.dev/v1
+kind: Gadget
+metadata: {name: plain}
+`})
+	s := a.newSync(t, ns, repo)
+	got := a.waitHealth(t, s, commit, v1alpha1.HealthDegraded)
+	if r, _ := resource(got.Status, "Gadget", "broken"); r.Health != v1alpha1.HealthDegraded || !strings.Contains(r.Message, "BadConfig: the flux capacitor is missing") {
+		t.Errorf("Gadget/broken is %+v, want Degraded naming its Ready condition", r)
+	}
+	if r, ok := resource(got.Status, "Gadget", "plain"); ok && r.Health != v1alpha1.HealthHealthy {
+		t.Errorf("Gadget/plain (no conditions) is %+v, want Healthy", r)
+	}
+	if got.Status.Summary == nil || got.Status.Summary.Degraded != 1 || got.Status.Summary.Total != 2 {
+		t.Errorf("summary = %+v, want 1 of 2 Degraded", got.Status.Summary)
+	}
+}
