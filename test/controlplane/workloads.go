@@ -134,6 +134,11 @@ func (c *ControlPlane) startKwok() (*process, error) {
 		"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
 		"--cidr=" + podCIDR,
 		"--node-ip=" + fakeNodeIP,
+		// kwok renews the fake node's Lease (every quarter of it). Without one, the
+		// node's only heartbeat is its status, which the heartbeat stage writes every
+		// ten minutes: the node lifecycle controller then calls the node NotReady
+		// after its grace period (50s) and marks every pod on it not ready, for good.
+		"--node-lease-duration-seconds=40",
 	}
 	stages, err := c.writeStages()
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
-	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -24,7 +23,6 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"tether.dev/tether/api/v1alpha1"
@@ -37,9 +35,6 @@ import (
 
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(logr.Discard())
-	if os.Getenv("TETHER_TEST_LOG") != "" {
-		ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.Level(zapcore.Level(-1))))
-	}
 	os.Exit(controlplane.RunMain(m, controlplane.Options{Workloads: true}))
 }
 
@@ -57,6 +52,9 @@ type agentOptions struct {
 // Events recorded through the API server.
 type agent struct {
 	c client.Client // a plain client for the test itself
+	// stop stops the agent before the test ends: a second agent in the same
+	// process would reconcile the same Syncs.
+	stop func()
 }
 
 func startAgent(tb testing.TB, opts agentOptions) *agent {
@@ -106,12 +104,16 @@ func startAgent(tb testing.TB, opts agentOptions) *agent {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(tb.Context()))
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
-	tb.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			tb.Errorf("manager: %v", err)
-		}
-	})
+	var once gosync.Once
+	a.stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				tb.Errorf("manager: %v", err)
+			}
+		})
+	}
+	tb.Cleanup(a.stop)
 	return a
 }
 
