@@ -216,6 +216,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, nil
 	}
 	interval := r.interval(obj)
+	checker, err := healthChecker(obj)
+	if err != nil {
+		return r.onError(st, interval, err)
+	}
 	id, err := r.identity(ctx, obj)
 	if err != nil {
 		return r.onError(st, interval, err)
@@ -257,12 +261,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return r.onError(st, interval, err)
 	}
 	if sourceErr != nil {
-		r.assess(ctx, obj, st, changes)
+		r.assess(ctx, obj, checker, st, changes)
 		r.recordApplied(obj, snap, changes, nil, drift)
 		return r.onError(st, interval, sourceErr)
 	}
 	pruned, err := r.prune(ctx, id, obj, st, snap, changes, diff)
-	r.assess(ctx, obj, st, changes)
+	r.assess(ctx, obj, checker, st, changes)
 	r.recordApplied(obj, snap, changes, pruned, drift)
 	if err != nil {
 		return r.onError(st, interval, err)
@@ -366,12 +370,12 @@ func (r *Reconciler) watch(ctx context.Context, obj *v1alpha1.Sync, cs *apply.Ch
 // assess judges the health of what the cluster now holds, and has the Watcher
 // follow the status of every object that is not Healthy yet, so that the next
 // change of it re-assesses the Sync at once.
-func (r *Reconciler) assess(ctx context.Context, obj *v1alpha1.Sync, st *statusBuilder, changes *apply.ChangeSet) {
+func (r *Reconciler) assess(ctx context.Context, obj *v1alpha1.Sync, checker *health.Checker, st *statusBuilder, changes *apply.ChangeSet) {
 	var unsettled []apply.ObjectRef
 	for _, c := range changes.Changes {
-		res := health.Compute(c.Live)
+		res := checker.Compute(c.Live)
 		if res.Code != v1alpha1.HealthHealthy && c.Live != nil && health.HasPods(c.Live.GroupVersionKind().GroupKind()) {
-			res = health.Compute(c.Live, r.podsOf(ctx, c.Live)...)
+			res = checker.Compute(c.Live, r.podsOf(ctx, c.Live)...)
 		}
 		st.objectHealth(c.Object, res.Code, res.Message)
 		if res.Code != v1alpha1.HealthHealthy && c.Live != nil {

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/health"
 )
 
 // maxPods bounds the pods read to explain one workload's health: the first pod
@@ -77,4 +78,14 @@ func (r *Reconciler) recordHealth(obj *v1alpha1.Sync, before v1alpha1.HealthStat
 		msg += ": " + c.Message
 	}
 	r.Recorder.AnnotatedEventf(obj, map[string]string{"revision": status.LastAppliedRevision}, eventType, healthReason(now), "%s", msg)
+}
+
+// healthChecker compiles the Sync's spec.healthChecks. An expression that does not
+// compile is bad input: the Sync is Stalled, naming it, until the Sync changes.
+func healthChecker(obj *v1alpha1.Sync) (*health.Checker, error) {
+	checker, err := health.NewChecker(obj.Spec.HealthChecks)
+	if err != nil {
+		return nil, &RefusedError{Reason: v1alpha1.ReasonHealthCheckInvalid, Msg: "invalid health check: " + err.Error()}
+	}
+	return checker, nil
 }

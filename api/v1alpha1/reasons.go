@@ -103,4 +103,8 @@ const (
 	ReasonMissing = "Missing"
 	// ReasonHealthUnknown: the health of a managed object cannot be told.
 	ReasonHealthUnknown = "HealthUnknown"
+	// ReasonHealthCheckInvalid: an expression of spec.healthChecks does not compile;
+	// the Sync is Stalled until it is fixed, and nothing is applied. The message
+	// names the kind, the expression and the error.
+	ReasonHealthCheckInvalid = "HealthCheckInvalid"
 )

@@ -166,6 +166,49 @@ type SyncSpec struct {
 	// +kubebuilder:default=true
 	// +optional
 	IgnoreAutoscaledReplicas *bool `json:"ignoreAutoscaledReplicas,omitempty"`
+
+	// healthChecks judge the health of the kinds they name with CEL expressions, in
+	// place of Tether's built-in readers: for custom resources whose controllers
+	// follow no condition convention Tether knows. See docs/health.md.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:XValidation:rule="self.all(x, self.exists_one(y, y.apiVersion == x.apiVersion && y.kind == x.kind))",message="each apiVersion and kind may have one health check"
+	HealthChecks []HealthCheck `json:"healthChecks,omitempty"`
+}
+
+// HealthCheck judges objects of one kind with CEL expressions over the live
+// object, which they see as self and, as in Flux's healthCheckExprs, through its
+// top-level fields metadata, spec and status (empty when absent). They are
+// evaluated in the order inProgress, failed, current; the first that is true gives
+// Progressing, Degraded or Healthy; none true is Progressing. An expression that
+// does not compile stalls the Sync (reason HealthCheckInvalid); one that fails to
+// evaluate, or exceeds its cost limit, makes the object's health Unknown.
+type HealthCheck struct {
+	// apiVersion of the objects ("cert-manager.io/v1"); every version of the group
+	// and kind is judged alike.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	APIVersion string `json:"apiVersion"`
+	// kind of the objects.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +required
+	Kind string `json:"kind"`
+	// current is true when the object works (Healthy).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=4096
+	// +required
+	Current string `json:"current"`
+	// inProgress is true while the object is still being worked on (Progressing).
+	// +kubebuilder:validation:MaxLength=4096
+	// +optional
+	InProgress string `json:"inProgress,omitempty"`
+	// failed is true when the object failed (Degraded).
+	// +kubebuilder:validation:MaxLength=4096
+	// +optional
+	Failed string `json:"failed,omitempty"`
 }
 
 // SourceSpec locates desired state in git.

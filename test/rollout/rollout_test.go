@@ -301,3 +301,69 @@ metadata: {name: plain}
 		t.Errorf("summary = %+v, want 1 of 2 Degraded", got.Status.Summary)
 	}
 }
+
+func TestHealthChecksJudgeCustomResourcesWithCEL(t *testing.T) {
+	a := startAgent(t, agentOptions{})
+	controlplane.InstallCRDs(t, controlplane.Shared(t).Config(), "testdata/crds")
+	repo, commit := startRepo(t, map[string]string{"gadgets.yaml": `apiVersion: example.tether.dev/v1
+kind: Gadget
+metadata: {name: warming}
+status: {phase: Warming}
+---
+apiVersion: example.tether.dev/v1
+kind: Gadget
+metadata: {name: on}
+status: {phase: "On"}
+`})
+	check := v1alpha1.HealthCheck{
+		APIVersion: "example.tether.dev/v1", Kind: "Gadget",
+		InProgress: "status.phase == 'Warming'",
+		Failed:     "status.phase == 'Broken'",
+		Current:    "status.phase == 'On'",
+	}
+
+	t.Run("the expressions decide", func(t *testing.T) {
+		ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+		s := a.newSync(t, ns, repo, func(s *v1alpha1.Sync) { s.Spec.HealthChecks = []v1alpha1.HealthCheck{check} })
+		got := a.waitHealth(t, s, commit, v1alpha1.HealthProgressing)
+		if r, _ := resource(got.Status, "Gadget", "warming"); r.Health != v1alpha1.HealthProgressing || !strings.Contains(r.Message, "inProgress") {
+			t.Errorf("Gadget/warming is %+v, want Progressing by its inProgress expression", r)
+		}
+		if r, ok := resource(got.Status, "Gadget", "on"); ok && r.Health != v1alpha1.HealthHealthy {
+			t.Errorf("Gadget/on is %+v, want Healthy", r)
+		}
+	})
+
+	t.Run("an expression that does not compile stalls the Sync, naming it", func(t *testing.T) {
+		ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+		bad := check
+		bad.Failed = "status.phase = 'Broken'"
+		s := a.newSync(t, ns, repo, func(s *v1alpha1.Sync) { s.Spec.HealthChecks = []v1alpha1.HealthCheck{bad} })
+		got := a.waitFor(t, s, "Stalled", func(s *v1alpha1.Sync) bool {
+			c := condition(s.Status, v1alpha1.StalledCondition)
+			return c != nil && c.Status == metav1.ConditionTrue
+		})
+		c := condition(got.Status, v1alpha1.StalledCondition)
+		if c.Reason != v1alpha1.ReasonHealthCheckInvalid || !strings.Contains(c.Message, "spec.healthChecks[0].failed (Gadget)") {
+			t.Errorf("Stalled = %s: %s, want %s naming spec.healthChecks[0].failed", c.Reason, c.Message, v1alpha1.ReasonHealthCheckInvalid)
+		}
+		if got.Status.LastAppliedRevision != "" {
+			t.Errorf("lastAppliedRevision = %q: a Sync with an invalid health check applied", got.Status.LastAppliedRevision)
+		}
+	})
+
+	t.Run("the API server refuses two checks of one kind", func(t *testing.T) {
+		ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+		s := &v1alpha1.Sync{
+			ObjectMeta: metav1.ObjectMeta{Name: "twice", Namespace: ns},
+			Spec: v1alpha1.SyncSpec{
+				Source:       v1alpha1.SourceSpec{URL: repo.FileURL()},
+				HealthChecks: []v1alpha1.HealthCheck{check, check},
+			},
+		}
+		err := a.c.Create(t.Context(), s)
+		if err == nil || !strings.Contains(err.Error(), "each apiVersion and kind may have one health check") {
+			t.Errorf("creating a Sync with two checks of one kind: %v, want it refused", err)
+		}
+	})
+}
