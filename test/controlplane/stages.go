@@ -31,8 +31,9 @@ var faultStages embed.FS
 
 // writeStages writes the kwok stages a control plane with workloads runs into its
 // directory and returns their paths: kwok's own (from `make testbin`), with
-// pod-ready told to leave the pods that carry a fault annotation alone, and the
-// fault stages themselves.
+// pod-ready and pod-complete told to leave the pods that carry a fault annotation
+// alone (a never-ready pod of a Job runs until deleted), and the fault stages
+// themselves.
 func (c *ControlPlane) writeStages() ([]string, error) {
 	dir := filepath.Join(c.dir, "kwok-stages")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -44,7 +45,7 @@ func (c *ControlPlane) writeStages() ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		if filepath.Base(src) == "pod-ready.yaml" {
+		if base := filepath.Base(src); base == "pod-ready.yaml" || base == "pod-complete.yaml" {
 			if data, err = withoutFaultyPods(data); err != nil {
 				return nil, fmt.Errorf("%s: %w", src, err)
 			}

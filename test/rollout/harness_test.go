@@ -253,6 +253,15 @@ func resource(s v1alpha1.SyncStatus, kind, name string) (v1alpha1.ResourceStatus
 	return v1alpha1.ResourceStatus{}, false
 }
 
+// healthOf returns the health of kind/name: status.resources lists the objects
+// with something to say, and an object it leaves out is Synced and Healthy.
+func healthOf(s v1alpha1.SyncStatus, kind, name string) v1alpha1.HealthStatusCode {
+	if r, ok := resource(s, kind, name); ok && r.Health != "" {
+		return r.Health
+	}
+	return v1alpha1.HealthHealthy
+}
+
 func condition(s v1alpha1.SyncStatus, condType string) *metav1.Condition {
 	return apimeta.FindStatusCondition(s.Conditions, condType)
 }

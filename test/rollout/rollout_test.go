@@ -75,6 +75,8 @@ func TestRolloutGoesProgressingThenHealthy(t *testing.T) {
 
 	t.Run("the first rollout is Progressing, then Healthy", func(t *testing.T) {
 		got := a.waitHealth(t, s, first, v1alpha1.HealthHealthy)
+		capture(t, a.c, deploymentKind, ns, "web", "deployment/healthy-rolled-out", true)
+		capture(t, a.c, podKind, ns, firstPod(t, a.c, ns, "web"), "pod/healthy-running", false)
 		if c := condition(got.Status, v1alpha1.HealthyCondition); c == nil || c.Status != metav1.ConditionTrue {
 			t.Errorf("Healthy condition = %+v, want True", c)
 		}
@@ -154,6 +156,8 @@ func TestPodsThatNeverBecomeReadyAreDegradedAfterTheProgressDeadline(t *testing.
 	s := a.newSync(t, ns, repo)
 
 	got := a.waitHealth(t, s, commit, v1alpha1.HealthDegraded)
+	capture(t, a.c, deploymentKind, ns, "web", "deployment/degraded-progress-deadline", true)
+	capture(t, a.c, podKind, ns, firstPod(t, a.c, ns, "web"), "pod/progressing-never-ready", false)
 	r, _ := resource(got.Status, "Deployment", "web")
 	for _, why := range []string{"ProgressDeadlineExceeded", "container app not ready"} {
 		if !strings.Contains(r.Message, why) {
@@ -182,6 +186,9 @@ func TestContainersThatCannotStartAreDegradedNamingTheContainer(t *testing.T) {
 				map[string]string{controlplane.ContainerWaitingAnnotation: reason})})
 			s := a.newSync(t, ns, repo)
 			got := a.waitHealth(t, s, commit, v1alpha1.HealthDegraded)
+			capture(t, a.c, deploymentKind, ns, "web", "deployment/degraded-"+strings.ToLower(reason), true)
+			capture(t, a.c, deploymentKind, ns, "web", "deployment/progressing-"+strings.ToLower(reason)+"-without-pods", false)
+			capture(t, a.c, podKind, ns, firstPod(t, a.c, ns, "web"), "pod/degraded-"+strings.ToLower(reason), false)
 			r, _ := resource(got.Status, "Deployment", "web")
 			if want := "container app: " + reason; !strings.Contains(r.Message, want) {
 				t.Errorf("Deployment/web says %q, want it to name %q", r.Message, want)
@@ -200,13 +207,43 @@ spec:
   backoffLimit: 0
   template:
     metadata:
-      annotations: {%q: "true"}
+      annotations: {%[1]q: "true"}
     spec:
       restartPolicy: Never
       containers: [{name: migrate, image: "registry.k8s.io/pause:3.10"}]
-`, controlplane.FailAnnotation)})
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: seed}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: seed, image: "registry.k8s.io/pause:3.10"}]
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: serve}
+spec:
+  template:
+    metadata:
+      annotations: {%[2]q: "true"}
+    spec:
+      restartPolicy: Never
+      containers: [{name: serve, image: "registry.k8s.io/pause:3.10"}]
+`, controlplane.FailAnnotation, controlplane.NeverReadyAnnotation)})
 	s := a.newSync(t, ns, repo)
-	got := a.waitHealth(t, s, commit, v1alpha1.HealthDegraded)
+	got := a.waitFor(t, s, "Job/migrate Degraded and Job/seed done", func(s *v1alpha1.Sync) bool {
+		migrate, _ := resource(s.Status, "Job", "migrate")
+		return strings.HasSuffix(s.Status.LastAppliedRevision, commit) && migrate.Health == v1alpha1.HealthDegraded &&
+			healthOf(s.Status, "Job", "seed") == v1alpha1.HealthHealthy
+	})
+	if r, _ := resource(got.Status, "Job", "serve"); r.Health != v1alpha1.HealthProgressing {
+		t.Errorf("Job/serve, still running, is %+v, want Progressing", r)
+	}
+	capture(t, a.c, jobKind, ns, "migrate", "job/degraded-backoff-limit", true)
+	capture(t, a.c, jobKind, ns, "seed", "job/healthy-complete", true)
+	capture(t, a.c, jobKind, ns, "serve", "job/progressing-running", true)
 	r, _ := resource(got.Status, "Job", "migrate")
 	for _, why := range []string{"BackoffLimitExceeded", "container migrate: exited with code 1"} {
 		if !strings.Contains(r.Message, why) {
@@ -234,6 +271,18 @@ spec:
           containers: [{name: report, image: "registry.k8s.io/pause:3.10"}]
 ---
 apiVersion: batch/v1
+kind: CronJob
+metadata: {name: hourly}
+spec:
+  schedule: "0 * * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers: [{name: report, image: "registry.k8s.io/pause:3.10"}]
+---
+apiVersion: batch/v1
 kind: Job
 metadata: {name: later}
 spec:
@@ -251,6 +300,13 @@ spec:
 			t.Errorf("%s/%s is %+v (found %t), want Suspended", obj[0], obj[1], r, ok)
 		}
 	}
+	if h := healthOf(got.Status, "CronJob", "hourly"); h != v1alpha1.HealthHealthy {
+		t.Errorf("CronJob/hourly is %s, want Healthy", h)
+	}
+	capture(t, a.c, deploymentKind, ns, "web", "deployment/suspended-paused", false)
+	capture(t, a.c, cronJobKind, ns, "nightly", "cronjob/suspended", false)
+	capture(t, a.c, cronJobKind, ns, "hourly", "cronjob/healthy-scheduled", false)
+	capture(t, a.c, jobKind, ns, "later", "job/suspended", false)
 }
 
 func TestAClaimThatNeverBindsIsProgressing(t *testing.T) {
@@ -263,9 +319,32 @@ spec:
   storageClassName: no-such-class
   accessModes: [ReadWriteOnce]
   resources: {requests: {storage: 1Gi}}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: bound}
+spec:
+  storageClassName: tether-rollout-manual
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: tether-rollout-pv}
+spec:
+  storageClassName: tether-rollout-manual
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  hostPath: {path: /tmp/tether-rollout-pv}
 `})
-	s := a.newSync(t, ns, repo)
-	got := a.waitHealth(t, s, commit, v1alpha1.HealthProgressing)
+	s := a.newSync(t, ns, repo, func(s *v1alpha1.Sync) { s.Spec.DeletionPolicy = v1alpha1.DeletionPolicyDelete })
+	t.Cleanup(func() { _ = a.c.Delete(context.WithoutCancel(t.Context()), s) })
+	got := a.waitFor(t, s, "Progressing, with only the claim without a volume unhealthy", func(s *v1alpha1.Sync) bool {
+		return strings.HasSuffix(s.Status.LastAppliedRevision, commit) && s.Status.Health == v1alpha1.HealthProgressing &&
+			healthOf(s.Status, "PersistentVolumeClaim", "bound") == v1alpha1.HealthHealthy
+	})
+	capture(t, a.c, pvcKind, ns, "bound", "persistentvolumeclaim/healthy-bound", false)
+	capture(t, a.c, pvcKind, ns, "data", "persistentvolumeclaim/progressing-unbound", false)
 	r, _ := resource(got.Status, "PersistentVolumeClaim", "data")
 	if !strings.Contains(r.Message, "waiting for a volume to bind") {
 		t.Errorf("PersistentVolumeClaim/data says %q, want it to wait for a volume", r.Message)
@@ -294,8 +373,8 @@ metadata: {name: plain}
 	if r, _ := resource(got.Status, "Gadget", "broken"); r.Health != v1alpha1.HealthDegraded || !strings.Contains(r.Message, "BadConfig: the flux capacitor is missing") {
 		t.Errorf("Gadget/broken is %+v, want Degraded naming its Ready condition", r)
 	}
-	if r, ok := resource(got.Status, "Gadget", "plain"); ok && r.Health != v1alpha1.HealthHealthy {
-		t.Errorf("Gadget/plain (no conditions) is %+v, want Healthy", r)
+	if h := healthOf(got.Status, "Gadget", "plain"); h != v1alpha1.HealthHealthy {
+		t.Errorf("Gadget/plain (no conditions) is %s, want Healthy", h)
 	}
 	if got.Status.Summary == nil || got.Status.Summary.Degraded != 1 || got.Status.Summary.Total != 2 {
 		t.Errorf("summary = %+v, want 1 of 2 Degraded", got.Status.Summary)
@@ -329,8 +408,8 @@ status: {phase: "On"}
 		if r, _ := resource(got.Status, "Gadget", "warming"); r.Health != v1alpha1.HealthProgressing || !strings.Contains(r.Message, "inProgress") {
 			t.Errorf("Gadget/warming is %+v, want Progressing by its inProgress expression", r)
 		}
-		if r, ok := resource(got.Status, "Gadget", "on"); ok && r.Health != v1alpha1.HealthHealthy {
-			t.Errorf("Gadget/on is %+v, want Healthy", r)
+		if h := healthOf(got.Status, "Gadget", "on"); h != v1alpha1.HealthHealthy {
+			t.Errorf("Gadget/on is %s, want Healthy", h)
 		}
 	})
 
@@ -365,5 +444,67 @@ status: {phase: "On"}
 		if err == nil || !strings.Contains(err.Error(), "each apiVersion and kind may have one health check") {
 			t.Errorf("creating a Sync with two checks of one kind: %v, want it refused", err)
 		}
+	})
+}
+
+func TestStatefulSetsAndDaemonSetsRollOut(t *testing.T) {
+	a := startAgent(t, agentOptions{})
+	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	workload := func(kind, name, version string, podAnnotations map[string]string, spec ...string) string {
+		ann := []string{fmt.Sprintf("version: %q", version)}
+		for k, v := range podAnnotations {
+			ann = append(ann, fmt.Sprintf("%q: %q", k, v))
+		}
+		return fmt.Sprintf(`apiVersion: apps/v1
+kind: %s
+metadata: {name: %s}
+spec:
+  selector: {matchLabels: {app: %[2]s}}
+%[5]s  template:
+    metadata:
+      labels: {app: %[2]s}
+      annotations: {%[4]s}
+    spec:
+      terminationGracePeriodSeconds: 0
+      containers: [{name: app, image: "registry.k8s.io/pause:3.10"}]
+`, kind, name, version, strings.Join(ann, ", "), indent(spec))
+	}
+	files := func(version string) map[string]string {
+		return map[string]string{
+			"db.yaml":     workload("StatefulSet", "db", version, nil, "replicas: 2", "serviceName: db", "updateStrategy: {type: RollingUpdate, rollingUpdate: {partition: 1}}"),
+			"agent.yaml":  workload("DaemonSet", "agent", version, nil),
+			"broken.yaml": workload("DaemonSet", "broken", version, map[string]string{controlplane.NeverReadyAnnotation: "true"}),
+			"crash.yaml":  workload("StatefulSet", "crash", version, map[string]string{controlplane.ContainerWaitingAnnotation: "CrashLoopBackOff"}, "replicas: 1", "serviceName: crash"),
+		}
+	}
+	repo, first := startRepo(t, files("1"))
+	s := a.newSync(t, ns, repo, func(s *v1alpha1.Sync) { s.Spec.Source.Interval = &metav1.Duration{Duration: 2 * time.Second} })
+
+	t.Run("ready sets are Healthy, a set whose pods crash is Degraded, one whose pods never get ready Progressing", func(t *testing.T) {
+		got := a.waitFor(t, s, "the sets settled", func(s *v1alpha1.Sync) bool {
+			crash, _ := resource(s.Status, "StatefulSet", "crash")
+			broken, _ := resource(s.Status, "DaemonSet", "broken")
+			return strings.HasSuffix(s.Status.LastAppliedRevision, first) && crash.Health == v1alpha1.HealthDegraded &&
+				broken.Health == v1alpha1.HealthProgressing && healthOf(s.Status, "StatefulSet", "db") == v1alpha1.HealthHealthy &&
+				healthOf(s.Status, "DaemonSet", "agent") == v1alpha1.HealthHealthy
+		})
+		if r, _ := resource(got.Status, "StatefulSet", "crash"); !strings.Contains(r.Message, "container app: CrashLoopBackOff") {
+			t.Errorf("StatefulSet/crash says %q, want it to name the container", r.Message)
+		}
+		capture(t, a.c, statefulSetKind, ns, "crash", "statefulset/degraded-crashloopbackoff", true)
+		capture(t, a.c, statefulSetKind, ns, "db", "statefulset/healthy-ready", true)
+		capture(t, a.c, daemonSetKind, ns, "agent", "daemonset/healthy-ready", true)
+		capture(t, a.c, daemonSetKind, ns, "broken", "daemonset/progressing-never-ready", true)
+	})
+
+	second := repo.Commit(t, prefixed(files("2")), "version 2")
+	t.Run("a partitioned StatefulSet is Healthy once the replicas above its partition are updated", func(t *testing.T) {
+		got := a.waitFor(t, s, "StatefulSet/db Healthy at the second commit", func(s *v1alpha1.Sync) bool {
+			return strings.HasSuffix(s.Status.LastAppliedRevision, second) && healthOf(s.Status, "StatefulSet", "db") == v1alpha1.HealthHealthy
+		})
+		if r, _ := resource(got.Status, "StatefulSet", "db"); !strings.Contains(r.Message, "partitioned rollout done: 1 of 2 replicas updated (partition 1)") {
+			t.Errorf("StatefulSet/db says %q, want it to tell the partitioned rollout is done", r.Message)
+		}
+		capture(t, a.c, statefulSetKind, ns, "db", "statefulset/healthy-partitioned", true)
 	})
 }

@@ -1,0 +1,78 @@
+package rollout
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+)
+
+// captureDir, when set (go test ./test/rollout -args -capture ../../health/testdata),
+// makes the tests write the live objects they reach into it: the fixtures of
+// health's table tests are objects as the control plane wrote them.
+var captureDir = flag.String("capture", "", "write the live objects the tests reach into this directory")
+
+// capture writes the live object gvk ns/name, and the pods it selects when pods is
+// true, as one YAML stream to <captureDir>/<file>.yaml: the object first, its pods
+// after. Without -capture it does nothing.
+func capture(t *testing.T, c client.Client, gvk schema.GroupVersionKind, ns, name, file string, pods bool) {
+	t.Helper()
+	if *captureDir == "" {
+		return
+	}
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(gvk)
+	must(t, c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, obj))
+	docs := []*unstructured.Unstructured{obj}
+	if pods {
+		sel, _, _ := unstructured.NestedStringMap(obj.Object, "spec", "selector", "matchLabels")
+		list := &unstructured.UnstructuredList{}
+		list.SetAPIVersion("v1")
+		list.SetKind("PodList")
+		must(t, c.List(t.Context(), list, client.InNamespace(ns), client.MatchingLabels(sel)))
+		for i := range list.Items {
+			docs = append(docs, &list.Items[i])
+		}
+	}
+	var out []string
+	for _, d := range docs {
+		d.SetManagedFields(nil)
+		unstructured.RemoveNestedField(d.Object, "metadata", "annotations", "kubectl.kubernetes.io/last-applied-configuration")
+		data, err := yaml.Marshal(d.Object)
+		must(t, err)
+		out = append(out, string(data))
+	}
+	path := filepath.Join(*captureDir, file+".yaml")
+	must(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	header := "# Captured live from the control plane of test/rollout (" + t.Name() + ").\n"
+	must(t, os.WriteFile(path, []byte(header+strings.Join(out, "---\n")), 0o644))
+}
+
+var (
+	deploymentKind  = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
+	statefulSetKind = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "StatefulSet"}
+	daemonSetKind   = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "DaemonSet"}
+	jobKind         = schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}
+	cronJobKind     = schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "CronJob"}
+	pvcKind         = schema.GroupVersionKind{Version: "v1", Kind: "PersistentVolumeClaim"}
+	podKind         = schema.GroupVersionKind{Version: "v1", Kind: "Pod"}
+)
+
+// firstPod returns the name of the first pod with label app=name in ns.
+func firstPod(t *testing.T, c client.Client, ns, app string) string {
+	t.Helper()
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "PodList"})
+	must(t, c.List(t.Context(), list, client.InNamespace(ns), client.MatchingLabels{"app": app}))
+	if len(list.Items) == 0 {
+		t.Fatalf("no pod of %s in %s", app, ns)
+	}
+	return list.Items[0].Name
+}
