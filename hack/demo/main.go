@@ -82,7 +82,7 @@ func (d *demo) run(ctx context.Context, once bool) error {
 	if err := d.waitApplied(ctx, first); err != nil {
 		return err
 	}
-	step("committing a change: 3 replicas and a new greeting")
+	step("committing a change: 3 replicas, a new greeting and release 2 (a rollout of new pods)")
 	second, err := d.commitChange()
 	if err != nil {
 		return err
@@ -176,20 +176,21 @@ func (d *demo) commit(message string) (string, error) {
 }
 
 func (d *demo) commitChange() (string, error) {
-	for file, edit := range map[string][2]string{
-		"deployment.yaml": {"replicas: 2", "replicas: 3"},
-		"configmap.yaml":  {"hello from git", "hello again, from a second commit"},
+	for _, edit := range []struct{ file, old, new string }{
+		{"deployment.yaml", "replicas: 2", "replicas: 3"},
+		{"deployment.yaml", `release: "1"`, `release: "2"`},
+		{"configmap.yaml", "hello from git", "hello again, from a second commit"},
 	} {
-		path := filepath.Join(d.work, file)
+		path := filepath.Join(d.work, edit.file)
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return "", err
 		}
-		if err := os.WriteFile(path, []byte(strings.Replace(string(data), edit[0], edit[1], 1)), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(strings.Replace(string(data), edit.old, edit.new, 1)), 0o644); err != nil {
 			return "", err
 		}
 	}
-	return d.commit("Scale web to 3 and change the greeting")
+	return d.commit("Scale web to 3, change the greeting, roll out release 2")
 }
 
 func (d *demo) startAgent() error {
@@ -255,12 +256,18 @@ func (d *demo) waitApplied(ctx context.Context, commit string) error {
 				return err
 			}
 			fmt.Print(indent(table))
+			events, err := d.kubeOutput("get", "events", "-n", "default", "--field-selector", "involvedObject.name=web",
+				"--sort-by", ".metadata.creationTimestamp", "-o", "custom-columns=TYPE:.type,REASON:.reason,MESSAGE:.message")
+			if err != nil {
+				return err
+			}
+			fmt.Print(indent(events))
 			return nil
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(time.Second):
+		case <-time.After(250 * time.Millisecond):
 		}
 	}
 	return fmt.Errorf("commit %s was not applied and healthy within 3 minutes; see .demo/tether.log", commit)

@@ -92,7 +92,7 @@ func TestRolloutGoesProgressingThenHealthy(t *testing.T) {
 		checkProgressing(t, progressing)
 	})
 
-	second := repo.Commit(t, prefixed(map[string]string{"web.yaml": deployment("web", "2", 2, nil)}), "a new version")
+	second := repo.Commit(t, prefixed(map[string]string{"web.yaml": deployment("web", "2", 3, nil)}), "a new version, scaled to 3")
 	t.Run("a new commit's rollout is Progressing again, then Healthy", func(t *testing.T) {
 		a.waitHealth(t, s, second, v1alpha1.HealthHealthy)
 		progressing, ok := log.find(func(st v1alpha1.SyncStatus) bool {
@@ -122,6 +122,11 @@ func TestRolloutGoesProgressingThenHealthy(t *testing.T) {
 			}
 			return true, nil
 		})
+		for _, e := range a.events(t, s) {
+			if e.Reason == v1alpha1.ReasonDriftCorrected {
+				t.Errorf("a rollout was taken for drift: %s", e.Message)
+			}
+		}
 	})
 }
 
