@@ -8,7 +8,7 @@
 //	apply   apply.ApplyAll: dry-run each object to write,    → sync, inventory
 //	        then record them ahead (write-ahead), then write   / Stalled
 //	prune   apply.Prune: what left the inventory's git side   → inventory
-//	assess  health.Compute on what the cluster now holds     → health, Healthy
+//	assess  health.Checker on what the cluster now holds     → health, Healthy
 //	report  one status patch, events, metrics                → Ready, Reconciling
 //
 // This package is the one place that maps errors to behaviour: a transient error
@@ -35,7 +35,9 @@
 // than Options.MinInterval, on the Stalled path too), jittered by ±10% so that
 // Syncs do not poll in lockstep (Syncs sharing a repository, ref and
 // credentials still share one ref listing per interval); a change of a managed
-// object (Watcher); and a push notification (Trigger), which refreshes the
+// object (Watcher), or a status change of one the Sync last judged not Healthy,
+// so that health follows a rollout (reconciler_health.go); and a push
+// notification (Trigger), which refreshes the
 // repository and queues the Syncs that follow the pushed ref at once. Credentials
 // named by spec.source.secretRef are read per fetch straight from the API server
 // (reconciler_source.go) and handed to source; Secrets are never cached or watched.
