@@ -4,8 +4,11 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/apply"
 )
 
 func TestWatcherTriggersOnlySyncsOfTheNamespacesItServes(t *testing.T) {
@@ -39,4 +42,64 @@ func TestWatcherTriggersOnlySyncsOfTheNamespacesItServes(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestWatcherFollowsTheStatusOfUnsettledObjectsOnly(t *testing.T) {
+	deployments := schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
+	sync := types.NamespacedName{Namespace: "team-a", Name: "app"}
+	web := apply.ObjectRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "team-a", Name: "web"}
+	object := func(name, rv string) *metav1.PartialObjectMetadata {
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+			Namespace: "team-a", Name: name, Generation: 2, ResourceVersion: rv,
+			Annotations: map[string]string{v1alpha1.OwnedByAnnotation: "team-a/app"},
+		}}
+	}
+	triggered := func(w *Watcher) bool {
+		select {
+		case <-w.events:
+			return true
+		default:
+			return false
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		opts    WatcherOptions
+		follow  []apply.ObjectRef
+		changed string
+		want    bool
+	}{
+		{"a status change of an object not yet Healthy", WatcherOptions{}, []apply.ObjectRef{web}, "web", true},
+		{"a status change of a Healthy object", WatcherOptions{}, []apply.ObjectRef{web}, "api", false},
+		{"a status change once every object is Healthy", WatcherOptions{}, nil, "web", false},
+		{"a status change with IgnoreStatus", WatcherOptions{IgnoreStatus: true}, []apply.ObjectRef{web}, "web", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := NewWatcher(nil, tc.opts)
+			w.FollowStatus(sync, []apply.ObjectRef{web})
+			w.FollowStatus(sync, tc.follow) // replaces what the Sync followed before
+			w.onUpdate(deployments, object(tc.changed, "1"), object(tc.changed, "2"))
+			if got := triggered(w); got != tc.want {
+				t.Errorf("triggered = %t, want %t", got, tc.want)
+			}
+		})
+	}
+	t.Run("a change of spec triggers whatever the health", func(t *testing.T) {
+		w := NewWatcher(nil)
+		newer := object("api", "2")
+		newer.Generation = 3
+		w.onUpdate(deployments, object("api", "1"), newer)
+		if !triggered(w) {
+			t.Error("a spec change of a Healthy object triggered nothing")
+		}
+	})
+	t.Run("forgetting a Sync stops following its objects", func(t *testing.T) {
+		w := NewWatcher(nil)
+		w.FollowStatus(sync, []apply.ObjectRef{web})
+		w.Forget(t.Context(), sync)
+		w.onUpdate(deployments, object("web", "1"), object("web", "2"))
+		if triggered(w) {
+			t.Error("a status change of a forgotten Sync's object triggered a reconcile")
+		}
+	})
 }
