@@ -37,10 +37,10 @@ func BenchmarkHealthFollowsRollout(b *testing.B) {
 	// A pod is available three seconds after it is ready, as an app that takes a
 	// moment to warm up: the Deployment turns ready by a status change alone, well
 	// after the changes of its metadata (the revision annotation) at the start.
-	commit := repo.Commit(b, prefixed(map[string]string{"web.yaml": deployment("web", "1", 1, nil, "minReadySeconds: 3")}), "web")
+	repo.Commit(b, prefixed(map[string]string{"web.yaml": deployment("1", 1, nil, "minReadySeconds: 3")}), "web")
 	for b.Loop() {
-		watched := measureRollouts(b, agentOptions{}, repo, commit, rollouts, lanes)
-		timer := measureRollouts(b, agentOptions{ignoreStatus: true}, repo, commit, rollouts, lanes)
+		watched := measureRollouts(b, agentOptions{}, repo, rollouts, lanes)
+		timer := measureRollouts(b, agentOptions{ignoreStatus: true}, repo, rollouts, lanes)
 		fmt.Fprintf(os.Stdout, "\nhealth after a rollout, %d rollouts of one replica on kwok, last object ready → Sync Healthy:\n", rollouts)
 		fmt.Fprintf(os.Stdout, "  %-44s median %8s   p90 %8s\n", "status watch of unsettled objects (now)", median(watched).Round(time.Millisecond), p90(watched).Round(time.Millisecond))
 		fmt.Fprintf(os.Stdout, "  %-44s median %8s   p90 %8s\n", "progressing requeue timer only (before)", median(timer).Round(time.Millisecond), p90(timer).Round(time.Millisecond))
@@ -50,10 +50,10 @@ func BenchmarkHealthFollowsRollout(b *testing.B) {
 	}
 }
 
-// measureRollouts runs rollouts Syncs of commit against an agent started with
+// measureRollouts runs rollouts Syncs of repo against an agent started with
 // opts, lanes at a time, and returns each one's lag from the Deployment ready to
 // the Sync Healthy.
-func measureRollouts(b *testing.B, opts agentOptions, repo *gitserver.Repo, commit string, rollouts, lanes int) []time.Duration {
+func measureRollouts(b *testing.B, opts agentOptions, repo *gitserver.Repo, rollouts, lanes int) []time.Duration {
 	a := startAgent(b, opts)
 	defer a.stop()
 	namespaces := make(chan string, rollouts)
@@ -126,8 +126,10 @@ func measureRollout(b *testing.B, a *agent, repo *gitserver.Repo, ns string) (ti
 			}
 		case <-deadline:
 			s := &v1alpha1.Sync{}
-			err := a.c.Get(b.Context(), client.ObjectKey{Namespace: ns, Name: "app"}, s)
-			return 0, fmt.Errorf("%s: no Healthy Sync within %s (Deployment ready: %t): %s %v", ns, waitTimeout, !ready.IsZero(), describe(s), err)
+			if err := a.c.Get(b.Context(), client.ObjectKey{Namespace: ns, Name: "app"}, s); err != nil {
+				return 0, fmt.Errorf("%s: no Healthy Sync within %s: %w", ns, waitTimeout, err)
+			}
+			return 0, fmt.Errorf("%s: no Healthy Sync within %s (Deployment ready: %t): %s", ns, waitTimeout, !ready.IsZero(), describe(s))
 		}
 	}
 	return healthy.Sub(ready), nil

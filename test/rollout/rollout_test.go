@@ -16,10 +16,10 @@ import (
 	"tether.dev/tether/test/gitserver"
 )
 
-// deployment is a Deployment of one pause container named app. podAnnotations go
+// deployment is the Deployment web, of one pause container named app. podAnnotations go
 // on its pod template (the fault annotations of test/controlplane); spec is added
 // to its spec as YAML flow mappings ("progressDeadlineSeconds: 3").
-func deployment(name, version string, replicas int, podAnnotations map[string]string, spec ...string) string {
+func deployment(version string, replicas int, podAnnotations map[string]string, spec ...string) string {
 	ann := []string{fmt.Sprintf("version: %q", version)}
 	for k, v := range podAnnotations {
 		ann = append(ann, fmt.Sprintf("%q: %q", k, v))
@@ -38,7 +38,7 @@ spec:
     spec:
       terminationGracePeriodSeconds: 0
       containers: [{name: app, image: "registry.k8s.io/pause:3.10"}]
-`, name, replicas, strings.Join(ann, ", "), indent(spec))
+`, "web", replicas, strings.Join(ann, ", "), indent(spec))
 }
 
 func indent(lines []string) string {
@@ -68,7 +68,7 @@ func prefixed(files map[string]string) map[string]string {
 func TestRolloutGoesProgressingThenHealthy(t *testing.T) {
 	a := startAgent(t, agentOptions{})
 	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
-	repo, first := startRepo(t, map[string]string{"web.yaml": deployment("web", "1", 2, nil)})
+	repo, first := startRepo(t, map[string]string{"web.yaml": deployment("1", 2, nil)})
 	// The Sync polls git every two seconds, to see the second commit.
 	s := a.newSync(t, ns, repo, func(s *v1alpha1.Sync) { s.Spec.Source.Interval = &metav1.Duration{Duration: 2 * time.Second} })
 	log := a.recordStatuses(t, s)
@@ -92,7 +92,7 @@ func TestRolloutGoesProgressingThenHealthy(t *testing.T) {
 		checkProgressing(t, progressing)
 	})
 
-	second := repo.Commit(t, prefixed(map[string]string{"web.yaml": deployment("web", "2", 3, nil)}), "a new version, scaled to 3")
+	second := repo.Commit(t, prefixed(map[string]string{"web.yaml": deployment("2", 3, nil)}), "a new version, scaled to 3")
 	t.Run("a new commit's rollout is Progressing again, then Healthy", func(t *testing.T) {
 		a.waitHealth(t, s, second, v1alpha1.HealthHealthy)
 		progressing, ok := log.find(func(st v1alpha1.SyncStatus) bool {
@@ -109,7 +109,7 @@ func TestRolloutGoesProgressingThenHealthy(t *testing.T) {
 		// controller marks pods not ready when the fake node's heartbeat lags on a
 		// loaded machine): every further Event must still be a transition.
 		want := []string{"Normal/Progressing", "Normal/Healthy", "Normal/Progressing", "Normal/Healthy"}
-		eventually(t, "the health Events", func(ctx context.Context) (bool, error) {
+		eventually(t, "the health Events", func(_ context.Context) (bool, error) {
 			events := healthEvents(a.events(t, s))
 			got := typesAndReasons(events)
 			if len(got) < len(want) || !slices.Equal(got[:len(want)], want) {
@@ -156,7 +156,7 @@ func typesAndReasons(events []event) []string {
 func TestPodsThatNeverBecomeReadyAreDegradedAfterTheProgressDeadline(t *testing.T) {
 	a := startAgent(t, agentOptions{})
 	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
-	repo, commit := startRepo(t, map[string]string{"web.yaml": deployment("web", "1", 1,
+	repo, commit := startRepo(t, map[string]string{"web.yaml": deployment("1", 1,
 		map[string]string{controlplane.NeverReadyAnnotation: "true"}, "progressDeadlineSeconds: 3")})
 	s := a.newSync(t, ns, repo)
 
@@ -172,7 +172,7 @@ func TestPodsThatNeverBecomeReadyAreDegradedAfterTheProgressDeadline(t *testing.
 	if c := condition(got.Status, v1alpha1.HealthyCondition); c == nil || c.Reason != v1alpha1.ReasonDegraded || !strings.Contains(c.Message, "ProgressDeadlineExceeded") {
 		t.Errorf("Healthy condition = %+v, want False, Degraded, naming the deadline", c)
 	}
-	eventually(t, "a Warning Event that the Sync is Degraded", func(ctx context.Context) (bool, error) {
+	eventually(t, "a Warning Event that the Sync is Degraded", func(_ context.Context) (bool, error) {
 		for _, e := range a.events(t, s) {
 			if e.Type == corev1.EventTypeWarning && e.Reason == v1alpha1.ReasonDegraded && strings.Contains(e.Message, "ProgressDeadlineExceeded") {
 				return true, nil
@@ -187,7 +187,7 @@ func TestContainersThatCannotStartAreDegradedNamingTheContainer(t *testing.T) {
 	for _, reason := range []string{"CrashLoopBackOff", "ImagePullBackOff"} {
 		t.Run(reason, func(t *testing.T) {
 			ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
-			repo, commit := startRepo(t, map[string]string{"web.yaml": deployment("web", "1", 1,
+			repo, commit := startRepo(t, map[string]string{"web.yaml": deployment("1", 1,
 				map[string]string{controlplane.ContainerWaitingAnnotation: reason})})
 			s := a.newSync(t, ns, repo)
 			got := a.waitHealth(t, s, commit, v1alpha1.HealthDegraded)
@@ -261,7 +261,7 @@ func TestSuspendedWorkloadsAreSuspended(t *testing.T) {
 	a := startAgent(t, agentOptions{})
 	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
 	repo, commit := startRepo(t, map[string]string{
-		"web.yaml": deployment("web", "1", 1, nil, "paused: true"),
+		"web.yaml": deployment("1", 1, nil, "paused: true"),
 		"jobs.yaml": `apiVersion: batch/v1
 kind: CronJob
 metadata: {name: nightly}
