@@ -93,7 +93,7 @@ func startAgent(tb testing.TB, opts agentOptions) *agent {
 		Secrets:  mgr.GetAPIReader(),
 		Pods:     mgr.GetAPIReader(),
 		Recorder: mgr.GetEventRecorderFor("tether"),
-		Metrics:  tethersync.NewMetrics(prometheus.NewRegistry()),
+		Metrics:  tethersync.NewMetrics(prometheus.NewRegistry(), tethersync.DefaultMetricsOptions()),
 		Apply:    apply.DefaultOptions(),
 	}
 	syncOpts := tethersync.DefaultOptions()
