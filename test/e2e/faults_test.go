@@ -84,7 +84,7 @@ func TestTheAgentConvergesThroughAPIServerFaults(t *testing.T) {
 	var syncs []*v1alpha1.Sync
 	for i := 0; i < size.syncs; i++ {
 		s := gitSync(ns, fmt.Sprintf("s%02d", i), repo.URL(), fmt.Sprintf("apps/s%02d", i), 2*time.Second)
-		must(t, c.Create(t.Context(), s))
+		createSync(t, c, s)
 		syncs = append(syncs, s)
 	}
 	// Once the agent has taken up every Sync under the faults (each carries the

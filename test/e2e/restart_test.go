@@ -34,7 +34,7 @@ func TestTheAgentSurvivesAnAPIServerRestart(t *testing.T) {
 	commit := repo.Commit(t, configMaps("cm", n), fmt.Sprintf("%d config maps", n))
 	a := startAgent(t)
 	s := gitSync(ns, "restart", repo.URL(), "apps", time.Hour)
-	must(t, c.Create(t.Context(), s))
+	createSync(t, c, s)
 	eventually(t, "the sync has begun", func(ctx context.Context) (bool, error) {
 		return true, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cm-000"}, &corev1.ConfigMap{})
 	})
