@@ -139,7 +139,12 @@ type step struct {
 	change   Change
 	hash     string
 	recreate bool // the dry-run hit an immutable field and the object allows force
+	rereads  int  // times the object was read again because it changed mid-compare
 }
+
+// maxRereads bounds how often compare reads an object again because another writer
+// changed it between the read and the dry-run (a controller busy with a rollout).
+const maxRereads = 3
 
 func (st *step) fail(op string, err error) {
 	st.change = Change{Object: st.change.Object, Action: ActionFailed, Err: &ObjectError{Object: st.change.Object, Op: op, Err: err}}
@@ -217,6 +222,15 @@ func (m *Manager) compare(ctx context.Context, st *step, targets *scaleTargets, 
 		return
 	case !exists:
 		st.change.Action, st.change.Desired = ActionCreated, dry
+		return
+	}
+	if dry.GetResourceVersion() != live.GetResourceVersion() && st.rereads < maxRereads {
+		// The read and the dry-run saw different versions of the object: another
+		// writer changed it in between (the deployment controller setting its
+		// revision annotation mid-rollout), and comparing the two would report that
+		// writer's change as drift. Compare two views of one version instead.
+		st.rereads++
+		m.compare(ctx, st, targets, opts, false)
 		return
 	}
 	ref := st.change.Object

@@ -253,6 +253,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	r.watch(ctx, obj, changes)
 	diff := st.applied(changes)
 	if drift && changes != nil && !changes.DryRun {
+		logDrift(ctx, changes)
 		r.settleFights(obj, changes)
 	}
 	st.fieldConflicts(r.fights.conflicts(obj), r.fights.givenUp(obj))
@@ -312,6 +313,17 @@ func (r *Reconciler) apply(ctx context.Context, id Identity, obj *v1alpha1.Sync,
 	changes, err := id.Applier.ApplyAll(ctx, snap.Objects, opts)
 	r.Metrics.CountChanges(obj, changes)
 	return changes, err
+}
+
+// logDrift names each object a drift correction wrote and the fields in which it
+// differed from git (paths only: values may be secret).
+func logDrift(ctx context.Context, cs *apply.ChangeSet) {
+	log := ctrl.LoggerFrom(ctx)
+	for _, c := range cs.Changes {
+		if c.Action == apply.ActionConfigured || c.Action == apply.ActionCreated {
+			log.Info("Corrected drift", "object", c.Object.String(), "action", string(c.Action), "fields", c.Diff)
+		}
+	}
 }
 
 // settleFights counts the fields a drift correction took back from another

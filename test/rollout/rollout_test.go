@@ -122,9 +122,11 @@ func TestRolloutGoesProgressingThenHealthy(t *testing.T) {
 			}
 			return true, nil
 		})
-		// Not asserted: that no DriftCorrected Event comes during the second rollout.
-		// One sometimes does ("1 configured": the Deployment re-applied mid-rollout);
-		// see the note of issue 13. It is apply's to explain, not health's.
+		for _, e := range a.events(t, s) {
+			if e.Reason == v1alpha1.ReasonDriftCorrected {
+				t.Errorf("a rollout was taken for drift: %s", e.Message)
+			}
+		}
 	})
 }
 
