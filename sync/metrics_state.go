@@ -162,7 +162,7 @@ var failureReasons = map[string]bool{
 	v1alpha1.ReasonApplyFailed: true, v1alpha1.ReasonRevisionTooLarge: true, v1alpha1.ReasonEmptyRender: true,
 	v1alpha1.ReasonPruneLimit: true, v1alpha1.ReasonSecretNotFound: true, v1alpha1.ReasonSecretUnreadable: true,
 	v1alpha1.ReasonServiceAccountNotFound: true, v1alpha1.ReasonForbidden: true, v1alpha1.ReasonCrossNamespace: true,
-	v1alpha1.ReasonImpersonationUnavailable: true, v1alpha1.ReasonDeleting: true, v1alpha1.ReasonDeletionBlocked: true,
+	v1alpha1.ReasonImpersonationUnavailable: true, v1alpha1.ReasonDeleting: true, v1alpha1.ReasonDeletionBlocked: true, v1alpha1.ReasonDegraded: true,
 	source.ReasonHistoryRewritten: true,
 	source.ReasonRefNotFound:      true, source.ReasonNoMatchingTag: true, source.ReasonInvalidSemVer: true,
 	source.ReasonUnsupportedRef: true, source.ReasonGitOperation: true, source.ReasonUnsupportedURL: true,

@@ -272,7 +272,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err != nil {
 		return r.onError(st, interval, err)
 	}
-	st.ready(snap.Revision.String())
+	st.ready(snap.Revision.String(), obj.Spec.Wait)
 	r.rememberGood(obj, snap)
 	return ctrl.Result{RequeueAfter: jitter(st.requeueAfter(interval))}, nil
 }
@@ -490,7 +490,9 @@ const maxEventMessage = 1024
 // event recorder into one Event with a count.
 func (r *Reconciler) recordFailure(obj *v1alpha1.Sync, before, after v1alpha1.SyncStatus) {
 	cond := apimeta.FindStatusCondition(after.Conditions, v1alpha1.ReadyCondition)
-	if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason == v1alpha1.ReasonDeleting {
+	// (A Sync that waits for health is not Ready while Degraded: the health
+	// transition's Warning Event says so already.)
+	if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason == v1alpha1.ReasonDeleting || cond.Reason == v1alpha1.ReasonDegraded {
 		return
 	}
 	if old := apimeta.FindStatusCondition(before.Conditions, v1alpha1.ReadyCondition); old != nil &&

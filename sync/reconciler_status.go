@@ -189,8 +189,9 @@ func healthReason(code v1alpha1.HealthStatusCode) string {
 }
 
 // ready records a revision applied in full. lastAppliedTime moves only when the
-// applied revision changes, so a converged resync writes no status at all.
-func (b *statusBuilder) ready(rev string) {
+// applied revision changes, so a converged resync writes no status at all. With
+// wait (spec.wait), Ready also waits for the objects' health.
+func (b *statusBuilder) ready(rev string, wait bool) {
 	if b.status.LastAppliedRevision != rev || b.status.LastAppliedTime == nil {
 		t := metav1.NewTime(b.now())
 		b.status.LastAppliedTime = &t
@@ -201,12 +202,33 @@ func (b *statusBuilder) ready(rev string) {
 		msg += "; the cluster has drifted from it and selfHeal is off (see status.resources)"
 	}
 	b.set(v1alpha1.ReadyCondition, metav1.ConditionTrue, v1alpha1.ReasonSucceeded, msg)
+	if wait {
+		b.waitForHealth(msg)
+	}
 	b.remove(v1alpha1.StalledCondition)
 	if b.status.Health == v1alpha1.HealthProgressing {
 		b.set(v1alpha1.ReconcilingCondition, metav1.ConditionTrue, v1alpha1.ReasonProgressing, "Waiting for objects to roll out")
 		return
 	}
 	b.remove(v1alpha1.ReconcilingCondition)
+}
+
+// waitForHealth holds Ready back while the applied objects are not healthy:
+// Unknown while they roll out (or are missing), False when one is Degraded, each
+// with the Healthy condition's account of which objects and why. Suspended objects
+// (a paused Deployment) are as the user wants them, and an Unknown health (no
+// reader can tell) would otherwise hold Ready forever: both count as ready.
+func (b *statusBuilder) waitForHealth(applied string) {
+	why := ""
+	if c := apimeta.FindStatusCondition(b.status.Conditions, v1alpha1.HealthyCondition); c != nil {
+		why = ": " + c.Message
+	}
+	switch b.status.Health {
+	case v1alpha1.HealthProgressing, v1alpha1.HealthMissing:
+		b.set(v1alpha1.ReadyCondition, metav1.ConditionUnknown, healthReason(b.status.Health), applied+"; waiting for its objects to be healthy"+why)
+	case v1alpha1.HealthDegraded:
+		b.set(v1alpha1.ReadyCondition, metav1.ConditionFalse, v1alpha1.ReasonDegraded, applied+"; its objects are not healthy"+why)
+	}
 }
 
 // requeueAfter is when to look again after a successful reconcile.

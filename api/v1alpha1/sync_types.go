@@ -149,6 +149,14 @@ type SyncSpec struct {
 	// +optional
 	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
 
+	// wait makes the Ready condition wait for health, as Flux's wait does: after a
+	// revision is applied, Ready is Unknown (reason Progressing) until every object
+	// is Healthy (or Suspended), and False (reason Degraded) when one is Degraded, so
+	// that `kubectl wait --for=condition=Ready` waits for the rollout. Without it,
+	// Ready says the revision is applied and the Healthy condition says the rest.
+	// +optional
+	Wait bool `json:"wait,omitempty"`
+
 	// suspend stops all reconciling of this Sync; nothing is fetched or applied.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`

@@ -69,12 +69,27 @@ func watchSync(ctx context.Context, t *syncTarget, timeout time.Duration, w io.W
 // stalledOrReady judges a Sync whose status is of its current spec by its
 // conditions alone: Stalled fails, Ready succeeds, anything else is pending with
 // the Ready condition's message.
+// awaitingHealth reports whether s applied its revision and only waits for its
+// objects' health (spec.wait holds Ready back until then): applied, as far as
+// stalledOrReady's callers are concerned; health is judged apart.
+func awaitingHealth(s *v1alpha1.Sync) bool {
+	c := condition(s, v1alpha1.ReadyCondition)
+	if !s.Spec.Wait || c == nil || c.ObservedGeneration != s.Generation {
+		return false
+	}
+	switch c.Reason {
+	case v1alpha1.ReasonProgressing, v1alpha1.ReasonDegraded, v1alpha1.ReasonMissing:
+		return true
+	}
+	return false
+}
+
 func stalledOrReady(s *v1alpha1.Sync) judgement {
 	switch {
 	case isTrue(s, v1alpha1.StalledCondition):
 		c := condition(s, v1alpha1.StalledCondition)
 		return judgement{failed, "Stalled (" + c.Reason + "): " + c.Message}
-	case isTrue(s, v1alpha1.ReadyCondition):
+	case isTrue(s, v1alpha1.ReadyCondition), awaitingHealth(s):
 		return judgement{succeeded, readyMessage(s)}
 	}
 	if c := condition(s, v1alpha1.ReadyCondition); c != nil && c.ObservedGeneration == s.Generation {
