@@ -40,7 +40,8 @@ func (l *intervalBoundedLimiter) When(req reconcile.Request) time.Duration {
 func (r *Reconciler) intervalOf(c client.Reader) func(reconcile.Request) (time.Duration, bool) {
 	return func(req reconcile.Request) (time.Duration, bool) {
 		obj := &v1alpha1.Sync{}
-		if err := c.Get(context.Background(), req.NamespacedName, obj); err != nil {
+		// The workqueue asks without a context; a read of the cache is in memory.
+		if err := c.Get(context.Background(), req.NamespacedName, obj); err != nil { //nolint:forbidigo // see above
 			return 0, false
 		}
 		return r.interval(obj), true
