@@ -69,9 +69,7 @@ func TestCLIFollowsACommitIntoTheCluster(t *testing.T) {
 	// An hour between polls: within the test, only `tether reconcile` makes the
 	// agent look at git again.
 	sync := gitSync(ns, "web", repo.URL(), "app", time.Hour)
-	if err := c.Create(t.Context(), sync); err != nil {
-		t.Fatal(err)
-	}
+	createSync(t, c, sync)
 	waitRevision(t, c, sync, first)
 
 	t.Run("get lists the Sync with its short revision, sync, health and readiness", func(t *testing.T) {
@@ -222,9 +220,7 @@ func TestDiffOfASyncTheAgentConverged(t *testing.T) {
 	sync := gitSync(ns, "web", repo.URL(), "app", 2*time.Second)
 	// The greeting belongs to someone else: the agent neither compares nor applies it.
 	sync.Spec.IgnoreDifferences = []v1alpha1.IgnoreRule{{Kind: "ConfigMap", Name: "web-config", JSONPointers: []string{"/data/greeting"}}}
-	if err := c.Create(t.Context(), sync); err != nil {
-		t.Fatal(err)
-	}
+	createSync(t, c, sync)
 	waitRevision(t, c, sync, first)
 	manifest := filepath.Join(t.TempDir(), "sync.yaml")
 	sync.TypeMeta = metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "Sync"}

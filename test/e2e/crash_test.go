@@ -54,7 +54,7 @@ func interruptedApply(t *testing.T, sig syscall.Signal) {
 	a := startAgent(t)
 	s := gitSync(ns, "crash", repo.URL(), "apps", 2*time.Second)
 	s.Spec.PruneLimit = ptrIntOrString("100%")
-	must(t, c.Create(t.Context(), s))
+	createSync(t, c, s)
 	waitRevision(t, c, s, first)
 
 	repo.Commit(t, configMaps("new", newObjects), "many new config maps")

@@ -89,7 +89,7 @@ func TestFailoverUnderFire(t *testing.T) {
 		return ok, nil
 	})
 	s := gitSync(ns, "failover", repo.URL(), "apps", time.Hour)
-	must(t, c.Create(t.Context(), s))
+	createSync(t, c, s)
 
 	var killed time.Time
 	t.Run("SIGKILL mid-sync: the standby takes over and completes the sync", func(t *testing.T) {

@@ -82,7 +82,7 @@ func TestAMissingPermissionIsNamedByItsRequest(t *testing.T) {
 	rev := repo.Commit(t, map[string]string{"app/config.yaml": fmt.Sprintf(appConfig, "hello")}, "one config map")
 	a := startAgentWith(t, agentKubeconfig(t, aud), in.agentArgs(t)...)
 	s := gitSync(ns, "rights", repo.URL(), "app", time.Hour)
-	must(t, c.Create(t.Context(), s))
+	createSync(t, c, s)
 	waitRevision(t, c, s, rev)
 	// The Applied event is recorded asynchronously after the status write: wait for
 	// its refusal rather than for a while.

@@ -77,9 +77,7 @@ func TestSyncTakesCommitsIntoTheCluster(t *testing.T) {
 			Destination: v1alpha1.DestinationSpec{Namespace: ns},
 		},
 	}
-	if err := c.Create(t.Context(), sync); err != nil {
-		t.Fatal(err)
-	}
+	createSync(t, c, sync)
 
 	t.Run("objects appear, applied by field manager tether", func(t *testing.T) {
 		cm := &corev1.ConfigMap{}

@@ -33,9 +33,7 @@ func TestAWebhookPushReachesTheClusterAtOnce(t *testing.T) {
 			Destination: v1alpha1.DestinationSpec{Namespace: ns},
 		},
 	}
-	if err := c.Create(t.Context(), sync); err != nil {
-		t.Fatal(err)
-	}
+	createSync(t, c, sync)
 	waitForSync(t, c, sync, "Ready at the first commit", func(s *v1alpha1.Sync) bool {
 		return s.Status.LastAppliedRevision == "main@sha1:"+first && isReady(s)
 	})
