@@ -9,6 +9,12 @@ import (
 	"path/filepath"
 	"testing"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/test/controlplane"
 )
 
@@ -30,4 +36,24 @@ func Main(m *testing.M, name string, binary *string, opts controlplane.Options) 
 		return 1
 	}
 	return controlplane.RunMain(m, opts)
+}
+
+// Client returns a client of the shared control plane that knows the built-in kinds,
+// Tether's and CRDs, after installing the Sync CRD from deploy/base/crd (the calling
+// package is two directories below the repository's root, as test/e2e is).
+func Client(tb testing.TB) client.Client {
+	tb.Helper()
+	cp := controlplane.Shared(tb)
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme, apiextensionsv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	c, err := client.New(cp.Config(), client.Options{Scheme: scheme})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	controlplane.InstallCRDs(tb, cp.Config(), filepath.Join("..", "..", "deploy", "base", "crd"))
+	return c
 }

@@ -5,19 +5,15 @@ import (
 	"context"
 	"net"
 	"os/exec"
-	"path/filepath"
 	gosync "sync"
 	"syscall"
 	"testing"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/test/agentbin"
 	"tether.dev/tether/test/controlplane"
 )
 
@@ -28,20 +24,7 @@ const waitTimeout = 2 * time.Minute
 // newClient returns a client for the shared control plane that knows Syncs, with
 // the CRD installed.
 func newClient(t *testing.T) client.Client {
-	t.Helper()
-	cp := controlplane.Shared(t)
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme, apiextensionsv1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c, err := client.New(cp.Config(), client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	controlplane.InstallCRDs(t, cp.Config(), filepath.Join("..", "..", "deploy", "base", "crd"))
-	return c
+	return agentbin.Client(t)
 }
 
 // replica is one `tether controller` process of an agent with leader election.
