@@ -57,6 +57,32 @@ spec:
 `, name, greeting)
 }
 
+// Teams returns the files of a monorepo of n teams, one directory each
+// (teams/team-0000/, …), each directory ten objects: two apps (App, named
+// <team>-web and <team>-worker) and two ConfigMaps of settings. Every object's
+// name starts with its team's, so all 10n can live in one namespace.
+func Teams(n int) map[string]string {
+	files := map[string]string{}
+	for i := 0; i < n; i++ {
+		team := TeamName(i)
+		files["teams/"+team+"/apps.yaml"] = App(team+"-web", "hello") + "---\n" + App(team+"-worker", "hello")
+		files["teams/"+team+"/settings.yaml"] = fmt.Sprintf(`apiVersion: v1
+kind: ConfigMap
+metadata: {name: %[1]s-settings}
+data: {logLevel: info, region: local}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: %[1]s-flags}
+data: {newCheckout: "false"}
+`, team)
+	}
+	return files
+}
+
+// TeamName is the name of team i of Teams, also its directory under teams/.
+func TeamName(i int) string { return fmt.Sprintf("team-%04d", i) }
+
 // Floor applies the objects of files into namespace ns with nothing but server-side
 // apply requests from workers goroutines, with no client-side rate limit: no read, no
 // dry-run, no status. No agent can be faster. It returns the time taken.

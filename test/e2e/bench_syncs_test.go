@@ -1,0 +1,369 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	gosync "sync"
+	"testing"
+	"time"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/test/controlplane"
+	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/workload"
+)
+
+// Knobs of BenchmarkShippedBinaryManySyncs.
+const (
+	// benchSyncsEnv sets the number of Syncs; the issue's figure is 1,000.
+	benchSyncsEnv = "TETHER_BENCH_SYNCS"
+	// defaultBenchSyncs keeps make bench within minutes on a small shared machine.
+	defaultBenchSyncs = 200
+	// benchIntervalEnv sets every Sync's spec.source.interval (a Go duration).
+	benchIntervalEnv = "TETHER_BENCH_SYNC_INTERVAL"
+	// defaultBenchInterval is the shortest interval the agent allows at its default
+	// flags (--min-interval 10s): the most polling a fleet can ask for.
+	defaultBenchInterval = 10 * time.Second
+	// convergedIntervals is the window, in intervals, over which the converged
+	// cost is counted.
+	convergedIntervals = 3
+)
+
+// BenchmarkShippedBinaryManySyncs measures one agent with many small Syncs, as a
+// platform team runs it: the real binary at its default flags, one monorepo with a
+// directory per team (teams/team-0000/, …, ten objects each: two apps and two
+// ConfigMaps), a Sync per directory, all polling the same repository and branch.
+// (Directories rather than one path with a namespace per Sync: that is the layout
+// Flux and Argo CD users keep in a monorepo, and it makes the agent render each
+// path, where one shared path would be rendered once.) The Syncs and their objects
+// share one namespace: the number of namespaces changes neither the agent's work
+// nor the floor's.
+//
+// It reports the time from the first Sync's creation until every Sync is Ready at
+// the commit, beside the floor of the same run (the same objects applied by bare
+// server-side apply from 8 goroutines); then, over convergedIntervals intervals,
+// the requests to managed objects (counted by the API server itself), the Sync
+// status writes, and the ref listings and fetches the git server answered;
+// reconcile queue latency (workqueue_queue_duration_seconds, from the agent's
+// native histograms) during the first sync and in the converged window; and the
+// agent's peak RSS. TETHER_BENCH_SYNCS sets the number of Syncs (default 200; the
+// issue's figure is 1000), TETHER_BENCH_SYNC_INTERVAL their interval (default 10s).
+func BenchmarkShippedBinaryManySyncs(b *testing.B) {
+	n := envInt(b, benchSyncsEnv, defaultBenchSyncs)
+	interval := envDuration(b, benchIntervalEnv, defaultBenchInterval)
+	files := workload.Teams(n)
+	objects := 10 * n
+	cp := controlplane.Shared(b)
+	for b.Loop() {
+		floor, err := workload.Floor(b.Context(), cp.Config(), files, controlplane.NewNamespace(b, cp.Config()), floorWorkers)
+		must(b, err)
+
+		c := unthrottledClient(b)
+		ns := controlplane.NewNamespace(b, cp.Config())
+		repo := gitserver.Start(b, gitserver.Options{}).CreateRepo(b, "monorepo")
+		commit := repo.Commit(b, files, fmt.Sprintf("%d teams", n))
+		a := launchAgent(b, cp.KubeconfigPath(), strings.Fields(os.Getenv("TETHER_BENCH_AGENT_FLAGS"))...)
+		eventually(b, "the agent serves metrics", func(context.Context) (bool, error) {
+			_, err := a.scrape()
+			return err == nil, err
+		})
+
+		allReady := waitAllReady(b, ns, n, commit)
+		before := sampleFleet(b, a, cp, repo)
+		cpuBefore := cpuTime(b, a.cmd.Process.Pid)
+		start := time.Now()
+		createTeamSyncs(b, c, ns, repo.URL(), n, interval)
+		created := time.Since(start)
+		allReady()
+		first := time.Since(start)
+		cpuConverged := cpuTime(b, a.cmd.Process.Pid)
+		cpuFirst := cpuConverged - cpuBefore
+		converged := sampleFleet(b, a, cp, repo)
+		// Counting over a stated window is the point here: the converged cost is
+		// what the agent does while nothing changes.
+		time.Sleep(convergedIntervals * interval)
+		after := sampleFleet(b, a, cp, repo)
+		cpuQuiet := cpuTime(b, a.cmd.Process.Pid) - cpuConverged
+		if ready := countReady(b, c, ns, commit); ready != n {
+			b.Fatalf("%d of %d Syncs Ready at %s after the converged window", ready, n, commit)
+		}
+		rss := peakRSS(b, a.cmd.Process.Pid)
+
+		firstQueue := converged.queue.since(before.queue)
+		quietQueue := after.queue.since(converged.queue)
+		window := fmt.Sprintf("%d intervals of %s", convergedIntervals, interval)
+		listings := after.git.RefListings - converged.git.RefListings
+		fmt.Fprintf(os.Stdout, "\nshipped binary at default flags, %d Syncs × 10 objects on one repository (%d objects):\n", n, objects)
+		fmt.Fprintf(os.Stdout, "  %-52s %10s   %6.2f× floor\n", "floor: bare server-side apply, 8 workers", floor.Round(time.Millisecond), 1.0)
+		fmt.Fprintf(os.Stdout, "  %-52s %10s   %6.2f× floor\n", "tether controller: first Sync created → all Ready", first.Round(time.Millisecond), first.Seconds()/floor.Seconds())
+		fmt.Fprintf(os.Stdout, "  (creating the %d Syncs took %s of it; the agent used %s of CPU)\n", n, created.Round(time.Millisecond), cpuFirst.Round(time.Millisecond))
+		fmt.Fprintf(os.Stdout, "  first sync: %.0f reconciles, %.0f requests sent (%.2f per object), %d ref listings, %d fetches, %.0f Sync status writes\n",
+			converged.reconciles-before.reconciles, converged.agentRequests-before.agentRequests, (converged.agentRequests-before.agentRequests)/float64(objects),
+			converged.git.RefListings-before.git.RefListings, converged.git.Fetches-before.git.Fetches, converged.statusWrites-before.statusWrites)
+		fmt.Fprintf(os.Stdout, "  converged, %s: %.0f reconciles, %.0f requests to managed objects, %.0f Sync status writes, %.0f requests in all,\n",
+			window, after.reconciles-converged.reconciles, after.managedRequests-converged.managedRequests,
+			after.statusWrites-converged.statusWrites, after.agentRequests-converged.agentRequests)
+		fmt.Fprintf(os.Stdout, "    %d ref listings (%.2f per interval), %d fetches; the agent used %s of CPU (%.0f%% of a core)\n", listings, float64(listings)/convergedIntervals,
+			after.git.Fetches-converged.git.Fetches, cpuQuiet.Round(time.Millisecond), 100*cpuQuiet.Seconds()/(convergedIntervals*interval).Seconds())
+		fmt.Fprintf(os.Stdout, "    the API server answered (first sync): %s\n", requestsBetween(before, converged))
+		fmt.Fprintf(os.Stdout, "    the API server answered (converged): %s\n", requestsBetween(converged, after))
+		fmt.Fprintf(os.Stdout, "  reconcile queue latency: first sync p50 %s p99 %s; converged p50 %s p99 %s\n",
+			seconds(firstQueue.quantile(0.5)), seconds(firstQueue.quantile(0.99)), seconds(quietQueue.quantile(0.5)), seconds(quietQueue.quantile(0.99)))
+		fmt.Fprintf(os.Stdout, "  agent peak RSS %d MiB\n", rss>>20)
+		b.ReportMetric(first.Seconds()/floor.Seconds(), "all-ready/floor")
+		b.ReportMetric(after.managedRequests-converged.managedRequests, "converged-managed-requests")
+		b.ReportMetric(float64(listings)/convergedIntervals, "ref-listings/interval")
+		b.ReportMetric(quietQueue.quantile(0.99)*1000, "converged-queue-p99-ms")
+		b.ReportMetric(float64(rss>>20), "peak-RSS-MiB")
+	}
+}
+
+// fleetSample is what the agent, the API server and the git server have counted
+// at one moment.
+type fleetSample struct {
+	// agentRequests is every request the agent sent (client-go's count).
+	agentRequests float64
+	// reconciles is how many reconciles of Syncs the agent has run.
+	reconciles float64
+	// queue is how long Syncs waited in the agent's work queue.
+	queue nativeHistogram
+	// managedRequests is the requests the API server answered about the kinds
+	// the Syncs manage, watches aside.
+	managedRequests float64
+	// statusWrites is the writes of Sync status the API server answered.
+	statusWrites float64
+	// byRequest counts the API server's requests by resource and verb.
+	byRequest map[string]float64
+	git       gitserver.Requests
+}
+
+// managedResources are the resources of workload.Teams.
+var managedResources = map[string]bool{"configmaps": true, "deployments": true, "services": true, "serviceaccounts": true}
+
+func sampleFleet(tb testing.TB, a *agent, cp *controlplane.ControlPlane, repo *gitserver.Repo) fleetSample {
+	tb.Helper()
+	agentMetrics, err := scrapeAgent(a)
+	must(tb, err)
+	api, err := scrapeAPIServer(cp.Config())
+	must(tb, err)
+	syncController := func(l map[string]string) bool { return l["controller"] == "sync" || l["name"] == "sync" }
+	queue, ok := agentMetrics.histogram("workqueue_queue_duration_seconds", syncController)
+	if !ok {
+		tb.Fatal("the agent's /metrics has no native histogram workqueue_queue_duration_seconds{name=\"sync\"}")
+	}
+	return fleetSample{
+		agentRequests: agentMetrics.sum("rest_client_requests_total", nil),
+		reconciles:    agentMetrics.sum("controller_runtime_reconcile_total", syncController),
+		queue:         queue,
+		managedRequests: api.sum("apiserver_request_total", func(l map[string]string) bool {
+			return managedResources[l["resource"]] && l["verb"] != "WATCH"
+		}),
+		statusWrites: api.sum("apiserver_request_total", func(l map[string]string) bool {
+			return l["resource"] == "syncs" && l["subresource"] == "status" && l["verb"] != "GET" && l["verb"] != "LIST" && l["verb"] != "WATCH"
+		}),
+		byRequest: api.byRequest(),
+		git:       repo.Requests(),
+	}
+}
+
+// byRequest counts apiserver_request_total by "verb resource[/subresource]",
+// watches aside.
+func (f families) byRequest() map[string]float64 {
+	out := map[string]float64{}
+	for _, m := range f["apiserver_request_total"].GetMetric() {
+		l := labelMap(m)
+		if l["verb"] == "WATCH" {
+			continue
+		}
+		key := l["verb"] + " " + l["resource"]
+		if l["subresource"] != "" {
+			key += "/" + l["subresource"]
+		}
+		if l["dry_run"] != "" {
+			key += " (dry run)"
+		}
+		out[key] += m.GetCounter().GetValue()
+	}
+	return out
+}
+
+// requestsBetween lists the kinds of request the API server answered between two
+// samples, most frequent first.
+func requestsBetween(earlier, later fleetSample) string {
+	type kind struct {
+		name string
+		n    float64
+	}
+	var kinds []kind
+	for k, v := range later.byRequest {
+		if d := v - earlier.byRequest[k]; d > 0 {
+			kinds = append(kinds, kind{k, d})
+		}
+	}
+	sort.Slice(kinds, func(i, j int) bool { return kinds[i].n > kinds[j].n })
+	var parts []string
+	for _, k := range kinds {
+		parts = append(parts, fmt.Sprintf("%s %.0f", k.name, k.n))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// unthrottledClient is newClient without a client-side limit, so that creating
+// and counting a thousand Syncs does not wait on the benchmark's own client.
+func unthrottledClient(tb testing.TB) client.Client {
+	tb.Helper()
+	c, err := client.New(unthrottledConfig(tb), client.Options{Scheme: newClient(tb).Scheme()})
+	must(tb, err)
+	return c
+}
+
+func unthrottledConfig(tb testing.TB) *rest.Config {
+	tb.Helper()
+	cfg := controlplane.Shared(tb).Config()
+	cfg.QPS = -1
+	return cfg
+}
+
+// createTeamSyncs creates a Sync per team of workload.Teams(n) in ns, from 8
+// goroutines, as `kubectl apply` of a directory of Syncs would send them.
+func createTeamSyncs(tb testing.TB, c client.Client, ns, url string, n int, interval time.Duration) {
+	tb.Helper()
+	next := make(chan int)
+	errs := make(chan error, n)
+	var wg gosync.WaitGroup
+	for range floorWorkers {
+		wg.Go(func() {
+			for i := range next {
+				team := workload.TeamName(i)
+				errs <- c.Create(tb.Context(), gitSync(ns, team, url, "teams/"+team, interval))
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		must(tb, err)
+	}
+}
+
+// waitAllReady waits until all n Syncs of ns are Ready at commit, following
+// them by watch from before the first is created (listing a thousand Syncs with
+// their inventories every moment would load the API server the benchmark
+// measures). A thousand Syncs take minutes on a small machine, so the wait is
+// longer than waitTimeout. Call it before creating the Syncs, and the returned
+// function after.
+func waitAllReady(tb testing.TB, ns string, n int, commit string) func() {
+	tb.Helper()
+	c, err := client.NewWithWatch(unthrottledConfig(tb), client.Options{Scheme: newClient(tb).Scheme()})
+	must(tb, err)
+	timeout := waitTimeout + time.Duration(n)*time.Second
+	ctx, cancel := context.WithTimeout(tb.Context(), timeout)
+	w, err := c.Watch(ctx, &v1alpha1.SyncList{}, client.InNamespace(ns))
+	if err != nil {
+		cancel()
+		tb.Fatal(err)
+	}
+	return func() {
+		tb.Helper()
+		defer cancel()
+		defer w.Stop()
+		ready := map[string]bool{}
+		for ev := range w.ResultChan() {
+			s, ok := ev.Object.(*v1alpha1.Sync)
+			if !ok {
+				continue
+			}
+			if readyAt(s, commit) && ev.Type != watch.Deleted {
+				ready[s.Name] = true
+			} else {
+				delete(ready, s.Name)
+			}
+			if len(ready) == n {
+				return
+			}
+		}
+		tb.Fatalf("%d of %d Syncs Ready at %s when the watch ended (%s allowed): %v", len(ready), n, commit, timeout, ctx.Err())
+	}
+}
+
+func readyAt(s *v1alpha1.Sync, commit string) bool {
+	return apimeta.IsStatusConditionTrue(s.Status.Conditions, v1alpha1.ReadyCondition) && strings.HasSuffix(s.Status.LastAppliedRevision, commit)
+}
+
+// countReady counts the Syncs of ns that are Ready at commit.
+func countReady(tb testing.TB, c client.Client, ns, commit string) int {
+	tb.Helper()
+	list := &v1alpha1.SyncList{}
+	must(tb, c.List(tb.Context(), list, client.InNamespace(ns)))
+	ready := 0
+	for _, s := range list.Items {
+		if readyAt(&s, commit) {
+			ready++
+		}
+	}
+	return ready
+}
+
+func envInt(tb testing.TB, name string, def int) int {
+	tb.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		tb.Fatalf("%s=%q: want a positive number", name, v)
+	}
+	return n
+}
+
+func envDuration(tb testing.TB, name string, def time.Duration) time.Duration {
+	tb.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		tb.Fatalf("%s=%q: want a positive duration", name, v)
+	}
+	return d
+}
+
+// seconds prints a latency from a histogram.
+func seconds(s float64) string {
+	return time.Duration(s * float64(time.Second)).Round(10 * time.Microsecond).String()
+}
+
+// cpuTime is the CPU time process pid has used, in user and system mode.
+func cpuTime(tb testing.TB, pid int) time.Duration {
+	tb.Helper()
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	must(tb, err)
+	// The command name, in parentheses, may hold spaces; the fields after it are
+	// fixed: utime and stime are the 12th and 13th.
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	ticks := 0
+	for _, f := range fields[11:13] {
+		n, err := strconv.Atoi(f)
+		must(tb, err)
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / clockTicks
+}
+
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat's times: 100 on Linux.
+const clockTicks = 100
