@@ -10,7 +10,9 @@
 //
 // Fetch is cheap when nothing changed: it lists the remote's refs (one request) and
 // fetches, one ref only, only a commit the cache lacks. A Request's MaxAge lets
-// callers that share a URL, a ref and credentials share one listing; a push
+// callers that share a URL and credentials share one listing, whatever ref each
+// follows (never callers with other credentials: the remote must refuse a caller
+// without access itself); a push
 // notification calls Refresh to end that sharing early. One slow host cannot take
 // every caller: at most MaxFetchesPerHost conversations with a host run at once
 // (more callers get ReasonHostBusy at once), no lock that other URLs or rendering

@@ -90,11 +90,12 @@ func DefaultOptions() Options {
 type Request struct {
 	URL string
 	Ref v1alpha1.GitRef
-	// MaxAge lets Fetch answer from a resolution of the same URL and ref made at
-	// most this long ago, by any caller, without asking the remote. Syncs that share
-	// a repository and ref thus share one ref listing per interval, and a reconcile
-	// triggered by drift in the cluster does not touch git. Zero always asks.
-	// Resolutions are shared only between callers with the same Auth.
+	// MaxAge lets Fetch answer from a ref listing of the same URL made at most
+	// this long ago, by any caller and for any ref, without asking the remote.
+	// Syncs that share a repository thus share one ref listing per interval,
+	// whichever branches, tags or ranges they follow, and a reconcile triggered
+	// by drift in the cluster does not touch git. Zero always asks. Listings are
+	// shared only between callers with the same Auth.
 	MaxAge time.Duration
 	// Auth holds credentials for the repository; the zero value sends none (but
 	// credentials written into an http(s) URL are still used).
@@ -155,6 +156,9 @@ type repoEntry struct {
 	// resolved remembers, by credentials and ref, the commit the remote last named
 	// and when.
 	resolved map[string]resolution
+	// listed remembers, by credentials, the remote's last ref listing and when:
+	// one listing answers every ref of the repository (see refs).
+	listed map[string]listing
 	// used is when a Fetch or Render last asked for the entry; guarded by
 	// Source.mu.
 	used time.Time
@@ -253,7 +257,7 @@ func (s *Source) entry(url string) *repoEntry {
 	defer s.mu.Unlock()
 	e, ok := s.repos[key]
 	if !ok {
-		e = &repoEntry{network: make(chan struct{}, 1), resolved: map[string]resolution{}}
+		e = &repoEntry{network: make(chan struct{}, 1), resolved: map[string]resolution{}, listed: map[string]listing{}}
 		s.repos[key] = e
 	}
 	e.used = s.now()

@@ -67,7 +67,7 @@ func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
 	s.sweep()
 	e := s.entry(req.URL)
 	key := r.key + "\x00" + refKey(ref)
-	res, ok, err := s.cached(e, req, key)
+	res, ok, err := s.cached(e, req, r, ref, key)
 	if err != nil {
 		return fail(ReasonCacheUnreadable, err)
 	}
@@ -85,7 +85,7 @@ func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
 	}
 	defer e.unlockNetwork()
 	// Another caller may have asked while this one waited.
-	if res, ok, err = s.cached(e, req, key); err != nil {
+	if res, ok, err = s.cached(e, req, r, ref, key); err != nil {
 		return fail(ReasonCacheUnreadable, err)
 	} else if ok {
 		return res.revision(rev), nil
@@ -98,7 +98,7 @@ func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
 		defer cancel()
 	}
 	asked := s.now()
-	res, reason, err = s.resolve(ctx, e, req.URL, r, ref)
+	res, reason, err = s.resolve(ctx, e, req.URL, r, ref, req.MaxAge)
 	if err != nil {
 		if reason == "" {
 			reason = r.reason(err)
@@ -110,7 +110,9 @@ func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
 	}
 	s.hosts.answered(r.host)
 	e.mu.Lock()
-	res.at = asked
+	if res.at.IsZero() {
+		res.at = asked
+	}
 	e.resolved[key] = res
 	e.mu.Unlock()
 	return res.revision(rev), nil
@@ -121,8 +123,9 @@ func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
 const shareWait = time.Second
 
 // cached returns the resolution of key if it is younger than req.MaxAge and its
-// commit is in the cache.
-func (s *Source) cached(e *repoEntry, req Request, key string) (resolution, bool, error) {
+// commit is in the cache, or else one made from a listing of the repository with
+// the same credentials younger than req.MaxAge, made for any ref (see refs).
+func (s *Source) cached(e *repoEntry, req Request, r *remote, ref v1alpha1.GitRef, key string) (resolution, bool, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	repo, err := s.openCache(e, req.URL)
@@ -130,7 +133,11 @@ func (s *Source) cached(e *repoEntry, req Request, key string) (resolution, bool
 		return resolution{}, false, err
 	}
 	res, ok := e.resolved[key]
-	if ok && req.MaxAge > 0 && s.now().Sub(res.at) < req.MaxAge && hasCommit(repo, res.commit) {
+	if ok && s.fresh(res.at, req.MaxAge) && hasCommit(repo, res.commit) {
+		return res, true, nil
+	}
+	if res, ok := s.fromListing(e, r, ref, req.MaxAge); ok && hasCommit(repo, res.commit) {
+		e.resolved[key] = res
 		return res, true, nil
 	}
 	return resolution{}, false, nil
@@ -140,11 +147,11 @@ func (s *Source) cached(e *repoEntry, req Request, key string) (resolution, bool
 // error it returns the reason, or "" for the caller to class the error. The ref
 // listing runs without the entry's lock; fetching a pack holds it, since it
 // writes the cache that rendering reads.
-func (s *Source) resolve(ctx context.Context, e *repoEntry, url string, r *remote, ref v1alpha1.GitRef) (resolution, string, error) {
+func (s *Source) resolve(ctx context.Context, e *repoEntry, url string, r *remote, ref v1alpha1.GitRef, maxAge time.Duration) (resolution, string, error) {
 	if ref.Commit != "" {
-		return s.resolveCommit(ctx, e, url, r, ref.Commit)
+		return s.resolveCommit(ctx, e, url, r, ref.Commit, maxAge)
 	}
-	refs, err := s.listRefs(ctx, r)
+	refs, at, err := s.refs(ctx, e, r, maxAge)
 	if err != nil {
 		return resolution{}, "", err
 	}
@@ -152,6 +159,7 @@ func (s *Source) resolve(ctx context.Context, e *repoEntry, url string, r *remot
 	if err != nil {
 		return resolution{}, reason, err
 	}
+	res.at = at
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	repo, err := s.openCache(e, url)
@@ -180,18 +188,20 @@ func (s *Source) resolve(ctx context.Context, e *repoEntry, url string, r *remot
 }
 
 // resolveCommit makes sure a pinned commit is cached. A commit cached already is
-// still only returned after the remote has answered these credentials: the cache
-// is shared by everyone who names the URL.
-func (s *Source) resolveCommit(ctx context.Context, e *repoEntry, url string, r *remote, commit string) (resolution, string, error) {
+// still only returned after the remote has answered these credentials (now, or
+// in a listing younger than maxAge): the cache is shared by everyone who names
+// the URL.
+func (s *Source) resolveCommit(ctx context.Context, e *repoEntry, url string, r *remote, commit string, maxAge time.Duration) (resolution, string, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	repo, err := s.openCache(e, url)
 	if err != nil {
 		return resolution{}, ReasonCacheUnreadable, err
 	}
+	var at time.Time
 	if hasCommit(repo, commit) {
 		e.mu.Unlock() // the listing only checks access
-		_, err := s.listRefs(ctx, r)
+		_, at, err = s.refs(ctx, e, r, maxAge)
 		e.mu.Lock()
 		if err != nil {
 			return resolution{}, "", err
@@ -204,7 +214,7 @@ func (s *Source) resolveCommit(ctx context.Context, e *repoEntry, url string, r 
 	if !hasCommit(repo, commit) {
 		return resolution{}, ReasonCommitNotFound, fmt.Errorf("commit %s is not on any branch", commit)
 	}
-	return resolution{commit: commit}, "", nil
+	return resolution{commit: commit, at: at}, "", nil
 }
 
 // pick finds what ref names among a remote's refs: the full name of the ref to
@@ -285,6 +295,7 @@ func (s *Source) Refresh(url string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.resolved = map[string]resolution{}
+	e.listed = map[string]listing{}
 }
 
 var errRefNotFound = errors.New("ref not found on the remote")

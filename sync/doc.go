@@ -33,7 +33,7 @@
 //
 // What starts a reconcile: a change of the Sync's spec; its interval (no shorter
 // than Options.MinInterval, on the Stalled path too), jittered by ±10% so that
-// Syncs do not poll in lockstep (Syncs sharing a repository, ref and
+// Syncs do not poll in lockstep (Syncs sharing a repository and
 // credentials still share one ref listing per interval); a change of a managed
 // object (Watcher), or a status change of one the Sync last judged not Healthy,
 // so that health follows a rollout (reconciler_health.go); and a push

@@ -33,7 +33,7 @@ func jitter(d time.Duration) time.Duration {
 // maxAge is how long a resolution of a Sync's ref may be reused: a little less
 // than the earliest a jittered requeue comes back, so that every poll of a Sync
 // that has its repository to itself asks the remote, while Syncs sharing a
-// repository, ref and credentials share one ref listing per interval, and a
+// repository and credentials share one ref listing per interval, and a
 // reconcile triggered by drift in the cluster does not touch git.
 func maxAge(interval time.Duration) time.Duration {
 	return time.Duration(float64(interval) * (1 - jitterFraction))
