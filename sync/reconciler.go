@@ -191,6 +191,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	obj, err = r.catchUp(ctx, obj)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 
 	st := newStatusBuilder(obj, r.now)
 	defer func() {
@@ -279,7 +283,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 // Sync's path at that commit rendered to objects.
 func (r *Reconciler) fetchAndRender(ctx context.Context, obj *v1alpha1.Sync, id Identity, st *statusBuilder) (*source.Snapshot, error) {
 	fetchStart := r.now()
-	// Syncs sharing a repository, ref and credentials share a poll (see maxAge).
+	// Syncs sharing a repository and credentials share a poll (see maxAge).
 	req, err := r.sourceRequest(ctx, obj, id)
 	if err != nil {
 		return nil, err

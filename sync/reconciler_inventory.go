@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -177,6 +178,38 @@ func withEntries(st v1alpha1.SyncStatus, refs []apply.ObjectRef) (v1alpha1.SyncS
 	return st, true
 }
 
+// catchUp reads obj again from the API server when, as the cache holds it, it
+// has Tether's finalizer but no inventory, and returns the copy to reconcile.
+// Either its status was wiped (rebuildInventory then searches every kind for its
+// objects), or the cache has not yet seen the inventory this agent wrote a moment
+// ago: a reconcile that a watch event queued while the one before was writing it.
+// One read tells the two apart; without it, every Sync of a large first sync
+// whose events outran the cache cost a list of every kind. Without a Reader (or
+// a Finder) nothing is read.
+func (r *Reconciler) catchUp(ctx context.Context, obj *v1alpha1.Sync) (*v1alpha1.Sync, error) {
+	if r.Reader == nil || !r.mustSearch(obj) {
+		return obj, nil
+	}
+	fresh := &v1alpha1.Sync{}
+	if err := r.Reader.Get(ctx, client.ObjectKeyFromObject(obj), fresh); apierrors.IsNotFound(err) {
+		return obj, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("reading the Sync, whose cached copy has no inventory: %w", err)
+	}
+	return fresh, nil
+}
+
+// mustSearch reports whether obj's inventory is to be rebuilt from labels: it is
+// empty though obj was reconciled before (it has Tether's finalizer), and no
+// search found nothing for it already.
+func (r *Reconciler) mustSearch(obj *v1alpha1.Sync) bool {
+	if r.Finder == nil || !controllerutil.ContainsFinalizer(obj, v1alpha1.Finalizer) || len(loadInventory(obj.Status)) > 0 {
+		return false
+	}
+	uid, ok := r.searched.Load(client.ObjectKeyFromObject(obj))
+	return !ok || uid != obj.UID
+}
+
 // rebuildInventory finds the objects of a Sync whose inventory is empty though it
 // was reconciled before (it has Tether's finalizer: its status was wiped, or restored
 // from a backup without status) by their label, before anything is pruned, and adds
@@ -188,7 +221,7 @@ func (r *Reconciler) rebuildInventory(ctx context.Context, obj *v1alpha1.Sync, s
 		r.searched.Delete(key)
 		return nil
 	}
-	if uid, ok := r.searched.Load(key); r.Finder == nil || !controllerutil.ContainsFinalizer(obj, v1alpha1.Finalizer) || (ok && uid == obj.UID) {
+	if !r.mustSearch(obj) {
 		return nil
 	}
 	// Found as the Sync's identity: it must not learn of objects its account cannot see.
