@@ -12,12 +12,13 @@
 // fetches, one ref only, only a commit the cache lacks. A Request's MaxAge lets
 // callers that share a URL and credentials share one listing, whatever ref each
 // follows (never callers with other credentials: the remote must refuse a caller
-// without access itself); a push
-// notification calls Refresh to end that sharing early. One slow host cannot take
-// every caller: at most MaxFetchesPerHost conversations with a host run at once
-// (more callers get ReasonHostBusy at once), no lock that other URLs or rendering
-// need is held while waiting for a ref listing, and a host that could not be
-// reached is not asked again for HostFailureMemory. The on-disk cache holds one bare
+// without access itself); a push notification calls Refresh to end that sharing
+// early. One slow host cannot take every caller: at most MaxFetchesPerHost
+// conversations with a host run at once (more callers get ReasonHostBusy at once,
+// except that callers of a repository the host is already answering wait briefly for
+// that answer and share it), no lock that other URLs or rendering need is held while
+// waiting for a ref listing, and a host that could not be reached is not asked again
+// for HostFailureMemory. The on-disk cache holds one bare
 // repository per repository, whatever the spelling of its URL; repositories unused
 // for CacheIdle are removed, and over MaxCacheBytes a Fetch that needs a new commit
 // fails with ReasonCacheFull instead of evicting anything. file:// URLs are refused

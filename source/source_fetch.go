@@ -38,8 +38,10 @@ const remoteName = "origin"
 //
 // A slow or dead host costs its neighbours little: at most
 // Options.MaxFetchesPerHost network conversations with one host run at once (a
-// caller over that gets ReasonHostBusy at once, without waiting), one URL has one
-// conversation at a time (another caller waits for it briefly, then is busy too),
+// caller over that gets ReasonHostBusy at once, unless one of them is with its
+// own repository: then it waits for that one briefly and shares its answer within
+// MaxAge), one URL has one conversation at a time (another caller waits for it
+// briefly, then is busy too),
 // and a host that could not be reached is not asked again for
 // Options.HostFailureMemory: callers get its last failure at once. No lock that
 // rendering or other URLs need is held while waiting for the network, except
@@ -76,6 +78,13 @@ func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
 	}
 
 	release, reason, err := s.hosts.enter(r.host, req.MaxAge, s.now())
+	if reason == ReasonHostBusy {
+		if res, ok, cerr := s.shareRunning(ctx, e, req, r, ref, key); cerr != nil {
+			return fail(ReasonCacheUnreadable, cerr)
+		} else if ok {
+			return res.revision(rev), nil
+		}
+	}
 	if err != nil {
 		return fail(reason, err)
 	}
@@ -116,6 +125,19 @@ func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
 	e.resolved[key] = res
 	e.mu.Unlock()
 	return res.revision(rev), nil
+}
+
+// shareRunning waits, at most shareWait, for a conversation with e's repository
+// that is under way to end, and returns what it learnt for key, if it may be
+// shared (see cached). A host is often busy with this very repository: the Syncs
+// of a monorepo all poll it when their agent starts, and again whenever the
+// shared listing expires; they share its answer instead of being refused.
+func (s *Source) shareRunning(ctx context.Context, e *repoEntry, req Request, r *remote, ref v1alpha1.GitRef, key string) (resolution, bool, error) {
+	if req.MaxAge <= 0 || !e.lockNetwork(ctx, shareWait) {
+		return resolution{}, false, nil
+	}
+	defer e.unlockNetwork()
+	return s.cached(e, req, r, ref, key)
 }
 
 // shareWait is how long a Fetch waits for another one of the same repository to

@@ -94,3 +94,34 @@ func TestCallersOfOneRepositoryShareOneRefListing(t *testing.T) {
 		}
 	})
 }
+
+func TestCallersOfARepositoryItsHostIsAnsweringShareTheAnswer(t *testing.T) {
+	repo := gitserver.Start(t, gitserver.Options{}).CreateRepo(t, "monorepo")
+	repo.Commit(t, map[string]string{"team-a/cm.yaml": configMap("a", "v1")}, "add team a")
+	// One conversation at a time with the host: every caller but the first finds
+	// it busy, with a listing of the very repository it wants.
+	src := newSource(t, source.Options{MaxFetchesPerHost: 1})
+	req := source.Request{URL: repo.URL(), Ref: main, MaxAge: time.Hour}
+	fetch(t, src, req) // the commit is cached: the callers below only list
+	src.Refresh(repo.URL())
+
+	before := repo.Requests()
+	const callers = 8 // the Syncs of a monorepo when their agent starts
+	errs := make(chan error, callers)
+	for range callers {
+		go func() {
+			_, err := src.Fetch(t.Context(), req)
+			errs <- err
+		}()
+	}
+	for range callers {
+		if err := <-errs; err != nil {
+			t.Errorf("a caller was refused: %v", err)
+		}
+	}
+	want := before
+	want.RefListings++
+	if diff := cmp.Diff(want, repo.Requests()); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+}
