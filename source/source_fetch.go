@@ -38,10 +38,9 @@ const remoteName = "origin"
 //
 // A slow or dead host costs its neighbours little: at most
 // Options.MaxFetchesPerHost network conversations with one host run at once (a
-// caller over that gets ReasonHostBusy at once, unless one of them is with its
-// own repository: then it waits for that one briefly and shares its answer within
-// MaxAge), one URL has one conversation at a time (another caller waits for it
-// briefly, then is busy too),
+// caller over that gets ReasonHostBusy at once, without waiting), one URL has one
+// conversation at a time (another caller waits for it briefly, holding none of
+// the host's places, and shares its answer within MaxAge, or is busy too),
 // and a host that could not be reached is not asked again for
 // Options.HostFailureMemory: callers get its last failure at once. No lock that
 // rendering or other URLs need is held while waiting for the network, except
@@ -77,18 +76,10 @@ func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
 		return res.revision(rev), nil
 	}
 
-	release, reason, err := s.hosts.enter(r.host, req.MaxAge, s.now())
-	if reason == ReasonHostBusy {
-		if res, ok, cerr := s.shareRunning(ctx, e, req, r, ref, key); cerr != nil {
-			return fail(ReasonCacheUnreadable, cerr)
-		} else if ok {
-			return res.revision(rev), nil
-		}
-	}
-	if err != nil {
-		return fail(reason, err)
-	}
-	defer release()
+	// The repository first, the host second: a caller waiting for another's
+	// conversation with its own repository (the Syncs of a monorepo, when their
+	// agent starts or their shared listing expires) holds none of the host's
+	// places, and shares that conversation's answer when it ends.
 	if !e.lockNetwork(ctx, shareWait) {
 		return fail(ReasonHostBusy, fmt.Errorf("another fetch of this repository has been running for over %s", shareWait))
 	}
@@ -99,6 +90,11 @@ func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
 	} else if ok {
 		return res.revision(rev), nil
 	}
+	release, reason, err := s.hosts.enter(r.host, req.MaxAge, s.now())
+	if err != nil {
+		return fail(reason, err)
+	}
+	defer release()
 
 	callerCtx := ctx
 	if s.opts.Timeout > 0 {
@@ -125,19 +121,6 @@ func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
 	e.resolved[key] = res
 	e.mu.Unlock()
 	return res.revision(rev), nil
-}
-
-// shareRunning waits, at most shareWait, for a conversation with e's repository
-// that is under way to end, and returns what it learnt for key, if it may be
-// shared (see cached). A host is often busy with this very repository: the Syncs
-// of a monorepo all poll it when their agent starts, and again whenever the
-// shared listing expires; they share its answer instead of being refused.
-func (s *Source) shareRunning(ctx context.Context, e *repoEntry, req Request, r *remote, ref v1alpha1.GitRef, key string) (resolution, bool, error) {
-	if req.MaxAge <= 0 || !e.lockNetwork(ctx, shareWait) {
-		return resolution{}, false, nil
-	}
-	defer e.unlockNetwork()
-	return s.cached(e, req, r, ref, key)
 }
 
 // shareWait is how long a Fetch waits for another one of the same repository to
