@@ -56,12 +56,13 @@ const (
 // reconcile queue latency (workqueue_queue_duration_seconds, from the agent's
 // native histograms) during the first sync and in the converged window; and the
 // agent's peak RSS. TETHER_BENCH_SYNCS sets the number of Syncs (default 200; the
-// issue's figure is 1000), TETHER_BENCH_SYNC_INTERVAL their interval (default 10s).
+// issue's figure is 1000), TETHER_BENCH_SYNC_INTERVAL their interval (default 10s);
+// TETHER_BENCH_AGENT_FLAGS adds flags to the agent's, for experiments (the figure
+// is at default flags).
 func BenchmarkShippedBinaryManySyncs(b *testing.B) {
 	n := envInt(b, benchSyncsEnv, defaultBenchSyncs)
 	interval := envDuration(b, benchIntervalEnv, defaultBenchInterval)
 	files := workload.Teams(n)
-	objects := 10 * n
 	cp := controlplane.Shared(b)
 	for b.Loop() {
 		floor, err := workload.Floor(b.Context(), cp.Config(), files, controlplane.NewNamespace(b, cp.Config()), floorWorkers)
@@ -78,57 +79,69 @@ func BenchmarkShippedBinaryManySyncs(b *testing.B) {
 		})
 
 		allReady := waitAllReady(b, ns, n, commit)
-		before := sampleFleet(b, a, cp, repo)
-		cpuBefore := cpuTime(b, a.cmd.Process.Pid)
+		run := fleetRun{syncs: n, interval: interval, floor: floor}
+		run.before = sampleFleet(b, a, cp, repo)
 		start := time.Now()
 		createTeamSyncs(b, c, ns, repo.URL(), n, interval)
-		created := time.Since(start)
+		run.created = time.Since(start)
 		allReady()
-		first := time.Since(start)
-		ready := sampleFleet(b, a, cp, repo)
-		cpuFirst := cpuTime(b, a.cmd.Process.Pid) - cpuBefore
+		run.first = time.Since(start)
+		run.ready = sampleFleet(b, a, cp, repo)
 		// Counting over a stated window is the point here: the converged cost is
 		// what the agent does while nothing changes. The window opens one interval
 		// after the last Sync turned Ready, once the reconciles that its watches
 		// queued during the first sync have drained.
 		time.Sleep(interval)
-		converged := sampleFleet(b, a, cp, repo)
-		cpuConverged := cpuTime(b, a.cmd.Process.Pid)
+		run.converged = sampleFleet(b, a, cp, repo)
 		time.Sleep(convergedIntervals * interval)
-		after := sampleFleet(b, a, cp, repo)
-		cpuQuiet := cpuTime(b, a.cmd.Process.Pid) - cpuConverged
+		run.after = sampleFleet(b, a, cp, repo)
 		if still := countReady(b, c, ns, commit); still != n {
 			b.Fatalf("%d of %d Syncs Ready at %s after the converged window", still, n, commit)
 		}
-		rss := peakRSS(b, a.cmd.Process.Pid)
-
-		firstQueue := ready.queue.since(before.queue)
-		quietQueue := after.queue.since(converged.queue)
-		window := fmt.Sprintf("%d intervals of %s, from one interval after all Ready", convergedIntervals, interval)
-		listings := after.git.RefListings - converged.git.RefListings
-		fmt.Fprintf(os.Stdout, "\nshipped binary at default flags, %d Syncs × 10 objects on one repository (%d objects):\n", n, objects)
-		fmt.Fprintf(os.Stdout, "  %-52s %10s   %6.2f× floor\n", "floor: bare server-side apply, 8 workers", floor.Round(time.Millisecond), 1.0)
-		fmt.Fprintf(os.Stdout, "  %-52s %10s   %6.2f× floor\n", "tether controller: first Sync created → all Ready", first.Round(time.Millisecond), first.Seconds()/floor.Seconds())
-		fmt.Fprintf(os.Stdout, "  (creating the %d Syncs took %s of it; the agent used %s of CPU)\n", n, created.Round(time.Millisecond), cpuFirst.Round(time.Millisecond))
-		fmt.Fprintf(os.Stdout, "  first sync: %.0f reconciles, %.0f requests sent (%.2f per object), %d ref listings, %d fetches, %.0f Sync status writes\n",
-			ready.reconciles-before.reconciles, ready.agentRequests-before.agentRequests, (ready.agentRequests-before.agentRequests)/float64(objects),
-			ready.git.RefListings-before.git.RefListings, ready.git.Fetches-before.git.Fetches, ready.statusWrites-before.statusWrites)
-		fmt.Fprintf(os.Stdout, "  converged (%s): %.0f reconciles, %.0f requests to managed objects, %.0f Sync status writes, %.0f requests in all,\n",
-			window, after.reconciles-converged.reconciles, after.managedRequests-converged.managedRequests,
-			after.statusWrites-converged.statusWrites, after.agentRequests-converged.agentRequests)
-		fmt.Fprintf(os.Stdout, "    %d ref listings (%.2f per interval), %d fetches; the agent used %s of CPU (%.0f%% of a core)\n", listings, float64(listings)/convergedIntervals,
-			after.git.Fetches-converged.git.Fetches, cpuQuiet.Round(time.Millisecond), 100*cpuQuiet.Seconds()/(convergedIntervals*interval).Seconds())
-		fmt.Fprintf(os.Stdout, "    the API server answered (first sync): %s\n", requestsBetween(before, ready))
-		fmt.Fprintf(os.Stdout, "    the API server answered (converged): %s\n", requestsBetween(converged, after))
-		fmt.Fprintf(os.Stdout, "  reconcile queue latency: first sync p50 %s p99 %s; converged p50 %s p99 %s\n",
-			seconds(firstQueue.quantile(0.5)), seconds(firstQueue.quantile(0.99)), seconds(quietQueue.quantile(0.5)), seconds(quietQueue.quantile(0.99)))
-		fmt.Fprintf(os.Stdout, "  agent peak RSS %d MiB\n", rss>>20)
-		b.ReportMetric(first.Seconds()/floor.Seconds(), "all-ready/floor")
-		b.ReportMetric(after.managedRequests-converged.managedRequests, "converged-managed-requests")
-		b.ReportMetric(float64(listings)/convergedIntervals, "ref-listings/interval")
-		b.ReportMetric(quietQueue.quantile(0.99)*1000, "converged-queue-p99-ms")
-		b.ReportMetric(float64(rss>>20), "peak-RSS-MiB")
+		run.rss = peakRSS(b, a.cmd.Process.Pid)
+		run.report(b)
 	}
+}
+
+// fleetRun is what BenchmarkShippedBinaryManySyncs measured.
+type fleetRun struct {
+	syncs    int
+	interval time.Duration
+	// floor is the bare server-side apply of the same objects; created is how
+	// long the Syncs took to create, and first until all were Ready.
+	floor, created, first time.Duration
+	// The counts before the first Sync, when all were Ready, when the converged
+	// window opened and when it closed.
+	before, ready, converged, after fleetSample
+	rss                             int64
+}
+
+// report prints the figures of run and reports the headline ones as metrics.
+func (run fleetRun) report(b *testing.B) {
+	first, quiet := run.ready.minus(run.before), run.after.minus(run.converged)
+	objects := float64(10 * run.syncs)
+	window := convergedIntervals * run.interval
+	out := os.Stdout
+	fmt.Fprintf(out, "\nshipped binary at default flags, %d Syncs × 10 objects on one repository (%.0f objects):\n", run.syncs, objects)
+	fmt.Fprintf(out, "  %-52s %10s   %6.2f× floor\n", "floor: bare server-side apply, 8 workers", run.floor.Round(time.Millisecond), 1.0)
+	fmt.Fprintf(out, "  %-52s %10s   %6.2f× floor\n", "tether controller: first Sync created → all Ready", run.first.Round(time.Millisecond), run.first.Seconds()/run.floor.Seconds())
+	fmt.Fprintf(out, "  (creating the %d Syncs took %s of it; the agent used %s of CPU)\n", run.syncs, run.created.Round(time.Millisecond), first.cpu.Round(time.Millisecond))
+	fmt.Fprintf(out, "  first sync: %.0f reconciles, %.0f requests sent (%.2f per object), %d ref listings, %d fetches, %.0f Sync status writes\n",
+		first.reconciles, first.agentRequests, first.agentRequests/objects, first.git.RefListings, first.git.Fetches, first.statusWrites)
+	fmt.Fprintf(out, "  converged (%d intervals of %s, from one interval after all Ready): %.0f reconciles, %.0f requests to managed objects, %.0f Sync status writes, %.0f requests in all,\n",
+		convergedIntervals, run.interval, quiet.reconciles, quiet.managedRequests, quiet.statusWrites, quiet.agentRequests)
+	fmt.Fprintf(out, "    %d ref listings (%.2f per interval), %d fetches; the agent used %s of CPU (%.0f%% of a core)\n",
+		quiet.git.RefListings, float64(quiet.git.RefListings)/convergedIntervals, quiet.git.Fetches, quiet.cpu.Round(time.Millisecond), 100*quiet.cpu.Seconds()/window.Seconds())
+	fmt.Fprintf(out, "    the API server answered (first sync): %s\n", requestsByKind(first.byRequest))
+	fmt.Fprintf(out, "    the API server answered (converged): %s\n", requestsByKind(quiet.byRequest))
+	fmt.Fprintf(out, "  reconcile queue latency: first sync p50 %s p99 %s; converged p50 %s p99 %s\n",
+		seconds(first.queue.quantile(0.5)), seconds(first.queue.quantile(0.99)), seconds(quiet.queue.quantile(0.5)), seconds(quiet.queue.quantile(0.99)))
+	fmt.Fprintf(out, "  agent peak RSS %d MiB\n", run.rss>>20)
+	b.ReportMetric(run.first.Seconds()/run.floor.Seconds(), "all-ready/floor")
+	b.ReportMetric(quiet.managedRequests, "converged-managed-requests")
+	b.ReportMetric(float64(quiet.git.RefListings)/convergedIntervals, "ref-listings/interval")
+	b.ReportMetric(quiet.queue.quantile(0.99)*1000, "converged-queue-p99-ms")
+	b.ReportMetric(float64(run.rss>>20), "peak-RSS-MiB")
 }
 
 // fleetSample is what the agent, the API server and the git server have counted
@@ -148,6 +161,31 @@ type fleetSample struct {
 	// byRequest counts the API server's requests by resource and verb.
 	byRequest map[string]float64
 	git       gitserver.Requests
+	// cpu is the CPU time the agent has used.
+	cpu time.Duration
+}
+
+// minus is what was counted between earlier and s.
+func (s fleetSample) minus(earlier fleetSample) fleetSample {
+	out := fleetSample{
+		agentRequests:   s.agentRequests - earlier.agentRequests,
+		reconciles:      s.reconciles - earlier.reconciles,
+		queue:           s.queue.since(earlier.queue),
+		managedRequests: s.managedRequests - earlier.managedRequests,
+		statusWrites:    s.statusWrites - earlier.statusWrites,
+		byRequest:       map[string]float64{},
+		git: gitserver.Requests{
+			RefListings: s.git.RefListings - earlier.git.RefListings,
+			Fetches:     s.git.Fetches - earlier.git.Fetches,
+		},
+		cpu: s.cpu - earlier.cpu,
+	}
+	for k, v := range s.byRequest {
+		if d := v - earlier.byRequest[k]; d > 0 {
+			out.byRequest[k] = d
+		}
+	}
+	return out
 }
 
 // managedResources are the resources of workload.Teams.
@@ -176,6 +214,7 @@ func sampleFleet(tb testing.TB, a *agent, cp *controlplane.ControlPlane, repo *g
 		}),
 		byRequest: api.byRequest(),
 		git:       repo.Requests(),
+		cpu:       cpuTime(tb, a.cmd.Process.Pid),
 	}
 }
 
@@ -200,23 +239,16 @@ func (f families) byRequest() map[string]float64 {
 	return out
 }
 
-// requestsBetween lists the kinds of request the API server answered between two
-// samples, most frequent first.
-func requestsBetween(earlier, later fleetSample) string {
-	type kind struct {
-		name string
-		n    float64
+// requestsByKind lists counts by kind of request, most frequent first.
+func requestsByKind(counts map[string]float64) string {
+	kinds := make([]string, 0, len(counts))
+	for k := range counts {
+		kinds = append(kinds, k)
 	}
-	var kinds []kind
-	for k, v := range later.byRequest {
-		if d := v - earlier.byRequest[k]; d > 0 {
-			kinds = append(kinds, kind{k, d})
-		}
-	}
-	sort.Slice(kinds, func(i, j int) bool { return kinds[i].n > kinds[j].n })
-	var parts []string
-	for _, k := range kinds {
-		parts = append(parts, fmt.Sprintf("%s %.0f", k.name, k.n))
+	sort.Slice(kinds, func(i, j int) bool { return counts[kinds[i]] > counts[kinds[j]] })
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%s %.0f", k, counts[k])
 	}
 	return strings.Join(parts, ", ")
 }
