@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	gosync "sync"
 	"time"
@@ -221,6 +222,7 @@ func (m *Manager) compare(ctx context.Context, st *step, targets *scaleTargets, 
 		m.compare(ctx, st, targets, opts, false)
 		return
 	case !exists:
+		dry.SetManagedFields(nil)
 		st.change.Action, st.change.Desired = ActionCreated, dry
 		return
 	}
@@ -236,10 +238,13 @@ func (m *Manager) compare(ctx context.Context, st *step, targets *scaleTargets, 
 	ref := st.change.Object
 	if diff := Compare(stripped(dry, st.ignored), stripped(live, st.ignored)); len(diff) > 0 {
 		m.verified.forget(ref)
-		st.change.Action, st.change.Live, st.change.Desired, st.change.Diff = ActionConfigured, live, dry, diff
 		st.change.Reverted = reverted(live, dry, st.send, own, opts.FieldManager)
+		live.SetManagedFields(nil) // read; nothing after the comparison needs them
+		dry.SetManagedFields(nil)
+		st.change.Action, st.change.Live, st.change.Desired, st.change.Diff = ActionConfigured, live, dry, diff
 		return
 	}
+	live.SetManagedFields(nil)
 	m.verified.remember(ref, st.hash, live, st.change.Ignored)
 	st.change.Action, st.change.Live = ActionUnchanged, live
 }
@@ -261,17 +266,26 @@ func (m *Manager) write(ctx context.Context, st *step, opts Options) {
 		st.fail("apply", err)
 		return
 	}
+	live.SetManagedFields(nil)
 	m.verified.remember(st.change.Object, st.hash, live, st.change.Ignored)
-	st.change.Live = live
+	// What was written is what the dry-run foretold: Live says it now.
+	st.change.Live, st.change.Desired = live, nil
 }
 
 // send sends one server-side apply, retried while it fails transiently. Tether
 // forces ownership of the fields it applies: git is the source of truth for every
 // field it declares.
+//
+// obj is not changed: the request is sent from a copy of its top level and metadata
+// (without managedFields and resourceVersion), which the answer then replaces whole.
 func (m *Manager) send(ctx context.Context, obj *unstructured.Unstructured, fieldManager string, dryRun bool) (*unstructured.Unstructured, error) {
-	out := obj.DeepCopy()
-	out.SetManagedFields(nil)
-	out.SetResourceVersion("")
+	out := &unstructured.Unstructured{Object: maps.Clone(obj.Object)}
+	if meta, ok := obj.Object["metadata"].(map[string]any); ok {
+		meta = maps.Clone(meta)
+		delete(meta, "managedFields")
+		delete(meta, "resourceVersion")
+		out.Object["metadata"] = meta
+	}
 	applyOpts := []client.ApplyOption{client.FieldOwner(fieldManager), client.ForceOwnership}
 	if dryRun {
 		applyOpts = append(applyOpts, client.DryRunAll)

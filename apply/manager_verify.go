@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
 	gosync "sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -14,9 +15,12 @@ import (
 // to match the cluster and the live object it matched. While both are unchanged, the
 // object needs no dry-run: that is what makes a converged resync free.
 //
-// It holds at most maxBytes of live objects (their size as JSON), dropping the
-// least recently used first: a dropped object costs one dry-run at its next
-// apply. Objects pruned or released are forgotten at once.
+// The live object is kept as JSON, without its managedFields: what a caller reads of
+// an unchanged object is its state (health is judged from it), not who owns which
+// field, and JSON takes several times less memory than the same object decoded
+// (maps of maps). It holds at most maxBytes of that JSON, dropping the least recently
+// used first: a dropped object costs one dry-run at its next apply. Objects pruned or
+// released are forgotten at once.
 type verifiedCache struct {
 	mu       gosync.Mutex
 	maxBytes int64
@@ -26,11 +30,11 @@ type verifiedCache struct {
 }
 
 type verified struct {
-	hash    string
-	live    *unstructured.Unstructured
-	ignored []IgnoredField
-	size    int64
-	el      *list.Element
+	hash            string
+	resourceVersion string
+	live            []byte // JSON, without managedFields
+	ignored         []IgnoredField
+	el              *list.Element
 }
 
 // DefaultVerifiedCacheBytes bounds the verified-object cache unless
@@ -44,23 +48,31 @@ func newVerifiedCache(maxBytes int64) *verifiedCache {
 	return &verifiedCache{maxBytes: maxBytes, order: list.New(), entries: map[ObjectRef]verified{}}
 }
 
-// lookup returns a copy of the live object verified against hash, if its
-// resourceVersion is still rv.
+// lookup returns the live object verified against hash, decoded anew for the
+// caller, if its resourceVersion is still rv.
 // The fields that were ignored come back with it: they are the same while the
 // object and its rules are.
 func (c *verifiedCache) lookup(ref ObjectRef, hash, rv string) (*unstructured.Unstructured, []IgnoredField, bool) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	v, ok := c.entries[ref]
-	if !ok || hash == "" || v.hash != hash || v.live.GetResourceVersion() != rv {
+	if !ok || hash == "" || v.hash != hash || v.resourceVersion != rv {
+		c.mu.Unlock()
 		return nil, nil, false
 	}
 	c.order.MoveToFront(v.el)
-	return v.live.DeepCopy(), v.ignored, true
+	c.mu.Unlock()
+	live := &unstructured.Unstructured{}
+	if err := live.UnmarshalJSON(v.live); err != nil {
+		c.forget(ref)
+		return nil, nil, false // dry-run it, then
+	}
+	return live, v.ignored, true
 }
 
+// remember records that live matched the desired object of hash. live is not
+// kept: its JSON is, without managedFields.
 func (c *verifiedCache) remember(ref ObjectRef, hash string, live *unstructured.Unstructured, ignored []IgnoredField) {
-	data, err := json.Marshal(live.Object)
+	data, err := json.Marshal(withoutManagedFields(live).Object)
 	size := int64(len(data))
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -68,7 +80,7 @@ func (c *verifiedCache) remember(ref ObjectRef, hash string, live *unstructured.
 	if err != nil || size > c.maxBytes {
 		return // dry-run next time
 	}
-	c.entries[ref] = verified{hash: hash, live: live.DeepCopy(), ignored: ignored, size: size, el: c.order.PushFront(ref)}
+	c.entries[ref] = verified{hash: hash, resourceVersion: live.GetResourceVersion(), live: data, ignored: ignored, el: c.order.PushFront(ref)}
 	c.bytes += size
 	for c.bytes > c.maxBytes {
 		c.remove(c.order.Back().Value.(ObjectRef))
@@ -87,8 +99,31 @@ func (c *verifiedCache) remove(ref ObjectRef) {
 		return
 	}
 	c.order.Remove(v.el)
-	c.bytes -= v.size
+	c.bytes -= int64(len(v.live))
 	delete(c.entries, ref)
+}
+
+// withoutManagedFields returns obj without metadata.managedFields: the same object
+// when it has none, else a copy that shares everything but its top level and
+// metadata with obj. The apply reads an object's managedFields (who owns what)
+// while comparing it; what it returns and keeps needs none, and they are often
+// the larger part of an object.
+func withoutManagedFields(obj *unstructured.Unstructured) *unstructured.Unstructured {
+	if obj == nil {
+		return nil
+	}
+	meta, ok := obj.Object["metadata"].(map[string]any)
+	if !ok {
+		return obj
+	}
+	if _, ok := meta["managedFields"]; !ok {
+		return obj
+	}
+	out := &unstructured.Unstructured{Object: maps.Clone(obj.Object)}
+	meta = maps.Clone(meta)
+	delete(meta, "managedFields")
+	out.Object["metadata"] = meta
+	return out
 }
 
 // hashOf identifies a desired object, the field manager applying it and salt

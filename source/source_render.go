@@ -3,6 +3,7 @@ package source
 import (
 	"context"
 	"errors"
+	"maps"
 	"path"
 	"strings"
 
@@ -11,7 +12,13 @@ import (
 
 // Render renders dir (relative to the repository root) of a fetched revision. Results
 // are cached by (URL, commit, path): a revision's content never changes, so a resync
-// of an unchanged revision costs no rendering. Each call returns its own copy.
+// of an unchanged revision costs no rendering.
+//
+// Each call returns objects of its own down to their metadata (what a caller marks
+// and places: labels, annotations, namespace); below it (spec, data, metadata's
+// nested maps), they are shared with the cache and with other calls, and must not
+// be changed in place. A copy per call of everything would cost as much memory
+// as the rendered revision at every reconcile.
 func (s *Source) Render(ctx context.Context, rev Revision, dir string) (*Snapshot, error) {
 	clean, err := CleanPath(dir)
 	if err != nil {
@@ -26,7 +33,7 @@ func (s *Source) Render(ctx context.Context, rev Revision, dir string) (*Snapsho
 		}
 		s.renders.put(key, objs, size)
 	}
-	return &Snapshot{Revision: rev, Path: clean, Objects: deepCopy(objs)}, nil
+	return &Snapshot{Revision: rev, Path: clean, Objects: ownMetadata(objs)}, nil
 }
 
 // render renders dir of rev, at most Options.MaxConcurrentRenders at once, so
@@ -65,10 +72,17 @@ func CleanPath(p string) (string, error) {
 	return clean, nil
 }
 
-func deepCopy(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+// ownMetadata returns copies of objs whose top level and metadata maps are their
+// own: setting a field of either (unstructured's SetX replace the maps they set,
+// labels and annotations included) leaves objs as they were.
+func ownMetadata(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
 	out := make([]*unstructured.Unstructured, len(objs))
 	for i, o := range objs {
-		out[i] = o.DeepCopy()
+		c := &unstructured.Unstructured{Object: maps.Clone(o.Object)}
+		if m, ok := o.Object["metadata"].(map[string]any); ok {
+			c.Object["metadata"] = maps.Clone(m)
+		}
+		out[i] = c
 	}
 	return out
 }

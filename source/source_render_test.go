@@ -68,7 +68,7 @@ func TestRenderTreatsRepositoryContentAsHostile(t *testing.T) {
 	}
 }
 
-func TestRenderResultsAreCachedCopies(t *testing.T) {
+func TestRenderResultsAreCachedAndOwnTheirMetadata(t *testing.T) {
 	repo := gitserver.NewLocalRepo(t, "deploy")
 	repo.Commit(t, map[string]string{"app/cm.yaml": configMap("web", "hello")}, "add web")
 	src := newSource(t, source.Options{})
@@ -89,14 +89,28 @@ func TestRenderResultsAreCachedCopies(t *testing.T) {
 		}
 	})
 
-	t.Run("changing one result changes neither the other nor the next render", func(t *testing.T) {
-		want := describe(second.Objects)
-		first.Objects[0].Object["data"].(map[string]any)["greeting"] = "tampered"
-		first.Objects[0].SetName("tampered")
-		if diff := cmp.Diff(want, describe(second.Objects)); diff != "" {
+	t.Run("marking and placing one result changes neither the other nor the next render", func(t *testing.T) {
+		// What the agent does to a snapshot's objects before applying them.
+		want := second.Objects[0].DeepCopy()
+		o := first.Objects[0]
+		o.SetName("renamed")
+		o.SetNamespace("placed")
+		labels := o.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels["tether.dev/sync"] = "marked"
+		o.SetLabels(labels)
+		o.SetAnnotations(map[string]string{"tether.dev/owned-by": "ns/marked"})
+		o.Object["kind"] = "Changed"
+		if diff := cmp.Diff(want, second.Objects[0]); diff != "" {
 			t.Errorf("second result after changing the first (-want +got):\n%s", diff)
 		}
-		if diff := cmp.Diff(want, rendered(t, src, rev, "app")); diff != "" {
+		next, err := src.Render(t.Context(), rev, "app")
+		if err != nil {
+			t.Fatalf("Render: %v", err)
+		}
+		if diff := cmp.Diff(want, next.Objects[0]); diff != "" {
 			t.Errorf("next render after changing the first (-want +got):\n%s", diff)
 		}
 	})

@@ -23,6 +23,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -78,6 +79,7 @@ func startAgent(tb testing.TB, tenancy ...tethersync.TenancyOptions) *agent {
 	a := &agent{applies: &apicount.Counter{}, manager: &apicount.Counter{}, registry: prometheus.NewRegistry(), recorder: record.NewFakeRecorder(1000)}
 	mgr, err := ctrl.NewManager(a.manager.Wrap(cfg), ctrl.Options{
 		Scheme:                 scheme,
+		Cache:                  cache.Options{DefaultTransform: tethersync.CacheTransform},
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 	})

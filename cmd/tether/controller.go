@@ -53,6 +53,7 @@ type controllerFlags struct {
 	kubeconfig      string
 	metricsAddr     string
 	probeAddr       string
+	pprofAddr       string
 	webhookAddr     string
 	webhookSecrets  string
 	leaderElect     bool
@@ -97,6 +98,7 @@ func controllerFlagSet(f *controllerFlags, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "Path to a kubeconfig, to run outside a cluster. Default: in-cluster config, then $KUBECONFIG.")
 	fs.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", "Address that serves Prometheus metrics at /metrics; \"0\" disables it.")
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "Address that serves /healthz and /readyz.")
+	fs.StringVar(&f.pprofAddr, "pprof-bind-address", "0", "Address that serves Go's profiles at /debug/pprof/ (heap, CPU, goroutines), to find where memory or time goes; \"0\" (the default) disables it. Bind it to loopback (127.0.0.1:6060) and reach it by port-forward: profiles are not for a public listener.")
 	fs.StringVar(&f.webhookAddr, "webhook-bind-address", ":9292", "Address of the git push webhook receiver (POST /hooks/github, /hooks/gitlab, /hooks/gitea, /hooks/generic); \"0\" disables it.")
 	fs.StringVar(&f.webhookSecrets, "webhook-secrets-dir", "", "Directory holding one secret file per webhook receiver (github, gitlab, gitea, generic), e.g. a mounted Secret; a receiver without one is disabled.")
 	fs.BoolVar(&f.leaderElect, "leader-elect", false, "Elect a leader so that only one of several replicas reconciles.")
@@ -244,6 +246,7 @@ func newManager(cfg *rest.Config, f *controllerFlags) (ctrl.Manager, error) {
 		Cache:                         cacheOptions(f.watchNamespaces, f.shard),
 		Metrics:                       metricsserver.Options{BindAddress: f.metricsAddr},
 		HealthProbeBindAddress:        f.probeAddr,
+		PprofBindAddress:              f.pprofAddr,
 		LeaderElection:                f.leaderElect,
 		LeaderElectionID:              f.shard.leaseName(),
 		LeaderElectionNamespace:       f.leaderNamespace,
@@ -266,9 +269,10 @@ func newManager(cfg *rest.Config, f *controllerFlags) (ctrl.Manager, error) {
 
 // cacheOptions confines the manager's cache, and with it the Syncs reconciled and
 // the drift watches, to namespaces (none means the whole cluster), and its Syncs to
-// those of the agent's shard.
+// those of the agent's shard. What the cache keeps of each object is trimmed to
+// what the agent reads (tethersync.CacheTransform).
 func cacheOptions(namespaces []string, shard shardFlag) cache.Options {
-	var opts cache.Options
+	opts := cache.Options{DefaultTransform: tethersync.CacheTransform}
 	if sel := shard.selector(); sel != nil {
 		opts.ByObject = map[client.Object]cache.ByObject{&v1alpha1.Sync{}: {Label: sel}}
 	}

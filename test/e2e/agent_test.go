@@ -158,7 +158,13 @@ func (a *agent) running(t *testing.T) {
 // error or unmet condition is reported, so a failure says what was being waited for.
 func eventually(t testing.TB, what string, cond func(ctx context.Context) (bool, error)) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), waitTimeout) // also from a Cleanup
+	eventuallyWithin(t, waitTimeout, what, cond)
+}
+
+// eventuallyWithin is eventually with a timeout of its own.
+func eventuallyWithin(t testing.TB, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), timeout) // also from a Cleanup
 	defer cancel()
 	var last error
 	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {

@@ -1,10 +1,12 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -26,8 +28,16 @@ const floorWorkers = 8
 // apply requests from 8 goroutines, with no client-side limit). It prints the ratio,
 // the agent's requests per object (client-go's own count of what it sent, from the
 // agent's /metrics) and the agent's peak RSS. Run it with -benchtime=1x (make bench).
+//
+// Two environment variables change what it measures, for a run by hand:
+// TETHER_BENCH_APPS sets how many apps (of 4 objects) the Sync holds (2500: the
+// 10,000 objects of the memory goal at scale), and TETHER_BENCH_PROFILE_DIR names a
+// directory where it saves the agent's heap profile once the Sync is Ready
+// (go tool pprof -sample_index=alloc_space shows what the first sync allocated).
 func BenchmarkShippedBinaryFirstSync(b *testing.B) {
-	files := workload.Apps(250)
+	apps := benchApps(b)
+	files := workload.Apps(apps)
+	objects := 4 * apps
 	cp := controlplane.Shared(b)
 	for b.Loop() {
 		floor, err := workload.Floor(b.Context(), cp.Config(), files, controlplane.NewNamespace(b, cp.Config()), floorWorkers)
@@ -36,29 +46,74 @@ func BenchmarkShippedBinaryFirstSync(b *testing.B) {
 		c := newClient(b)
 		ns := controlplane.NewNamespace(b, cp.Config())
 		repo := gitserver.Start(b, gitserver.Options{}).CreateRepo(b, "bench")
-		commit := repo.Commit(b, files, "250 apps")
-		a := launchAgent(b, cp.KubeconfigPath())
+		commit := repo.Commit(b, files, fmt.Sprintf("%d apps", apps))
+		profiles := os.Getenv("TETHER_BENCH_PROFILE_DIR")
+		var flags []string
+		pprofAddr := freeAddr(b)
+		if profiles != "" {
+			flags = append(flags, "--pprof-bind-address", pprofAddr)
+		}
+		a := launchAgent(b, cp.KubeconfigPath(), flags...)
 		eventually(b, "the agent serves metrics", func(context.Context) (bool, error) {
 			_, err := a.scrape()
 			return err == nil, err
 		})
 		before := requestsSent(b, a)
+		idle := memoryOf(b, a.cmd.Process.Pid)
+		sampler := sampleMemory(a.cmd.Process.Pid)
 		s := gitSync(ns, "bench", repo.URL(), "apps", time.Hour)
 		start := time.Now()
 		must(b, c.Create(b.Context(), s))
-		waitRevision(b, c, s, commit)
+		waitRevisionWithin(b, c, s, commit, max(waitTimeout, time.Duration(objects)*20*time.Millisecond))
 		first := time.Since(start)
 		requests := requestsSent(b, a) - before
-		rss := peakRSS(b, a.cmd.Process.Pid)
+		peak := sampler.stop()
+		rss := memoryOf(b, a.cmd.Process.Pid).hwm
+		if profiles != "" {
+			saveHeapProfile(b, pprofAddr, filepath.Join(profiles, fmt.Sprintf("heap-%d.pb.gz", objects)))
+		}
 
-		fmt.Fprintf(os.Stdout, "\nshipped binary at default flags, first sync of 1,000 objects (250 apps):\n")
+		fmt.Fprintf(os.Stdout, "\nshipped binary at default flags, first sync of %d objects (%d apps):\n", objects, apps)
 		fmt.Fprintf(os.Stdout, "  %-48s %10s   %6.2f× floor\n", "floor: bare server-side apply, 8 workers", floor.Round(time.Millisecond), 1.0)
 		fmt.Fprintf(os.Stdout, "  %-48s %10s   %6.2f× floor\n", "tether controller: Sync created → Ready", first.Round(time.Millisecond), first.Seconds()/floor.Seconds())
-		fmt.Fprintf(os.Stdout, "  requests sent: %d (%.2f per object); agent peak RSS %d MiB\n", requests, float64(requests)/1000, rss>>20)
+		fmt.Fprintf(os.Stdout, "  requests sent: %d (%.2f per object); agent peak RSS %d MiB (VmHWM)\n", requests, float64(requests)/float64(objects), rss>>20)
+		fmt.Fprintf(os.Stdout, "  of which, sampled every %s: anonymous (heap, stacks) peak %d MiB, idle before the Sync %d MiB; the binary's mapped file %d MiB\n",
+			memorySampleEvery, peak.anon>>20, idle.anon>>20, peak.file>>20)
 		b.ReportMetric(first.Seconds()/floor.Seconds(), "first/floor")
-		b.ReportMetric(float64(requests)/1000, "requests/object")
+		b.ReportMetric(float64(requests)/float64(objects), "requests/object")
 		b.ReportMetric(float64(rss>>20), "peak-RSS-MiB")
+		b.ReportMetric(float64(peak.anon>>20), "peak-anon-MiB")
 	}
+}
+
+// benchApps is how many apps the shipped binary's benchmark syncs: 250 (1,000
+// objects), or TETHER_BENCH_APPS.
+func benchApps(tb testing.TB) int {
+	v := os.Getenv("TETHER_BENCH_APPS")
+	if v == "" {
+		return 250
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		tb.Fatalf("TETHER_BENCH_APPS=%q: want a positive number of apps", v)
+	}
+	return n
+}
+
+// saveHeapProfile saves the heap profile the agent serves at addr (its
+// --pprof-bind-address) to path.
+func saveHeapProfile(tb testing.TB, addr, path string) {
+	tb.Helper()
+	resp, err := http.Get("http://" + addr + "/debug/pprof/heap") //nolint:noctx // a test's one-shot read
+	must(tb, err)
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	must(tb, err)
+	if resp.StatusCode != http.StatusOK {
+		tb.Fatalf("reading the agent's heap profile: %s: %s", resp.Status, data)
+	}
+	must(tb, os.WriteFile(path, data, 0o600))
+	tb.Logf("the agent's heap profile: %s", path)
 }
 
 // restRequests matches client-go's count of the requests a process sent, which
@@ -82,20 +137,78 @@ func requestsSent(tb testing.TB, a *agent) int {
 	return total
 }
 
-// peakRSS is the most resident memory process pid has had (VmHWM), in bytes.
-func peakRSS(tb testing.TB, pid int) int64 {
+// memory is what /proc/PID/status says of a process's resident memory, in bytes:
+// its peak (VmHWM), and now its anonymous pages (the Go heap, stacks) and the pages
+// of files it maps (its own binary, mostly).
+type memory struct {
+	hwm, anon, file int64
+}
+
+// memoryOf reads process pid's memory.
+func memoryOf(tb testing.TB, pid int) memory {
 	tb.Helper()
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	m, err := readMemory(pid)
 	must(tb, err)
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			must(tb, err)
-			return kb << 10
+	return m
+}
+
+func readMemory(pid int) (memory, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return memory{}, err
+	}
+	var m memory
+	fields := map[string]*int64{"VmHWM:": &m.hwm, "RssAnon:": &m.anon, "RssFile:": &m.file}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		key, value, ok := strings.Cut(line, "\t")
+		if p := fields[key]; ok && p != nil {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(value), " kB"), 10, 64)
+			if err != nil {
+				return memory{}, fmt.Errorf("%s %q: %w", key, value, err)
+			}
+			*p = kb << 10
 		}
 	}
-	tb.Fatalf("no VmHWM in /proc/%d/status", pid)
-	return 0
+	if m.hwm == 0 {
+		return memory{}, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+	}
+	return m, nil
+}
+
+// memorySampleEvery is how often sampleMemory reads a process's memory. The kernel
+// keeps the peak of the total only (VmHWM); the peaks of its parts are sampled.
+const memorySampleEvery = 20 * time.Millisecond
+
+// memorySampler records the most anonymous and file-backed memory a process had
+// at any of its samples.
+type memorySampler struct {
+	done chan struct{}
+	peak chan memory
+}
+
+func sampleMemory(pid int) *memorySampler {
+	s := &memorySampler{done: make(chan struct{}), peak: make(chan memory, 1)}
+	go func() {
+		var peak memory
+		tick := time.NewTicker(memorySampleEvery)
+		defer tick.Stop()
+		for {
+			if m, err := readMemory(pid); err == nil {
+				peak.anon, peak.file = max(peak.anon, m.anon), max(peak.file, m.file)
+			}
+			select {
+			case <-s.done:
+				s.peak <- peak
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return s
+}
+
+// stop ends the sampling and returns the peaks seen.
+func (s *memorySampler) stop() memory {
+	close(s.done)
+	return <-s.peak
 }

@@ -158,7 +158,13 @@ func waitGone(t *testing.T, c client.Client, s *v1alpha1.Sync) {
 // waitRevision waits until the Sync is Ready at commit.
 func waitRevision(t testing.TB, c client.Client, s *v1alpha1.Sync, commit string) {
 	t.Helper()
-	eventually(t, "the Sync is Ready at "+commit, func(ctx context.Context) (bool, error) {
+	waitRevisionWithin(t, c, s, commit, waitTimeout)
+}
+
+// waitRevisionWithin waits at most timeout until the Sync is Ready at commit.
+func waitRevisionWithin(t testing.TB, c client.Client, s *v1alpha1.Sync, commit string, timeout time.Duration) {
+	t.Helper()
+	eventuallyWithin(t, timeout, "the Sync is Ready at "+commit, func(ctx context.Context) (bool, error) {
 		got := &v1alpha1.Sync{}
 		if err := c.Get(ctx, client.ObjectKeyFromObject(s), got); err != nil {
 			return false, err
