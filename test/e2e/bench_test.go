@@ -73,7 +73,7 @@ func BenchmarkShippedBinaryFirstSync(b *testing.B) {
 			must(b, c.Create(b.Context(), s))
 		}
 		for _, s := range syncs {
-			waitRevisionWithin(b, c, s, commit, max(waitTimeout, time.Duration(objects)*20*time.Millisecond))
+			waitRevisionWithin(b, c, s, commit, max(waitTimeout, time.Duration(objects)*50*time.Millisecond))
 		}
 		first := time.Since(start)
 		requests := requestsSent(b, a) - before
