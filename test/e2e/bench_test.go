@@ -78,7 +78,7 @@ func BenchmarkShippedBinaryFirstSync(b *testing.B) {
 		first := time.Since(start)
 		requests := requestsSent(b, a) - before
 		peak := sampler.stop()
-		rss := memoryOf(b, a.cmd.Process.Pid).hwm
+		rss := peakRSS(b, a.cmd.Process.Pid)
 		if profiles != "" {
 			saveHeapProfile(b, pprofAddr, filepath.Join(profiles, fmt.Sprintf("heap-%d.pb.gz", objects)))
 		}
@@ -174,6 +174,12 @@ func requestsSent(tb testing.TB, a *agent) int {
 // of files it maps (its own binary, mostly).
 type memory struct {
 	hwm, anon, file int64
+}
+
+// peakRSS is the most resident memory process pid has had (VmHWM), in bytes.
+func peakRSS(tb testing.TB, pid int) int64 {
+	tb.Helper()
+	return memoryOf(tb, pid).hwm
 }
 
 // memoryOf reads process pid's memory.
