@@ -1,6 +1,8 @@
 package health
 
 import (
+	"time"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -32,8 +34,13 @@ func readJob(obj *unstructured.Unstructured, pods []*unstructured.Unstructured) 
 	return withPods(result(v1alpha1.HealthProgressing, "%d active, %d succeeded, %d failed", j.Status.Active, j.Status.Succeeded, j.Status.Failed), pods), nil
 }
 
-// readCronJob: a CronJob is Suspended while suspended and Healthy otherwise; the
-// Jobs it starts are not Tether's objects.
+// readCronJob: a CronJob is Suspended while suspended; Degraded when its last run
+// did not succeed (it scheduled a Job since its last success and none is running:
+// the cronjob controller moves a Job out of status.active when it finishes, and
+// records its completion as lastSuccessfulTime in the same write when it
+// succeeded); Healthy otherwise, waiting for its schedule or running. The Jobs it
+// starts are not Tether's objects: a running Job does not make it Progressing, or a
+// Sync with an hourly CronJob would be Progressing every hour.
 func readCronJob(obj *unstructured.Unstructured) (Result, error) {
 	c := &batchv1.CronJob{}
 	if err := typed(obj, c); err != nil {
@@ -41,6 +48,18 @@ func readCronJob(obj *unstructured.Unstructured) (Result, error) {
 	}
 	if c.Spec.Suspend != nil && *c.Spec.Suspend {
 		return Result{Code: v1alpha1.HealthSuspended, Message: "cronjob is suspended"}, nil
+	}
+	st := c.Status
+	if st.LastScheduleTime == nil || len(st.Active) > 0 {
+		return healthy, nil
+	}
+	if st.LastSuccessfulTime == nil {
+		return result(v1alpha1.HealthDegraded, "the job scheduled at %s did not succeed, and no job of it has yet",
+			st.LastScheduleTime.UTC().Format(time.RFC3339)), nil
+	}
+	if st.LastSuccessfulTime.Before(st.LastScheduleTime) {
+		return result(v1alpha1.HealthDegraded, "the job scheduled at %s did not succeed (last success at %s)",
+			st.LastScheduleTime.UTC().Format(time.RFC3339), st.LastSuccessfulTime.UTC().Format(time.RFC3339)), nil
 	}
 	return healthy, nil
 }

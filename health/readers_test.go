@@ -13,15 +13,20 @@ import (
 )
 
 // The fixtures in testdata/<kind>/ are live objects captured from the control plane
-// of test/rollout (kube-controller-manager, kube-scheduler and kwok) in the states
-// the rollout tests reach, with the pods they select after them: regenerate them
-// with
+// of test/rollout (kube-apiserver, kube-controller-manager, kube-scheduler and
+// kwok) in the states the rollout tests reach, with the pods they select after
+// them: regenerate them with
 //
 //	go test ./test/rollout -args -capture $PWD/health/testdata
 //
-// The states no controller of that control plane produces (a load balancer's
-// address, an autoscaler's metrics, an aggregated API's backend, a conflicting CRD,
-// a lost volume) are written by hand, and say so in their first line.
+// Where no controller of that control plane writes a state (a load balancer's or an
+// ingress's address, a CronJob's missed schedule), the test wrote the status
+// through the status subresource, as that controller would, and the fixture's
+// second line says so; so does it where a test double stands in for an add-on (the
+// resource metrics API, for the autoscalers and the metrics APIService), or where
+// the object is the API server's answer to its creation (the Progressing
+// autoscaler, APIService and CRD, before their controllers saw them). None is
+// written by hand.
 func TestReadersOnFixtures(t *testing.T) {
 	cases := []struct {
 		file string
@@ -52,6 +57,8 @@ func TestReadersOnFixtures(t *testing.T) {
 
 		{file: "daemonset/healthy-ready.yaml", want: v1alpha1.HealthHealthy},
 		{file: "daemonset/progressing-never-ready.yaml", want: v1alpha1.HealthProgressing, says: "container app not ready"},
+		{file: "daemonset/degraded-crashloopbackoff.yaml", objectOnly: true, want: v1alpha1.HealthProgressing, says: "0 of 1 nodes available"},
+		{file: "daemonset/degraded-crashloopbackoff.yaml", want: v1alpha1.HealthDegraded, says: "container app: CrashLoopBackOff"},
 
 		{file: "job/healthy-complete.yaml", want: v1alpha1.HealthHealthy},
 		{file: "job/progressing-running.yaml", want: v1alpha1.HealthProgressing, says: "1 active"},
@@ -59,6 +66,8 @@ func TestReadersOnFixtures(t *testing.T) {
 		{file: "job/suspended.yaml", want: v1alpha1.HealthSuspended},
 		{file: "cronjob/healthy-scheduled.yaml", want: v1alpha1.HealthHealthy},
 		{file: "cronjob/suspended.yaml", want: v1alpha1.HealthSuspended},
+		{file: "cronjob/healthy-last-job-succeeded.yaml", want: v1alpha1.HealthHealthy},
+		{file: "cronjob/degraded-last-job-failed.yaml", want: v1alpha1.HealthDegraded, says: "did not succeed"},
 
 		{file: "persistentvolumeclaim/healthy-bound.yaml", want: v1alpha1.HealthHealthy},
 		{file: "persistentvolumeclaim/progressing-unbound.yaml", want: v1alpha1.HealthProgressing, says: "storage class no-such-class"},
@@ -76,6 +85,7 @@ func TestReadersOnFixtures(t *testing.T) {
 		{file: "horizontalpodautoscaler/suspended-target-scaled-to-zero.yaml", want: v1alpha1.HealthSuspended, says: "ScalingDisabled"},
 
 		{file: "apiservice/healthy-available.yaml", want: v1alpha1.HealthHealthy},
+		{file: "apiservice/healthy-local.yaml", want: v1alpha1.HealthHealthy},
 		{file: "apiservice/progressing-not-assessed.yaml", want: v1alpha1.HealthProgressing},
 		{file: "apiservice/degraded-service-not-found.yaml", want: v1alpha1.HealthDegraded, says: "ServiceNotFound"},
 

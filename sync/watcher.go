@@ -33,9 +33,12 @@ import (
 // verified?" without a request to the API server (see apply.LiveVersions).
 //
 // A change of status alone cannot be drift, and is dropped, except for the objects
-// a Sync last judged not Healthy (FollowStatus): their status changes re-assess the
-// Sync at once, so that its health follows a rollout as it happens instead of a
-// timer. Nothing is written to the objects for that: the informers already see it.
+// a Sync last judged not Healthy (FollowStatus), and for the objects of the kinds
+// whose status moves only when their health may (followedKinds): their status
+// changes re-assess the Sync at once, so that its health follows a rollout as it
+// happens, and a Healthy workload turning Degraded is told at once, instead of at a
+// timer. Nothing is written to the objects for that, and nothing is held: the
+// informers already see every change.
 type Watcher struct {
 	cache  cache.Cache
 	events chan event.GenericEvent
@@ -56,6 +59,9 @@ type Watcher struct {
 	// ignoreStatus drops every status-only change, as before health followed the
 	// cluster (WatcherOptions.IgnoreStatus).
 	ignoreStatus bool
+	// onlyUnsettled follows the status of unsettled objects only
+	// (WatcherOptions.OnlyUnsettledStatus).
+	onlyUnsettled bool
 }
 
 type watchedKind struct {
@@ -78,6 +84,11 @@ type WatcherOptions struct {
 	// (every ten seconds) instead of at once. It trades how soon health is known for
 	// fewer reconciles; benchmarks measure the difference.
 	IgnoreStatus bool
+	// OnlyUnsettledStatus follows the status changes of the objects that are not
+	// yet Healthy only, not those of Healthy objects of the kinds whose status
+	// tells their health (followedKinds): a Healthy workload turning Degraded is
+	// then told at the Sync's interval. Tests and benchmarks compare the two.
+	OnlyUnsettledStatus bool
 }
 
 // NewWatcher returns a Watcher whose informers live in c (the manager's cache).
@@ -93,6 +104,7 @@ func NewWatcher(c cache.Cache, opts ...WatcherOptions) *Watcher {
 	}
 	for _, o := range opts {
 		w.ignoreStatus = w.ignoreStatus || o.IgnoreStatus
+		w.onlyUnsettled = w.onlyUnsettled || o.OnlyUnsettledStatus
 		for _, ns := range o.Namespaces {
 			if w.serves == nil {
 				w.serves = map[string]bool{}
@@ -160,11 +172,35 @@ func (w *Watcher) FollowStatus(sync types.NamespacedName, refs []apply.ObjectRef
 	w.bySync[sync] = refs
 }
 
+// followedKinds are the kinds whose status changes re-assess their Sync even when
+// it judged them Healthy: their controllers write status when their health may
+// have changed (a workload's replicas going unavailable, a CronJob's run ending, a
+// claim losing its volume, an API's backend going away, a load balancer losing its
+// address), not on a heartbeat. The status of other kinds is followed only while
+// not Healthy: an autoscaler rewrites its current metrics every 15 s, and custom
+// resources may carry heartbeat timestamps, each of which would cost a reconcile.
+var followedKinds = map[schema.GroupKind]bool{
+	{Group: "apps", Kind: "Deployment"}:                               true,
+	{Group: "apps", Kind: "StatefulSet"}:                              true,
+	{Group: "apps", Kind: "DaemonSet"}:                                true,
+	{Group: "batch", Kind: "Job"}:                                     true,
+	{Group: "batch", Kind: "CronJob"}:                                 true,
+	{Kind: "Pod"}:                                                     true,
+	{Kind: "PersistentVolumeClaim"}:                                   true,
+	{Kind: "Service"}:                                                 true,
+	{Group: "networking.k8s.io", Kind: "Ingress"}:                     true,
+	{Group: "apiregistration.k8s.io", Kind: "APIService"}:             true,
+	{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}: true,
+}
+
 // followsStatus reports whether a status change of the object gvk/namespace/name
 // re-assesses its Sync.
 func (w *Watcher) followsStatus(gvk schema.GroupVersionKind, namespace, name string) bool {
 	if w.ignoreStatus {
 		return false
+	}
+	if followedKinds[gvk.GroupKind()] && !w.onlyUnsettled {
+		return true
 	}
 	w.unsettledMu.Lock()
 	defer w.unsettledMu.Unlock()
@@ -267,8 +303,8 @@ func (w *Watcher) release(ctx context.Context, gvk schema.GroupVersionKind, sync
 
 // onUpdate enqueues the owner of a changed object of kind gvk, unless only its
 // status moved: a status write keeps generation, labels and annotations, and cannot
-// be drift from git. A status change of an object its Sync waits on to become
-// Healthy is enqueued too, to re-assess the Sync's health.
+// be drift from git. A status change that may tell a change of health
+// (followsStatus) is enqueued too, to re-assess the Sync's health.
 func (w *Watcher) onUpdate(gvk schema.GroupVersionKind, oldObj, newObj any) {
 	o, oldOK := oldObj.(*metav1.PartialObjectMetadata)
 	n, newOK := newObj.(*metav1.PartialObjectMetadata)

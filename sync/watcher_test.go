@@ -44,10 +44,12 @@ func TestWatcherTriggersOnlySyncsOfTheNamespacesItServes(t *testing.T) {
 	}
 }
 
-func TestWatcherFollowsTheStatusOfUnsettledObjectsOnly(t *testing.T) {
+func TestWatcherFollowsTheStatusThatMayTellHealth(t *testing.T) {
 	deployments := schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
+	autoscalers := schema.GroupVersionKind{Group: "autoscaling", Version: "v2", Kind: "HorizontalPodAutoscaler"}
 	sync := types.NamespacedName{Namespace: "team-a", Name: "app"}
 	web := apply.ObjectRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "team-a", Name: "web"}
+	webHPA := apply.ObjectRef{Group: "autoscaling", Version: "v2", Kind: "HorizontalPodAutoscaler", Namespace: "team-a", Name: "web"}
 	object := func(name, rv string) *metav1.PartialObjectMetadata {
 		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
 			Namespace: "team-a", Name: name, Generation: 2, ResourceVersion: rv,
@@ -65,20 +67,24 @@ func TestWatcherFollowsTheStatusOfUnsettledObjectsOnly(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		opts    WatcherOptions
+		kind    schema.GroupVersionKind
 		follow  []apply.ObjectRef
 		changed string
 		want    bool
 	}{
-		{"a status change of an object not yet Healthy", WatcherOptions{}, []apply.ObjectRef{web}, "web", true},
-		{"a status change of a Healthy object", WatcherOptions{}, []apply.ObjectRef{web}, "api", false},
-		{"a status change once every object is Healthy", WatcherOptions{}, nil, "web", false},
-		{"a status change with IgnoreStatus", WatcherOptions{IgnoreStatus: true}, []apply.ObjectRef{web}, "web", false},
+		{"a status change of an object not yet Healthy", WatcherOptions{}, autoscalers, []apply.ObjectRef{webHPA}, "web", true},
+		{"a status change of a Healthy object of a kind with heartbeats", WatcherOptions{}, autoscalers, []apply.ObjectRef{webHPA}, "api", false},
+		{"a status change once every object is Healthy", WatcherOptions{}, autoscalers, nil, "web", false},
+		{"a status change of a Healthy workload", WatcherOptions{}, deployments, nil, "web", true},
+		{"a status change of a Healthy workload with OnlyUnsettledStatus", WatcherOptions{OnlyUnsettledStatus: true}, deployments, nil, "web", false},
+		{"a status change of an unsettled workload with OnlyUnsettledStatus", WatcherOptions{OnlyUnsettledStatus: true}, deployments, []apply.ObjectRef{web}, "web", true},
+		{"a status change with IgnoreStatus", WatcherOptions{IgnoreStatus: true}, deployments, []apply.ObjectRef{web}, "web", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := NewWatcher(nil, tc.opts)
-			w.FollowStatus(sync, []apply.ObjectRef{web})
+			w.FollowStatus(sync, []apply.ObjectRef{web, webHPA})
 			w.FollowStatus(sync, tc.follow) // replaces what the Sync followed before
-			w.onUpdate(deployments, object(tc.changed, "1"), object(tc.changed, "2"))
+			w.onUpdate(tc.kind, object(tc.changed, "1"), object(tc.changed, "2"))
 			if got := triggered(w); got != tc.want {
 				t.Errorf("triggered = %t, want %t", got, tc.want)
 			}
@@ -95,9 +101,9 @@ func TestWatcherFollowsTheStatusOfUnsettledObjectsOnly(t *testing.T) {
 	})
 	t.Run("forgetting a Sync stops following its objects", func(t *testing.T) {
 		w := NewWatcher(nil)
-		w.FollowStatus(sync, []apply.ObjectRef{web})
+		w.FollowStatus(sync, []apply.ObjectRef{webHPA})
 		w.Forget(t.Context(), sync)
-		w.onUpdate(deployments, object("web", "1"), object("web", "2"))
+		w.onUpdate(autoscalers, object("web", "1"), object("web", "2"))
 		if triggered(w) {
 			t.Error("a status change of a forgotten Sync's object triggered a reconcile")
 		}

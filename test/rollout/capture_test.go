@@ -21,8 +21,10 @@ var captureDir = flag.String("capture", "", "write the live objects the tests re
 
 // capture writes the live object gvk ns/name, and the pods it selects when pods is
 // true, as one YAML stream to <captureDir>/<file>.yaml: the object first, its pods
-// after. Without -capture it does nothing.
-func capture(t *testing.T, c client.Client, gvk schema.GroupVersionKind, ns, name, file string, pods bool) {
+// after. how, when given, says how the state was reached where a controller of the
+// test control plane did not write it (a status set through the status
+// subresource). Without -capture it does nothing.
+func capture(t *testing.T, c client.Client, gvk schema.GroupVersionKind, ns, name, file string, pods bool, how ...string) {
 	t.Helper()
 	if *captureDir == "" {
 		return
@@ -41,6 +43,22 @@ func capture(t *testing.T, c client.Client, gvk schema.GroupVersionKind, ns, nam
 			docs = append(docs, &list.Items[i])
 		}
 	}
+	writeFixture(t, file, strings.Join(how, " "), docs...)
+}
+
+// captureObject writes obj, an object as the API server returned it (to a create,
+// say, before any controller saw it), to <captureDir>/<file>.yaml; how says when
+// it was taken. Without -capture it does nothing.
+func captureObject(t *testing.T, obj *unstructured.Unstructured, file, how string) {
+	t.Helper()
+	if *captureDir == "" {
+		return
+	}
+	writeFixture(t, file, how, obj.DeepCopy())
+}
+
+func writeFixture(t *testing.T, file, how string, docs ...*unstructured.Unstructured) {
+	t.Helper()
 	var out []string
 	for _, d := range docs {
 		d.SetManagedFields(nil)
@@ -52,6 +70,9 @@ func capture(t *testing.T, c client.Client, gvk schema.GroupVersionKind, ns, nam
 	path := filepath.Join(*captureDir, file+".yaml")
 	must(t, os.MkdirAll(filepath.Dir(path), 0o755))
 	header := "# Captured live from the control plane of test/rollout (" + t.Name() + ").\n"
+	if how != "" {
+		header += "# " + how + "\n"
+	}
 	must(t, os.WriteFile(path, []byte(header+strings.Join(out, "---\n")), 0o644))
 }
 
@@ -63,10 +84,15 @@ var (
 	cronJobKind     = schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "CronJob"}
 	pvcKind         = schema.GroupVersionKind{Version: "v1", Kind: "PersistentVolumeClaim"}
 	podKind         = schema.GroupVersionKind{Version: "v1", Kind: "Pod"}
+	serviceKind     = schema.GroupVersionKind{Version: "v1", Kind: "Service"}
+	ingressKind     = schema.GroupVersionKind{Group: "networking.k8s.io", Version: "v1", Kind: "Ingress"}
+	hpaKind         = schema.GroupVersionKind{Group: "autoscaling", Version: "v2", Kind: "HorizontalPodAutoscaler"}
+	apiServiceKind  = schema.GroupVersionKind{Group: "apiregistration.k8s.io", Version: "v1", Kind: "APIService"}
+	crdKind         = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
 )
 
 // firstPod returns the name of the first pod with label app=name in ns.
-func firstPod(t *testing.T, c client.Client, ns, app string) string {
+func firstPod(t testing.TB, c client.Client, ns, app string) string {
 	t.Helper()
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "PodList"})

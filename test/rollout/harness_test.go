@@ -46,12 +46,17 @@ type agentOptions struct {
 	// ignoreStatus is Tether before health followed the cluster: status changes
 	// are dropped and health is re-assessed by the progressing requeue alone.
 	ignoreStatus bool
+	// onlyUnsettledStatus is Tether before the status of Healthy workloads was
+	// followed: a Healthy object turning Degraded is told at the interval.
+	onlyUnsettledStatus bool
 }
 
 // agent is the reconciler wired as `tether controller` wires it, in process, with
 // Events recorded through the API server.
 type agent struct {
 	c client.Client // a plain client for the test itself
+	// metrics is the agent's registry, to count its reconciles.
+	metrics *prometheus.Registry
 	// stop stops the agent before the test ends: a second agent in the same
 	// process would reconcile the same Syncs.
 	stop func()
@@ -74,12 +79,12 @@ func startAgent(tb testing.TB, opts agentOptions) *agent {
 	must(tb, err)
 	applyClient, err := client.New(cfg, client.Options{Scheme: scheme, Mapper: mgr.GetRESTMapper()})
 	must(tb, err)
-	a := &agent{}
+	a := &agent{metrics: prometheus.NewRegistry()}
 	a.c, err = client.New(cfg, client.Options{Scheme: scheme})
 	must(tb, err)
 	src, err := source.New(source.Options{CacheDir: tb.TempDir(), AllowFileURLs: true})
 	must(tb, err)
-	watcher := tethersync.NewWatcher(mgr.GetCache(), tethersync.WatcherOptions{IgnoreStatus: opts.ignoreStatus})
+	watcher := tethersync.NewWatcher(mgr.GetCache(), tethersync.WatcherOptions{IgnoreStatus: opts.ignoreStatus, OnlyUnsettledStatus: opts.onlyUnsettledStatus})
 	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
 	must(tb, err)
 	applier := apply.NewManager(applyClient, apply.ManagerOptions{LiveVersions: watcher, Discovery: disco})
@@ -93,7 +98,7 @@ func startAgent(tb testing.TB, opts agentOptions) *agent {
 		Secrets:  mgr.GetAPIReader(),
 		Pods:     mgr.GetAPIReader(),
 		Recorder: mgr.GetEventRecorderFor("tether"),
-		Metrics:  tethersync.NewMetrics(prometheus.NewRegistry(), tethersync.DefaultMetricsOptions()),
+		Metrics:  tethersync.NewMetrics(a.metrics, tethersync.DefaultMetricsOptions()),
 		Apply:    apply.DefaultOptions(),
 	}
 	syncOpts := tethersync.DefaultOptions()
@@ -115,6 +120,28 @@ func startAgent(tb testing.TB, opts agentOptions) *agent {
 	}
 	tb.Cleanup(a.stop)
 	return a
+}
+
+// reconciles returns how many reconciles of Syncs in namespace ns the agent has
+// finished.
+func (a *agent) reconciles(tb testing.TB, ns string) uint64 {
+	tb.Helper()
+	families, err := a.metrics.Gather()
+	must(tb, err)
+	var n uint64
+	for _, f := range families {
+		if f.GetName() != "tether_reconcile_duration_seconds" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "namespace" && l.GetValue() == ns {
+					n += m.GetHistogram().GetSampleCount()
+				}
+			}
+		}
+	}
+	return n
 }
 
 // newSync creates a Sync of repo's main branch at path "app" into namespace ns.

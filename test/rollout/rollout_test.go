@@ -10,6 +10,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/test/controlplane"
@@ -334,6 +336,15 @@ spec:
   resources: {requests: {storage: 1Gi}}
 ---
 apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: lost}
+spec:
+  storageClassName: tether-rollout-lost
+  volumeName: tether-rollout-lost-pv
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+---
+apiVersion: v1
 kind: PersistentVolume
 metadata: {name: tether-rollout-pv}
 spec:
@@ -342,11 +353,23 @@ spec:
   accessModes: [ReadWriteOnce]
   hostPath: {path: /tmp/tether-rollout-pv}
 `})
+	// The volume of the claim lost is not in git, so that it can be lost for good.
+	pv := createObject(t, a.c, "", fmt.Sprintf(`apiVersion: v1
+kind: PersistentVolume
+metadata: {name: tether-rollout-lost-pv}
+spec:
+  storageClassName: tether-rollout-lost
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  hostPath: {path: /tmp/tether-rollout-lost-pv}
+  claimRef: {namespace: %s, name: lost}
+`, ns))
 	s := a.newSync(t, ns, repo, func(s *v1alpha1.Sync) { s.Spec.DeletionPolicy = v1alpha1.DeletionPolicyDelete })
 	t.Cleanup(func() { _ = a.c.Delete(context.WithoutCancel(t.Context()), s) })
 	got := a.waitFor(t, s, "Progressing, with only the claim without a volume unhealthy", func(s *v1alpha1.Sync) bool {
 		return strings.HasSuffix(s.Status.LastAppliedRevision, commit) && s.Status.Health == v1alpha1.HealthProgressing &&
-			healthOf(s.Status, "PersistentVolumeClaim", "bound") == v1alpha1.HealthHealthy
+			healthOf(s.Status, "PersistentVolumeClaim", "bound") == v1alpha1.HealthHealthy &&
+			healthOf(s.Status, "PersistentVolumeClaim", "lost") == v1alpha1.HealthHealthy
 	})
 	capture(t, a.c, pvcKind, ns, "bound", "persistentvolumeclaim/healthy-bound", false)
 	capture(t, a.c, pvcKind, ns, "data", "persistentvolumeclaim/progressing-unbound", false)
@@ -354,6 +377,21 @@ spec:
 	if !strings.Contains(r.Message, "waiting for a volume to bind") {
 		t.Errorf("PersistentVolumeClaim/data says %q, want it to wait for a volume", r.Message)
 	}
+
+	t.Run("a claim whose volume is gone is Degraded", func(t *testing.T) {
+		// The volume goes as if deleted outside Kubernetes' care: without the
+		// protection finalizer that would keep it while it is bound.
+		must(t, a.c.Patch(t.Context(), pv, client.RawPatch(types.MergePatchType, []byte(`{"metadata": {"finalizers": null}}`))))
+		must(t, a.c.Delete(t.Context(), pv))
+		got := a.waitFor(t, s, "the claim lost Degraded", func(s *v1alpha1.Sync) bool {
+			lost, _ := resource(s.Status, "PersistentVolumeClaim", "lost")
+			return lost.Health == v1alpha1.HealthDegraded
+		})
+		if r, _ := resource(got.Status, "PersistentVolumeClaim", "lost"); !strings.Contains(r.Message, "lost") {
+			t.Errorf("PersistentVolumeClaim/lost says %q, want it to say its volume is lost", r.Message)
+		}
+		capture(t, a.c, pvcKind, ns, "lost", "persistentvolumeclaim/degraded-lost", false)
+	})
 }
 
 func TestCustomResourcesAreJudgedByTheirConditions(t *testing.T) {
@@ -480,6 +518,7 @@ spec:
 			"agent.yaml":  workload("DaemonSet", "agent", version, nil),
 			"broken.yaml": workload("DaemonSet", "broken", version, map[string]string{controlplane.NeverReadyAnnotation: "true"}),
 			"crash.yaml":  workload("StatefulSet", "crash", version, map[string]string{controlplane.ContainerWaitingAnnotation: "CrashLoopBackOff"}, "replicas: 1", "serviceName: crash"),
+			"crashd.yaml": workload("DaemonSet", "crashd", version, map[string]string{controlplane.ContainerWaitingAnnotation: "CrashLoopBackOff"}),
 		}
 	}
 	repo, first := startRepo(t, files("1"))
@@ -488,18 +527,22 @@ spec:
 	t.Run("ready sets are Healthy, a set whose pods crash is Degraded, one whose pods never get ready Progressing", func(t *testing.T) {
 		got := a.waitFor(t, s, "the sets settled", func(s *v1alpha1.Sync) bool {
 			crash, _ := resource(s.Status, "StatefulSet", "crash")
+			crashd, _ := resource(s.Status, "DaemonSet", "crashd")
 			broken, _ := resource(s.Status, "DaemonSet", "broken")
-			return strings.HasSuffix(s.Status.LastAppliedRevision, first) && crash.Health == v1alpha1.HealthDegraded &&
+			return strings.HasSuffix(s.Status.LastAppliedRevision, first) && crash.Health == v1alpha1.HealthDegraded && crashd.Health == v1alpha1.HealthDegraded &&
 				broken.Health == v1alpha1.HealthProgressing && healthOf(s.Status, "StatefulSet", "db") == v1alpha1.HealthHealthy &&
 				healthOf(s.Status, "DaemonSet", "agent") == v1alpha1.HealthHealthy
 		})
-		if r, _ := resource(got.Status, "StatefulSet", "crash"); !strings.Contains(r.Message, "container app: CrashLoopBackOff") {
-			t.Errorf("StatefulSet/crash says %q, want it to name the container", r.Message)
+		for _, set := range [][2]string{{"StatefulSet", "crash"}, {"DaemonSet", "crashd"}} {
+			if r, _ := resource(got.Status, set[0], set[1]); !strings.Contains(r.Message, "container app: CrashLoopBackOff") {
+				t.Errorf("%s/%s says %q, want it to name the container", set[0], set[1], r.Message)
+			}
 		}
 		capture(t, a.c, statefulSetKind, ns, "crash", "statefulset/degraded-crashloopbackoff", true)
 		capture(t, a.c, statefulSetKind, ns, "db", "statefulset/healthy-ready", true)
 		capture(t, a.c, daemonSetKind, ns, "agent", "daemonset/healthy-ready", true)
 		capture(t, a.c, daemonSetKind, ns, "broken", "daemonset/progressing-never-ready", true)
+		capture(t, a.c, daemonSetKind, ns, "crashd", "daemonset/degraded-crashloopbackoff", true)
 	})
 
 	second := repo.Commit(t, prefixed(files("2")), "version 2")
