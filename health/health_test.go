@@ -81,6 +81,29 @@ status:
   conditions:
   - {type: Failed, status: "True", reason: BackoffLimitExceeded, message: "Job has reached the specified backoff limit"}
 `, v1alpha1.HealthDegraded},
+		{"a CronJob whose run failed after an earlier success is degraded", `
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: c, namespace: "n"}
+spec: {schedule: "0 * * * *"}
+status: {lastScheduleTime: "2026-11-23T12:00:00Z", lastSuccessfulTime: "2026-11-23T11:00:07Z"}
+`, v1alpha1.HealthDegraded},
+		{"a CronJob running again after a failed run is healthy", `
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: c, namespace: "n"}
+spec: {schedule: "0 * * * *"}
+status:
+  lastScheduleTime: "2026-11-23T13:00:00Z"
+  lastSuccessfulTime: "2026-11-23T11:00:07Z"
+  active: [{apiVersion: batch/v1, kind: Job, namespace: "n", name: c-29400000}]
+`, v1alpha1.HealthHealthy},
+		{"a CronJob never scheduled is healthy", `
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: c, namespace: "n"}
+spec: {schedule: "0 * * * *"}
+`, v1alpha1.HealthHealthy},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,10 +3,12 @@ package rollout
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	gosync "sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -57,6 +60,8 @@ type agent struct {
 	c client.Client // a plain client for the test itself
 	// metrics is the agent's registry, to count its reconciles.
 	metrics *prometheus.Registry
+	// requests counts the requests the agent sent the API server.
+	requests *atomic.Int64
 	// stop stops the agent before the test ends: a second agent in the same
 	// process would reconcile the same Syncs.
 	stop func()
@@ -71,6 +76,14 @@ func startAgent(tb testing.TB, opts agentOptions) *agent {
 	must(tb, clientgoscheme.AddToScheme(scheme))
 	must(tb, v1alpha1.AddToScheme(scheme))
 	must(tb, apiextensionsv1.AddToScheme(scheme))
+	a := &agent{metrics: prometheus.NewRegistry(), requests: &atomic.Int64{}}
+	var err error
+	a.c, err = client.New(cfg, client.Options{Scheme: scheme})
+	must(tb, err)
+	// Every request of the agent (watches included, counted once) is counted; the
+	// test's own client above is not.
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{rt, a.requests} })
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
@@ -78,9 +91,6 @@ func startAgent(tb testing.TB, opts agentOptions) *agent {
 	})
 	must(tb, err)
 	applyClient, err := client.New(cfg, client.Options{Scheme: scheme, Mapper: mgr.GetRESTMapper()})
-	must(tb, err)
-	a := &agent{metrics: prometheus.NewRegistry()}
-	a.c, err = client.New(cfg, client.Options{Scheme: scheme})
 	must(tb, err)
 	src, err := source.New(source.Options{CacheDir: tb.TempDir(), AllowFileURLs: true})
 	must(tb, err)
@@ -120,6 +130,16 @@ func startAgent(tb testing.TB, opts agentOptions) *agent {
 	}
 	tb.Cleanup(a.stop)
 	return a
+}
+
+type countingTransport struct {
+	next http.RoundTripper
+	n    *atomic.Int64
+}
+
+func (t countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	t.n.Add(1)
+	return t.next.RoundTrip(r)
 }
 
 // reconciles returns how many reconciles of Syncs in namespace ns the agent has
