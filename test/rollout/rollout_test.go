@@ -380,9 +380,11 @@ spec:
 
 	t.Run("a claim whose volume is gone is Degraded", func(t *testing.T) {
 		// The volume goes as if deleted outside Kubernetes' care: without the
-		// protection finalizer that would keep it while it is bound.
-		must(t, a.c.Patch(t.Context(), pv, client.RawPatch(types.MergePatchType, []byte(`{"metadata": {"finalizers": null}}`))))
+		// protection finalizer that keeps it while it is bound. Deleted first: the
+		// protection controller puts the finalizer back on a volume that is not
+		// being deleted.
 		must(t, a.c.Delete(t.Context(), pv))
+		must(t, a.c.Patch(t.Context(), pv, client.RawPatch(types.MergePatchType, []byte(`{"metadata": {"finalizers": null}}`))))
 		got := a.waitFor(t, s, "the claim lost Degraded", func(s *v1alpha1.Sync) bool {
 			lost, _ := resource(s.Status, "PersistentVolumeClaim", "lost")
 			return lost.Health == v1alpha1.HealthDegraded
