@@ -178,19 +178,20 @@ func (w *Watcher) FollowStatus(sync types.NamespacedName, refs []apply.ObjectRef
 // claim losing its volume, an API's backend going away, a load balancer losing its
 // address), not on a heartbeat. The status of other kinds is followed only while
 // not Healthy: an autoscaler rewrites its current metrics every 15 s, and custom
-// resources may carry heartbeat timestamps, each of which would cost a reconcile.
+// resources may carry heartbeat timestamps, each of which would cost a reconcile;
+// a CustomResourceDefinition's names are judged when it is created, and its status
+// writes after that (stored versions) tell nothing of its health.
 var followedKinds = map[schema.GroupKind]bool{
-	{Group: "apps", Kind: "Deployment"}:                               true,
-	{Group: "apps", Kind: "StatefulSet"}:                              true,
-	{Group: "apps", Kind: "DaemonSet"}:                                true,
-	{Group: "batch", Kind: "Job"}:                                     true,
-	{Group: "batch", Kind: "CronJob"}:                                 true,
-	{Kind: "Pod"}:                                                     true,
-	{Kind: "PersistentVolumeClaim"}:                                   true,
-	{Kind: "Service"}:                                                 true,
-	{Group: "networking.k8s.io", Kind: "Ingress"}:                     true,
-	{Group: "apiregistration.k8s.io", Kind: "APIService"}:             true,
-	{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}: true,
+	{Group: "apps", Kind: "Deployment"}:                   true,
+	{Group: "apps", Kind: "StatefulSet"}:                  true,
+	{Group: "apps", Kind: "DaemonSet"}:                    true,
+	{Group: "batch", Kind: "Job"}:                         true,
+	{Group: "batch", Kind: "CronJob"}:                     true,
+	{Kind: "Pod"}:                                         true,
+	{Kind: "PersistentVolumeClaim"}:                       true,
+	{Kind: "Service"}:                                     true,
+	{Group: "networking.k8s.io", Kind: "Ingress"}:         true,
+	{Group: "apiregistration.k8s.io", Kind: "APIService"}: true,
 }
 
 // followsStatus reports whether a status change of the object gvk/namespace/name
