@@ -149,7 +149,9 @@ func isCollection(path string) bool {
 	default:
 		return true // discovery and the like
 	}
-	return len(rest)%2 == 1
+	// A group version's own path ("/api/v1", "/apis/apps/v1") is discovery, not an
+	// object.
+	return len(rest) == 0 || len(rest)%2 == 1
 }
 
 type roundTripper func(*http.Request) (*http.Response, error)

@@ -17,14 +17,20 @@ func TestClassify(t *testing.T) {
 		Delete: {http.MethodDelete, "/api/v1/namespaces/web"},
 	}
 	cases["get "] = struct{ method, url string }{http.MethodGet, "/api/v1/namespaces/web"}
+	// Discovery of a group version is not a read of an object.
+	cases["list "] = struct{ method, url string }{http.MethodGet, "/api/v1"}
+	cases["list  "] = struct{ method, url string }{http.MethodGet, "/apis/apps/v1"}
 	for want, tc := range cases {
 		u, err := url.Parse(tc.url)
 		if err != nil {
 			t.Fatal(err)
 		}
 		got := classify(&http.Request{Method: tc.method, URL: u})
-		if want == "get " {
+		switch want {
+		case "get ":
 			want = Get
+		case "list ", "list  ":
+			want = List
 		}
 		if got != want {
 			t.Errorf("%s %s = %s, want %s", tc.method, tc.url, got, want)
