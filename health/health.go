@@ -62,6 +62,26 @@ func HasPods(gk schema.GroupKind) bool {
 	return false
 }
 
+// WantsPods reports whether the pods of obj can tell more of its health than obj
+// itself: it is a workload (HasPods) whose controller has observed its current
+// spec. Until then its reader says that it waits for the controller, and its pods,
+// if any, are those of an older spec: listing them would cost a request and tell
+// nothing. (A Job has no observedGeneration; its pods are always its own.)
+func WantsPods(obj *unstructured.Unstructured) bool {
+	if obj == nil {
+		return false
+	}
+	gk := obj.GroupVersionKind().GroupKind()
+	if !HasPods(gk) {
+		return false
+	}
+	if gk == (schema.GroupKind{Group: "batch", Kind: "Job"}) {
+		return true
+	}
+	observed, found, err := unstructured.NestedInt64(obj.Object, "status", "observedGeneration")
+	return err == nil && found && observed >= obj.GetGeneration()
+}
+
 // Compute returns the health of one live object. A nil object is Missing. pods,
 // optional, are the pods the object owns (for the kinds HasPods names): a workload
 // whose rollout is stuck on a container in CrashLoopBackOff or ImagePullBackOff is

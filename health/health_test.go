@@ -144,3 +144,53 @@ func TestAggregate(t *testing.T) {
 		})
 	}
 }
+
+func TestWantsPodsOnceTheControllerObservedTheSpec(t *testing.T) {
+	for _, tc := range []struct {
+		name, manifest string
+		want           bool
+	}{
+		{"a Deployment its controller has not seen", `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: n, generation: 1}
+`, false},
+		{"a Deployment whose new spec its controller has not seen", `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: n, generation: 3}
+status: {observedGeneration: 2}
+`, false},
+		{"a Deployment rolling out its current spec", `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: n, generation: 3}
+status: {observedGeneration: 3, replicas: 2}
+`, true},
+		{"a StatefulSet rolling out its current spec", `
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, namespace: n, generation: 1}
+status: {observedGeneration: 1}
+`, true},
+		{"a Job, which has no observedGeneration", `
+apiVersion: batch/v1
+kind: Job
+metadata: {name: once, namespace: n, generation: 1}
+`, true},
+		{"a ConfigMap", `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: c, namespace: n}
+`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := WantsPods(object(t, tc.manifest)); got != tc.want {
+				t.Errorf("WantsPods = %t, want %t", got, tc.want)
+			}
+		})
+	}
+	if WantsPods(nil) {
+		t.Error("WantsPods(nil) = true, want false: a missing object has no pods to read")
+	}
+}

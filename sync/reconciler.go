@@ -388,7 +388,7 @@ func (r *Reconciler) assess(ctx context.Context, obj *v1alpha1.Sync, checker *he
 	var unsettled []apply.ObjectRef
 	for _, c := range changes.Changes {
 		res := checker.Compute(c.Live)
-		if res.Code != v1alpha1.HealthHealthy && c.Live != nil && health.HasPods(c.Live.GroupVersionKind().GroupKind()) {
+		if res.Code != v1alpha1.HealthHealthy && health.WantsPods(c.Live) {
 			res = checker.Compute(c.Live, r.podsOf(ctx, c.Live)...)
 		}
 		st.objectHealth(c.Object, res.Code, res.Message)
