@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/test/agentbin"
@@ -97,24 +96,10 @@ func (r *replica) kill(t *testing.T) {
 	}
 }
 
-// eventually polls cond every half second until it holds, failing the test after
-// waitTimeout with the last error or unmet condition.
+// eventually polls cond until it holds, failing the test after waitTimeout.
 func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
-	defer cancel()
-	var last error
-	err := wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		ok, err := cond(ctx)
-		if err != nil {
-			last = err
-			return false, nil
-		}
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("waiting until %s: %v (last error: %v)", what, err, last)
-	}
+	agentbin.Eventually(t, waitTimeout, what, cond)
 }
 
 func freeAddr(t *testing.T) string {

@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/test/agentbin"
@@ -164,20 +163,7 @@ func eventually(t testing.TB, what string, cond func(ctx context.Context) (bool,
 // eventuallyWithin is eventually with a timeout of its own.
 func eventuallyWithin(t testing.TB, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), timeout) // also from a Cleanup
-	defer cancel()
-	var last error
-	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		ok, err := cond(ctx)
-		if err != nil {
-			last = err
-			return false, nil
-		}
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("waiting until %s: %v (last error: %v)", what, err, last)
-	}
+	agentbin.Eventually(t, timeout, what, cond)
 }
 
 func freeAddr(t testing.TB) string {

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
@@ -270,8 +269,5 @@ func waitWatching(tb testing.TB, c client.Client, ns, url string) {
 		return err == nil && got.Status.ObservedGeneration == got.Generation, err
 	})
 	must(tb, c.Delete(tb.Context(), probe))
-	eventually(tb, "the probe Sync is gone", func(ctx context.Context) (bool, error) {
-		err := c.Get(ctx, client.ObjectKeyFromObject(probe), &v1alpha1.Sync{})
-		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
-	})
+	waitGone(tb, c, probe)
 }

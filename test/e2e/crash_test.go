@@ -147,7 +147,7 @@ func createSync(t *testing.T, c client.Client, s *v1alpha1.Sync) {
 }
 
 // waitGone waits until Sync s no longer exists: its finalizer has done its work.
-func waitGone(t *testing.T, c client.Client, s *v1alpha1.Sync) {
+func waitGone(t testing.TB, c client.Client, s *v1alpha1.Sync) {
 	t.Helper()
 	eventually(t, "the Sync "+s.Name+" is gone", func(ctx context.Context) (bool, error) {
 		err := c.Get(ctx, client.ObjectKeyFromObject(s), &v1alpha1.Sync{})
