@@ -74,9 +74,10 @@ const sshTimeout = 30 * time.Second
 // remote is how to reach one repository with one set of credentials.
 type remote struct {
 	// url without credentials: what git and error messages see.
-	url      string
-	auth     transport.AuthMethod
-	caBundle []byte
+	url  string
+	auth transport.AuthMethod
+	// done releases what the remote holds (a client of its own for a CA bundle).
+	done func()
 	// key identifies the credentials (see Auth.key); empty without any.
 	key string
 	// hostKey records what the SSH host key check decided; nil over HTTP.
@@ -98,7 +99,7 @@ func hostOf(ep *transport.Endpoint) string {
 
 func (s *Source) newRemote(rawURL string, auth Auth) (*remote, error) {
 	url, urlAuth := splitCredentials(rawURL)
-	r := &remote{url: url, auth: urlAuth, caBundle: auth.CAFile, key: auth.key()}
+	r := &remote{url: url, auth: urlAuth, key: auth.key(), done: func() {}}
 	// Every spelling of a URL shares one cache entry, credentials written into it
 	// or not: those credentials key resolutions too.
 	if basic, ok := urlAuth.(*githttp.BasicAuth); ok {
@@ -115,12 +116,21 @@ func (s *Source) newRemote(rawURL string, auth Auth) (*remote, error) {
 			return nil, err
 		}
 	case "http", "https":
+		// The remote's own client goes with its credentials (see gitHTTP).
+		a := &httpAuth{}
+		if basic, ok := urlAuth.(*githttp.BasicAuth); ok {
+			a.inner = basic
+		}
 		switch {
 		case auth.BearerToken != "":
-			r.auth = &githttp.TokenAuth{Token: auth.BearerToken}
+			a.inner = &githttp.TokenAuth{Token: auth.BearerToken}
 		case auth.Username != "" || auth.Password != "":
-			r.auth = &githttp.BasicAuth{Username: auth.Username, Password: auth.Password}
+			a.inner = &githttp.BasicAuth{Username: auth.Username, Password: auth.Password}
 		}
+		if a.client, r.done, err = s.httpClient(auth.CAFile); err != nil {
+			return nil, err
+		}
+		r.auth = a
 	}
 	return r, nil
 }

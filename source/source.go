@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/transport"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"tether.dev/tether/api/v1alpha1"
@@ -139,7 +140,10 @@ type Source struct {
 	// swept is when idle repositories were last looked for.
 	swept time.Time
 
-	hosts   *hostGate
+	hosts *hostGate
+	// gitHTTP is go-git's client for http(s) remotes without a CA bundle of
+	// their own: one pool of connections, bounded answers (see boundedAnswers).
+	gitHTTP transport.Transport
 	renders *renderCache
 	// rendering holds a token per render running.
 	rendering chan struct{}
@@ -222,8 +226,16 @@ func New(opts Options) (*Source, error) {
 	if opts.MaxConcurrentRenders <= 0 {
 		opts.MaxConcurrentRenders = defaults.MaxConcurrentRenders
 	}
+	if err := installHTTPTransport(); err != nil {
+		return nil, fmt.Errorf("source: %w", err)
+	}
+	gitHTTP, _, err := newGitHTTPClient(nil)
+	if err != nil {
+		return nil, fmt.Errorf("source: %w", err)
+	}
 	return &Source{
 		opts:      opts,
+		gitHTTP:   gitHTTP,
 		repos:     map[string]*repoEntry{},
 		hosts:     newHostGate(opts.MaxFetchesPerHost, opts.HostFailureMemory),
 		renders:   newRenderCache(opts.RenderCacheBytes),

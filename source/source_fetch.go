@@ -65,6 +65,7 @@ func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
 	if err != nil {
 		return fail("", err)
 	}
+	defer r.done()
 	s.sweep()
 	e := s.entry(req.URL)
 	key := r.key + "\x00" + refKey(ref)
@@ -315,7 +316,7 @@ func (s *Source) listRefs(ctx context.Context, r *remote) ([]*plumbing.Reference
 		defer cancel()
 	}
 	rem := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: remoteName, URLs: []string{r.url}})
-	refs, err := rem.ListContext(ctx, &git.ListOptions{Auth: r.auth, CABundle: r.caBundle, PeelingOption: git.AppendPeeled})
+	refs, err := rem.ListContext(ctx, &git.ListOptions{Auth: r.auth, PeelingOption: git.AppendPeeled})
 	if err != nil {
 		return nil, fmt.Errorf("listing remote refs: %w", err)
 	}
@@ -329,7 +330,6 @@ func fetch(ctx context.Context, repo *git.Repository, r *remote, refspec string)
 	err := rem.FetchContext(ctx, &git.FetchOptions{
 		RemoteName: remoteName,
 		Auth:       r.auth,
-		CABundle:   r.caBundle,
 		RefSpecs:   []config.RefSpec{config.RefSpec(refspec)},
 		Tags:       git.NoTags,
 		Force:      true,
