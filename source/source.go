@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	gosync "sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-git/v5"
@@ -141,6 +142,9 @@ type Source struct {
 	swept time.Time
 
 	hosts *hostGate
+	// receiving counts the pack bytes written by the fetches in flight, which
+	// count against Options.MaxCacheBytes (see packCap).
+	receiving atomic.Int64
 	// gitHTTP is go-git's client for http(s) remotes without a CA bundle of
 	// their own: one pool of connections, bounded answers (see boundedAnswers).
 	gitHTTP transport.Transport

@@ -3,12 +3,15 @@ package source
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	neturl "net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // cacheKey reduces a repository URL to what names one cache: credentials, a
@@ -27,25 +30,114 @@ func cacheKey(raw string) string {
 
 // checkCacheRoom fails with ReasonCacheFull when the git cache takes more than
 // Options.MaxCacheBytes: a Fetch that would write to it waits until idle
-// repositories are removed or the cap is raised, and nothing is evicted.
-func (s *Source) checkCacheRoom() error {
+// repositories are removed or the cap is raised, and nothing is evicted. It
+// returns what the cache takes, packs being written left out (fetches in
+// flight count those themselves; see packCap).
+func (s *Source) checkCacheRoom() (int64, error) {
 	if s.opts.MaxCacheBytes <= 0 {
-		return nil
+		return 0, nil
 	}
 	used, err := dirSize(filepath.Join(s.opts.CacheDir, "git"))
 	if err != nil {
-		return fmt.Errorf("measuring the git cache: %w", err)
+		return 0, fmt.Errorf("measuring the git cache: %w", err)
 	}
 	if used > s.opts.MaxCacheBytes {
-		return &cacheFullError{used: used, limit: s.opts.MaxCacheBytes}
+		return 0, &cacheFullError{used: used, limit: s.opts.MaxCacheBytes}
+	}
+	return used, nil
+}
+
+// cacheFullError is the git cache over its cap: before a fetch (used), or during
+// one, stopped after fetched bytes.
+type cacheFullError struct{ used, limit, fetched int64 }
+
+func (e *cacheFullError) Error() string {
+	if e.fetched > 0 {
+		return fmt.Sprintf("the fetch was stopped after %d bytes: with the %d bytes the git cache takes it would pass the agent's limit of %d; "+
+			"it is left out of the cache, which nothing else was evicted from", e.fetched, e.used, e.limit)
+	}
+	return fmt.Sprintf("the git cache takes %d bytes, over the agent's limit of %d: nothing new is fetched until repositories no Sync uses are removed or the limit is raised", e.used, e.limit)
+}
+
+// packCap enforces Options.MaxCacheBytes while a pack is received: the bytes
+// every fetch in flight has written count against the cap with what the cache
+// took when this one started, and the write that would pass the cap fails the
+// fetch that made it. Its partial pack is then removed (removePartialPacks), so
+// that the one fetch that did not fit is the only one refused.
+type packCap struct {
+	s       *Source
+	used    int64
+	written int64
+}
+
+// newPackCap starts counting a fetch into a cache that takes used bytes; nil
+// without a cap.
+func (s *Source) newPackCap(used int64) *packCap {
+	if s.opts.MaxCacheBytes <= 0 {
+		return nil
+	}
+	return &packCap{s: s, used: used}
+}
+
+func (c *packCap) add(n int) error {
+	c.written += int64(n)
+	if c.used+c.s.receiving.Add(int64(n)) > c.s.opts.MaxCacheBytes {
+		return &cacheFullError{used: c.used, limit: c.s.opts.MaxCacheBytes, fetched: c.written}
 	}
 	return nil
 }
 
-type cacheFullError struct{ used, limit int64 }
+// done takes the fetch's bytes off the count of those in flight: they are in
+// the cache now, or removed.
+func (c *packCap) done() {
+	if c != nil {
+		c.s.receiving.Add(-c.written)
+	}
+}
 
-func (e *cacheFullError) Error() string {
-	return fmt.Sprintf("the git cache takes %d bytes, over the agent's limit of %d: nothing new is fetched until repositories no Sync uses are removed or the limit is raised", e.used, e.limit)
+// cappedStorage is a cache's storage whose packs are written under a packCap.
+type cappedStorage struct {
+	*filesystem.Storage
+	cap *packCap
+}
+
+func (c cappedStorage) PackfileWriter() (io.WriteCloser, error) {
+	w, err := c.Storage.PackfileWriter()
+	if err != nil {
+		return nil, err
+	}
+	return &cappedWriter{WriteCloser: w, cap: c.cap}, nil
+}
+
+type cappedWriter struct {
+	io.WriteCloser
+	cap *packCap
+}
+
+func (w *cappedWriter) Write(p []byte) (int, error) {
+	if err := w.cap.add(len(p)); err != nil {
+		return 0, err
+	}
+	return w.WriteCloser.Write(p)
+}
+
+// partialPackPrefix names the temporary files go-git writes a pack into; a
+// failed fetch leaves them behind.
+const partialPackPrefix = "tmp_pack_"
+
+// removePartialPacks removes what a failed fetch left of its pack in the cache
+// at dir. The caller holds the entry's lock, so no other fetch writes there.
+func removePartialPacks(dir string) {
+	packs := filepath.Join(dir, "objects", "pack")
+	entries, err := os.ReadDir(packs)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), partialPackPrefix) {
+			_ = os.Remove(filepath.Join(packs, e.Name()))
+		}
+	}
 }
 
 func dirSize(dir string) (int64, error) {
@@ -57,7 +149,7 @@ func dirSize(dir string) (int64, error) {
 			}
 			return err
 		}
-		if d.Type().IsRegular() {
+		if d.Type().IsRegular() && !strings.HasPrefix(d.Name(), partialPackPrefix) {
 			info, err := d.Info()
 			if err != nil {
 				return nil // removed meanwhile

@@ -1,7 +1,9 @@
 package source
 
 import (
+	"encoding/base64"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -115,3 +117,63 @@ func TestGitCacheOverItsCapFailsClearlyAndEvictsNothing(t *testing.T) {
 		mustFetch(t, s, second.URL())
 	})
 }
+
+func TestTheCacheCapHoldsWhileAFetchRuns(t *testing.T) {
+	srv := gitserver.Start(t, gitserver.Options{})
+	small, big := srv.CreateRepo(t, "small"), srv.CreateRepo(t, "big")
+	small.Commit(t, map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"}, "one")
+	big.Commit(t, map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n", "blob.txt": randomText(1, 4<<20)}, "four MiB")
+	s := newCacheTestSource(t, Options{})
+	mustFetch(t, s, small.URL())
+	used, err := dirSize(filepath.Join(s.opts.CacheDir, "git"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Room for a small commit, not for a repository of 4 MiB.
+	s.opts.MaxCacheBytes = used + 1<<20
+
+	t.Run("the fetch that would pass the cap stops and says so", func(t *testing.T) {
+		_, err := s.Fetch(t.Context(), Request{URL: big.URL(), Ref: mainBranch})
+		var fe *FetchError
+		if !errors.As(err, &fe) || fe.Reason != ReasonCacheFull || !strings.Contains(err.Error(), "was stopped after") {
+			t.Fatalf("Fetch of 4 MiB under a cap with 1 MiB of room: %v; want a FetchError with reason %s, stopped while fetching", err, ReasonCacheFull)
+		}
+		t.Logf("%v", err)
+	})
+	t.Run("it leaves the cache under the cap, with nothing of its pack", func(t *testing.T) {
+		now, err := dirSize(filepath.Join(s.opts.CacheDir, "git"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if now > s.opts.MaxCacheBytes {
+			t.Errorf("the cache takes %d bytes, over its cap of %d", now, s.opts.MaxCacheBytes)
+		}
+		partial, _ := filepath.Glob(filepath.Join(s.opts.CacheDir, "git", "*", "objects", "pack", partialPackPrefix+"*"))
+		if len(partial) > 0 {
+			t.Errorf("partial packs left behind: %v", partial)
+		}
+		if got := s.receiving.Load(); got != 0 {
+			t.Errorf("%d bytes still counted as being received", got)
+		}
+	})
+	t.Run("the other repositories go on fetching new commits", func(t *testing.T) {
+		next := small.Commit(t, map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n"}, "two")
+		if rev := mustFetch(t, s, small.URL()); rev.Commit != next {
+			t.Errorf("Fetch = %s, want %s", rev.Commit, next)
+		}
+	})
+}
+
+// randomText is n bytes that compress poorly, the same for the same seed: the
+// data of a repository that costs what it weighs.
+func randomText(seed uint64, n int) string {
+	r := rand.New(rand.NewPCG(seed, seed))
+	b := make([]byte, n*3/4+3)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return base64.StdEncoding.EncodeToString(b)[:n]
+}
+
+// RandomText is randomText, for the tests outside the package.
+var RandomText = randomText

@@ -175,11 +175,25 @@ func (s *Source) resolve(ctx context.Context, e *repoEntry, url string, r *remot
 	if hasCommit(repo, res.commit) {
 		return res, "", nil
 	}
-	if err := s.checkCacheRoom(); err != nil {
-		return resolution{}, ReasonCacheFull, err
+	refspec := fmt.Sprintf("+%s:%s", name, name)
+	// A cache with no commit yet takes only the ref's commit (depth 1): the
+	// history a Sync needs starts at what it first applies. Later fetches
+	// take the commits since, down to what the cache holds, so that
+	// Descends can walk from one applied commit to the next.
+	depth := 0
+	if !hasCommits(repo) {
+		depth = 1
 	}
-	if err := fetch(ctx, repo, r, fmt.Sprintf("+%s:%s", name, name)); err != nil {
-		return resolution{}, "", err
+	if reason, err := s.fetchInto(ctx, url, repo, r, refspec, depth); err != nil {
+		return resolution{}, reason, err
+	}
+	if !hasCommit(repo, res.commit) && isShallow(repo) {
+		// The ref moved back below where the cache's history starts: the
+		// remote took the commit for one the cache has. Ask for it alone,
+		// telling the remote where the cache's history starts.
+		if reason, err := s.fetchInto(ctx, url, repo, r, refspec, 1); err != nil {
+			return resolution{}, reason, err
+		}
 	}
 	if !hasCommit(repo, res.commit) {
 		// The remote names the commit and the fetch of that ref succeeded, so the
@@ -212,10 +226,9 @@ func (s *Source) resolveCommit(ctx context.Context, e *repoEntry, url string, r 
 		if err != nil {
 			return resolution{}, "", err
 		}
-	} else if err := s.checkCacheRoom(); err != nil {
-		return resolution{}, ReasonCacheFull, err
-	} else if err := fetch(ctx, repo, r, "+refs/heads/*:refs/heads/*"); err != nil {
-		return resolution{}, "", err
+	} else if reason, err := s.fetchInto(ctx, url, repo, r, "+refs/heads/*:refs/heads/*", 0); err != nil {
+		// A pinned commit may be anywhere in the history of any branch.
+		return resolution{}, reason, err
 	}
 	if !hasCommit(repo, commit) {
 		return resolution{}, ReasonCommitNotFound, fmt.Errorf("commit %s is not on any branch", commit)
@@ -323,21 +336,67 @@ func (s *Source) listRefs(ctx context.Context, r *remote) ([]*plumbing.Reference
 	return refs, nil
 }
 
-// fetch fetches refspec into repo from r's URL: the caller's spelling of the URL,
-// with the caller's credentials, whatever spelling created the cache.
-func fetch(ctx context.Context, repo *git.Repository, r *remote, refspec string) error {
-	rem := git.NewRemote(repo.Storer, &config.RemoteConfig{Name: remoteName, URLs: []string{r.url}})
-	err := rem.FetchContext(ctx, &git.FetchOptions{
+// fetchInto fetches refspec into url's cache repo from r's URL: the caller's
+// spelling of the URL, with the caller's credentials, whatever spelling created
+// the cache. A depth above zero fetches that many commits of the ref's history
+// (go-git then tells the remote where a shallow cache's history starts). The
+// pack is received under Options.MaxCacheBytes (see packCap); a fetch that
+// fails leaves nothing of its pack behind. On error it returns the reason, or
+// "" for the caller to class the error.
+func (s *Source) fetchInto(ctx context.Context, url string, repo *git.Repository, r *remote, refspec string, depth int) (string, error) {
+	used, err := s.checkCacheRoom()
+	if err != nil {
+		return ReasonCacheFull, err
+	}
+	sto := repo.Storer
+	if c := s.newPackCap(used); c != nil {
+		defer c.done()
+		if fs, ok := repo.Storer.(*filesystem.Storage); ok {
+			sto = cappedStorage{Storage: fs, cap: c}
+		}
+	}
+	rem := git.NewRemote(sto, &config.RemoteConfig{Name: remoteName, URLs: []string{r.url}})
+	err = rem.FetchContext(ctx, &git.FetchOptions{
 		RemoteName: remoteName,
 		Auth:       r.auth,
 		RefSpecs:   []config.RefSpec{config.RefSpec(refspec)},
+		Depth:      depth,
 		Tags:       git.NoTags,
 		Force:      true,
 	})
 	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
-		return fmt.Errorf("fetching %s: %w", refspec, err)
+		removePartialPacks(s.cacheDir(url))
+		var full *cacheFullError
+		if errors.As(err, &full) {
+			return ReasonCacheFull, full
+		}
+		return "", fmt.Errorf("fetching %s: %w", refspec, err)
 	}
-	return nil
+	return "", nil
+}
+
+// hasCommits reports whether the cache holds any ref, and so any commit.
+func hasCommits(repo *git.Repository) bool {
+	refs, err := repo.References()
+	if err != nil {
+		return true // then fetch the whole history, as before
+	}
+	found := false
+	_ = refs.ForEach(func(r *plumbing.Reference) error {
+		if r.Type() == plumbing.HashReference {
+			found = true
+			return storer.ErrStop
+		}
+		return nil
+	})
+	return found
+}
+
+// isShallow reports whether the cache's history starts somewhere (a shallow
+// fetch), rather than at the repository's first commits.
+func isShallow(repo *git.Repository) bool {
+	shallow, err := repo.Storer.Shallow()
+	return err == nil && len(shallow) > 0
 }
 
 func hasCommit(repo *git.Repository, commit string) bool {

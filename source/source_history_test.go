@@ -88,3 +88,58 @@ func TestAHostsFailureIsRememberedNoLongerThanTheCallersInterval(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+func TestAFirstFetchTakesOnlyTheRefsCommitAndHistoryStillTells(t *testing.T) {
+	srv := gitserver.Start(t, gitserver.Options{})
+	repo := srv.CreateRepo(t, "deploy")
+	// Ten commits, each replacing 256 KiB of data: 2.5 MiB of history, 256 KiB at the tip.
+	var old []string
+	for i := range 10 {
+		old = append(old, repo.Commit(t, map[string]string{
+			"cm.yaml":  configMap("web", strings.Repeat("v", i+1)),
+			"data.txt": source.RandomText(uint64(i), 256<<10),
+		}, "version"))
+	}
+	src := newSource(t, source.Options{})
+	req := source.Request{URL: repo.URL(), Ref: main}
+	tip := old[len(old)-1]
+
+	t.Run("the first fetch takes the tip, not the history", func(t *testing.T) {
+		before := repo.Traffic().Sent
+		if rev := fetch(t, src, req); rev.Commit != tip {
+			t.Fatalf("revision = %s, want %s", rev.Commit, tip)
+		}
+		sent := repo.Traffic().Sent - before
+		t.Logf("the first fetch received %d KiB", sent>>10)
+		if sent > 1<<20 {
+			t.Errorf("the first fetch received %d KiB, want about the 256 KiB the tip holds (the history is 2.5 MiB)", sent>>10)
+		}
+	})
+
+	next := repo.Commit(t, map[string]string{"cm.yaml": configMap("web", "next")}, "next")
+	t.Run("a push is fetched and moves the branch forward", func(t *testing.T) {
+		fetch(t, src, req)
+		if ok, err := src.Descends(repo.URL(), tip, next); err != nil || !ok {
+			t.Errorf("Descends(tip, next) = %v, %v; want true", ok, err)
+		}
+	})
+	t.Run("a force-push to a commit older than the first fetch is fetched, and is no forward move", func(t *testing.T) {
+		repo.ForcePush(t, old[3])
+		if rev := fetch(t, src, req); rev.Commit != old[3] {
+			t.Fatalf("revision = %s, want %s", rev.Commit, old[3])
+		}
+		if ok, err := src.Descends(repo.URL(), next, old[3]); err != nil || ok {
+			t.Errorf("Descends(next, old) = %v, %v; want false", ok, err)
+		}
+	})
+	t.Run("a history rewritten from below the first fetch is no forward move", func(t *testing.T) {
+		repo.ForcePush(t, old[5])
+		rewritten := repo.Commit(t, map[string]string{"cm.yaml": configMap("web", "rewritten")}, "rewritten")
+		if rev := fetch(t, src, req); rev.Commit != rewritten {
+			t.Fatalf("revision = %s, want %s", rev.Commit, rewritten)
+		}
+		if ok, err := src.Descends(repo.URL(), next, rewritten); err != nil || ok {
+			t.Errorf("Descends(next, rewritten) = %v, %v; want false", ok, err)
+		}
+	})
+}

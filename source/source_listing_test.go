@@ -23,7 +23,10 @@ func TestCallersOfOneRepositoryShareOneRefListing(t *testing.T) {
 	shared := func(ref v1alpha1.GitRef, auth source.Auth) source.Request {
 		return source.Request{URL: repo.URL(), Ref: ref, Auth: auth, MaxAge: time.Hour}
 	}
-	fetch(t, src, shared(main, basic)) // lists, and fetches the branch with its history
+	// Each fetches its ref's commit: the first fetch of a repository takes only
+	// the commit its ref names, so the tag's commit is fetched on its own.
+	fetch(t, src, shared(main, basic))
+	fetch(t, src, shared(v1alpha1.GitRef{Tag: "v1.0.0"}, basic))
 
 	t.Run("callers of other refs with the same credentials within MaxAge ask nothing", func(t *testing.T) {
 		before := repo.Requests()
