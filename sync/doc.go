@@ -38,7 +38,11 @@
 // object (Watcher), or a status change of one the Sync last judged not Healthy,
 // so that health follows a rollout (reconciler_health.go); and a push
 // notification (Trigger), which refreshes the
-// repository and queues the Syncs that follow the pushed ref at once. Credentials
+// repository and queues the Syncs that follow the pushed ref at once. A request
+// for a reconcile (the tether.dev/reconcile-requested-at annotation) asks git
+// afresh, but forces at most one ref listing per repository per MinInterval
+// (reconciler_request.go): a request that comes sooner is answered by a listing
+// forced since it was seen, or waits for the interval and is answered then. Credentials
 // named by spec.source.secretRef are read per fetch straight from the API server
 // (reconciler_source.go) and handed to source; Secrets are never cached or watched.
 //

@@ -110,6 +110,8 @@ type Reconciler struct {
 	good gosync.Map
 	// minInterval is Options.MinInterval.
 	minInterval time.Duration
+	// requests spaces the ref listings requests for a reconcile force.
+	requests requestSpacing
 	// now is the clock; tests may replace it.
 	now func() time.Time
 }
@@ -184,6 +186,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			r.fights.forget(req.NamespacedName)
 			r.searched.Delete(req.NamespacedName)
 			r.good.Delete(req.NamespacedName)
+			r.requests.forget(req.NamespacedName)
 			r.SecretWatch.Forget(req.NamespacedName)
 			if r.Watcher != nil {
 				r.Watcher.Forget(ctx, req.NamespacedName)
@@ -284,9 +287,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 func (r *Reconciler) fetchAndRender(ctx context.Context, obj *v1alpha1.Sync, id Identity, st *statusBuilder) (*source.Snapshot, error) {
 	fetchStart := r.now()
 	// Syncs sharing a repository and credentials share a poll (see maxAge).
-	req, err := r.sourceRequest(ctx, obj, id)
+	req, wait, err := r.sourceRequest(ctx, obj, id)
 	if err != nil {
 		return nil, err
+	}
+	if wait > 0 {
+		st.requestWaits(obj, wait)
 	}
 	rev, err := r.Source.Fetch(ctx, req)
 	r.Metrics.ObserveFetch(obj, r.now().Sub(fetchStart), err)

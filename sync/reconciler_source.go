@@ -50,15 +50,35 @@ const (
 )
 
 // sourceRequest builds what to fetch for a Sync: its URL and ref, the credentials
-// its secretRef names, and how old a shared resolution may be.
-func (r *Reconciler) sourceRequest(ctx context.Context, obj *v1alpha1.Sync, id Identity) (source.Request, error) {
+// its secretRef names, and how old a shared resolution may be. A request for a
+// reconcile that must wait for the repository's minimum interval (see
+// requestSpacing) comes back with how long.
+func (r *Reconciler) sourceRequest(ctx context.Context, obj *v1alpha1.Sync, id Identity) (source.Request, time.Duration, error) {
 	spec := obj.Spec.Source
 	req := source.Request{URL: spec.URL, Ref: spec.Ref, MaxAge: maxAge(r.interval(obj))}
+	var wait time.Duration
 	if reconcileRequested(obj) {
 		// A request for a reconcile means "look at git now": whichever event
-		// started this reconcile, the answer must not come from an older listing.
-		req.MaxAge = 0
+		// started this reconcile, the answer must not come from a listing older
+		// than the request, and it forces one at most once per minimum interval.
+		force, age, after := r.requests.admit(client.ObjectKeyFromObject(obj), spec.URL,
+			obj.GetAnnotations()[v1alpha1.ReconcileRequestedAnnotation], r.now(), r.minInterval)
+		switch {
+		case force:
+			req.MaxAge = 0
+		case age > 0:
+			req.MaxAge = min(age, req.MaxAge)
+		default:
+			wait = after
+		}
 	}
+	req, err := r.withAuth(ctx, obj, id, req)
+	return req, wait, err
+}
+
+// withAuth completes req with the credentials the Sync's secretRef names.
+func (r *Reconciler) withAuth(ctx context.Context, obj *v1alpha1.Sync, id Identity, req source.Request) (source.Request, error) {
+	spec := obj.Spec.Source
 	if spec.SecretRef == nil {
 		r.SecretWatch.Forget(client.ObjectKeyFromObject(obj))
 		return req, nil

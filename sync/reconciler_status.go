@@ -47,6 +47,9 @@ type statusBuilder struct {
 	// skipReport is set when the Sync is gone after this reconcile (its finalizer
 	// removed): there is no status to write and no series to keep.
 	skipReport bool
+	// requestWait is how soon to reconcile again for a request for a reconcile
+	// this one could not answer (see requestWaits); zero when none waits.
+	requestWait time.Duration
 }
 
 type objectHealth struct {
@@ -233,10 +236,21 @@ func (b *statusBuilder) waitForHealth(applied string) {
 
 // requeueAfter is when to look again after a successful reconcile.
 func (b *statusBuilder) requeueAfter(interval time.Duration) time.Duration {
+	if b.requestWait > 0 {
+		interval = min(interval, b.requestWait)
+	}
 	if b.status.Health == v1alpha1.HealthProgressing && progressingRequeue < interval {
 		return progressingRequeue
 	}
 	return interval
+}
+
+// requestWaits leaves obj's request for a reconcile unanswered: git may not be
+// asked for it before wait (the repository's minimum interval, see
+// requestSpacing), and the reconcile after wait answers it.
+func (b *statusBuilder) requestWaits(obj *v1alpha1.Sync, wait time.Duration) {
+	b.status.LastHandledReconcileAt = obj.Status.LastHandledReconcileAt
+	b.requestWait = wait
 }
 
 func (b *statusBuilder) build() v1alpha1.SyncStatus {

@@ -140,8 +140,9 @@ func (t *Trigger) request(ctx context.Context, s *v1alpha1.Sync) error {
 
 // Source feeds the reconciler the Syncs that pushes concern: those OnPush queues
 // on the leader, and those whose ReconcileRequestedAnnotation changes (set by a
-// replica that is not the leader, or by a user), whose repository it refreshes
-// first. Controller sources start on the leader only.
+// replica that is not the leader, or by a user), whose reconcile then asks git
+// itself, no more often than the minimum interval per repository. Controller
+// sources start on the leader only.
 func (t *Trigger) Source() crsource.Source {
 	requested := crsource.Kind(t.cache, &v1alpha1.Sync{}, handler.TypedFuncs[*v1alpha1.Sync, reconcile.Request]{
 		UpdateFunc: t.onUpdate,
@@ -163,11 +164,11 @@ func (t *Trigger) onUpdate(_ context.Context, e event.TypedUpdateEvent[*v1alpha1
 		after := e.ObjectNew.GetAnnotations()[key]
 		return after != "" && after != e.ObjectOld.GetAnnotations()[key]
 	}
-	switch {
-	case changed(ReconcileRequestedAnnotation):
-		t.source.Refresh(e.ObjectNew.Spec.Source.URL)
-	case changed(v1alpha1.AcceptRevisionAnnotation):
-	default:
+	// A request for a reconcile refreshes nothing here: the reconcile asks git
+	// itself, at most once per repository per minimum interval (requestSpacing),
+	// so that a loop of annotation changes cannot make the host list refs in a
+	// loop.
+	if !changed(ReconcileRequestedAnnotation) && !changed(v1alpha1.AcceptRevisionAnnotation) {
 		return
 	}
 	q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.ObjectNew)})

@@ -186,3 +186,45 @@ func median(ds []time.Duration) time.Duration {
 	slices.Sort(sorted)
 	return sorted[len(sorted)/2]
 }
+
+func TestALoopOfReconcileRequestsListsNoMoreOftenThanTheMinimumInterval(t *testing.T) {
+	a := startAgent(t) // MinInterval: 1s
+	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	repo := gitserver.Start(t, gitserver.Options{}).CreateRepo(t, "web")
+	first := repo.Commit(t, apps(1), "one app")
+	s := a.newSync(t, ns, repo.URL()) // interval of an hour: only the requests ask git
+	a.waitApplied(t, s, first)
+
+	const requests = 40
+	before, start := repo.Requests(), time.Now()
+	var pushed, last string
+	for i := range requests {
+		if i == requests/2 {
+			pushed = repo.Commit(t, map[string]string{"apps/app-0000.yaml": app("app-0000", "pushed")}, "a push")
+		}
+		last = fmt.Sprintf("loop-%d", i)
+		patch := client.MergeFrom(s.DeepCopy())
+		s.Annotations = map[string]string{tethersync.ReconcileRequestedAnnotation: last}
+		must(t, a.c.Patch(t.Context(), s, patch))
+		time.Sleep(50 * time.Millisecond)
+	}
+	got := a.waitFor(t, s, "the last request answered", func(s *v1alpha1.Sync) bool {
+		return s.Status.LastHandledReconcileAt == last
+	})
+	window := time.Since(start)
+	listings := repo.Requests().RefListings - before.RefListings
+	t.Logf("%d requests over %s: %d ref listings (fetches %d)", requests, window.Round(time.Millisecond), listings, repo.Requests().Fetches-before.Fetches)
+
+	t.Run("the requests force at most one listing per minimum interval", func(t *testing.T) {
+		// One per started second of the window, and one more for the fetch of
+		// the pushed commit (go-git's fetch lists the refs again).
+		if most := int(window/time.Second) + 2; listings > most {
+			t.Errorf("%d ref listings over %s, want at most %d (one per second, the minimum interval, and the fetch)", listings, window.Round(time.Millisecond), most)
+		}
+	})
+	t.Run("the last request is answered with the commit pushed during the loop", func(t *testing.T) {
+		if !strings.HasSuffix(got.Status.SourceRevision, pushed) {
+			t.Errorf("sourceRevision = %s, want commit %s", got.Status.SourceRevision, pushed)
+		}
+	})
+}
