@@ -2,6 +2,7 @@ package source_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,5 +68,46 @@ func TestARefListingThatGetsNoAnswerEndsAtTheListTimeout(t *testing.T) {
 	// Generous: without the list timeout it would be the fetch timeout, 5 minutes.
 	if elapsed := time.Since(start); elapsed > 30*time.Second {
 		t.Errorf("the listing took %s to give up; want about the list timeout of 1s", elapsed)
+	}
+}
+
+func TestOneNamespacesFetchesCannotMakeAnothersWait(t *testing.T) {
+	const timeout = 5 * time.Second
+	silent := gitserver.StartSilent(t)
+	src := newSource(t, source.Options{Timeout: timeout, ListTimeout: timeout, MaxFetchesPerHost: 2, HostFailureMemory: time.Minute})
+	request := func(tenant string, i int) source.Request {
+		return source.Request{URL: fmt.Sprintf("http://%s/%s-%d.git", silent, tenant, i), Ref: main, Tenant: tenant}
+	}
+	// Three fetches of the greedy namespace: two hold the host, the third is
+	// told at once that it is busy.
+	errs := make(chan error, 3)
+	for i := range 3 {
+		go func() {
+			_, err := src.Fetch(t.Context(), request("greedy", i))
+			errs <- err
+		}()
+	}
+	if err := <-errs; fetchReason(t, err) != source.ReasonHostBusy {
+		t.Fatalf("the first answer to the greedy namespace: %v; want %s", err, source.ReasonHostBusy)
+	}
+
+	t.Run("another namespace is admitted, not told the host is busy", func(t *testing.T) {
+		others := []string{"patient", "third"}
+		answers := make(chan error, len(others))
+		for _, tenant := range others {
+			go func() {
+				_, err := src.Fetch(t.Context(), request(tenant, 0))
+				answers <- err
+			}()
+		}
+		for range others {
+			err := <-answers
+			if reason := fetchReason(t, err); reason != source.ReasonHostUnreachable || strings.Contains(err.Error(), "not asked again") {
+				t.Errorf("reason %s (%v); want a conversation of its own with the host, which times out", reason, err)
+			}
+		}
+	})
+	for range 2 {
+		<-errs
 	}
 }

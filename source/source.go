@@ -102,6 +102,11 @@ type Request struct {
 	// Auth holds credentials for the repository; the zero value sends none (but
 	// credentials written into an http(s) URL are still used).
 	Auth Auth
+	// Tenant names who asks (the Sync's namespace): a git host's
+	// MaxFetchesPerHost places are shared fairly between tenants, so that one
+	// tenant's fetches cannot make another's wait. Callers of one tenant may
+	// leave it empty.
+	Tenant string
 }
 
 // Revision is one commit of one repository, reached through one ref.

@@ -91,7 +91,7 @@ func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
 	} else if ok {
 		return res.revision(rev), nil
 	}
-	release, reason, err := s.hosts.enter(r.host, req.MaxAge, s.now())
+	release, reason, err := s.hosts.enter(r.host, req.Tenant, req.MaxAge, s.now())
 	if err != nil {
 		return fail(reason, err)
 	}

@@ -55,7 +55,8 @@ const (
 // requestSpacing) comes back with how long.
 func (r *Reconciler) sourceRequest(ctx context.Context, obj *v1alpha1.Sync, id Identity) (source.Request, time.Duration, error) {
 	spec := obj.Spec.Source
-	req := source.Request{URL: spec.URL, Ref: spec.Ref, MaxAge: maxAge(r.interval(obj))}
+	// The namespace is the tenant a git host's places are shared between.
+	req := source.Request{URL: spec.URL, Ref: spec.Ref, MaxAge: maxAge(r.interval(obj)), Tenant: obj.Namespace}
 	var wait time.Duration
 	if reconcileRequested(obj) {
 		// A request for a reconcile means "look at git now": whichever event
