@@ -9,26 +9,34 @@
 //	Render(ctx, Revision, path)  → *Snapshot{Revision, Objects} (no network; *RenderError)
 //
 // Fetch is cheap when nothing changed: it lists the remote's refs (one request) and
-// fetches, one ref only, only a commit the cache lacks. A Request's MaxAge lets
+// fetches, one ref only, only a commit the cache lacks; a repository's first fetch
+// takes only that commit (depth 1), later ones the commits since, so that Descends
+// can still tell a forward move from a rewrite. A Request's MaxAge lets
 // callers that share a URL and credentials share one listing, whatever ref each
 // follows (never callers with other credentials: the remote must refuse a caller
 // without access itself); a push notification calls Refresh to end that sharing
 // early. One slow host cannot take every caller: at most MaxFetchesPerHost
 // conversations with a host run at once (more callers get ReasonHostBusy at once,
 // except that callers of a repository the host is already answering wait briefly for
-// that answer and share it), no lock that other URLs or rendering need is held while
+// that answer and share it; the places are shared fairly between tenants,
+// Request.Tenant, so that one namespace's fetches cannot make another's wait), no lock that other URLs or rendering need is held while
 // waiting for a ref listing, and a host that could not be reached is not asked again
 // for HostFailureMemory. The on-disk cache holds one bare
 // repository per repository, whatever the spelling of its URL; repositories unused
-// for CacheIdle are removed, and over MaxCacheBytes a Fetch that needs a new commit
-// fails with ReasonCacheFull instead of evicting anything. file:// URLs are refused
+// for CacheIdle are removed, and MaxCacheBytes holds while a pack is received: the
+// Fetch that would pass it stops with ReasonCacheFull and leaves nothing of its
+// pack, and nothing is evicted. file:// URLs are refused
 // unless AllowFileURLs. Refs are a branch, a tag,
 // a semver range (the newest tag that satisfies it) or a pinned commit. Credentials
 // (Auth) come from the caller, who reads them from Kubernetes; this package never
-// does. SSH host keys are always verified against the caller's known_hosts. Every
-// FetchError carries a Reason (HostUnreachable, AuthenticationFailed,
-// HostKeyMismatch, RefNotFound, NoMatchingTag, …) for conditions, and no error
-// quotes a credential.
+// does. SSH host keys are always verified against the caller's known_hosts. Git's
+// HTTP(S) conversations use clients of their own (transport.go), never
+// http.DefaultTransport: explicit timeouts, the proxy from the environment, TLS
+// against the system's roots plus the caller's CA bundle. An answer outside 2xx is
+// read up to 4 KiB and dropped, and a ref listing up to 8 MiB. Every FetchError
+// carries a Reason (HostUnreachable, AuthenticationFailed, HostKeyMismatch,
+// RefNotFound, NoMatchingTag, …) for conditions; no error quotes a credential, nor
+// what a remote's HTTP error answer said ("HTTP 403 Forbidden" instead).
 //
 // Repository content is treated as hostile. Rendering never touches the host file
 // system or the network: the files of the commit that the path needs (those below
