@@ -1,9 +1,11 @@
 package source_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -13,6 +15,7 @@ import (
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/source"
+	"tether.dev/tether/test/gitserver"
 )
 
 // hugeBody is what a hostile git host answers a refused request with: 300 MiB,
@@ -118,3 +121,52 @@ func TestWhatARemoteAnswersIsBoundedAndNeverQuoted(t *testing.T) {
 
 // pktLine frames payload as one line of git's pkt-line format.
 func pktLine(payload string) string { return fmt.Sprintf("%04x%s", len(payload)+4, payload) }
+
+// refusingTransport is what the agent makes of http.DefaultTransport so that
+// nothing in rendering can open a connection.
+type refusingTransport struct{ asked atomic.Int64 }
+
+func (r *refusingTransport) RoundTrip(*http.Request) (*http.Response, error) {
+	r.asked.Add(1)
+	return nil, errors.New("the process's default HTTP transport refuses every request")
+}
+
+func TestGitNeverUsesTheDefaultHTTPTransport(t *testing.T) {
+	// Refused both ways the process could: the variable replaced, and the
+	// transport it held (which libraries may have kept) unable to dial.
+	refusing := &refusingTransport{}
+	saved := http.DefaultTransport
+	original := saved.(*http.Transport)
+	savedDial := original.DialContext
+	original.CloseIdleConnections()
+	original.DialContext = func(context.Context, string, string) (net.Conn, error) {
+		refusing.asked.Add(1)
+		return nil, errors.New("the process's default HTTP transport refuses every connection")
+	}
+	http.DefaultTransport = refusing
+	t.Cleanup(func() {
+		http.DefaultTransport = saved
+		original.DialContext = savedDial
+	})
+
+	src := newSource(t, source.Options{})
+	tlsServer := gitserver.Start(t, gitserver.Options{TLS: true})
+	for _, tc := range []struct {
+		name string
+		repo *gitserver.Repo
+		auth source.Auth
+	}{
+		{"over HTTP", gitserver.Start(t, gitserver.Options{}).CreateRepo(t, "plain"), source.Auth{}},
+		{"over HTTPS with the host's CA in the Secret", tlsServer.CreateRepo(t, "tls"), source.Auth{CAFile: tlsServer.CACert()}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			commit := tc.repo.Commit(t, map[string]string{"cm.yaml": configMap("web", "hello")}, "add web")
+			if rev := fetch(t, src, source.Request{URL: tc.repo.URL(), Ref: main, Auth: tc.auth}); rev.Commit != commit {
+				t.Errorf("revision = %s, want %s", rev, commit)
+			}
+		})
+	}
+	if n := refusing.asked.Load(); n != 0 {
+		t.Errorf("the default transport was asked %d times", n)
+	}
+}
