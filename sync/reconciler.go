@@ -202,6 +202,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	st := newStatusBuilder(obj, r.now)
 	defer func() {
 		err = errors.Join(err, r.report(ctx, obj, st, err))
+		if err == nil && st.requestWait > 0 && (result.RequeueAfter == 0 || result.RequeueAfter > st.requestWait) {
+			// A request for a reconcile left waiting is answered after the wait,
+			// whatever this reconcile's outcome.
+			result.RequeueAfter = st.requestWait
+		}
 		if !st.skipReport {
 			r.Metrics.ObserveReconcile(obj, r.now().Sub(start))
 		}

@@ -236,9 +236,6 @@ func (b *statusBuilder) waitForHealth(applied string) {
 
 // requeueAfter is when to look again after a successful reconcile.
 func (b *statusBuilder) requeueAfter(interval time.Duration) time.Duration {
-	if b.requestWait > 0 {
-		interval = min(interval, b.requestWait)
-	}
 	if b.status.Health == v1alpha1.HealthProgressing && progressingRequeue < interval {
 		return progressingRequeue
 	}
