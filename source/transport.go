@@ -169,7 +169,9 @@ func (w *watchedBody) Close() error {
 // process. go-git picks a transport by scheme from a process-wide table and
 // has no per-call option for it, so a conversation's own client travels in its
 // AuthMethod (httpAuth); a call that brings none gets a client of ours with the
-// same bounds, never http.DefaultTransport.
+// same bounds, never http.DefaultTransport. Such a call cannot pass go-git a CA
+// bundle or a proxy of its own (go-git would want to clone an *http.Transport);
+// this package passes them in the client instead.
 type gitHTTP struct {
 	fallback transport.Transport
 }
