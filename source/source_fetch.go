@@ -331,7 +331,7 @@ func (s *Source) listRefs(ctx context.Context, r *remote) ([]*plumbing.Reference
 	rem := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: remoteName, URLs: []string{r.url}})
 	refs, err := rem.ListContext(ctx, &git.ListOptions{Auth: r.auth, PeelingOption: git.AppendPeeled})
 	if err != nil {
-		return nil, fmt.Errorf("listing remote refs: %w", err)
+		return nil, fmt.Errorf("listing remote refs: %w", withStatus(err))
 	}
 	return refs, nil
 }
@@ -370,7 +370,7 @@ func (s *Source) fetchInto(ctx context.Context, url string, repo *git.Repository
 		if errors.As(err, &full) {
 			return ReasonCacheFull, full
 		}
-		return "", fmt.Errorf("fetching %s: %w", refspec, err)
+		return "", fmt.Errorf("fetching %s: %w", refspec, withStatus(err))
 	}
 	return "", nil
 }
