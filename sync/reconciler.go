@@ -34,6 +34,10 @@ type Source interface {
 	// Descends reports whether commit to has commit from in its history, from the
 	// cache alone (source.ErrHistoryUnknown when it cannot tell).
 	Descends(url, from, to string) (bool, error)
+	// Refresh forgets what is known of url's refs, for every caller: a request
+	// for a reconcile that may force a listing makes every Sync of the
+	// repository ask again.
+	Refresh(url string)
 }
 
 // Applier makes the cluster hold a set of objects, and removes or releases what

@@ -66,6 +66,9 @@ func (r *Reconciler) sourceRequest(ctx context.Context, obj *v1alpha1.Sync, id I
 			obj.GetAnnotations()[v1alpha1.ReconcileRequestedAnnotation], r.now(), r.minInterval)
 		switch {
 		case force:
+			// What every caller learnt of the repository before the request is
+			// stale, whatever credentials it was learnt with.
+			r.Source.Refresh(spec.URL)
 			req.MaxAge = 0
 		case age > 0:
 			req.MaxAge = min(age, req.MaxAge)
