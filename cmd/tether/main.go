@@ -24,14 +24,24 @@ var version = "dev"
 // command has printed what was wrong.
 var errUsage = errors.New("usage error")
 
-// Exit statuses shared by the commands whose statuses say more than success or
-// failure: `tether diff` (1: differs), `tether reconcile --wait` and `tether wait`
-// (1: the Sync failed, 3: timed out).
+// Exit statuses, the same for every command (docs/cli.md prints exitStatuses): 1 is
+// an answer ("it differs", "the Sync failed"), 2 says the command could not answer.
 const (
 	exitFailed   = 1
 	exitBroken   = 2
 	exitTimedOut = 3
 )
+
+// exitStatuses is the table of exit statuses in docs/cli.md.
+var exitStatuses = []struct {
+	code    int
+	meaning string
+}{
+	{0, "done: the command did what it was asked; `diff` found no difference; `wait` and `reconcile --wait` saw the Sync Ready"},
+	{exitFailed, "the answer is no: `diff` found a difference; the Sync failed or is Stalled (`wait`, `reconcile --wait`); `reconcile` of a suspended Sync"},
+	{exitBroken, "the command could not answer: a usage error, a Sync or cluster that cannot be read (not found, forbidden, unreachable), a directory or repository that cannot be rendered"},
+	{exitTimedOut, "timed out: `wait` and `reconcile --wait` before the Sync was Ready or failed"},
+}
 
 // exitError carries the exit status of a command whose statuses say more than
 // success or failure.
@@ -55,7 +65,8 @@ func main() {
 
 // exitCode is the one place that maps a command's error to the exit status. It
 // prints the error, except where the command has said all there is: a usage error
-// (2) and a diff found (1). An *exitError exits with its code; any other error, 1.
+// (2) and a diff found (1). An *exitError exits with its code; any other error says
+// the command could not answer, 2.
 func exitCode(err error, stderr io.Writer) int {
 	var coded *exitError
 	switch {
@@ -70,7 +81,7 @@ func exitCode(err error, stderr io.Writer) int {
 		return coded.code
 	}
 	printError(stderr, err)
-	return 1
+	return exitBroken
 }
 
 // printError writes err one line at a time, so that each of several joined errors
