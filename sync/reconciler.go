@@ -497,8 +497,7 @@ func (r *Reconciler) recordFailure(obj *v1alpha1.Sync, before, after v1alpha1.Sy
 	if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason == v1alpha1.ReasonDeleting || cond.Reason == v1alpha1.ReasonDegraded {
 		return
 	}
-	if old := apimeta.FindStatusCondition(before.Conditions, v1alpha1.ReadyCondition); old != nil &&
-		old.Status == cond.Status && old.Reason == cond.Reason && old.Message == cond.Message {
+	if !readyChanged(before, after) {
 		return
 	}
 	msg := cond.Message
@@ -509,6 +508,17 @@ func (r *Reconciler) recordFailure(obj *v1alpha1.Sync, before, after v1alpha1.Sy
 		msg = msg[:maxEventMessage-3] + "..."
 	}
 	r.Recorder.AnnotatedEventf(obj, map[string]string{"revision": after.SourceRevision}, corev1.EventTypeWarning, cond.Reason, "%s", msg)
+}
+
+// readyChanged reports whether the Ready condition of after differs from before's
+// in status, reason or message: a new failure, or a failure that changed.
+func readyChanged(before, after v1alpha1.SyncStatus) bool {
+	cond := apimeta.FindStatusCondition(after.Conditions, v1alpha1.ReadyCondition)
+	old := apimeta.FindStatusCondition(before.Conditions, v1alpha1.ReadyCondition)
+	if cond == nil || old == nil {
+		return cond != old
+	}
+	return old.Status != cond.Status || old.Reason != cond.Reason || old.Message != cond.Message
 }
 
 // statusWriteGrace bounds the status write of a reconcile whose context was
@@ -533,7 +543,13 @@ func (r *Reconciler) report(ctx context.Context, obj *v1alpha1.Sync, st *statusB
 	r.Metrics.ObserveStatus(obj, status, r.now())
 	r.recordFailure(obj, obj.Status, status)
 	if failure := cmp.Or(reconcileErr, st.failure); failure != nil {
-		log.Error(failure, "reconcile failed", "revision", status.SourceRevision)
+		// Logged at error level once, when it starts or changes; a Sync that fails
+		// the same way at every interval would otherwise fill the log with it.
+		if readyChanged(obj.Status, status) {
+			log.Error(failure, "reconcile failed", "revision", status.SourceRevision)
+		} else {
+			log.V(1).Info("reconcile failed again", "revision", status.SourceRevision, "error", failure.Error())
+		}
 	}
 	before, err := r.patchStatus(ctx, obj, status)
 	if err != nil {

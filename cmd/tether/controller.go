@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -189,6 +190,11 @@ func runController(ctx context.Context, args []string, stderr io.Writer) error {
 	f, err := parseControllerFlags(args, stderr)
 	if err != nil {
 		return err
+	}
+	if f.zap.StacktraceLevel == nil {
+		// Stack traces are for bugs, not for bad input in git or a cluster that
+		// refuses: only a panic carries one unless --zap-stacktrace-level says more.
+		f.zap.StacktraceLevel = zapcore.PanicLevel
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&f.zap), zap.WriteTo(stderr)))
 	log := ctrl.Log.WithName("setup")
