@@ -237,13 +237,13 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 		if err != nil {
 			return nil, fmt.Errorf("loading kubeconfig %s: %w", kubeconfig, err)
 		}
-		return cfg, nil
+		return withOwnTransport(cfg), nil
 	}
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return nil, fmt.Errorf("finding cluster config (use --kubeconfig outside a cluster): %w", err)
 	}
-	return cfg, nil
+	return withOwnTransport(cfg), nil
 }
 
 func newScheme() (*runtime.Scheme, error) {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -127,7 +128,19 @@ func (k *kubeFlags) restConfig(command string) (*rest.Config, error) {
 	}
 	cfg.QPS, cfg.Burst = 50, 100
 	cfg.UserAgent = "tether-" + command + "/" + version
-	return cfg, nil
+	return withOwnTransport(cfg), nil
+}
+
+// withOwnTransport makes client-go build a transport of its own for cfg. For a
+// server without TLS options (plain http, as behind `kubectl proxy`) and no proxy
+// named, client-go would use http.DefaultTransport, which refuses every request in
+// this process (source.IsolateRendering). Proxying from the environment is what
+// that transport would have done.
+func withOwnTransport(cfg *rest.Config) *rest.Config {
+	if cfg.Proxy == nil && cfg.Transport == nil {
+		cfg.Proxy = http.ProxyFromEnvironment
+	}
+	return cfg
 }
 
 // namespace is -n, or else the kubeconfig context's namespace, as kubectl uses.
