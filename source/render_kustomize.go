@@ -255,15 +255,18 @@ func isInlineConfig(entry string) bool {
 // checkNoHelm refuses Helm charts in a kustomization: kustomize's Helm support
 // is off, and would fetch charts from their repositories.
 func checkNoHelm(k *types.Kustomization) error {
+	field := ""
 	switch {
 	case len(k.HelmCharts) > 0:
-		return errors.New("helmCharts: Helm charts in a kustomization are not rendered (kustomize's Helm support is off)")
+		field = "helmCharts[0]"
 	case len(k.HelmChartInflationGenerator) > 0:
-		return errors.New("helmChartInflationGenerator: Helm charts in a kustomization are not rendered (kustomize's Helm support is off)")
+		field = "helmChartInflationGenerator[0]"
 	case k.HelmGlobals != nil:
-		return errors.New("helmGlobals: Helm charts in a kustomization are not rendered (kustomize's Helm support is off)")
+		field = "helmGlobals"
+	default:
+		return nil
 	}
-	return nil
+	return fmt.Errorf("%s: Helm charts in a kustomization are not rendered (kustomize's Helm support is off, and would fetch the chart): %w", field, ErrRemoteReference)
 }
 
 // checkRootFiles reads every file below a kustomization root, which kustomize may

@@ -1,6 +1,7 @@
 package source
 
 import (
+	"encoding/base64"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -135,6 +136,60 @@ func TestKustomizeNeverReachesTheNetwork(t *testing.T) {
 			"base/kustomization.yaml", "configMapGenerator[0].files[0]"},
 		{"a URL that never answers", map[string]string{"app/kustomization.yaml": k("configMapGenerator:\n- name: c\n  files: [\"" + srv.URL + "/hang\"]\n")},
 			"app/kustomization.yaml", "configMapGenerator[0].files[0]"},
+		{"secretGenerator env", map[string]string{"app/kustomization.yaml": k("secretGenerator:\n- name: s\n  env: \"" + url + "\"\n")},
+			"app/kustomization.yaml", "secretGenerator[0].env"},
+		{"bases (resources' deprecated name)", map[string]string{
+			"app/kustomization.yaml":  k("bases: [../base]\n"),
+			"base/kustomization.yaml": k("configMapGenerator:\n- name: c\n  files: [\"" + url + "\"]\n")},
+			"base/kustomization.yaml", "configMapGenerator[0].files[0]"},
+		{"helmCharts", map[string]string{"app/kustomization.yaml": k("helmCharts:\n- name: c\n  repo: \"" + url + "\"\n  valuesFile: \"" + url + "\"\n")},
+			"app/kustomization.yaml", "helmCharts[0]"},
+		{"helmGlobals", map[string]string{"app/kustomization.yaml": k("resources: [deploy.yaml]\nhelmGlobals: {chartHome: \"" + url + "\"}\n")},
+			"app/kustomization.yaml", "helmGlobals"},
+		{"helmChartInflationGenerator (helmCharts' deprecated name)", map[string]string{"app/kustomization.yaml": k("helmChartInflationGenerator:\n- chartName: c\n  chartRepoUrl: \"" + url + "\"\n")},
+			"app/kustomization.yaml", "helmChartInflationGenerator[0]"},
+
+		// Spellings of the same fields that a check reading YAML otherwise than
+		// kustomize would miss.
+		{"a merge key that replaces a harmless configMapGenerator", map[string]string{"app/kustomization.yaml": k("configMapGenerator:\n- name: harmless\n  literals: [a=b]\n" +
+			"<<: {configMapGenerator: [{name: loot, files: [\"k=" + url + "\"]}]}\n")},
+			"app/kustomization.yaml", "configMapGenerator[0].files[0]"},
+		{"a !!binary scalar that decodes to a URL", map[string]string{"app/kustomization.yaml": k("configMapGenerator:\n- name: loot\n  files: [!!binary " +
+			base64.StdEncoding.EncodeToString([]byte("k="+url)) + "]\n")},
+			"app/kustomization.yaml", "configMapGenerator[0].files[0]"},
+		{"Resources capitalised, naming a kustomization that holds a URL", map[string]string{
+			"app/kustomization.yaml":     k("Resources: [sub]\n"),
+			"app/sub/kustomization.yaml": k("configMapGenerator:\n- name: loot\n  files: [\"k=" + url + "\"]\n")},
+			"app/sub/kustomization.yaml", "configMapGenerator[0].files[0]"},
+		{"resources spelt with a long s, which Go's JSON decoder folds to s", map[string]string{
+			"app/kustomization.yaml":     k("re\u017fources: [sub]\n"),
+			"app/sub/kustomization.yaml": k("configMapGenerator:\n- name: loot\n  files: [\"k=" + url + "\"]\n")},
+			"app/sub/kustomization.yaml", "configMapGenerator[0].files[0]"},
+		{"CONFIGMAPGENERATOR and FILES in capitals", map[string]string{"app/kustomization.yaml": k("CONFIGMAPGENERATOR:\n- NAME: loot\n  FILES: [\"k=" + url + "\"]\n")},
+			"app/kustomization.yaml", "configMapGenerator[0].files[0]"},
+		{"a builtin configuration whose apiVersion is /builtin", map[string]string{
+			"app/kustomization.yaml": k("resources: [deploy.yaml]\ntransformers: [patch.yaml]\n"),
+			"app/patch.yaml":         "apiVersion: /builtin\nkind: PatchTransformer\nmetadata: {name: p}\npath: \"" + url + "\"\n"},
+			"app/patch.yaml", "path"},
+		{"a builtin configuration whose apiVersion is escaped", map[string]string{
+			"app/kustomization.yaml": k("resources: [deploy.yaml]\ntransformers: [patch.yaml]\n"),
+			"app/patch.yaml":         "apiVersion: \"\\x62uiltin\"\nkind: PatchTransformer\nmetadata: {name: p}\npath: \"" + url + "\"\n"},
+			"app/patch.yaml", "path"},
+		{"a builtin configuration with Path capitalised", map[string]string{
+			"app/kustomization.yaml": k("resources: [deploy.yaml]\ntransformers: [patch.yaml]\n"),
+			"app/patch.yaml":         "apiVersion: builtin\nkind: PatchTransformer\nmetadata: {name: p}\nPath: \"" + url + "\"\n"},
+			"app/patch.yaml", "Path"},
+		{"a builtin configuration with a !!binary path", map[string]string{
+			"app/kustomization.yaml": k("resources: [deploy.yaml]\ntransformers: [patch.yaml]\n"),
+			"app/patch.yaml": "apiVersion: builtin\nkind: PatchTransformer\nmetadata: {name: p}\npath: !!binary " +
+				base64.StdEncoding.EncodeToString([]byte(url)) + "\n"},
+			"app/patch.yaml", "path"},
+		{"an inline transformer on one line", map[string]string{"app/kustomization.yaml": k("resources: [deploy.yaml]\ntransformers:\n- '{apiVersion: builtin, kind: PatchTransformer, metadata: {name: p}, path: \"" + url + "\"}'\n")},
+			"app/kustomization.yaml", "transformers[0].path"},
+		{"an inline generator on one line", map[string]string{"app/kustomization.yaml": k("generators:\n- '{apiVersion: builtin, kind: ConfigMapGenerator, metadata: {name: c}, files: [\"" + url + "\"]}'\n")},
+			"app/kustomization.yaml", "generators[0].files[0]"},
+		{"an inline validator", map[string]string{"app/kustomization.yaml": k("resources: [deploy.yaml]\nvalidators:\n- '{apiVersion: builtin, kind: PatchTransformer, metadata: {name: p}, path: \"" + url + "\"}'\n")},
+			"app/kustomization.yaml", "validators[0].path"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.field+" is refused without a request", func(t *testing.T) {

@@ -225,7 +225,7 @@ func TestKustomizeTreatsRepositoryContentAsHostile(t *testing.T) {
 		{"a generator reading a file outside its kustomization root (never copied for rendering)", "restricted", "restricted", "'/secret.txt' doesn't exist"},
 		{"an exec transformer", "exec", "exec", "plugins disabled"},
 		{"an exec generator", "execgen", "execgen", "plugins disabled"},
-		{"a Helm chart", "helm", "helm/kustomization.yaml", "helmCharts: Helm charts in a kustomization are not rendered"},
+		{"a Helm chart", "helm", "helm/kustomization.yaml", "helmCharts[0]: Helm charts in a kustomization are not rendered"},
 		{"a YAML alias bomb", "bomb", "bomb/bomb.yaml", "too large"},
 		{"output over the rendered-bytes limit", "big", "big", "limit of 2048 bytes"},
 		{"a remote base", "remote", "remote/kustomization.yaml", "remote bases are disabled"},
