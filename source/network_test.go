@@ -1,0 +1,112 @@
+package source
+
+import (
+	"errors"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"tether.dev/tether/test/gitserver"
+)
+
+// TestRenderingIsIsolatedFromTheNetwork: the kustomization check gives good
+// messages, but what keeps rendering off the network is the process itself.
+// These tests install IsolateRendering as main does and restore the process
+// afterwards; they must not run in parallel with tests that use the default
+// HTTP transport.
+func TestRenderingIsIsolatedFromTheNetwork(t *testing.T) {
+	srv := startMetadataServer(t)
+	restore := IsolateRendering()
+	t.Cleanup(restore)
+
+	t.Run("a request through the default transport is refused before it is sent, naming it", func(t *testing.T) {
+		before := srv.requests.Load()
+		resp, err := http.Get(srv.URL + "/meta-data")
+		if err == nil {
+			_ = resp.Body.Close()
+		}
+		if !errors.Is(err, ErrNetworkRefused) || !strings.Contains(err.Error(), "GET "+srv.URL+"/meta-data refused") {
+			t.Errorf("http.Get() error = %v; want it refused, naming the request", err)
+		}
+		if n := srv.requests.Load() - before; n != 0 {
+			t.Errorf("the server saw %d requests; want none", n)
+		}
+	})
+
+	// A transformers directory whose kustomization computes a builtin
+	// configuration: a replacement copies a URL from a ConfigMap's data (a value,
+	// never checked) into a PatchTransformer's path. No check before kustomize
+	// runs can see the URL; the process refuses the request.
+	computed := map[string]string{
+		"app/kustomization.yaml":     "resources: [deploy.yaml]\ntransformers: [computed]\n",
+		"app/deploy.yaml":            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicas: 1}\n",
+		"app/computed/patch.yaml":    "apiVersion: builtin\nkind: PatchTransformer\nmetadata: {name: p}\npath: local.yaml\n",
+		"app/computed/settings.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {u: \"" + srv.URL + "/meta-data\"}\n",
+		"app/computed/kustomization.yaml": "resources: [patch.yaml, settings.yaml]\nreplacements:\n" +
+			"- source: {kind: ConfigMap, name: settings, fieldPath: data.u}\n" +
+			"  targets: [{select: {kind: PatchTransformer}, fieldPaths: [path]}]\n",
+	}
+	t.Run("a URL kustomize computes while it builds is refused, not fetched", func(t *testing.T) {
+		before := srv.requests.Load()
+		objs, err := renderWithin(t, computed, "app", 10*time.Second)
+		if n := srv.requests.Load() - before; n != 0 {
+			t.Errorf("rendering made %d requests; want none", n)
+		}
+		if err == nil || !strings.Contains(err.Error(), ErrNetworkRefused.Error()) || !IsRenderError(err) {
+			t.Errorf("Render() = %v, error %v; want a *RenderError saying the request was refused", ids(objs), err)
+		}
+	})
+
+	t.Run("a git base kustomize would clone is refused by git, had the check missed it", func(t *testing.T) {
+		// buildKustomize skips the check, as a spelling it missed would.
+		fs := memFS(t, map[string]string{
+			"app/kustomization.yaml": "resources: [\"" + srv.URL + "/org/repo.git\"]\n",
+		})
+		before := srv.requests.Load()
+		_, err := buildKustomize(fs, "/app", func(p string) string { return p }, &byteBudget{})
+		if n := srv.requests.Load() - before; n != 0 {
+			t.Errorf("kustomize made %d requests; want none", n)
+		}
+		if err == nil {
+			t.Fatal("buildKustomize() succeeded; want the remote base refused")
+		}
+		// Kustomize first loads the URL as a file (refused by the transport), then
+		// clones it with the git program: refused by git, or there is none.
+		if msg := err.Error(); !strings.Contains(msg, ErrNetworkRefused.Error()) ||
+			!(strings.Contains(msg, "transport 'http' not allowed") || strings.Contains(msg, "no 'git' program")) {
+			t.Errorf("error %q; want the file load and the clone both refused", msg)
+		}
+		if os.Getenv(gitAllowProtocol) != "none" {
+			t.Errorf("%s = %q; want none while rendering is isolated", gitAllowProtocol, os.Getenv(gitAllowProtocol))
+		}
+	})
+
+	// git has clients of its own: fetching, and rendering what was fetched, work
+	// while the default transport refuses everything.
+	for _, tls := range []bool{false, true} {
+		name := "git over http fetches and renders while rendering is isolated"
+		if tls {
+			name = "git over https with the Sync's CA fetches and renders while rendering is isolated"
+		}
+		t.Run(name, func(t *testing.T) {
+			server := gitserver.Start(t, gitserver.Options{TLS: tls})
+			repo := server.CreateRepo(t, "deploy")
+			head := repo.Commit(t, map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"}, "one")
+			s := newCacheTestSource(t, Options{})
+			req := Request{URL: repo.URL(), Ref: mainBranch}
+			if tls {
+				req.Auth.CAFile = server.CACert()
+			}
+			rev, err := s.Fetch(t.Context(), req)
+			if err != nil || rev.Commit != head {
+				t.Fatalf("Fetch() = %v, %v; want commit %s", rev, err, head)
+			}
+			snap, err := s.Render(t.Context(), rev, "app")
+			if err != nil || len(snap.Objects) != 1 {
+				t.Fatalf("Render() error = %v; want the one ConfigMap", err)
+			}
+		})
+	}
+}
