@@ -165,6 +165,9 @@ func TestKustomizeNeverReachesTheNetwork(t *testing.T) {
 			"app/kustomization.yaml":     k("re\u017fources: [sub]\n"),
 			"app/sub/kustomization.yaml": k("configMapGenerator:\n- name: loot\n  files: [\"k=" + url + "\"]\n")},
 			"app/sub/kustomization.yaml", "configMapGenerator[0].files[0]"},
+		{"a URL that never answers, behind a merge key", map[string]string{"app/kustomization.yaml": k("configMapGenerator:\n- name: harmless\n  literals: [a=b]\n" +
+			"<<: {configMapGenerator: [{name: loot, files: [\"k=" + srv.URL + "/hang\"]}]}\n")},
+			"app/kustomization.yaml", "configMapGenerator[0].files[0]"},
 		{"CONFIGMAPGENERATOR and FILES in capitals", map[string]string{"app/kustomization.yaml": k("CONFIGMAPGENERATOR:\n- NAME: loot\n  FILES: [\"k=" + url + "\"]\n")},
 			"app/kustomization.yaml", "configMapGenerator[0].files[0]"},
 		{"a builtin configuration whose apiVersion is /builtin", map[string]string{
