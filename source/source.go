@@ -154,7 +154,7 @@ type Source struct {
 	inflight map[string]*renderCall
 	// beforeRender, when set (by tests), runs before each render starts.
 	beforeRender func(dir string)
-	now       func() time.Time
+	now          func() time.Time
 }
 
 type repoEntry struct {
