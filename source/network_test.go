@@ -83,6 +83,25 @@ func TestRenderingIsIsolatedFromTheNetwork(t *testing.T) {
 		}
 	})
 
+	// Kustomize clones whatever its git URL parser accepts, before it looks for a
+	// directory of that name; a repository can hold a directory named like one.
+	// (Isolated, so that a miss would be refused by git, never sent.)
+	for _, spelling := range []string{"github.com:org/repo", "GitHub.com/org/repo", "git::127.0.0.1/org/repo"} {
+		t.Run("a directory named "+spelling+" is refused as a remote base", func(t *testing.T) {
+			dir := "app/" + spelling
+			_, err := renderWithin(t, map[string]string{
+				"app/kustomization.yaml":    "resources: [\"" + spelling + "\"]\n",
+				dir + "/kustomization.yaml": "resources: [cm.yaml]\n",
+				dir + "/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+			}, "app", 10*time.Second)
+			var re *RenderError
+			if !errors.As(err, &re) || re.File != "app/kustomization.yaml" || !errors.Is(err, ErrRemoteReference) ||
+				!strings.Contains(err.Error(), "resources[0]: remote resource") {
+				t.Errorf("Render() error = %v; want app/kustomization.yaml's resources[0] refused as a remote base", err)
+			}
+		})
+	}
+
 	// git has clients of its own: fetching, and rendering what was fetched, work
 	// while the default transport refuses everything.
 	for _, tls := range []bool{false, true} {
