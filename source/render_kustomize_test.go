@@ -236,3 +236,52 @@ func TestKustomizeKeepsURLsInFreeText(t *testing.T) {
 		t.Errorf("rendered %v; want two objects annotated with the docs URL", ids(objs))
 	}
 }
+
+// countingRefusal stands in for the default transport while fuzzing: it refuses
+// every request, as IsolateRendering's does, and counts them.
+type countingRefusal struct{ requests atomic.Int64 }
+
+func (c *countingRefusal) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.requests.Add(1)
+	return refusingTransport{}.RoundTrip(r)
+}
+
+// FuzzKustomizeReachesNoURL: whatever a kustomization says, the check before
+// kustomize runs refuses every URL kustomize would load and every base it would
+// clone, so that kustomize never gets as far as asking. The process is isolated
+// while it runs, so a miss is refused (and counted), never sent.
+func FuzzKustomizeReachesNoURL(f *testing.F) {
+	const url = "http://127.0.0.1:9/x"
+	for _, seed := range []string{
+		"configMapGenerator:\n- name: c\n  files: [\"" + url + "\"]\n",
+		"configMapGenerator:\n- name: harmless\n  literals: [a=b]\n<<: {configMapGenerator: [{name: loot, files: [\"k=" + url + "\"]}]}\n",
+		"configMapGenerator:\n- name: loot\n  files: [!!binary " + base64.StdEncoding.EncodeToString([]byte("k="+url)) + "]\n",
+		"Resources: [sub]\n",
+		"resources: [deploy.yaml]\ntransformers: [patch.yaml]\n",
+		"resources: [deploy.yaml]\ntransformers:\n- '{apiVersion: builtin, kind: PatchTransformer, metadata: {name: p}, path: \"" + url + "\"}'\n",
+		"resources: [deploy.yaml]\npatches:\n- path: \"" + url + "\"\n",
+		"resources: [\"github.com:org/repo\"]\n",
+	} {
+		f.Add(seed, "apiVersion: /builtin\nkind: PatchTransformer\nmetadata: {name: p}\npath: \"" + url + "\"\n")
+	}
+	restore := IsolateRendering()
+	f.Cleanup(restore)
+	refusal := &countingRefusal{}
+	http.DefaultTransport = refusal
+	f.Fuzz(func(t *testing.T, kustomization, patch string) {
+		fs := memFS(t, map[string]string{
+			"app/kustomization.yaml":     kustomization,
+			"app/patch.yaml":             patch,
+			"app/deploy.yaml":            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n",
+			"app/sub/kustomization.yaml": "configMapGenerator:\n- name: loot\n  files: [\"k=" + url + "\"]\n",
+		})
+		before := refusal.requests.Load()
+		_, err := Render(fs, "/", "/app", RenderOptions{MaxObjects: 100, MaxBytes: 1 << 20})
+		if n := refusal.requests.Load() - before; n != 0 {
+			t.Fatalf("kustomize asked for %d URLs the check let through; error %v", n, err)
+		}
+		if err != nil && (strings.Contains(err.Error(), "' not allowed") || strings.Contains(err.Error(), "failed to run '")) {
+			t.Fatalf("kustomize ran git on a base the check let through: %v", err)
+		}
+	})
+}
