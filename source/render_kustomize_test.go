@@ -262,7 +262,7 @@ func FuzzKustomizeReachesNoURL(f *testing.F) {
 		"resources: [deploy.yaml]\npatches:\n- path: \"" + url + "\"\n",
 		"resources: [\"github.com:org/repo\"]\n",
 	} {
-		f.Add(seed, "apiVersion: /builtin\nkind: PatchTransformer\nmetadata: {name: p}\npath: \"" + url + "\"\n")
+		f.Add(seed, "apiVersion: /builtin\nkind: PatchTransformer\nmetadata: {name: p}\npath: \""+url+"\"\n")
 	}
 	restore := IsolateRendering()
 	f.Cleanup(restore)
