@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/pem"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -85,4 +86,14 @@ current-context: plain
 			}
 		})
 	}
+
+	t.Run("a client with TLS options keeps client-go's shared transport", func(t *testing.T) {
+		tlsServer := httptest.NewTLSServer(http.NotFoundHandler())
+		t.Cleanup(tlsServer.Close)
+		ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tlsServer.Certificate().Raw})
+		cfg := withOwnTransport(&rest.Config{Host: tlsServer.URL, TLSClientConfig: rest.TLSClientConfig{CAData: ca}})
+		if cfg.Proxy != nil {
+			t.Error("withOwnTransport named a proxy for a config with a CA; client-go would no longer share its transport between the agent's clients")
+		}
+	})
 }
