@@ -228,8 +228,14 @@ func rootRefs(k *types.Kustomization) []rootRef {
 // checkRoot checks one root entry: an inline plugin configuration, or a file or
 // directory of the repository, whose kustomization is checked in turn.
 func (c *refChecker) checkRoot(dir string, r rootRef) error {
-	if r.plugin && isInlineConfig(r.ref) {
-		return c.checkConfigs([]byte(r.ref), r.field)
+	if r.plugin {
+		// Kustomize parses the entry, expanding its aliases, to find out.
+		if err := c.checkExpansion([]byte(r.ref)); err != nil {
+			return fmt.Errorf("%s: %w", r.field, err)
+		}
+		if isInlineConfig(r.ref) {
+			return c.checkConfigs([]byte(r.ref), r.field)
+		}
 	}
 	if remoteShaped(r.ref) {
 		return fmt.Errorf("%s: remote resource %q refused: remote bases are disabled: %w", r.field, redact(r.ref), ErrRemoteReference)

@@ -285,3 +285,23 @@ func FuzzKustomizeReachesNoURL(f *testing.F) {
 		}
 	})
 }
+
+func TestKustomizeRefusesAnAliasBombInAnInlineConfiguration(t *testing.T) {
+	bomb := "apiVersion: builtin\nkind: PatchTransformer\nmetadata: {name: p}\na: &a [x,x,x,x,x,x,x,x,x,x]\n"
+	prev := "a"
+	for _, name := range []string{"b", "c", "d", "e", "f", "g", "h"} {
+		bomb += name + ": &" + name + " [" + strings.Repeat("*"+prev+",", 9) + "*" + prev + "]\n"
+		prev = name
+	}
+	inline := "  " + strings.ReplaceAll(strings.TrimSuffix(bomb, "\n"), "\n", "\n  ") + "\n"
+	start := time.Now()
+	_, err := renderWithin(t, map[string]string{
+		"app/kustomization.yaml": "transformers:\n- |\n" + inline,
+	}, "app", 10*time.Second)
+	if !IsRenderError(err) || !errors.Is(err, errYAMLTooLarge) || !strings.Contains(err.Error(), "transformers[0]: ") {
+		t.Errorf("Render() error = %v; want transformers[0] refused as too large", err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("refusing took %s; want it refused before anything expands it", took)
+	}
+}
