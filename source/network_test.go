@@ -104,20 +104,23 @@ func TestRenderingIsIsolatedFromTheNetwork(t *testing.T) {
 
 	// git has clients of its own: fetching, and rendering what was fetched, work
 	// while the default transport refuses everything.
-	for _, tls := range []bool{false, true} {
-		name := "git over http fetches and renders while rendering is isolated"
-		if tls {
-			name = "git over https with the Sync's CA fetches and renders while rendering is isolated"
-		}
-		t.Run(name, func(t *testing.T) {
-			server := gitserver.Start(t, gitserver.Options{TLS: tls})
-			repo := server.CreateRepo(t, "deploy")
+	for _, scheme := range []string{"http", "https", "file"} {
+		t.Run("git over "+scheme+" fetches and renders while rendering is isolated", func(t *testing.T) {
+			var repo *gitserver.Repo
+			var ca []byte
+			switch scheme {
+			case "file": // demos; go-git runs git-upload-pack, which GIT_ALLOW_PROTOCOL does not concern
+				repo = gitserver.NewLocalRepo(t, "deploy")
+			default:
+				server := gitserver.Start(t, gitserver.Options{TLS: scheme == "https"})
+				repo = server.CreateRepo(t, "deploy")
+				if scheme == "https" {
+					ca = server.CACert()
+				}
+			}
 			head := repo.Commit(t, map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"}, "one")
 			s := newCacheTestSource(t, Options{})
-			req := Request{URL: repo.URL(), Ref: mainBranch}
-			if tls {
-				req.Auth.CAFile = server.CACert()
-			}
+			req := Request{URL: repo.URL(), Ref: mainBranch, Auth: Auth{CAFile: ca}}
 			rev, err := s.Fetch(t.Context(), req)
 			if err != nil || rev.Commit != head {
 				t.Fatalf("Fetch() = %v, %v; want commit %s", rev, err, head)
