@@ -148,6 +148,7 @@ func bindSourceFlags(fs *flag.FlagSet, o *source.Options) {
 	fs.IntVar(&o.MaxObjects, "max-rendered-objects", d.MaxObjects, "Most objects one render may produce.")
 	fs.Int64Var(&o.RenderCacheBytes, "render-cache-bytes", d.RenderCacheBytes, "Memory (as JSON) kept for rendered revisions, least recently used first out.")
 	fs.IntVar(&o.MaxConcurrentRenders, "max-concurrent-renders", d.MaxConcurrentRenders, "Renders that may run at once, whatever --concurrency.")
+	fs.DurationVar(&o.RenderTimeout, "render-timeout", d.RenderTimeout, "Longest a Sync waits for one render; past it the Sync fails naming its path, and its render slot is free again.")
 	fs.DurationVar(&o.Timeout, "git-timeout", d.Timeout, "Longest one git fetch may take.")
 	fs.DurationVar(&o.ListTimeout, "git-list-timeout", d.ListTimeout, "Longest one listing of a repository's refs (a small answer) may take.")
 	fs.IntVar(&o.MaxFetchesPerHost, "max-fetches-per-host", d.MaxFetchesPerHost, "Git conversations with one host at once; keep it below --concurrency so that a silent host cannot hold every worker.")
@@ -243,13 +244,13 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 		if err != nil {
 			return nil, fmt.Errorf("loading kubeconfig %s: %w", kubeconfig, err)
 		}
-		return cfg, nil
+		return withOwnTransport(cfg), nil
 	}
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return nil, fmt.Errorf("finding cluster config (use --kubeconfig outside a cluster): %w", err)
 	}
-	return cfg, nil
+	return withOwnTransport(cfg), nil
 }
 
 func newScheme() (*runtime.Scheme, error) {

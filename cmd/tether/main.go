@@ -15,6 +15,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"tether.dev/tether/source"
 )
 
 // version is set at link time (-X main.version=...).
@@ -55,6 +57,9 @@ func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
 func main() {
+	// Before anything can render: no request leaves rendering, whatever a
+	// kustomization names (see source.IsolateRendering).
+	source.IsolateRendering()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
