@@ -48,7 +48,7 @@ func (r *Reconciler) finalize(ctx context.Context, obj *v1alpha1.Sync, st *statu
 	id, err := r.identity(ctx, obj)
 	if err != nil {
 		if r.accountGoneWithNamespace(ctx, obj, err) {
-			return r.leaveBehind(ctx, obj, st, err)
+			return r.leaveBehind(ctx, obj, st, nil, err)
 		}
 		return r.deletionWaits(st, err)
 	}
@@ -68,7 +68,7 @@ func (r *Reconciler) finalize(ctx context.Context, obj *v1alpha1.Sync, st *statu
 	st.pruned(cs, true)
 	if len(st.inventory()) > 0 {
 		if err != nil && r.accountGoneWithNamespace(ctx, obj, err) {
-			return r.leaveBehind(ctx, obj, st, err)
+			return r.leaveBehind(ctx, obj, st, cs, err)
 		}
 		return r.deletionWaits(st, err)
 	}
@@ -138,12 +138,21 @@ func accountCannotAct(err error) bool {
 // leaveBehind removes the finalizer of a Sync whose account went with its
 // namespace, leaving what it could not delete in place: the agent never deletes
 // with rights of its own what the account could not. The objects inside the
-// namespace go with it; those elsewhere (other namespaces, cluster-scoped) stay,
-// and a Warning Event names them.
-func (r *Reconciler) leaveBehind(ctx context.Context, obj *v1alpha1.Sync, st *statusBuilder, cause error) (ctrl.Result, error) {
+// namespace go with it; those elsewhere (other namespaces, cluster-scoped) that the
+// last pass (cs, nil when none ran) did not delete stay, and a Warning Event names
+// them.
+func (r *Reconciler) leaveBehind(ctx context.Context, obj *v1alpha1.Sync, st *statusBuilder, cs *apply.ChangeSet, cause error) (ctrl.Result, error) {
+	deleted := map[string]bool{}
+	if cs != nil {
+		for _, c := range cs.Changes {
+			if c.Action == apply.ActionPruned {
+				deleted[inventoryKey(c.Object.Group, c.Object.Kind, c.Object.Namespace, c.Object.Name)] = true
+			}
+		}
+	}
 	var elsewhere []string
 	for _, o := range st.inventory() {
-		if o.Namespace != obj.Namespace {
+		if o.Namespace != obj.Namespace && !deleted[resourceKey(o)] {
 			elsewhere = append(elsewhere, refOf(o).String())
 		}
 	}
