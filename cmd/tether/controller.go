@@ -330,7 +330,7 @@ func impersonator(cfg *rest.Config, mgr ctrl.Manager, opts apply.ManagerOptions)
 			return tethersync.Identity{}, fmt.Errorf("creating a client acting as %s: %w", user, err)
 		}
 		m := apply.NewManager(c, opts)
-		return tethersync.Identity{Applier: m, Secrets: c, Finder: m}, nil
+		return tethersync.Identity{Applier: m, Secrets: c, Finder: m, Pods: c}, nil
 	}
 }
 
