@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"strconv"
 	"strings"
 	gosync "sync"
 	"testing"
@@ -268,4 +270,55 @@ func TestASlowBodyGivesItsShareBackAtTheReadDeadline(t *testing.T) {
 	if code := h.post(t, source.ReceiverGitHub, push, signed(source.ReceiverGitHub, "push", push, hook.secret)); code != http.StatusAccepted {
 		t.Errorf("an authentic push after it: status = %d, want 202", code)
 	}
+}
+
+// TestWebhookFloodPeakRSS measures, when TETHER_MEASURE_WEBHOOK_FLOOD names a number
+// of senders, the process's peak RSS (VmHWM) while that many unauthenticated senders
+// each offer a near-limit body (4 MiB, the default limit, all but its last byte sent)
+// to the receiver at its shipped defaults. It is a measurement for the notes, not a
+// check: go test -run TestWebhookFloodPeakRSS -v ./source/ with the variable set.
+func TestWebhookFloodPeakRSS(t *testing.T) {
+	n, err := strconv.Atoi(os.Getenv("TETHER_MEASURE_WEBHOOK_FLOOD"))
+	if err != nil || n <= 0 {
+		t.Skip("set TETHER_MEASURE_WEBHOOK_FLOOD to a number of senders to measure")
+	}
+	opts := source.DefaultWebhookOptions()
+	hook := startCountingHook(t, opts)
+	body := []byte(strings.Repeat("x", int(opts.MaxBodyBytes)))
+	before := vmHWM(t)
+	var flood []*slowSender
+	for range n {
+		flood = append(flood, sendSlowly(t, hook.url, forgedHead(len(body)), body))
+	}
+	hook.waitFor(t, "every sender refused or waited on", func() bool {
+		return hook.arrived == n && hook.answered+hook.blocked == n
+	})
+	peak := vmHWM(t)
+	hook.mu.Lock()
+	t.Logf("%d senders of %d bytes: VmHWM %d MiB before, %d MiB at the peak; at most %d bytes in %d bodies read at once; %d refused unread",
+		n, len(body), before>>10, peak>>10, hook.peakBytes, hook.peakBodys, hook.answeredUnread)
+	hook.mu.Unlock()
+	for _, s := range flood {
+		s.finish(t)
+	}
+}
+
+// vmHWM returns the process's peak resident set size in KiB.
+func vmHWM(t *testing.T) int64 {
+	t.Helper()
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skip("no /proc/self/status")
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb
+		}
+	}
+	t.Fatal("no VmHWM in /proc/self/status")
+	return 0
 }
