@@ -85,6 +85,7 @@ type Reconciler struct {
 	// Pods, when set, lists the pods of a workload that is not Healthy, so that its
 	// health names the pod and container that hold it up: the manager's API reader
 	// (pods are neither cached nor watched). Nil judges workloads by their own status.
+	// A Sync that acts as an account lists pods as that account (Identity.Pods).
 	Pods client.Reader
 	// Trigger, when set, queues the Syncs a push notification concerns at once.
 	Trigger *Trigger
@@ -264,12 +265,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return r.onError(st, interval, err)
 	}
 	if sourceErr != nil {
-		r.assess(ctx, obj, checker, st, changes)
+		r.assess(ctx, obj, id, checker, st, changes)
 		r.recordApplied(obj, snap, changes, nil, drift)
 		return r.onError(st, interval, sourceErr)
 	}
 	pruned, err := r.prune(ctx, id, obj, st, snap, changes, diff)
-	r.assess(ctx, obj, checker, st, changes)
+	r.assess(ctx, obj, id, checker, st, changes)
 	r.recordApplied(obj, snap, changes, pruned, drift)
 	if err != nil {
 		return r.onError(st, interval, err)
@@ -384,12 +385,12 @@ func (r *Reconciler) watch(ctx context.Context, obj *v1alpha1.Sync, cs *apply.Ch
 // assess judges the health of what the cluster now holds, and has the Watcher
 // follow the status of every object that is not Healthy yet, so that the next
 // change of it re-assesses the Sync at once.
-func (r *Reconciler) assess(ctx context.Context, obj *v1alpha1.Sync, checker *health.Checker, st *statusBuilder, changes *apply.ChangeSet) {
+func (r *Reconciler) assess(ctx context.Context, obj *v1alpha1.Sync, id Identity, checker *health.Checker, st *statusBuilder, changes *apply.ChangeSet) {
 	var unsettled []apply.ObjectRef
 	for _, c := range changes.Changes {
 		res := checker.Compute(c.Live)
 		if res.Code != v1alpha1.HealthHealthy && health.WantsPods(c.Live) {
-			res = checker.Compute(c.Live, r.podsOf(ctx, c.Live)...)
+			res = checker.Compute(c.Live, podsOf(ctx, id.Pods, c.Live)...)
 		}
 		st.objectHealth(c.Object, res.Code, res.Message)
 		if res.Code != v1alpha1.HealthHealthy && c.Live != nil {

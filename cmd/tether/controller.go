@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"tether.dev/tether/api/v1alpha1"
@@ -55,6 +56,7 @@ func newControllerCommand() *cobra.Command {
 type controllerFlags struct {
 	kubeconfig      string
 	metricsAddr     string
+	metricsSecure   bool
 	probeAddr       string
 	pprofAddr       string
 	webhookAddr     string
@@ -100,6 +102,7 @@ func controllerFlagSet(f *controllerFlags, stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "Path to a kubeconfig, to run outside a cluster. Default: in-cluster config, then $KUBECONFIG.")
 	fs.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", "Address that serves Prometheus metrics at /metrics; \"0\" disables it.")
+	fs.BoolVar(&f.metricsSecure, "metrics-secure", false, "Serve /metrics over HTTPS (a self-signed certificate) to authenticated and authorized clients only: a scraper's bearer token is checked with a TokenReview, and its right to get the non-resource URL /metrics with a SubjectAccessReview (ClusterRole tether-metrics-reader). deploy/ turns it on.")
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "Address that serves /healthz and /readyz.")
 	fs.StringVar(&f.pprofAddr, "pprof-bind-address", "0", "Address that serves Go's profiles at /debug/pprof/ (heap, CPU, goroutines), to find where memory or time goes; \"0\" (the default) disables it. Bind it to loopback (127.0.0.1:6060) and reach it by port-forward: profiles are not for a public listener.")
 	fs.StringVar(&f.webhookAddr, "webhook-bind-address", ":9292", "Address of the git push webhook receiver (POST /hooks/github, /hooks/gitlab, /hooks/gitea, /hooks/generic); \"0\" disables it.")
@@ -272,7 +275,7 @@ func newManager(cfg *rest.Config, f *controllerFlags) (ctrl.Manager, error) {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme,
 		Cache:                         cacheOptions(f.watchNamespaces, f.shard),
-		Metrics:                       metricsserver.Options{BindAddress: f.metricsAddr},
+		Metrics:                       metricsOptions(f),
 		HealthProbeBindAddress:        f.probeAddr,
 		PprofBindAddress:              f.pprofAddr,
 		LeaderElection:                f.leaderElect,
@@ -334,7 +337,7 @@ func impersonator(cfg *rest.Config, mgr ctrl.Manager, opts apply.ManagerOptions)
 			return tethersync.Identity{}, fmt.Errorf("creating a client acting as %s: %w", user, err)
 		}
 		m := apply.NewManager(c, opts)
-		return tethersync.Identity{Applier: m, Secrets: c, Finder: m}, nil
+		return tethersync.Identity{Applier: m, Secrets: c, Finder: m, Pods: c}, nil
 	}
 }
 
@@ -403,6 +406,19 @@ func setupReconciler(mgr ctrl.Manager, cfg *rest.Config, f *controllerFlags) err
 	syncOpts.Concurrency = f.concurrency
 	syncOpts.MinInterval = f.minInterval
 	return r.SetupWithManager(mgr, syncOpts)
+}
+
+// metricsOptions says how /metrics is served: in plain HTTP to anyone who reaches
+// the port, or with --metrics-secure over HTTPS to a scraper whose token the API
+// server authenticates and authorizes for GET /metrics (controller-runtime's
+// secure serving, with a self-signed certificate).
+func metricsOptions(f *controllerFlags) metricsserver.Options {
+	opts := metricsserver.Options{BindAddress: f.metricsAddr}
+	if f.metricsSecure {
+		opts.SecureServing = true
+		opts.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	return opts
 }
 
 // addMetrics registers Tether's metrics with controller-runtime's registry (served
