@@ -84,7 +84,7 @@ verify: generate docs ## Fail when generated files, docs or go.mod are stale.
 		{ echo "generated files or go.mod are stale: run 'make generate', 'make docs' and 'go mod tidy', then commit"; exit 1; }
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## golangci-lint with the linter set of STYLE.md.
+lint: $(GOLANGCI_LINT) ## golangci-lint with the linter set in .golangci.yml.
 	$(GOLANGCI_LINT) run ./...
 
 .PHONY: fmt
@@ -144,4 +144,4 @@ clean:
 
 .PHONY: help
 help:
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'

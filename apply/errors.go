@@ -45,8 +45,8 @@ func ObjectErrors(err error) []*ObjectError {
 }
 
 // IsInvalid reports whether every object error in err comes from the object itself
-// (rejected by validation or admission, an immutable field, an unknown kind, a bad
-// namespace) rather than from the cluster being unreachable: retrying the same
+// (rejected by validation or admission, a field of the wrong type, an immutable
+// field, an unknown kind, a bad namespace) rather than from the cluster being unreachable: retrying the same
 // objects cannot help until git changes.
 func IsInvalid(err error) bool {
 	errs := ObjectErrors(err)
@@ -57,12 +57,24 @@ func IsInvalid(err error) bool {
 		inner := oe.Err
 		invalid := apierrors.IsInvalid(inner) || apierrors.IsBadRequest(inner) ||
 			apierrors.IsForbidden(inner) || apierrors.IsMethodNotSupported(inner) ||
-			meta.IsNoMatchError(inner) || errors.Is(inner, errNoNamespace) || errors.As(inner, new(*ClaimedError))
+			meta.IsNoMatchError(inner) || errors.Is(inner, errNoNamespace) || errors.As(inner, new(*ClaimedError)) ||
+			isTypeError(inner)
 		if !invalid {
 			return false
 		}
 	}
 	return true
+}
+
+// typedPatchFailure is how the API server begins the message of its answer to a
+// server-side apply whose patch does not fit the kind's schema (a list where a
+// string belongs): a 500, although the fault is the object's, not the server's.
+const typedPatchFailure = "failed to create typed patch object"
+
+// isTypeError reports whether err is the API server refusing an object because a
+// field has the wrong type, whatever status code it answered with.
+func isTypeError(err error) bool {
+	return apierrors.IsInternalError(err) && strings.Contains(err.Error(), typedPatchFailure)
 }
 
 // IsImmutable reports whether err rejects a change to an immutable field.

@@ -191,6 +191,14 @@ func TestApplyAllWritesNothingWhenAnObjectFailsValidation(t *testing.T) {
 		spoil: func(objs []*unstructured.Unstructured) error {
 			return unstructured.SetNestedField(objs[2].Object, "other", "spec", "selector", "matchLabels", "app")
 		},
+	}, {
+		// The API server answers a type error in a server-side apply patch with a 500
+		// ("failed to create typed patch object"): still the object's fault.
+		name: "a config map whose value is a list, not a string",
+		bad:  "ConfigMap/%s/web-config",
+		spoil: func(objs []*unstructured.Unstructured) error {
+			return unstructured.SetNestedField(objs[0].Object, []any{int64(1), int64(2)}, "data", "key")
+		},
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name+" is reported by name and nothing is created", func(t *testing.T) {

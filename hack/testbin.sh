@@ -5,8 +5,9 @@
 # from the Go module proxy at pinned versions, into DIR.
 #
 # Each binary is built once per version: a stamp file records what DIR holds, so a warm
-# run only checks the stamps. A cold build on 2 cores takes about 9 minutes and 4 GB of
-# Go build cache; progress is printed as it goes.
+# run only checks the stamps. A cold build takes about 15 minutes on two idle cores (the
+# one estimate, also in the README) and over 4 GB of Go build cache; while it runs, a line
+# every 30 seconds says what is being built, for how long, and how many tools are ready.
 set -euo pipefail
 
 K8S_VERSION=v1.34.4
@@ -23,6 +24,26 @@ dir=$(cd "$dir" && pwd)
 start=$SECONDS
 
 step() { printf '[testbin %3ds] %s\n' $((SECONDS - start)) "$*"; }
+
+tools=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok prometheus promtool)
+ready() { # how many of the tools DIR holds at their versions
+	local n=0 t
+	for t in "${tools[@]}"; do [[ -x "$dir/$t" && -s "$dir/.$t.version" ]] && n=$((n + 1)); done
+	echo "$n"
+}
+
+# building WHAT CMD...: runs CMD, saying every 30 seconds that WHAT is still being built.
+building() {
+	local what=$1 began=$SECONDS rc=0
+	shift
+	step "building $what ($(ready) of ${#tools[@]} tools ready)"
+	(while sleep 30; do step "  still building $what: $((SECONDS - began))s so far"; done) &
+	local ticker=$!
+	"$@" || rc=$?
+	kill "$ticker" 2>/dev/null || true
+	wait "$ticker" 2>/dev/null || true
+	return "$rc"
+}
 
 fresh() { # fresh NAME VERSION: true when DIR already holds NAME at VERSION
 	[[ -x "$dir/$1" && "$(cat "$dir/.$1.version" 2>/dev/null)" == "$2" ]]
@@ -45,24 +66,23 @@ k8s_cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
 missing=()
 for c in "${k8s_cmds[@]}"; do fresh "$c" "$K8S_VERSION" || missing+=("$c"); done
 if ((${#missing[@]})); then
-	step "building ${missing[*]} $K8S_VERSION (cold: about 7 minutes)"
 	pkgs=()
 	for c in "${missing[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
-	(cd "$root/test/tools/k8s" && go build -ldflags "$(k8s_ldflags)" -o "$dir/" "${pkgs[@]}")
+	building "${missing[*]} $K8S_VERSION" \
+		bash -c 'cd "$1/test/tools/k8s" && shift && go build -ldflags "$1" -o "$2/" "${@:3}"' _ "$root" "$(k8s_ldflags)" "$dir" "${pkgs[@]}"
 	for c in "${missing[@]}"; do stamp "$c" "$K8S_VERSION"; done
 	step "built ${missing[*]}"
 fi
 
 if ! fresh etcd "$ETCD_VERSION"; then
-	step "building etcd $ETCD_VERSION (cold: about 1 minute)"
-	(cd "$root/test/tools/etcd" && go build -ldflags '-s -w' -o "$dir/etcd" go.etcd.io/etcd/server/v3)
+	building "etcd $ETCD_VERSION" \
+		bash -c 'cd "$1/test/tools/etcd" && go build -ldflags "-s -w" -o "$2/etcd" go.etcd.io/etcd/server/v3' _ "$root" "$dir"
 	stamp etcd "$ETCD_VERSION"
 	step "built etcd"
 fi
 
 if ! fresh kwok "$KWOK_VERSION"; then
-	step "building kwok $KWOK_VERSION (cold: about 1 minute)"
-	GOBIN="$dir" go install -ldflags '-s -w' "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+	building "kwok $KWOK_VERSION" env GOBIN="$dir" go install -ldflags '-s -w' "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
 	# kwok does nothing without stages; its module ships the standard ones.
 	src=$(go env GOMODCACHE)/sigs.k8s.io/kwok@$KWOK_VERSION/kustomize/stage
 	rm -rf "$dir/kwok-stages" && mkdir -p "$dir/kwok-stages"
@@ -79,12 +99,12 @@ fi
 prom_missing=()
 for c in prometheus promtool; do fresh "$c" "$PROMETHEUS_VERSION" || prom_missing+=("$c"); done
 if ((${#prom_missing[@]})); then
-	step "building ${prom_missing[*]} $PROMETHEUS_VERSION (cold: about 4 minutes)"
 	pkgs=()
 	for c in "${prom_missing[@]}"; do pkgs+=("github.com/prometheus/prometheus/cmd/$c"); done
-	(cd "$root/test/tools/prometheus" && go build -tags remove_all_sd -ldflags '-s -w' -o "$dir/" "${pkgs[@]}")
+	building "${prom_missing[*]} $PROMETHEUS_VERSION" \
+		bash -c 'cd "$1/test/tools/prometheus" && go build -tags remove_all_sd -ldflags "-s -w" -o "$2/" "${@:3}"' _ "$root" "$dir" "${pkgs[@]}"
 	for c in "${prom_missing[@]}"; do stamp "$c" "$PROMETHEUS_VERSION"; done
 	step "built ${prom_missing[*]}"
 fi
 
-step "test binaries ready in $dir"
+step "test binaries ready in $dir ($(ready) of ${#tools[@]} tools)"

@@ -1,6 +1,7 @@
 package health
 
 import (
+	"fmt"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -192,5 +193,23 @@ metadata: {name: c, namespace: n}
 	}
 	if WantsPods(nil) {
 		t.Error("WantsPods(nil) = true, want false: a missing object has no pods to read")
+	}
+}
+
+func TestARolloutSaysHowManyOldReplicasAreLeft(t *testing.T) {
+	for _, tc := range []struct {
+		replicas int
+		want     string
+	}{{4, "1 old replica pending termination"}, {5, "2 old replicas pending termination"}} {
+		obj := object(t, fmt.Sprintf(`
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d, namespace: "n", generation: 2}
+spec: {replicas: 3}
+status: {observedGeneration: 2, replicas: %d, updatedReplicas: 3, readyReplicas: 3, availableReplicas: 3}
+`, tc.replicas))
+		if got := Compute(obj); got.Message != tc.want {
+			t.Errorf("%d replicas, 3 updated: message %q, want %q", tc.replicas, got.Message, tc.want)
+		}
 	}
 }

@@ -35,7 +35,7 @@ func readDeployment(obj *unstructured.Unstructured, pods []*unstructured.Unstruc
 	case s.UpdatedReplicas < want:
 		res = result(v1alpha1.HealthProgressing, "%d of %d replicas updated", s.UpdatedReplicas, want)
 	case s.Replicas > s.UpdatedReplicas:
-		res = result(v1alpha1.HealthProgressing, "%d old replicas pending termination", s.Replicas-s.UpdatedReplicas)
+		res = result(v1alpha1.HealthProgressing, "%s pending termination", count(s.Replicas-s.UpdatedReplicas, "old replica"))
 	case s.AvailableReplicas < s.UpdatedReplicas:
 		res = result(v1alpha1.HealthProgressing, "%d of %d updated replicas available", s.AvailableReplicas, s.UpdatedReplicas)
 	default:
@@ -127,4 +127,12 @@ func withPods(res Result, pods []*unstructured.Unstructured) Result {
 		res.Message += "; " + why
 	}
 	return res
+}
+
+// count says n of a noun, in the singular for one: "1 old replica", "2 old replicas".
+func count(n int32, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

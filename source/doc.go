@@ -43,22 +43,36 @@
 // it and below every kustomization root its kustomizations reach, within
 // MaxTreeSize) are copied into an in-memory file system, so a path or symlink
 // cannot reach anything outside the repository, and kustomize runs in process with
-// plugins, exec and container functions and Helm off, the load restrictor on. As
-// kustomize's loader would download any http(s) path and clone any git-shaped
-// base, and cannot be replaced, every kustomization and builtin plugin
-// configuration it could read is checked before it runs: a URL in any field fails
-// the render naming the file and the field (ErrRemoteReference). YAML is decoded
-// within a byte budget that counts what aliases expand to, so a large scalar under
-// many aliases is refused before anything large is built; deep nesting fails within
-// a fixed bound, the rendered output is bounded in bytes and objects, an object
-// with only generateName is refused, and a panic while rendering becomes an error.
-// At most MaxConcurrentRenders renders run at once, and results are cached in an
-// LRU bounded in bytes.
+// plugins, exec and container functions and Helm off, the load restrictor on.
+// Kustomize's loader would download any http(s) path and clone (by running git)
+// anything its git URL parser accepts as a base, and cannot be replaced; the
+// network is closed to it by construction: main calls IsolateRendering, which
+// makes the process's default HTTP transport refuse every request
+// (ErrNetworkRefused) and git's allowed transports none, and everything else that
+// talks HTTP (git, Kubernetes) has a transport of its own. For good messages,
+// every kustomization and builtin plugin configuration kustomize could read is
+// also checked before it runs, read as kustomize reads it (its types and decoder,
+// its resource factory, its git URL parser), so that a URL in any field, however
+// spelt, fails the render naming the file and the field (ErrRemoteReference); a
+// URL kustomize computes while it builds (a replacement into a plugin
+// configuration) is beyond any check, and is refused by the transport. YAML is
+// decoded within a byte budget that counts what aliases expand to, so a large
+// scalar under many aliases is refused before anything large is built; deep
+// nesting fails within a fixed bound, the rendered output is bounded in bytes and
+// objects, an object with only generateName is refused, and a panic while
+// rendering becomes an error. At most MaxConcurrentRenders renders run at once,
+// each within RenderTimeout: a caller whose render passes it gets
+// ErrRenderTimeout and gives back its slot at once (as it does when its context
+// ends), while the render, which kustomize cannot interrupt, runs on outside the
+// slot count until it finishes and fills the cache, at most one per (URL, commit,
+// path). Results are cached in an LRU bounded in bytes.
 //
 // The webhook receiver (NewWebhookHandler) authenticates GitHub, GitLab, Gitea and
 // generic push notifications, parses them into a Push (repository URLs normalised by
 // NormalizeURL, and a branch or tag) and hands it to a callback; deciding which Syncs
-// that concerns is the caller's business.
+// that concerns is the caller's business. It authenticates before it reads where the
+// host allows (GitLab's header token), and reads signed bodies only within a small
+// in-flight budget and a read deadline, refusing (429) unread what does not fit.
 //
 // The package owns git access, rendering and push parsing only. It does not talk to
 // Kubernetes, apply anything, log, or know about Sync objects beyond the ref type of

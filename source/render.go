@@ -166,7 +166,7 @@ func decodeManifests(data []byte, budget *byteBudget) ([]*unstructured.Unstructu
 			return objs, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("document %d: %w", n, err)
+			return nil, fmt.Errorf("document %d: %w", n, syntaxError(data, err))
 		}
 		doc, err := documentMap(&node, budget)
 		if err != nil {

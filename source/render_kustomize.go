@@ -2,6 +2,7 @@ package source
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,9 +15,14 @@ import (
 
 	"gopkg.in/yaml.v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/provider"
+	"sigs.k8s.io/kustomize/api/resmap"
+	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // ErrRemoteReference is wrapped by every RenderError that refuses a reference to
@@ -30,10 +36,12 @@ var ErrRemoteReference = errors.New("rendering reads only the repository's files
 //
 // kustomize's own file loader downloads any http(s) path it is asked to load,
 // whatever the load restrictions, and clones anything shaped like a git URL that
-// names a base. It offers no way to replace that loader, so every kustomization
-// and every builtin plugin configuration that kustomize could read is checked
-// before kustomize runs: see checkKustomization and checkRootFiles.
-func renderKustomize(fs filesys.FileSystem, dir string, rel func(string) string, budget *byteBudget) (objs []*unstructured.Unstructured, err error) {
+// names a base. It offers no way to replace that loader. The process refuses both
+// (see IsolateRendering), and every kustomization and every builtin plugin
+// configuration that kustomize could read is checked before kustomize runs, so
+// that the error names the file and the field: see checkKustomization and
+// checkRootFiles.
+func renderKustomize(fs filesys.FileSystem, dir string, rel func(string) string, budget *byteBudget) ([]*unstructured.Unstructured, error) {
 	c := refChecker{fs: fs, rel: rel, roots: map[string]bool{}, maxBytes: budget.max}
 	if err := c.checkKustomization(dir); err != nil {
 		return nil, err
@@ -43,6 +51,11 @@ func renderKustomize(fs filesys.FileSystem, dir string, rel func(string) string,
 			return nil, err
 		}
 	}
+	return buildKustomize(fs, dir, rel, budget)
+}
+
+// buildKustomize runs kustomize on dir, unchecked.
+func buildKustomize(fs filesys.FileSystem, dir string, rel func(string) string, budget *byteBudget) (objs []*unstructured.Unstructured, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			objs, err = nil, &RenderError{File: rel(dir), Err: fmt.Errorf("kustomize build panicked: %v", r)}
@@ -73,19 +86,23 @@ func renderKustomize(fs filesys.FileSystem, dir string, rel func(string) string,
 	return objs, nil
 }
 
-// rootFields are the fields of a kustomization whose entries kustomize may open as
-// another kustomization root (a directory, or a git repository it would clone).
-var rootFields = []string{"resources", "bases", "components", "generators", "transformers", "validators"}
-
 // freeTextFields hold values kustomize never reads as a path (labels, annotations,
-// literal values, inline patches), which may well hold URLs. Helm charts name
-// chart repositories, and kustomize refuses them anyway: Helm is off.
+// literal values, inline patches), which may well hold URLs. Keys are matched
+// exactly, in the field names kustomize's own types give them: a key spelt
+// otherwise is checked like any other.
 var freeTextFields = map[string]bool{
 	"commonLabels": true, "commonAnnotations": true, "labels": true, "annotations": true,
-	"literals": true, "patch": true, "metadata": true, "helmCharts": true, "helmGlobals": true,
+	"literals": true, "patch": true, "metadata": true,
 }
 
-// refChecker checks, before kustomize runs, what kustomize will read.
+// configFactory parses builtin plugin configurations as kustomize does.
+var configFactory = resmap.NewFactory(provider.NewDefaultDepProvider().GetResourceFactory())
+
+// refChecker checks, before kustomize runs, what kustomize will read. It reads
+// every file the way kustomize does: a kustomization with kustomize's own types
+// and decoder (YAML 1.1 merge keys, !!binary, field names matched without regard
+// to case, deprecated fields), and a plugin configuration as kustomize's resource
+// factory parses it and its plugins decode it.
 type refChecker struct {
 	fs  filesys.FileSystem
 	rel func(string) string
@@ -99,9 +116,10 @@ type refChecker struct {
 // checkKustomization refuses, in the kustomization of dir and in every one it
 // reaches, any value kustomize would fetch over http(s), whichever field holds
 // it (generator files and envs, patches, replacements, openapi, configurations,
-// crds, …), and any root reference that is not a directory or file of the
-// repository (kustomize clones anything else as a remote base). Errors name the
-// kustomization file and the field.
+// crds, …), any root reference that is not a directory or file of the
+// repository (kustomize clones anything it can parse as a git URL), and Helm
+// charts (kustomize's Helm support is off). Errors name the kustomization file
+// and the field.
 func (c *refChecker) checkKustomization(dir string) error {
 	if c.roots[dir] {
 		return nil
@@ -111,51 +129,36 @@ func (c *refChecker) checkKustomization(dir string) error {
 	if file == "" {
 		return nil // a plain directory used as a resource
 	}
-	k, err := c.readDocument(file)
+	k, err := c.readKustomization(file)
 	if err != nil {
 		return &RenderError{File: c.rel(file), Err: err}
 	}
-	for _, field := range rootFields {
-		entries, _ := k[field].([]any)
-		for i, entry := range entries {
-			ref, _ := entry.(string)
-			err := c.checkRoot(dir, fmt.Sprintf("%s[%d]", field, i), ref)
-			if IsRenderError(err) {
-				return err // about a kustomization or file this one reaches
-			}
-			if err != nil {
-				return &RenderError{File: c.rel(file), Err: err}
-			}
+	for _, r := range rootRefs(k) {
+		err := c.checkRoot(dir, r)
+		if IsRenderError(err) {
+			return err // about a kustomization or file this one reaches
+		}
+		if err != nil {
+			return &RenderError{File: c.rel(file), Err: err}
 		}
 	}
-	if err := checkNoURLs(k, ""); err != nil {
+	if err := checkNoHelm(k); err != nil {
+		return &RenderError{File: c.rel(file), Err: err}
+	}
+	fields, err := fieldsOf(k)
+	if err != nil {
+		return &RenderError{File: c.rel(file), Err: err}
+	}
+	if err := checkNoURLs(fields, ""); err != nil {
 		return &RenderError{File: c.rel(file), Err: err}
 	}
 	return nil
 }
 
-// checkRoot checks one entry of a root field: an inline plugin configuration, or a
-// file or directory of the repository, whose kustomization is checked in turn.
-func (c *refChecker) checkRoot(dir, field, ref string) error {
-	if strings.Contains(ref, "\n") {
-		// An inline generator or transformer configuration.
-		return c.checkDocuments([]byte(ref), field, func(map[string]any) bool { return true })
-	}
-	if remoteShaped(ref) {
-		return fmt.Errorf("%s: remote resource %q refused: remote bases are disabled: %w", field, redact(ref), ErrRemoteReference)
-	}
-	p := filepath.Join(dir, ref)
-	if !c.fs.Exists(p) {
-		return fmt.Errorf("%s: resource %q not found in the repository", field, ref)
-	}
-	if c.fs.IsDir(p) {
-		return c.checkKustomization(p)
-	}
-	return nil
-}
-
-// readDocument reads the first YAML document of file within the byte budget.
-func (c *refChecker) readDocument(file string) (map[string]any, error) {
+// readKustomization reads a kustomization file as kustomize reads it, after
+// checking within the byte budget what its aliases expand to (kustomize's decoder
+// expands them without a bound).
+func (c *refChecker) readKustomization(file string) (*types.Kustomization, error) {
 	data, err := c.fs.ReadFile(file)
 	if err != nil {
 		return nil, err
@@ -164,15 +167,120 @@ func (c *refChecker) readDocument(file string) (map[string]any, error) {
 	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&node); err != nil && !errors.Is(err, io.EOF) {
 		return nil, err
 	}
-	return documentMap(&node, &byteBudget{max: c.maxBytes})
+	if _, err := documentMap(&node, &byteBudget{max: c.maxBytes}); err != nil {
+		return nil, err
+	}
+	return decodeKustomization(data)
+}
+
+// decodeKustomization decodes a kustomization exactly as kustomize does, with its
+// own types and decoder. Deprecated fields stay where they were written, so that
+// a message names the field the file holds; FixKustomization only moves values
+// between fields, all of which are checked.
+func decodeKustomization(data []byte) (*types.Kustomization, error) {
+	var k types.Kustomization
+	if err := k.Unmarshal(data); err != nil {
+		return nil, err
+	}
+	return &k, nil
+}
+
+// fieldsOf returns a kustomization as plain values named as kustomize's types
+// name them, whatever the spelling in the file.
+func fieldsOf(k *types.Kustomization) (map[string]any, error) {
+	data, err := json.Marshal(k)
+	if err != nil {
+		return nil, err
+	}
+	var fields map[string]any
+	return fields, json.Unmarshal(data, &fields)
+}
+
+// rootRef is one entry of a kustomization that kustomize may open as a file, a
+// directory holding another kustomization, or a git repository to clone.
+type rootRef struct {
+	// field is where the entry is written: "resources[2]".
+	field string
+	ref   string
+	// plugin entries (generators, transformers, validators) may also be a plugin
+	// configuration written inline.
+	plugin bool
+}
+
+// rootRefs lists the entries of k that kustomize opens as roots, in the fields
+// kustomize reads them from (bases is resources' deprecated name).
+func rootRefs(k *types.Kustomization) []rootRef {
+	var refs []rootRef
+	add := func(field string, entries []string, plugin bool) {
+		for i, e := range entries {
+			refs = append(refs, rootRef{field: fmt.Sprintf("%s[%d]", field, i), ref: e, plugin: plugin})
+		}
+	}
+	add("resources", k.Resources, false)
+	add("bases", k.Bases, false)
+	add("components", k.Components, false)
+	add("generators", k.Generators, true)
+	add("transformers", k.Transformers, true)
+	add("validators", k.Validators, true)
+	return refs
+}
+
+// checkRoot checks one root entry: an inline plugin configuration, or a file or
+// directory of the repository, whose kustomization is checked in turn.
+func (c *refChecker) checkRoot(dir string, r rootRef) error {
+	if r.plugin {
+		// Kustomize parses the entry, expanding its aliases, to find out.
+		if err := c.checkExpansion([]byte(r.ref)); err != nil {
+			return fmt.Errorf("%s: %w", r.field, err)
+		}
+		if isInlineConfig(r.ref) {
+			return c.checkConfigs([]byte(r.ref), r.field)
+		}
+	}
+	if remoteShaped(r.ref) {
+		return fmt.Errorf("%s: remote resource %q refused: remote bases are disabled: %w", r.field, redact(r.ref), ErrRemoteReference)
+	}
+	p := filepath.Join(dir, r.ref)
+	if !c.fs.Exists(p) {
+		return fmt.Errorf("%s: resource %q not found in the repository", r.field, r.ref)
+	}
+	if c.fs.IsDir(p) {
+		return c.checkKustomization(p)
+	}
+	return nil
+}
+
+// isInlineConfig reports whether kustomize takes an entry of generators,
+// transformers or validators for plugin configurations written inline rather
+// than for a path: whenever it parses as resources.
+func isInlineConfig(entry string) bool {
+	_, err := configFactory.NewResMapFromBytes([]byte(entry))
+	return err == nil
+}
+
+// checkNoHelm refuses Helm charts in a kustomization: kustomize's Helm support
+// is off, and would fetch charts from their repositories.
+func checkNoHelm(k *types.Kustomization) error {
+	field := ""
+	switch {
+	case len(k.HelmCharts) > 0:
+		field = "helmCharts[0]"
+	case len(k.HelmChartInflationGenerator) > 0:
+		field = "helmChartInflationGenerator[0]"
+	case k.HelmGlobals != nil:
+		field = "helmGlobals"
+	default:
+		return nil
+	}
+	return fmt.Errorf("%s: Helm charts in a kustomization are not rendered (kustomize's Helm support is off, and would fetch the chart): %w", field, ErrRemoteReference)
 }
 
 // checkRootFiles reads every file below a kustomization root, which kustomize may
 // load, and refuses one that expands past the byte budget through YAML aliases
 // (kustomize expands aliases without a bound), or a builtin plugin configuration
-// (apiVersion: builtin, which a generators or transformers entry may name) that
-// holds a URL. Files that do not parse as YAML are left to kustomize: a generator
-// may read any file.
+// that holds a URL (an entry of generators, transformers or validators may name
+// any file or directory below a root). Files that do not parse as resources are
+// left to kustomize: a generator may read any file.
 func (c *refChecker) checkRootFiles(dir string) error {
 	return c.fs.Walk(dir, func(p string, info os.FileInfo, err error) error {
 		if err != nil || info.IsDir() {
@@ -182,43 +290,78 @@ func (c *refChecker) checkRootFiles(dir string) error {
 		if err != nil {
 			return &RenderError{File: c.rel(p), Err: err}
 		}
-		aliases := bytes.Contains(data, []byte("&")) && bytes.Contains(data, []byte("*"))
-		if !aliases && !bytes.Contains(data, []byte("builtin")) {
-			return nil // nothing can expand, and no plugin configuration
+		if bytes.Contains(data, []byte("&")) && bytes.Contains(data, []byte("*")) {
+			if err := c.checkExpansion(data); err != nil {
+				return &RenderError{File: c.rel(p), Err: err}
+			}
 		}
-		if err := c.checkDocuments(data, "", isBuiltinConfig); err != nil {
-			return &RenderError{File: c.rel(p), Err: err}
+		// Kustomize takes a resource for a builtin plugin configuration by its
+		// apiVersion, which YAML spells with the word itself or with escapes.
+		if bytes.Contains(data, []byte("builtin")) || bytes.Contains(data, []byte(`\`)) {
+			if err := c.checkConfigs(data, ""); err != nil {
+				return &RenderError{File: c.rel(p), Err: err}
+			}
 		}
 		return nil
 	})
 }
 
-// checkDocuments decodes each YAML document of data within the byte budget and
-// checks those that want it for URLs. It stops quietly at the first document that
-// is not YAML.
-func (c *refChecker) checkDocuments(data []byte, field string, want func(map[string]any) bool) error {
+// checkExpansion decodes each YAML document of data within the byte budget. It
+// stops quietly at the first document that is not YAML.
+func (c *refChecker) checkExpansion(data []byte) error {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	for {
 		var node yaml.Node
 		if err := dec.Decode(&node); err != nil {
 			return nil // the end, or not YAML
 		}
-		doc, err := documentMap(&node, &byteBudget{max: c.maxBytes})
-		if errors.Is(err, errYAMLTooLarge) {
-			return err
-		}
-		if err != nil || !want(doc) {
-			continue
-		}
-		if err := checkNoURLs(doc, field); err != nil {
+		if _, err := documentMap(&node, &byteBudget{max: c.maxBytes}); errors.Is(err, errYAMLTooLarge) {
 			return err
 		}
 	}
 }
 
-func isBuiltinConfig(doc map[string]any) bool {
-	v, _ := doc["apiVersion"].(string)
-	return v == "builtin"
+// checkConfigs refuses a URL in any builtin plugin configuration among the
+// resources data holds, read as kustomize reads them: parsed by its resource
+// factory (which takes "/builtin" and an escaped "builtin" for builtin too), then
+// decoded as its plugins decode their configuration (YAML 1.1 into JSON, so a
+// !!binary value is checked as the text it decodes to). field is where data is
+// written, for messages.
+func (c *refChecker) checkConfigs(data []byte, field string) error {
+	if err := c.checkExpansion(data); err != nil {
+		return err
+	}
+	configs, err := configFactory.NewResMapFromBytes(data)
+	if err != nil {
+		return nil // not resources: kustomize fails on it, or reads it as data
+	}
+	for _, r := range configs.Resources() {
+		if gvk := r.GetGvk(); gvk.Group != "" || gvk.Version != konfig.BuiltinPluginApiVersion {
+			continue // not a builtin plugin, which kustomize refuses
+		}
+		doc, err := pluginFields(r)
+		if err != nil {
+			return err
+		}
+		if err := checkNoURLs(doc, field); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pluginFields returns a builtin plugin's configuration as the plugin decodes it.
+func pluginFields(r *resource.Resource) (map[string]any, error) {
+	y, err := r.AsYAML()
+	if err != nil {
+		return nil, err
+	}
+	j, err := sigsyaml.YAMLToJSON(y)
+	if err != nil {
+		return nil, err
+	}
+	var doc map[string]any
+	return doc, json.Unmarshal(j, &doc)
 }
 
 // checkNoURLs walks a decoded document and refuses the first value, outside free
@@ -269,13 +412,14 @@ func isHTTPURL(s string) bool {
 }
 
 // remoteShaped reports whether kustomize would treat a root reference as a git
-// repository to clone: a URL of any scheme, go-getter's "git::" prefix, a query
-// ("?ref="), scp-like "user@host:path", or a github.com path.
+// repository to clone, as kustomize's own parser of git URLs decides (which
+// resource.Origin exposes), or as a URL of any kind.
 func remoteShaped(ref string) bool {
-	lower := strings.ToLower(strings.TrimSpace(ref))
-	first, _, _ := strings.Cut(lower, "/")
-	return strings.Contains(lower, "://") || strings.HasPrefix(lower, "git::") || strings.Contains(lower, "?") ||
-		strings.Contains(first, "@") || first == "github.com" || isHTTPURL(lower)
+	lower := strings.ToLower(ref)
+	if strings.HasPrefix(lower, "git::") || strings.Contains(lower, "://") || isHTTPURL(ref) {
+		return true // before the parser, which logs a warning about "git::"
+	}
+	return (&resource.Origin{}).Append(ref).Repo != ""
 }
 
 // redact keeps credentials written into a URL out of messages.

@@ -1,6 +1,7 @@
 package source
 
 import (
+	"encoding/base64"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -135,6 +136,63 @@ func TestKustomizeNeverReachesTheNetwork(t *testing.T) {
 			"base/kustomization.yaml", "configMapGenerator[0].files[0]"},
 		{"a URL that never answers", map[string]string{"app/kustomization.yaml": k("configMapGenerator:\n- name: c\n  files: [\"" + srv.URL + "/hang\"]\n")},
 			"app/kustomization.yaml", "configMapGenerator[0].files[0]"},
+		{"secretGenerator env", map[string]string{"app/kustomization.yaml": k("secretGenerator:\n- name: s\n  env: \"" + url + "\"\n")},
+			"app/kustomization.yaml", "secretGenerator[0].env"},
+		{"bases (resources' deprecated name)", map[string]string{
+			"app/kustomization.yaml":  k("bases: [../base]\n"),
+			"base/kustomization.yaml": k("configMapGenerator:\n- name: c\n  files: [\"" + url + "\"]\n")},
+			"base/kustomization.yaml", "configMapGenerator[0].files[0]"},
+		{"helmCharts", map[string]string{"app/kustomization.yaml": k("helmCharts:\n- name: c\n  repo: \"" + url + "\"\n  valuesFile: \"" + url + "\"\n")},
+			"app/kustomization.yaml", "helmCharts[0]"},
+		{"helmGlobals", map[string]string{"app/kustomization.yaml": k("resources: [deploy.yaml]\nhelmGlobals: {chartHome: \"" + url + "\"}\n")},
+			"app/kustomization.yaml", "helmGlobals"},
+		{"helmChartInflationGenerator (helmCharts' deprecated name)", map[string]string{"app/kustomization.yaml": k("helmChartInflationGenerator:\n- chartName: c\n  chartRepoUrl: \"" + url + "\"\n")},
+			"app/kustomization.yaml", "helmChartInflationGenerator[0]"},
+
+		// Spellings of the same fields that a check reading YAML otherwise than
+		// kustomize would miss.
+		{"a merge key that replaces a harmless configMapGenerator", map[string]string{"app/kustomization.yaml": k("configMapGenerator:\n- name: harmless\n  literals: [a=b]\n" +
+			"<<: {configMapGenerator: [{name: loot, files: [\"k=" + url + "\"]}]}\n")},
+			"app/kustomization.yaml", "configMapGenerator[0].files[0]"},
+		{"a !!binary scalar that decodes to a URL", map[string]string{"app/kustomization.yaml": k("configMapGenerator:\n- name: loot\n  files: [!!binary " +
+			base64.StdEncoding.EncodeToString([]byte("k="+url)) + "]\n")},
+			"app/kustomization.yaml", "configMapGenerator[0].files[0]"},
+		{"Resources capitalised, naming a kustomization that holds a URL", map[string]string{
+			"app/kustomization.yaml":     k("Resources: [sub]\n"),
+			"app/sub/kustomization.yaml": k("configMapGenerator:\n- name: loot\n  files: [\"k=" + url + "\"]\n")},
+			"app/sub/kustomization.yaml", "configMapGenerator[0].files[0]"},
+		{"resources spelt with a long s, which Go's JSON decoder folds to s", map[string]string{
+			"app/kustomization.yaml":     k("re\u017fources: [sub]\n"),
+			"app/sub/kustomization.yaml": k("configMapGenerator:\n- name: loot\n  files: [\"k=" + url + "\"]\n")},
+			"app/sub/kustomization.yaml", "configMapGenerator[0].files[0]"},
+		{"a URL that never answers, behind a merge key", map[string]string{"app/kustomization.yaml": k("configMapGenerator:\n- name: harmless\n  literals: [a=b]\n" +
+			"<<: {configMapGenerator: [{name: loot, files: [\"k=" + srv.URL + "/hang\"]}]}\n")},
+			"app/kustomization.yaml", "configMapGenerator[0].files[0]"},
+		{"CONFIGMAPGENERATOR and FILES in capitals", map[string]string{"app/kustomization.yaml": k("CONFIGMAPGENERATOR:\n- NAME: loot\n  FILES: [\"k=" + url + "\"]\n")},
+			"app/kustomization.yaml", "configMapGenerator[0].files[0]"},
+		{"a builtin configuration whose apiVersion is /builtin", map[string]string{
+			"app/kustomization.yaml": k("resources: [deploy.yaml]\ntransformers: [patch.yaml]\n"),
+			"app/patch.yaml":         "apiVersion: /builtin\nkind: PatchTransformer\nmetadata: {name: p}\npath: \"" + url + "\"\n"},
+			"app/patch.yaml", "path"},
+		{"a builtin configuration whose apiVersion is escaped", map[string]string{
+			"app/kustomization.yaml": k("resources: [deploy.yaml]\ntransformers: [patch.yaml]\n"),
+			"app/patch.yaml":         "apiVersion: \"\\x62uiltin\"\nkind: PatchTransformer\nmetadata: {name: p}\npath: \"" + url + "\"\n"},
+			"app/patch.yaml", "path"},
+		{"a builtin configuration with Path capitalised", map[string]string{
+			"app/kustomization.yaml": k("resources: [deploy.yaml]\ntransformers: [patch.yaml]\n"),
+			"app/patch.yaml":         "apiVersion: builtin\nkind: PatchTransformer\nmetadata: {name: p}\nPath: \"" + url + "\"\n"},
+			"app/patch.yaml", "Path"},
+		{"a builtin configuration with a !!binary path", map[string]string{
+			"app/kustomization.yaml": k("resources: [deploy.yaml]\ntransformers: [patch.yaml]\n"),
+			"app/patch.yaml": "apiVersion: builtin\nkind: PatchTransformer\nmetadata: {name: p}\npath: !!binary " +
+				base64.StdEncoding.EncodeToString([]byte(url)) + "\n"},
+			"app/patch.yaml", "path"},
+		{"an inline transformer on one line", map[string]string{"app/kustomization.yaml": k("resources: [deploy.yaml]\ntransformers:\n- '{apiVersion: builtin, kind: PatchTransformer, metadata: {name: p}, path: \"" + url + "\"}'\n")},
+			"app/kustomization.yaml", "transformers[0].path"},
+		{"an inline generator on one line", map[string]string{"app/kustomization.yaml": k("generators:\n- '{apiVersion: builtin, kind: ConfigMapGenerator, metadata: {name: c}, files: [\"" + url + "\"]}'\n")},
+			"app/kustomization.yaml", "generators[0].files[0]"},
+		{"an inline validator", map[string]string{"app/kustomization.yaml": k("resources: [deploy.yaml]\nvalidators:\n- '{apiVersion: builtin, kind: PatchTransformer, metadata: {name: p}, path: \"" + url + "\"}'\n")},
+			"app/kustomization.yaml", "validators[0].path"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.field+" is refused without a request", func(t *testing.T) {
@@ -176,5 +234,72 @@ func TestKustomizeKeepsURLsInFreeText(t *testing.T) {
 	}
 	if len(objs) != 2 || objs[0].GetAnnotations()["docs"] != "https://docs.example.com/web" {
 		t.Errorf("rendered %v; want two objects annotated with the docs URL", ids(objs))
+	}
+}
+
+// countingRefusal stands in for the default transport while fuzzing: it refuses
+// every request, as IsolateRendering's does, and counts them.
+type countingRefusal struct{ requests atomic.Int64 }
+
+func (c *countingRefusal) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.requests.Add(1)
+	return refusingTransport{}.RoundTrip(r)
+}
+
+// FuzzKustomizeReachesNoURL: whatever a kustomization says, the check before
+// kustomize runs refuses every URL kustomize would load and every base it would
+// clone, so that kustomize never gets as far as asking. The process is isolated
+// while it runs, so a miss is refused (and counted), never sent.
+func FuzzKustomizeReachesNoURL(f *testing.F) {
+	const url = "http://127.0.0.1:9/x"
+	for _, seed := range []string{
+		"configMapGenerator:\n- name: c\n  files: [\"" + url + "\"]\n",
+		"configMapGenerator:\n- name: harmless\n  literals: [a=b]\n<<: {configMapGenerator: [{name: loot, files: [\"k=" + url + "\"]}]}\n",
+		"configMapGenerator:\n- name: loot\n  files: [!!binary " + base64.StdEncoding.EncodeToString([]byte("k="+url)) + "]\n",
+		"Resources: [sub]\n",
+		"resources: [deploy.yaml]\ntransformers: [patch.yaml]\n",
+		"resources: [deploy.yaml]\ntransformers:\n- '{apiVersion: builtin, kind: PatchTransformer, metadata: {name: p}, path: \"" + url + "\"}'\n",
+		"resources: [deploy.yaml]\npatches:\n- path: \"" + url + "\"\n",
+		"resources: [\"github.com:org/repo\"]\n",
+	} {
+		f.Add(seed, "apiVersion: /builtin\nkind: PatchTransformer\nmetadata: {name: p}\npath: \""+url+"\"\n")
+	}
+	restore := IsolateRendering()
+	f.Cleanup(restore)
+	refusal := &countingRefusal{}
+	http.DefaultTransport = refusal
+	f.Fuzz(func(t *testing.T, kustomization, patch string) {
+		fs := memFS(t, map[string]string{
+			"app/kustomization.yaml":     kustomization,
+			"app/patch.yaml":             patch,
+			"app/deploy.yaml":            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n",
+			"app/sub/kustomization.yaml": "configMapGenerator:\n- name: loot\n  files: [\"k=" + url + "\"]\n",
+		})
+		before := refusal.requests.Load()
+		_, err := Render(fs, "/", "/app", RenderOptions{MaxObjects: 100, MaxBytes: 1 << 20})
+		if n := refusal.requests.Load() - before; n != 0 {
+			t.Fatalf("kustomize asked for %d URLs the check let through; error %v", n, err)
+		}
+		if err != nil && (strings.Contains(err.Error(), "' not allowed") || strings.Contains(err.Error(), "failed to run '")) {
+			t.Fatalf("kustomize ran git on a base the check let through: %v", err)
+		}
+	})
+}
+
+func TestKustomizeRefusesAnAliasBombInAnInlineConfiguration(t *testing.T) {
+	bomb := "apiVersion: builtin\nkind: PatchTransformer\nmetadata: {name: p}\na: &a [x,x,x,x,x,x,x,x,x,x]\n"
+	prev := "a"
+	for _, name := range []string{"b", "c", "d", "e", "f", "g", "h"} {
+		bomb += name + ": &" + name + " [" + strings.Repeat("*"+prev+",", 9) + "*" + prev + "]\n"
+		prev = name
+	}
+	inline := "  " + strings.ReplaceAll(strings.TrimSuffix(bomb, "\n"), "\n", "\n  ") + "\n"
+	// Expanded, the bomb takes kustomize's parser minutes and gigabytes; refused, it
+	// costs the budget's million values.
+	_, err := renderWithin(t, map[string]string{
+		"app/kustomization.yaml": "transformers:\n- |\n" + inline,
+	}, "app", 10*time.Second)
+	if !IsRenderError(err) || !errors.Is(err, errYAMLTooLarge) || !strings.Contains(err.Error(), "transformers[0]: ") {
+		t.Errorf("Render() error = %v; want transformers[0] refused as too large", err)
 	}
 }

@@ -39,6 +39,10 @@ type Options struct {
 	// number of workers: each may take up to MaxTreeSize and a few times
 	// MaxRenderedBytes of memory at its peak.
 	MaxConcurrentRenders int
+	// RenderTimeout bounds one render. A caller whose render has not finished by
+	// then gets a RenderError naming the path (ErrRenderTimeout), and the caller's
+	// render slot is free again at once, as it is when the caller's context ends.
+	RenderTimeout time.Duration
 	// Timeout bounds one Fetch, so that a host that accepts a connection and then
 	// says nothing cannot hold a worker forever.
 	Timeout time.Duration
@@ -79,6 +83,7 @@ func DefaultOptions() Options {
 		MaxRenderedBytes:     16 << 20,
 		RenderCacheBytes:     32 << 20,
 		MaxConcurrentRenders: 2,
+		RenderTimeout:        30 * time.Second,
 		Timeout:              5 * time.Minute,
 		ListTimeout:          30 * time.Second,
 		MaxFetchesPerHost:    2,
@@ -154,9 +159,15 @@ type Source struct {
 	// their own: one pool of connections, bounded answers (see boundedAnswers).
 	gitHTTP transport.Transport
 	renders *renderCache
-	// rendering holds a token per render running.
+	// rendering holds a token per caller whose render is running.
 	rendering chan struct{}
-	now       func() time.Time
+	// renderMu guards inflight, the renders running by cache key, which callers
+	// of the same key join instead of starting another.
+	renderMu gosync.Mutex
+	inflight map[string]*renderCall
+	// beforeRender, when set (by tests), runs before each render starts.
+	beforeRender func(dir string)
+	now          func() time.Time
 }
 
 type repoEntry struct {
@@ -235,6 +246,9 @@ func New(opts Options) (*Source, error) {
 	if opts.MaxConcurrentRenders <= 0 {
 		opts.MaxConcurrentRenders = defaults.MaxConcurrentRenders
 	}
+	if opts.RenderTimeout <= 0 {
+		opts.RenderTimeout = defaults.RenderTimeout
+	}
 	if err := installHTTPTransport(); err != nil {
 		return nil, fmt.Errorf("source: %w", err)
 	}
@@ -249,6 +263,7 @@ func New(opts Options) (*Source, error) {
 		hosts:     newHostGate(opts.MaxFetchesPerHost, opts.HostFailureMemory),
 		renders:   newRenderCache(opts.RenderCacheBytes),
 		rendering: make(chan struct{}, opts.MaxConcurrentRenders),
+		inflight:  map[string]*renderCall{},
 		now:       time.Now,
 	}, nil
 }

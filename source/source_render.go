@@ -3,12 +3,17 @@ package source
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"path"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
+
+// ErrRenderTimeout is wrapped by the RenderError of a render that did not finish
+// within Options.RenderTimeout.
+var ErrRenderTimeout = errors.New("rendering took too long")
 
 // Render renders dir (relative to the repository root) of a fetched revision. Results
 // are cached by (URL, commit, path): a revision's content never changes, so a resync
@@ -27,30 +32,110 @@ func (s *Source) Render(ctx context.Context, rev Revision, dir string) (*Snapsho
 	key := rev.URL + "\x00" + rev.Commit + "\x00" + clean
 	objs, ok := s.renders.get(key)
 	if !ok {
-		var size int64
-		if objs, size, err = s.render(ctx, rev, clean); err != nil {
+		if objs, err = s.render(ctx, rev, clean, key); err != nil {
 			return nil, err
 		}
-		s.renders.put(key, objs, size)
 	}
 	return &Snapshot{Revision: rev, Path: clean, Objects: ownMetadata(objs)}, nil
 }
 
-// render renders dir of rev, at most Options.MaxConcurrentRenders at once, so
-// that the memory renders take at their peak does not add up with the number of
-// workers. It returns the objects and their size as JSON.
-func (s *Source) render(ctx context.Context, rev Revision, dir string) ([]*unstructured.Unstructured, int64, error) {
+// renderCall is one render running, which callers of the same key wait for.
+type renderCall struct {
+	done chan struct{}
+	// Set before done is closed.
+	objs []*unstructured.Unstructured
+	err  error
+}
+
+// render renders dir of rev within Options.RenderTimeout, at most
+// Options.MaxConcurrentRenders at once, so that the memory renders take at their
+// peak does not add up with the number of workers.
+//
+// Kustomize cannot be interrupted, so the render runs in a goroutine of its own,
+// and the caller stops waiting for it when its context ends or its deadline
+// passes, and gives back its slot. The render itself goes on until it finishes
+// (it reads only memory and refuses the network, so it does finish) and then
+// fills the cache; until then a caller of the same key joins it, holding no
+// slot, instead of starting another, so that a retry never runs a second copy.
+// Renders a caller gave up on are thus outside the slot count, at most one per
+// key.
+func (s *Source) render(ctx context.Context, rev Revision, dir, key string) ([]*unstructured.Unstructured, error) {
+	ctx, cancel := context.WithTimeoutCause(ctx, s.opts.RenderTimeout, ErrRenderTimeout)
+	defer cancel()
+	if call := s.running(key); call != nil {
+		return s.await(ctx, call, dir)
+	}
 	select {
 	case s.rendering <- struct{}{}:
 		defer func() { <-s.rendering }()
 	case <-ctx.Done():
-		return nil, 0, ctx.Err()
+		return nil, s.ended(ctx, dir)
+	}
+	return s.await(ctx, s.start(rev, dir, key), dir)
+}
+
+// running returns the render of key running, if any.
+func (s *Source) running(key string) *renderCall {
+	s.renderMu.Lock()
+	defer s.renderMu.Unlock()
+	return s.inflight[key]
+}
+
+// start starts rendering key, unless a render of it is running already.
+func (s *Source) start(rev Revision, dir, key string) *renderCall {
+	s.renderMu.Lock()
+	defer s.renderMu.Unlock()
+	if call, ok := s.inflight[key]; ok {
+		return call
+	}
+	call := &renderCall{done: make(chan struct{})}
+	s.inflight[key] = call
+	go func() {
+		defer close(call.done)
+		objs, size, err := s.renderNow(rev, dir)
+		if err == nil {
+			s.renders.put(key, objs, size)
+		}
+		call.objs, call.err = objs, err
+		s.renderMu.Lock()
+		delete(s.inflight, key)
+		s.renderMu.Unlock()
+	}()
+	return call
+}
+
+// await waits for call, or for ctx to end.
+func (s *Source) await(ctx context.Context, call *renderCall, dir string) ([]*unstructured.Unstructured, error) {
+	select {
+	case <-call.done:
+		return call.objs, call.err
+	case <-ctx.Done():
+		return nil, s.ended(ctx, dir)
+	}
+}
+
+// ended is the error of a render whose caller stopped waiting: a RenderError if
+// its deadline passed, else the context's error.
+func (s *Source) ended(ctx context.Context, dir string) error {
+	if errors.Is(context.Cause(ctx), ErrRenderTimeout) {
+		return &RenderError{File: dir, Err: fmt.Errorf("%w: not finished after %s", ErrRenderTimeout, s.opts.RenderTimeout)}
+	}
+	return fmt.Errorf("rendering %s: %w", dir, ctx.Err())
+}
+
+// renderNow renders dir of rev and returns the objects and their size as JSON.
+// A panic becomes a RenderError: it runs in a goroutine of its own.
+func (s *Source) renderNow(rev Revision, dir string) (objs []*unstructured.Unstructured, size int64, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			objs, size, err = nil, 0, &RenderError{File: dir, Err: fmt.Errorf("rendering panicked: %v", r)}
+		}
+	}()
+	if s.beforeRender != nil {
+		s.beforeRender(dir)
 	}
 	fs, err := s.tree(rev, dir)
 	if err != nil {
-		return nil, 0, err
-	}
-	if err := ctx.Err(); err != nil {
 		return nil, 0, err
 	}
 	return renderSized(fs, "/", path.Join("/", dir), RenderOptions{MaxObjects: s.opts.MaxObjects, MaxBytes: s.opts.MaxRenderedBytes})

@@ -225,7 +225,7 @@ func TestKustomizeTreatsRepositoryContentAsHostile(t *testing.T) {
 		{"a generator reading a file outside its kustomization root (never copied for rendering)", "restricted", "restricted", "'/secret.txt' doesn't exist"},
 		{"an exec transformer", "exec", "exec", "plugins disabled"},
 		{"an exec generator", "execgen", "execgen", "plugins disabled"},
-		{"a Helm chart", "helm", "helm", "enable-helm"},
+		{"a Helm chart", "helm", "helm/kustomization.yaml", "helmCharts[0]: Helm charts in a kustomization are not rendered"},
 		{"a YAML alias bomb", "bomb", "bomb/bomb.yaml", "too large"},
 		{"output over the rendered-bytes limit", "big", "big", "limit of 2048 bytes"},
 		{"a remote base", "remote", "remote/kustomization.yaml", "remote bases are disabled"},
@@ -261,6 +261,7 @@ func TestRenderReadsOnlyWhatThePathNeeds(t *testing.T) {
 		"base/kustomization.yaml":          "resources: [cm.yaml]\n",
 		"base/cm.yaml":                     configMap("base", "from-base"),
 		"overlays/prod/kustomization.yaml": "resources: [../../base]\nnamePrefix: prod-\n",
+		"overlays/test/kustomization.yaml": "Resources: [../../base]\nnamePrefix: test-\n",
 		"app/cm.yaml":                      configMap("web", "hello"),
 		"data/a.bin":                       strings.Repeat("a", 6000),
 		"data/b.bin":                       strings.Repeat("b", 6000),
@@ -276,6 +277,11 @@ func TestRenderReadsOnlyWhatThePathNeeds(t *testing.T) {
 	})
 	t.Run("an overlay renders with the base its kustomization names", func(t *testing.T) {
 		if diff := cmp.Diff([]string{"ConfigMap/prod-base greeting=from-base"}, rendered(t, src, rev, "overlays/prod")); diff != "" {
+			t.Errorf("objects (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("an overlay that spells Resources capitalised, as kustomize allows, renders with its base", func(t *testing.T) {
+		if diff := cmp.Diff([]string{"ConfigMap/test-base greeting=from-base"}, rendered(t, src, rev, "overlays/test")); diff != "" {
 			t.Errorf("objects (-want +got):\n%s", diff)
 		}
 	})

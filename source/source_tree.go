@@ -12,7 +12,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"gopkg.in/yaml.v3"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
@@ -171,22 +170,20 @@ func (c *treeCopier) rootsOf(file string) []string {
 	if err != nil {
 		return nil
 	}
-	var k map[string]any
-	if yaml.Unmarshal(data, &k) != nil {
+	// As kustomize reads it: a root spelt "Resources" is a root.
+	k, err := decodeKustomization(data)
+	if err != nil {
 		return nil
 	}
 	var roots []string
-	for _, field := range rootFields {
-		entries, _ := k[field].([]any)
-		for _, entry := range entries {
-			ref, _ := entry.(string)
-			if ref == "" || strings.Contains(ref, "\n") || remoteShaped(ref) || path.IsAbs(ref) {
-				continue
-			}
-			p := path.Clean(path.Join(path.Dir(file), ref))
-			if p != ".." && !strings.HasPrefix(p, "../") {
-				roots = append(roots, p)
-			}
+	for _, r := range rootRefs(k) {
+		ref := r.ref
+		if ref == "" || strings.Contains(ref, "\n") || remoteShaped(ref) || path.IsAbs(ref) {
+			continue
+		}
+		p := path.Clean(path.Join(path.Dir(file), ref))
+		if p != ".." && !strings.HasPrefix(p, "../") {
+			roots = append(roots, p)
 		}
 	}
 	return roots

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // WebhookOptions configure the webhook receiver.
@@ -24,68 +25,134 @@ type WebhookOptions struct {
 	// OnPush is called with every authenticated push, in the request's goroutine;
 	// it should only schedule work. An error answers 500. Required.
 	OnPush func(ctx context.Context, p Push) error
-	// MaxBodyBytes bounds a request body; a larger one answers 413.
+	// MaxBodyBytes bounds one request body; a larger one answers 413, before any of
+	// it is read when its Content-Length says so.
 	MaxBodyBytes int64
+	// MaxBytesInFlight bounds the bytes of all bodies being read at once, the
+	// receiver's whole memory for bodies. A body takes its Content-Length from the
+	// budget (MaxBodyBytes when it gives none) before its first byte is read; one
+	// that does not fit answers 429 and is not read.
+	MaxBytesInFlight int64
+	// MaxBodiesInFlight bounds how many bodies are read at once, however small;
+	// one more answers 429 and is not read.
+	MaxBodiesInFlight int64
+	// BodyReadTimeout bounds the reading of one body, so that a slow sender gives
+	// its share of the budget back; a body not read in time answers 408.
+	BodyReadTimeout time.Duration
 }
 
 // DefaultWebhookOptions returns options with a body limit that fits GitHub's
-// largest push payloads (up to 20 commits, each listing its changed files).
+// largest push payloads (up to 20 commits, each listing its changed files), and an
+// in-flight budget of two such bodies: a flood of unauthenticated senders costs at
+// most 8 MiB of bodies, however many they are.
 func DefaultWebhookOptions() WebhookOptions {
-	return WebhookOptions{MaxBodyBytes: 4 << 20}
+	return WebhookOptions{
+		MaxBodyBytes:      4 << 20,
+		MaxBytesInFlight:  8 << 20,
+		MaxBodiesInFlight: 32,
+		BodyReadTimeout:   10 * time.Second,
+	}
 }
 
 // WebhookPathPrefix is where receivers are served: POST /hooks/<receiver>.
 const WebhookPathPrefix = "/hooks/"
 
 // NewWebhookHandler returns the receiver of push notifications. Each request is
-// authenticated before anything else is read from it: GitHub's and Gitea's HMAC-SHA256
-// signatures of the body, GitLab's secret token, and for the generic receiver
-// "X-Tether-Signature: sha256=<hex HMAC-SHA256 of the body>". A request without a
-// valid signature answers 401 and causes no work.
+// authenticated before its body is read where the host allows it, and read under a
+// budget where it does not:
+//
+//   - GitLab's secret token (X-Gitlab-Token) is a header: a wrong one answers 401
+//     before a byte of the body is read.
+//   - GitHub's and Gitea's signatures, and the generic receiver's
+//     "X-Tether-Signature: sha256=<hex HMAC-SHA256 of the body>", sign the body, so
+//     the body must be read to check them. A request without a well-formed
+//     signature header answers 401 unread; one with a signature is read only within
+//     MaxBytesInFlight and MaxBodiesInFlight (else 429, unread) and BodyReadTimeout
+//     (else 408), and a wrong signature then answers 401.
+//
+// A request refused before its body is read closes its connection, so the server
+// does not read the body either. A request that is not authenticated causes no work.
 //
 // Answers: 202 a push was accepted, 200 a valid event that is not a push (a ping),
 // 400 a push that cannot be read, 401 not authenticated, 404 no such receiver or
-// disabled, 405 not POST, 413 body too large.
+// disabled, 405 not POST, 408 the body came too slowly, 413 body too large, 429 too
+// many bodies in flight.
 func NewWebhookHandler(opts WebhookOptions) http.Handler {
+	def := DefaultWebhookOptions()
 	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = DefaultWebhookOptions().MaxBodyBytes
+		opts.MaxBodyBytes = def.MaxBodyBytes
 	}
-	return &webhookHandler{opts: opts}
+	if opts.MaxBytesInFlight <= 0 {
+		opts.MaxBytesInFlight = def.MaxBytesInFlight
+	}
+	opts.MaxBytesInFlight = max(opts.MaxBytesInFlight, opts.MaxBodyBytes)
+	if opts.MaxBodiesInFlight <= 0 {
+		opts.MaxBodiesInFlight = def.MaxBodiesInFlight
+	}
+	if opts.BodyReadTimeout <= 0 {
+		opts.BodyReadTimeout = def.BodyReadTimeout
+	}
+	return &webhookHandler{
+		opts:   opts,
+		budget: &bodyBudget{maxBytes: opts.MaxBytesInFlight, maxBodies: opts.MaxBodiesInFlight},
+	}
 }
 
 type webhookHandler struct {
-	opts WebhookOptions
+	opts   WebhookOptions
+	budget *bodyBudget
 }
 
 func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	receiver, ok := strings.CutPrefix(r.URL.Path, WebhookPathPrefix)
 	if !ok || !isReceiver(receiver) {
-		http.NotFound(w, r)
+		refuseUnread(w, "404 page not found", http.StatusNotFound)
 		return
 	}
 	secret := h.opts.Secret(receiver)
 	if len(secret) == 0 {
-		http.NotFound(w, r)
+		refuseUnread(w, "404 page not found", http.StatusNotFound)
 		return
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		http.Error(w, "only POST", http.StatusMethodNotAllowed)
+		refuseUnread(w, "only POST", http.StatusMethodNotAllowed)
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, h.opts.MaxBodyBytes+1))
-	if err != nil {
-		http.Error(w, "reading the body", http.StatusBadRequest)
+	sig, ok := credential(receiver, r.Header, secret)
+	if !ok {
+		refuseUnread(w, "not authenticated", http.StatusUnauthorized)
 		return
 	}
-	if int64(len(body)) > h.opts.MaxBodyBytes {
-		http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
+	if r.ContentLength > h.opts.MaxBodyBytes {
+		refuseUnread(w, "body too large", http.StatusRequestEntityTooLarge)
 		return
 	}
-	if !authentic(receiver, r.Header, body, secret) {
+	// The body's share of the budget is held until the request is answered: the
+	// body lives as long as that.
+	size := h.opts.MaxBodyBytes
+	if r.ContentLength >= 0 {
+		size = r.ContentLength
+	}
+	if !h.budget.take(size) {
+		w.Header().Set("Retry-After", "1")
+		refuseUnread(w, "too many webhook bodies in flight", http.StatusTooManyRequests)
+		return
+	}
+	defer h.budget.give(size)
+	body, ok := h.readBody(w, r, size)
+	if !ok {
+		return
+	}
+	if sig != nil && !hmac.Equal(sig, Sign(body, secret)) {
 		http.Error(w, "not authenticated", http.StatusUnauthorized)
 		return
 	}
+	h.handlePush(w, r, receiver, body)
+}
+
+// handlePush parses an authenticated body and hands the push on.
+func (h *webhookHandler) handlePush(w http.ResponseWriter, r *http.Request, receiver string, body []byte) {
 	push, err := ParsePush(receiver, eventOf(receiver, r.Header), body)
 	switch {
 	case errors.Is(err, ErrNotAPush):
@@ -101,6 +168,58 @@ func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusAccepted)
 	_, _ = io.WriteString(w, "accepted\n")
+}
+
+// readBody reads a request's body of at most size bytes within the read deadline.
+// It returns the body, or false when it answered the request instead.
+func (h *webhookHandler) readBody(w http.ResponseWriter, r *http.Request, size int64) ([]byte, bool) {
+	// A server that cannot set deadlines (an http.ResponseWriter of a test) keeps
+	// its own; the agent's server can.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(h.opts.BodyReadTimeout))
+	body, err := readAtMost(r.Body, size, r.ContentLength >= 0)
+	var timeout interface{ Timeout() bool }
+	switch {
+	case errors.As(err, &timeout) && timeout.Timeout():
+		refuseUnread(w, "the body came too slowly", http.StatusRequestTimeout)
+	case errors.Is(err, errBodyTooLarge):
+		refuseUnread(w, "body too large", http.StatusRequestEntityTooLarge)
+	case err != nil:
+		refuseUnread(w, "reading the body", http.StatusBadRequest)
+	default:
+		return body, true
+	}
+	return nil, false
+}
+
+var errBodyTooLarge = errors.New("body too large")
+
+// readAtMost reads a body of at most limit bytes into one buffer. When the size is
+// known (exact), the buffer is allocated once at that size; else it grows up to
+// limit.
+func readAtMost(r io.Reader, limit int64, exact bool) ([]byte, error) {
+	if exact {
+		body := make([]byte, limit)
+		if _, err := io.ReadFull(r, body); err != nil {
+			return nil, err
+		}
+		return body, nil
+	}
+	body, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(body)) > limit {
+		return nil, errBodyTooLarge
+	}
+	return body, nil
+}
+
+// refuseUnread answers a request whose body is not read, and closes the connection
+// after the answer, so that the server does not read (and wait for) the body to
+// keep it open.
+func refuseUnread(w http.ResponseWriter, msg string, code int) {
+	w.Header().Set("Connection", "close")
+	http.Error(w, msg, code)
 }
 
 func isReceiver(name string) bool {
@@ -133,32 +252,37 @@ const (
 	genericSignatureHeader = "X-Tether-Signature"
 )
 
-// authentic checks a request's signature (or GitLab's token) in constant time.
-func authentic(receiver string, h http.Header, body, secret []byte) bool {
+// credential checks what of a request's authentication can be checked before its
+// body is read. GitLab's token is checked whole (in constant time): ok, with no
+// signature left to check. For the receivers that sign the body, the signature
+// header must be present and well formed; it is returned, to be compared with the
+// body's HMAC once read.
+func credential(receiver string, h http.Header, secret []byte) (sig []byte, ok bool) {
 	switch receiver {
 	case ReceiverGitHub:
-		return validHMAC(h.Get(githubSignatureHeader), "sha256=", body, secret)
+		return signature(h.Get(githubSignatureHeader), "sha256=")
 	case ReceiverGitea:
-		return validHMAC(h.Get(giteaSignatureHeader), "", body, secret)
+		return signature(h.Get(giteaSignatureHeader), "")
 	case ReceiverGeneric:
-		return validHMAC(h.Get(genericSignatureHeader), "sha256=", body, secret)
+		return signature(h.Get(genericSignatureHeader), "sha256=")
 	case ReceiverGitLab:
 		token := h.Get(gitlabTokenHeader)
-		return token != "" && subtle.ConstantTimeCompare([]byte(token), secret) == 1
+		return nil, token != "" && subtle.ConstantTimeCompare([]byte(token), secret) == 1
 	}
-	return false
+	return nil, false
 }
 
-func validHMAC(header, prefix string, body, secret []byte) bool {
-	sig, ok := strings.CutPrefix(header, prefix)
-	if !ok || sig == "" {
-		return false
+// signature decodes a hex HMAC-SHA256 after prefix; ok is false unless it is one.
+func signature(header, prefix string) ([]byte, bool) {
+	hexSig, ok := strings.CutPrefix(header, prefix)
+	if !ok || len(hexSig) != 2*sha256.Size {
+		return nil, false
 	}
-	got, err := hex.DecodeString(sig)
+	sig, err := hex.DecodeString(hexSig)
 	if err != nil {
-		return false
+		return nil, false
 	}
-	return hmac.Equal(got, Sign(body, secret))
+	return sig, true
 }
 
 // Sign returns the HMAC-SHA256 of body with secret: what a sender of the generic

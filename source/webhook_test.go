@@ -128,6 +128,7 @@ func TestWebhookRefusesWhatIsNotAnAuthenticatedPush(t *testing.T) {
 	github := readFixture(t, "github-push.json")
 	secret := receiverSecrets[source.ReceiverGitHub]
 	wrong := []byte("not-the-secret")
+	big := bytes.Repeat([]byte(" "), 65<<10)
 	noGitea := map[string][]byte{}
 	for k, v := range receiverSecrets {
 		if k != source.ReceiverGitea {
@@ -150,7 +151,7 @@ func TestWebhookRefusesWhatIsNotAnAuthenticatedPush(t *testing.T) {
 		{"an unsigned generic push is 401", source.ReceiverGeneric, []byte(`{"url": "https://h/o/r", "branch": "main"}`), nil, http.StatusUnauthorized},
 		{"a receiver without a secret is 404, even when signed", "gitea-disabled", github, signed(source.ReceiverGitea, "push", github, receiverSecrets[source.ReceiverGitea]), http.StatusNotFound},
 		{"an unknown receiver is 404", "bitbucket", github, nil, http.StatusNotFound},
-		{"a body over the limit is 413", source.ReceiverGitHub, bytes.Repeat([]byte(" "), 65<<10), nil, http.StatusRequestEntityTooLarge},
+		{"a signed body over the limit is 413", source.ReceiverGitHub, big, signed(source.ReceiverGitHub, "push", big, secret), http.StatusRequestEntityTooLarge},
 		{"a signed ping is 200 and no work", source.ReceiverGitHub, readFixture(t, "github-ping.json"), signed(source.ReceiverGitHub, "ping", readFixture(t, "github-ping.json"), secret), http.StatusOK},
 		{"a signed push that names no branch is 400", source.ReceiverGeneric, []byte(`{"url": "https://h/o/r"}`), signed(source.ReceiverGeneric, "", []byte(`{"url": "https://h/o/r"}`), receiverSecrets[source.ReceiverGeneric]), http.StatusBadRequest},
 	}
@@ -180,6 +181,47 @@ func TestWebhookRefusesWhatIsNotAnAuthenticatedPush(t *testing.T) {
 			t.Errorf("status = %d with %d pushes, want 405 and none", resp.StatusCode, len(h.pushes))
 		}
 	})
+}
+
+func TestWebhookRefusesBeforeReadingWhatCannotBeAuthentic(t *testing.T) {
+	opts := source.DefaultWebhookOptions()
+	opts.MaxBodyBytes = 64 << 10
+	hook := startCountingHook(t, opts)
+	h := &hookServer{url: hook.url}
+	push := readFixture(t, "github-push.json")
+	gitlab := readFixture(t, "gitlab-push.json")
+	wrong := []byte("not-the-secret")
+	refusals := []struct {
+		step     string
+		receiver string
+		body     []byte
+		headers  map[string]string
+		want     int
+	}{
+		{"a GitLab push with a wrong token is 401, unread", source.ReceiverGitLab, gitlab, signed(source.ReceiverGitLab, "Push Hook", gitlab, wrong), http.StatusUnauthorized},
+		{"a GitLab push without a token is 401, unread", source.ReceiverGitLab, gitlab, map[string]string{"X-Gitlab-Event": "Push Hook"}, http.StatusUnauthorized},
+		{"a GitHub push without a signature is 401, unread", source.ReceiverGitHub, push, map[string]string{"X-GitHub-Event": "push"}, http.StatusUnauthorized},
+		{"a GitHub signature that is not a SHA-256 is 401, unread", source.ReceiverGitHub, push, map[string]string{"X-GitHub-Event": "push", "X-Hub-Signature-256": "sha256=abcd"}, http.StatusUnauthorized},
+		{"a Gitea push without a signature is 401, unread", source.ReceiverGitea, push, map[string]string{"X-Gitea-Event": "push"}, http.StatusUnauthorized},
+		{"a generic push without a signature is 401, unread", source.ReceiverGeneric, []byte(`{"url": "https://h/o/r", "branch": "main"}`), nil, http.StatusUnauthorized},
+		{"a signed body whose Content-Length is over the limit is 413, unread", source.ReceiverGitHub, bytes.Repeat([]byte(" "), 65<<10), signed(source.ReceiverGitHub, "push", bytes.Repeat([]byte(" "), 65<<10), hook.secret), http.StatusRequestEntityTooLarge},
+	}
+	for i, r := range refusals {
+		t.Run(r.step, func(t *testing.T) {
+			if code := h.post(t, r.receiver, r.body, r.headers); code != r.want {
+				t.Errorf("status = %d, want %d", code, r.want)
+			}
+			hook.waitFor(t, "the answer counted", func() bool { return hook.answered == i+1 })
+			hook.mu.Lock()
+			defer hook.mu.Unlock()
+			if hook.answeredUnread != i+1 {
+				t.Errorf("the receiver read the body (peak %d bytes read at once so far), want none of it read", hook.peakBytes)
+			}
+		})
+	}
+	if hook.pushes != 0 {
+		t.Errorf("pushes = %d, want none", hook.pushes)
+	}
 }
 
 func TestSecretsDir(t *testing.T) {

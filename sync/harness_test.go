@@ -105,6 +105,7 @@ func startAgent(tb testing.TB, tenancy ...tethersync.TenancyOptions) *agent {
 		Reader:   mgr.GetAPIReader(),
 		Watcher:  a.watcher,
 		Secrets:  mgr.GetAPIReader(),
+		Pods:     mgr.GetAPIReader(),
 		Trigger:  a.trigger,
 		Recorder: a.recorder,
 		Metrics:  tethersync.NewMetrics(a.registry, tethersync.DefaultMetricsOptions()),

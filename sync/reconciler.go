@@ -89,6 +89,7 @@ type Reconciler struct {
 	// Pods, when set, lists the pods of a workload that is not Healthy, so that its
 	// health names the pod and container that hold it up: the manager's API reader
 	// (pods are neither cached nor watched). Nil judges workloads by their own status.
+	// A Sync that acts as an account lists pods as that account (Identity.Pods).
 	Pods client.Reader
 	// Trigger, when set, queues the Syncs a push notification concerns at once.
 	Trigger *Trigger
@@ -276,12 +277,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return r.onError(st, interval, err)
 	}
 	if sourceErr != nil {
-		r.assess(ctx, obj, checker, st, changes)
+		r.assess(ctx, obj, id, checker, st, changes)
 		r.recordApplied(obj, snap, changes, nil, drift)
 		return r.onError(st, interval, sourceErr)
 	}
 	pruned, err := r.prune(ctx, id, obj, st, snap, changes, diff)
-	r.assess(ctx, obj, checker, st, changes)
+	r.assess(ctx, obj, id, checker, st, changes)
 	r.recordApplied(obj, snap, changes, pruned, drift)
 	if err != nil {
 		return r.onError(st, interval, err)
@@ -399,12 +400,12 @@ func (r *Reconciler) watch(ctx context.Context, obj *v1alpha1.Sync, cs *apply.Ch
 // assess judges the health of what the cluster now holds, and has the Watcher
 // follow the status of every object that is not Healthy yet, so that the next
 // change of it re-assesses the Sync at once.
-func (r *Reconciler) assess(ctx context.Context, obj *v1alpha1.Sync, checker *health.Checker, st *statusBuilder, changes *apply.ChangeSet) {
+func (r *Reconciler) assess(ctx context.Context, obj *v1alpha1.Sync, id Identity, checker *health.Checker, st *statusBuilder, changes *apply.ChangeSet) {
 	var unsettled []apply.ObjectRef
 	for _, c := range changes.Changes {
 		res := checker.Compute(c.Live)
 		if res.Code != v1alpha1.HealthHealthy && health.WantsPods(c.Live) {
-			res = checker.Compute(c.Live, r.podsOf(ctx, c.Live)...)
+			res = checker.Compute(c.Live, podsOf(ctx, id.Pods, c.Live)...)
 		}
 		st.objectHealth(c.Object, res.Code, res.Message)
 		if res.Code != v1alpha1.HealthHealthy && c.Live != nil {
@@ -512,8 +513,7 @@ func (r *Reconciler) recordFailure(obj *v1alpha1.Sync, before, after v1alpha1.Sy
 	if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason == v1alpha1.ReasonDeleting || cond.Reason == v1alpha1.ReasonDegraded {
 		return
 	}
-	if old := apimeta.FindStatusCondition(before.Conditions, v1alpha1.ReadyCondition); old != nil &&
-		old.Status == cond.Status && old.Reason == cond.Reason && old.Message == cond.Message {
+	if !readyChanged(before, after) {
 		return
 	}
 	msg := cond.Message
@@ -524,6 +524,17 @@ func (r *Reconciler) recordFailure(obj *v1alpha1.Sync, before, after v1alpha1.Sy
 		msg = msg[:maxEventMessage-3] + "..."
 	}
 	r.Recorder.AnnotatedEventf(obj, map[string]string{"revision": after.SourceRevision}, corev1.EventTypeWarning, cond.Reason, "%s", msg)
+}
+
+// readyChanged reports whether the Ready condition of after differs from before's
+// in status, reason or message: a new failure, or a failure that changed.
+func readyChanged(before, after v1alpha1.SyncStatus) bool {
+	cond := apimeta.FindStatusCondition(after.Conditions, v1alpha1.ReadyCondition)
+	old := apimeta.FindStatusCondition(before.Conditions, v1alpha1.ReadyCondition)
+	if cond == nil || old == nil {
+		return cond != old
+	}
+	return old.Status != cond.Status || old.Reason != cond.Reason || old.Message != cond.Message
 }
 
 // statusWriteGrace bounds the status write of a reconcile whose context was
@@ -548,7 +559,13 @@ func (r *Reconciler) report(ctx context.Context, obj *v1alpha1.Sync, st *statusB
 	r.Metrics.ObserveStatus(obj, status, r.now())
 	r.recordFailure(obj, obj.Status, status)
 	if failure := cmp.Or(reconcileErr, st.failure); failure != nil {
-		log.Error(failure, "reconcile failed", "revision", status.SourceRevision)
+		// Logged at error level once, when it starts or changes; a Sync that fails
+		// the same way at every interval would otherwise fill the log with it.
+		if readyChanged(obj.Status, status) {
+			log.Error(failure, "reconcile failed", "revision", status.SourceRevision)
+		} else {
+			log.V(1).Info("reconcile failed again", "revision", status.SourceRevision, "error", failure.Error())
+		}
 	}
 	before, err := r.patchStatus(ctx, obj, status)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -46,6 +47,9 @@ func (r *Reconciler) finalize(ctx context.Context, obj *v1alpha1.Sync, st *statu
 	}
 	id, err := r.identity(ctx, obj)
 	if err != nil {
+		if r.accountGoneWithNamespace(ctx, obj, err) {
+			return r.leaveBehind(ctx, obj, st, nil, err)
+		}
 		return r.deletionWaits(st, err)
 	}
 	var refs []apply.ObjectRef
@@ -63,9 +67,17 @@ func (r *Reconciler) finalize(ctx context.Context, obj *v1alpha1.Sync, st *statu
 	}
 	st.pruned(cs, true)
 	if len(st.inventory()) > 0 {
+		if err != nil && r.accountGoneWithNamespace(ctx, obj, err) {
+			return r.leaveBehind(ctx, obj, st, cs, err)
+		}
 		return r.deletionWaits(st, err)
 	}
 	r.Recorder.Eventf(obj, corev1.EventTypeNormal, v1alpha1.ReasonFinalized, "Deletion policy %s: every object applied by this Sync was handled", obj.Spec.EffectiveDeletionPolicy())
+	return r.removeFinalizer(ctx, obj, st)
+}
+
+// removeFinalizer lets the Sync go.
+func (r *Reconciler) removeFinalizer(ctx context.Context, obj *v1alpha1.Sync, st *statusBuilder) (ctrl.Result, error) {
 	base := obj.DeepCopy()
 	controllerutil.RemoveFinalizer(obj, v1alpha1.Finalizer)
 	if err := r.Client.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}), client.FieldOwner(StatusFieldManager)); err != nil {
@@ -73,6 +85,88 @@ func (r *Reconciler) finalize(ctx context.Context, obj *v1alpha1.Sync, st *statu
 	}
 	st.skipReport = true // the Sync is gone, or about to be
 	return ctrl.Result{}, nil
+}
+
+// accountGoneWithNamespace reports whether a Sync being deleted can no longer act
+// because its namespace is being deleted with it: err says that the account it
+// acts as is gone or has lost its rights, and its namespace is terminating (or
+// gone). A namespace's deletion removes the account and its RoleBindings in no
+// order Tether can count on, and nobody could act as the account again: waiting
+// would hold the namespace in Terminating for good. Anything else (an account
+// deleted by mistake, rights withdrawn in a namespace that stays) keeps the Sync
+// waiting, so that a person can mend it.
+func (r *Reconciler) accountGoneWithNamespace(ctx context.Context, obj *v1alpha1.Sync, err error) bool {
+	if r.Tenancy.accountOf(obj) == "" || !accountCannotAct(err) {
+		return false
+	}
+	reader := r.Reader
+	if reader == nil {
+		return false // Client would cache and watch every namespace
+	}
+	ns := &metav1.PartialObjectMetadata{}
+	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+	switch err := reader.Get(ctx, client.ObjectKey{Name: obj.Namespace}, ns); {
+	case apierrors.IsNotFound(err):
+		return true
+	case err != nil:
+		ctrl.LoggerFrom(ctx).Error(err, "reading the namespace of a Sync being deleted")
+		return false
+	}
+	return ns.DeletionTimestamp != nil
+}
+
+// accountCannotAct reports whether err says that the account a Sync acts as does
+// not exist or may not do what deletion needs: every object error is an
+// authorization denial (or an authentication failure), or the account is missing.
+func accountCannotAct(err error) bool {
+	var refused *RefusedError
+	if errors.As(err, &refused) {
+		return refused.Reason == v1alpha1.ReasonServiceAccountNotFound
+	}
+	oes := apply.ObjectErrors(err)
+	if len(oes) == 0 {
+		return isUnauthorized(err) || apierrors.IsUnauthorized(err)
+	}
+	for _, oe := range oes {
+		if !isUnauthorized(oe.Err) && !apierrors.IsUnauthorized(oe.Err) {
+			return false
+		}
+	}
+	return true
+}
+
+// leaveBehind removes the finalizer of a Sync whose account went with its
+// namespace, leaving what it could not delete in place: the agent never deletes
+// with rights of its own what the account could not. The objects inside the
+// namespace go with it; those elsewhere (other namespaces, cluster-scoped) that the
+// last pass (cs, nil when none ran) did not delete stay, and a Warning Event names
+// them.
+func (r *Reconciler) leaveBehind(ctx context.Context, obj *v1alpha1.Sync, st *statusBuilder, cs *apply.ChangeSet, cause error) (ctrl.Result, error) {
+	deleted := map[string]bool{}
+	if cs != nil {
+		for _, c := range cs.Changes {
+			if c.Action == apply.ActionPruned {
+				deleted[inventoryKey(c.Object.Group, c.Object.Kind, c.Object.Namespace, c.Object.Name)] = true
+			}
+		}
+	}
+	var elsewhere []string
+	for _, o := range st.inventory() {
+		if o.Namespace != obj.Namespace && !deleted[resourceKey(o)] {
+			elsewhere = append(elsewhere, refOf(o).String())
+		}
+	}
+	account := ServiceAccountUser(obj.Namespace, r.Tenancy.accountOf(obj))
+	msg := fmt.Sprintf("Namespace %s is being deleted and %s can no longer act (%v); ", obj.Namespace, account, cause)
+	if len(elsewhere) == 0 {
+		msg += "nothing outside the namespace was left"
+	} else {
+		msg += fmt.Sprintf("left in place, not deleted: %d objects outside the namespace: %s", len(elsewhere), strings.Join(elsewhere, ", "))
+	}
+	// The namespace being deleted may refuse the Event; the log keeps it.
+	ctrl.LoggerFrom(ctx).Info("Releasing a Sync whose account went with its namespace", "account", account, "leftBehind", elsewhere)
+	r.Recorder.Event(obj, corev1.EventTypeWarning, v1alpha1.ReasonObjectsLeftBehind, msg)
+	return r.removeFinalizer(ctx, obj, st)
 }
 
 // deletionWaits reports what keeps a Sync from going: objects still terminating, or

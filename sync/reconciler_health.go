@@ -21,11 +21,12 @@ import (
 // that cannot start is reason enough.
 const maxPods = 100
 
-// podsOf lists the pods that workload selects (spec.selector), for health to name
-// the one that holds a rollout up. A failure to list is logged and costs only the
+// podsOf lists, with pods (the Sync's identity's reader), the pods that workload
+// selects (spec.selector), for health to name the one that holds a rollout up. A
+// failure to list (an account that may not list pods) is logged and costs only the
 // precision of the message.
-func (r *Reconciler) podsOf(ctx context.Context, workload *unstructured.Unstructured) []*unstructured.Unstructured {
-	if r.Pods == nil {
+func podsOf(ctx context.Context, pods client.Reader, workload *unstructured.Unstructured) []*unstructured.Unstructured {
+	if pods == nil {
 		return nil
 	}
 	raw, ok, err := unstructured.NestedMap(workload.Object, "spec", "selector")
@@ -43,16 +44,16 @@ func (r *Reconciler) podsOf(ctx context.Context, workload *unstructured.Unstruct
 	list := &unstructured.UnstructuredList{}
 	list.SetAPIVersion("v1")
 	list.SetKind("PodList")
-	if err := r.Pods.List(ctx, list, client.InNamespace(workload.GetNamespace()),
+	if err := pods.List(ctx, list, client.InNamespace(workload.GetNamespace()),
 		client.MatchingLabelsSelector{Selector: selector}, client.Limit(maxPods)); err != nil {
 		ctrl.LoggerFrom(ctx).V(1).Info("cannot list the pods of a workload; its health says less", "object", workload.GetKind()+"/"+workload.GetName(), "error", err.Error())
 		return nil
 	}
-	pods := make([]*unstructured.Unstructured, len(list.Items))
+	out := make([]*unstructured.Unstructured, len(list.Items))
 	for i := range list.Items {
-		pods[i] = &list.Items[i]
+		out[i] = &list.Items[i]
 	}
-	return pods
+	return out
 }
 
 // recordHealth records one Event when a Sync's health changed from before to what

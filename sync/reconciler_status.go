@@ -114,8 +114,20 @@ func (b *statusBuilder) stalled(reason string, err error) {
 	b.status.Sync = v1alpha1.SyncStatusOutOfSync
 }
 
+// suspendedMessage is what every view of a suspended Sync says of it.
+const suspendedMessage = "Reconciliation is suspended: the cluster is neither compared with git nor corrected until the Sync is resumed"
+
+// suspended records that the Sync is suspended, the same way in every view: Ready
+// Unknown (nothing is compared, so nothing is known to be ready), sync Unknown for
+// the Sync and each object (a change made in the cluster meanwhile is not seen),
+// health as last judged.
 func (b *statusBuilder) suspended() {
-	b.set(v1alpha1.ReconcilingCondition, metav1.ConditionFalse, v1alpha1.ReasonSuspended, "Reconciliation is suspended")
+	b.set(v1alpha1.ReadyCondition, metav1.ConditionUnknown, v1alpha1.ReasonSuspended, suspendedMessage)
+	b.set(v1alpha1.ReconcilingCondition, metav1.ConditionFalse, v1alpha1.ReasonSuspended, suspendedMessage)
+	b.status.Sync = v1alpha1.SyncStatusUnknown
+	for i := range b.status.Resources {
+		b.status.Resources[i].Sync = v1alpha1.SyncStatusUnknown
+	}
 }
 
 func (b *statusBuilder) objectHealth(ref apply.ObjectRef, code v1alpha1.HealthStatusCode, msg string) {

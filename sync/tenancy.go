@@ -33,6 +33,10 @@ type Identity struct {
 	// Finder lists, as User, the objects that carry the Sync's label, to rebuild a
 	// lost inventory; nil leaves the inventory as it is.
 	Finder Finder
+	// Pods lists, as User, the pods of a workload that is not Healthy, so that its
+	// health names the pod that holds it up; nil judges workloads by their own
+	// status. What the account may not list, its Sync's health does not tell.
+	Pods client.Reader
 }
 
 // IdentityFunc returns an Identity whose every request impersonates user. It is
@@ -214,7 +218,7 @@ func (t *Tenancy) clusterScoped(o *unstructured.Unstructured) bool {
 
 // identity returns who obj's requests act as.
 func (r *Reconciler) identity(ctx context.Context, obj *v1alpha1.Sync) (Identity, error) {
-	return r.Tenancy.identityOf(ctx, obj, Identity{Applier: r.Applier, Secrets: r.Secrets, Finder: r.Finder})
+	return r.Tenancy.identityOf(ctx, obj, Identity{Applier: r.Applier, Secrets: r.Secrets, Finder: r.Finder, Pods: r.Pods})
 }
 
 // isForbidden reports whether any object of err failed because its identity may

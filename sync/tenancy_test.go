@@ -40,7 +40,7 @@ func impersonating(tb testing.TB, cfg *rest.Config, scheme *runtime.Scheme, mapp
 		}
 		tb.Logf("acting as %s", user)
 		m := apply.NewManager(c, apply.ManagerOptions{LiveVersions: a.watcher, Discovery: disco})
-		return tethersync.Identity{Applier: m, Secrets: c, Finder: m}, nil
+		return tethersync.Identity{Applier: m, Secrets: c, Finder: m, Pods: c}, nil
 	}
 }
 

@@ -71,6 +71,11 @@ const (
 	ReasonDeleting = "Deleting"
 	// ReasonDeletionBlocked: the Sync is being deleted and an object cannot be.
 	ReasonDeletionBlocked = "DeletionBlocked"
+	// ReasonObjectsLeftBehind: the Warning Event of a Sync deleted with its namespace
+	// after its account went first: the finalizer was removed, and the objects it
+	// applied outside the namespace, which the account could no longer delete, were
+	// left in place (never deleted with the agent's own rights); the Event names them.
+	ReasonObjectsLeftBehind = "ObjectsLeftBehind"
 
 	// Reasons of Normal Events.
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -27,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"tether.dev/tether/api/v1alpha1"
@@ -54,6 +56,7 @@ func newControllerCommand() *cobra.Command {
 type controllerFlags struct {
 	kubeconfig      string
 	metricsAddr     string
+	metricsSecure   bool
 	probeAddr       string
 	pprofAddr       string
 	webhookAddr     string
@@ -99,6 +102,7 @@ func controllerFlagSet(f *controllerFlags, stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "Path to a kubeconfig, to run outside a cluster. Default: in-cluster config, then $KUBECONFIG.")
 	fs.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", "Address that serves Prometheus metrics at /metrics; \"0\" disables it.")
+	fs.BoolVar(&f.metricsSecure, "metrics-secure", false, "Serve /metrics over HTTPS (a self-signed certificate) to authenticated and authorized clients only: a scraper's bearer token is checked with a TokenReview, and its right to get the non-resource URL /metrics with a SubjectAccessReview (ClusterRole tether-metrics-reader). deploy/ turns it on.")
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "Address that serves /healthz and /readyz.")
 	fs.StringVar(&f.pprofAddr, "pprof-bind-address", "0", "Address that serves Go's profiles at /debug/pprof/ (heap, CPU, goroutines), to find where memory or time goes; \"0\" (the default) disables it. Bind it to loopback (127.0.0.1:6060) and reach it by port-forward: profiles are not for a public listener.")
 	fs.StringVar(&f.webhookAddr, "webhook-bind-address", ":9292", "Address of the git push webhook receiver (POST /hooks/github, /hooks/gitlab, /hooks/gitea, /hooks/generic); \"0\" disables it.")
@@ -147,6 +151,7 @@ func bindSourceFlags(fs *flag.FlagSet, o *source.Options) {
 	fs.IntVar(&o.MaxObjects, "max-rendered-objects", d.MaxObjects, "Most objects one render may produce.")
 	fs.Int64Var(&o.RenderCacheBytes, "render-cache-bytes", d.RenderCacheBytes, "Memory (as JSON) kept for rendered revisions, least recently used first out.")
 	fs.IntVar(&o.MaxConcurrentRenders, "max-concurrent-renders", d.MaxConcurrentRenders, "Renders that may run at once, whatever --concurrency.")
+	fs.DurationVar(&o.RenderTimeout, "render-timeout", d.RenderTimeout, "Longest a Sync waits for one render; past it the Sync fails naming its path, and its render slot is free again.")
 	fs.DurationVar(&o.Timeout, "git-timeout", d.Timeout, "Longest one git fetch may take.")
 	fs.DurationVar(&o.ListTimeout, "git-list-timeout", d.ListTimeout, "Longest one listing of a repository's refs (a small answer) may take.")
 	fs.IntVar(&o.MaxFetchesPerHost, "max-fetches-per-host", d.MaxFetchesPerHost, "Git conversations with one host at once; keep it below --concurrency so that a silent host cannot hold every worker.")
@@ -189,6 +194,11 @@ func runController(ctx context.Context, args []string, stderr io.Writer) error {
 	f, err := parseControllerFlags(args, stderr)
 	if err != nil {
 		return err
+	}
+	if f.zap.StacktraceLevel == nil {
+		// Stack traces are for bugs, not for bad input in git or a cluster that
+		// refuses: only a panic carries one unless --zap-stacktrace-level says more.
+		f.zap.StacktraceLevel = zapcore.PanicLevel
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&f.zap), zap.WriteTo(stderr)))
 	log := ctrl.Log.WithName("setup")
@@ -237,13 +247,13 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 		if err != nil {
 			return nil, fmt.Errorf("loading kubeconfig %s: %w", kubeconfig, err)
 		}
-		return cfg, nil
+		return withOwnTransport(cfg), nil
 	}
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return nil, fmt.Errorf("finding cluster config (use --kubeconfig outside a cluster): %w", err)
 	}
-	return cfg, nil
+	return withOwnTransport(cfg), nil
 }
 
 func newScheme() (*runtime.Scheme, error) {
@@ -265,7 +275,7 @@ func newManager(cfg *rest.Config, f *controllerFlags) (ctrl.Manager, error) {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme,
 		Cache:                         cacheOptions(f.watchNamespaces, f.shard),
-		Metrics:                       metricsserver.Options{BindAddress: f.metricsAddr},
+		Metrics:                       metricsOptions(f),
 		HealthProbeBindAddress:        f.probeAddr,
 		PprofBindAddress:              f.pprofAddr,
 		LeaderElection:                f.leaderElect,
@@ -327,7 +337,7 @@ func impersonator(cfg *rest.Config, mgr ctrl.Manager, opts apply.ManagerOptions)
 			return tethersync.Identity{}, fmt.Errorf("creating a client acting as %s: %w", user, err)
 		}
 		m := apply.NewManager(c, opts)
-		return tethersync.Identity{Applier: m, Secrets: c, Finder: m}, nil
+		return tethersync.Identity{Applier: m, Secrets: c, Finder: m, Pods: c}, nil
 	}
 }
 
@@ -396,6 +406,19 @@ func setupReconciler(mgr ctrl.Manager, cfg *rest.Config, f *controllerFlags) err
 	syncOpts.Concurrency = f.concurrency
 	syncOpts.MinInterval = f.minInterval
 	return r.SetupWithManager(mgr, syncOpts)
+}
+
+// metricsOptions says how /metrics is served: in plain HTTP to anyone who reaches
+// the port, or with --metrics-secure over HTTPS to a scraper whose token the API
+// server authenticates and authorizes for GET /metrics (controller-runtime's
+// secure serving, with a self-signed certificate).
+func metricsOptions(f *controllerFlags) metricsserver.Options {
+	opts := metricsserver.Options{BindAddress: f.metricsAddr}
+	if f.metricsSecure {
+		opts.SecureServing = true
+		opts.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	return opts
 }
 
 // addMetrics registers Tether's metrics with controller-runtime's registry (served

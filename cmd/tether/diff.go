@@ -118,6 +118,8 @@ func runDiff(ctx context.Context, f *diffFlags, stdout, stderr io.Writer) error 
 	case differs:
 		return errDiffFound
 	}
+	// Said on stderr, so that a pipeline reading the diff from stdout reads nothing.
+	fmt.Fprintln(stderr, "tether: no differences: the cluster holds what git declares")
 	return nil
 }
 

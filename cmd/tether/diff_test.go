@@ -67,10 +67,10 @@ func TestDiffOfADirectory(t *testing.T) {
 
 	e.apply(t, dir)
 
-	t.Run("once applied, nothing differs and nothing is printed", func(t *testing.T) {
+	t.Run("once applied, nothing differs: stdout is empty and stderr says so", func(t *testing.T) {
 		out, errOut, code := e.diff(t, "--dir", dir, "-n", e.ns)
-		if code != 0 || out != "" || errOut != "" {
-			t.Errorf("exit status %d, stdout %q, stderr %q; want 0 and nothing printed", code, out, errOut)
+		if code != 0 || out != "" || errOut != "tether: no differences: the cluster holds what git declares\n" {
+			t.Errorf("exit status %d, stdout %q, stderr %q; want 0, nothing on stdout and 'no differences' on stderr", code, out, errOut)
 		}
 	})
 

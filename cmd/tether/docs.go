@@ -46,6 +46,11 @@ func writeCLIReference(w io.Writer, root *cobra.Command) error {
 		"`--client-certificate`, `--client-key`, `--insecure-skip-tls-verify`, `--tls-server-name`,\n" +
 		"`--disable-compression`. They are not repeated below.\n\n")
 	b.WriteString("Shell completion: `source <(tether completion bash)` (also zsh, fish, powershell).\n\n")
+	b.WriteString("Every command exits with one of these statuses:\n\n| status | meaning |\n|---|---|\n")
+	for _, s := range exitStatuses {
+		fmt.Fprintf(&b, "| %d | %s |\n", s.code, s.meaning)
+	}
+	b.WriteString("\n")
 	for _, cmd := range root.Commands() {
 		if cmd.Hidden || cmd.Name() == "help" || cmd.Name() == "completion" {
 			continue

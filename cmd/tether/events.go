@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -18,24 +20,30 @@ import (
 )
 
 func newEventsCommand(kube *kubeFlags) *cobra.Command {
+	var output string
 	cmd := &cobra.Command{
 		Use:   "events NAME",
 		Short: "Show the recent Events of a Sync and of the objects it manages",
 		Long: `Show the Events of a Sync (revisions applied, drift corrected, fields given up,
 failures) and of the namespaced objects in its inventory (a Deployment's scaling,
 a Pod's image pulls), oldest first, as the API server still keeps them (an hour by
-default).`,
+default). The table cuts long messages to one line; -o wide prints them whole,
+-o json prints the Events as the API server holds them.`,
 		Args:              oneName,
 		ValidArgsFunction: completeSyncNames(kube),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runEvents(cmd.Context(), kube, args[0], cmd.OutOrStdout(), time.Now())
+			if output != "table" && output != "wide" && output != "json" {
+				return usageError(cmd, fmt.Sprintf("-o %q: want table, wide or json", output))
+			}
+			return runEvents(cmd.Context(), kube, args[0], output, cmd.OutOrStdout(), time.Now())
 		},
 	}
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "Output format: table (messages cut to one line), wide (messages whole) or json.")
 	kube.bind(cmd)
 	return cmd
 }
 
-func runEvents(ctx context.Context, kube *kubeFlags, name string, w io.Writer, now time.Time) error {
+func runEvents(ctx context.Context, kube *kubeFlags, name, output string, w io.Writer, now time.Time) error {
 	t, err := kube.target("events", name)
 	if err != nil {
 		return err
@@ -48,19 +56,34 @@ func runEvents(ctx context.Context, kube *kubeFlags, name string, w io.Writer, n
 	if err != nil {
 		return err
 	}
+	sort.SliceStable(events, func(i, j int) bool { return eventTime(events[i]).Before(eventTime(events[j])) })
+	if output == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "    ")
+		return enc.Encode(&corev1.EventList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "EventList"}, Items: events})
+	}
 	if len(events) == 0 {
 		_, err := fmt.Fprintf(w, "No Events of %s or its objects.\n", t)
 		return err
 	}
-	sort.SliceStable(events, func(i, j int) bool { return eventTime(events[i]).Before(eventTime(events[j])) })
+	return printEventTable(w, events, s.Namespace, output == "wide", now)
+}
+
+// printEventTable writes one line per Event; messages are cut to one line unless
+// whole, where their line breaks become spaces.
+func printEventTable(w io.Writer, events []corev1.Event, namespace string, whole bool, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
 	fmt.Fprintln(tw, "LAST SEEN\tTYPE\tREASON\tOBJECT\tMESSAGE")
 	for _, e := range events {
 		object := e.InvolvedObject.Kind + "/" + e.InvolvedObject.Name
-		if e.InvolvedObject.Namespace != "" && e.InvolvedObject.Namespace != s.Namespace {
+		if e.InvolvedObject.Namespace != "" && e.InvolvedObject.Namespace != namespace {
 			object = e.InvolvedObject.Kind + "/" + e.InvolvedObject.Namespace + "/" + e.InvolvedObject.Name
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", age(metav1.NewTime(eventTime(e)), now), e.Type, e.Reason, object, oneLine(e.Message))
+		msg := oneLine(e.Message)
+		if whole {
+			msg = strings.Join(strings.Fields(e.Message), " ")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", age(metav1.NewTime(eventTime(e)), now), e.Type, e.Reason, object, msg)
 	}
 	return tw.Flush()
 }

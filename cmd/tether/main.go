@@ -15,6 +15,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"tether.dev/tether/source"
 )
 
 // version is set at link time (-X main.version=...).
@@ -24,14 +26,24 @@ var version = "dev"
 // command has printed what was wrong.
 var errUsage = errors.New("usage error")
 
-// Exit statuses shared by the commands whose statuses say more than success or
-// failure: `tether diff` (1: differs), `tether reconcile --wait` and `tether wait`
-// (1: the Sync failed, 3: timed out).
+// Exit statuses, the same for every command (docs/cli.md prints exitStatuses): 1 is
+// an answer ("it differs", "the Sync failed"), 2 says the command could not answer.
 const (
 	exitFailed   = 1
 	exitBroken   = 2
 	exitTimedOut = 3
 )
+
+// exitStatuses is the table of exit statuses in docs/cli.md.
+var exitStatuses = []struct {
+	code    int
+	meaning string
+}{
+	{0, "done: the command did what it was asked; `diff` found no difference; `wait` and `reconcile --wait` saw the Sync Ready"},
+	{exitFailed, "the answer is no: `diff` found a difference; the Sync failed or is Stalled (`wait`, `reconcile --wait`); `reconcile` of a suspended Sync"},
+	{exitBroken, "the command could not answer: a usage error, a Sync or cluster that cannot be read (not found, forbidden, unreachable), a directory or repository that cannot be rendered"},
+	{exitTimedOut, "timed out: `wait` and `reconcile --wait` before the Sync was Ready or failed"},
+}
 
 // exitError carries the exit status of a command whose statuses say more than
 // success or failure.
@@ -45,6 +57,9 @@ func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
 func main() {
+	// Before anything can render: no request leaves rendering, whatever a
+	// kustomization names (see source.IsolateRendering).
+	source.IsolateRendering()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
@@ -55,7 +70,8 @@ func main() {
 
 // exitCode is the one place that maps a command's error to the exit status. It
 // prints the error, except where the command has said all there is: a usage error
-// (2) and a diff found (1). An *exitError exits with its code; any other error, 1.
+// (2) and a diff found (1). An *exitError exits with its code; any other error says
+// the command could not answer, 2.
 func exitCode(err error, stderr io.Writer) int {
 	var coded *exitError
 	switch {
@@ -70,7 +86,7 @@ func exitCode(err error, stderr io.Writer) int {
 		return coded.code
 	}
 	printError(stderr, err)
-	return 1
+	return exitBroken
 }
 
 // printError writes err one line at a time, so that each of several joined errors

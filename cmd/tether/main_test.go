@@ -26,15 +26,44 @@ func TestRenderPrintsWhatTheAgentWouldApply(t *testing.T) {
 	}
 }
 
+func TestRenderOfAMissingDirectoryNamesItAsTyped(t *testing.T) {
+	for _, typed := range []string{t.TempDir() + "/missing", "testdata/missing", "testdata/app/prod/kustomization.yaml"} {
+		var out, errOut bytes.Buffer
+		err := run(t.Context(), []string{"render", typed}, &out, &errOut)
+		if want := typed + ": no such directory"; err == nil || err.Error() != want {
+			t.Errorf("tether render %s: error %v, want %q", typed, err, want)
+		}
+		if code := exitCode(err, &errOut); code != exitBroken {
+			t.Errorf("tether render %s: exit status %d, want 2", typed, code)
+		}
+		if out.Len() != 0 {
+			t.Errorf("printed %q on failure, want nothing", out.String())
+		}
+	}
+}
+
 func TestRenderReportsTheFileAtFault(t *testing.T) {
 	dir := t.TempDir()
+	writeFile(t, dir+"/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: [oops\n")
 	var out, errOut bytes.Buffer
-	err := run(t.Context(), []string{"render", dir + "/missing"}, &out, &errOut)
-	if !source.IsRenderError(err) || !strings.Contains(err.Error(), "missing") {
-		t.Errorf("tether render of a missing directory: error %v, want a render error naming it", err)
+	err := run(t.Context(), []string{"render", dir}, &out, &errOut)
+	if !source.IsRenderError(err) || !strings.Contains(err.Error(), "cm.yaml") {
+		t.Errorf("tether render of a broken file: error %v, want a render error naming cm.yaml", err)
 	}
 	if out.Len() != 0 {
 		t.Errorf("printed %q on failure, want nothing", out.String())
+	}
+}
+
+func TestRenderOfNothingIsAnEmptyStream(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir+"/empty.yaml", "# nothing here yet\n---\n")
+	var out, errOut bytes.Buffer
+	if err := run(t.Context(), []string{"render", dir}, &out, &errOut); err != nil {
+		t.Fatalf("tether render of a directory of no objects: %v", err)
+	}
+	if out.Len() != 0 {
+		t.Errorf("printed %q, want nothing", out.String())
 	}
 }
 

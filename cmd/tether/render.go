@@ -29,10 +29,15 @@ func newRenderCommand() *cobra.Command {
 	}
 }
 
-func runRender(dir string, stdout io.Writer) error {
-	dir, err := filepath.Abs(dir)
+func runRender(typed string, stdout io.Writer) error {
+	dir, err := filepath.Abs(typed)
 	if err != nil {
 		return err
+	}
+	// Said here, in the user's words: the renderer would name the directory
+	// relative to the working directory, "../../x", as if it were in a repository.
+	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+		return fmt.Errorf("%s: no such directory", typed)
 	}
 	// Errors name files relative to the working directory, as the user typed them.
 	cwd, err := os.Getwd()
@@ -51,8 +56,12 @@ func runRender(dir string, stdout io.Writer) error {
 	return err
 }
 
-// encodeYAML writes objects as a YAML stream, one document each.
+// encodeYAML writes objects as a YAML stream, one document each; no objects is an
+// empty stream.
 func encodeYAML(objs []*unstructured.Unstructured) ([]byte, error) {
+	if len(objs) == 0 {
+		return nil, nil
+	}
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)

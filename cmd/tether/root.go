@@ -3,11 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/transport"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -127,7 +129,30 @@ func (k *kubeFlags) restConfig(command string) (*rest.Config, error) {
 	}
 	cfg.QPS, cfg.Burst = 50, 100
 	cfg.UserAgent = "tether-" + command + "/" + version
-	return cfg, nil
+	return withOwnTransport(cfg), nil
+}
+
+// withOwnTransport makes client-go build a transport of its own for cfg where it
+// would use http.DefaultTransport, which refuses every request in this process
+// (source.IsolateRendering): for a server without TLS options of its own (plain
+// http, as behind `kubectl proxy`, or https against the system's roots) and no
+// proxy named. Naming the proxy the default transport would have used
+// (HTTP_PROXY, HTTPS_PROXY, NO_PROXY) does it. Configurations with TLS options
+// (in a cluster: the service account's CA) are left alone, so that client-go
+// still shares one transport between them (the impersonating clients): it cannot
+// share one whose config names a proxy.
+func withOwnTransport(cfg *rest.Config) *rest.Config {
+	if cfg.Proxy != nil || cfg.Transport != nil || cfg.Dial != nil {
+		return cfg
+	}
+	tc, err := cfg.TransportConfig()
+	if err != nil {
+		return cfg // building the client reports it
+	}
+	if tlsConfig, err := transport.TLSConfigFor(tc); err == nil && tlsConfig == nil {
+		cfg.Proxy = http.ProxyFromEnvironment
+	}
+	return cfg
 }
 
 // namespace is -n, or else the kubeconfig context's namespace, as kubectl uses.

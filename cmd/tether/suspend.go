@@ -17,7 +17,9 @@ func newSuspendCommand(kube *kubeFlags, suspend bool) *cobra.Command {
 		Long: `Stop reconciling a Sync by setting spec.suspend to true: the agent fetches,
 applies, corrects and prunes nothing for it until 'tether resume'. What it applied
 stays in the cluster as it is. Use it to hold a Sync during an incident or a
-manual change.`,
+manual change. While suspended, every view says so the same way: READY Unknown
+(reason Suspended), SYNC Unknown (nothing is compared), SUSPENDED true, and
+'tether tree' marks the Sync Suspended and each object's sync Unknown.`,
 		Args:              oneName,
 		ValidArgsFunction: completeSyncNames(kube),
 		RunE: func(cmd *cobra.Command, args []string) error {

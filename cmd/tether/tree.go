@@ -83,10 +83,17 @@ type treePrinter struct {
 const clusterScoped = "(cluster-scoped)"
 
 func (p *treePrinter) print(s *v1alpha1.Sync) {
-	p.line("", fmt.Sprintf("Sync/%s/%s  %s  %s  %s", s.Namespace, s.Name, orDash(shortRevision(s.Status.LastAppliedRevision)),
-		p.status(string(s.Status.Sync)), p.status(string(s.Status.Health))))
+	head := fmt.Sprintf("Sync/%s/%s  %s  %s  %s", s.Namespace, s.Name, orDash(shortRevision(s.Status.LastAppliedRevision)),
+		p.status(string(s.Status.Sync)), p.status(string(s.Status.Health)))
+	if s.Spec.Suspend {
+		head += "  " + p.status(string(v1alpha1.HealthSuspended)) + ": not compared with git until resumed"
+	}
+	p.line("", head)
 	byNamespace := map[string]map[string][]v1alpha1.ResourceStatus{}
 	for _, r := range tethersync.InventoryDetail(s.Status) {
+		if s.Spec.Suspend {
+			r.Sync = v1alpha1.SyncStatusUnknown // not compared while suspended
+		}
 		ns := r.Namespace
 		if ns == "" {
 			ns = clusterScoped

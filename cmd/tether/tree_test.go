@@ -55,6 +55,29 @@ func TestTreeGroupsTheInventoryByNamespaceAndKind(t *testing.T) {
 	}
 }
 
+func TestTreeOfASuspendedSyncComparesNothing(t *testing.T) {
+	s := treeFixture()
+	s.Spec.Suspend = true
+	var out bytes.Buffer
+	p := &treePrinter{w: &out}
+	p.print(s)
+	want := `Sync/tether-system/web  main@4f2c1a2  Synced  Degraded  Suspended: not compared with git until resumed
+├── (cluster-scoped)
+│   └── Namespace
+│       └── web  Unknown  Healthy
+└── web
+    ├── ConfigMap
+    │   └── web-config  Unknown  Healthy
+    ├── Deployment.apps
+    │   └── api  Unknown  Degraded  ProgressDeadlineExceeded …
+    └── Service
+        └── api  Unknown  Healthy
+`
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("tree (-want +got):\n%s", diff)
+	}
+}
+
 func TestTreeColoursWhatIsNotWell(t *testing.T) {
 	var out bytes.Buffer
 	p := &treePrinter{w: &out, color: true}

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -34,19 +35,25 @@ type demo struct {
 	kubectl string
 	cp      *controlplane.ControlPlane
 	agent   *exec.Cmd
-	work    string // work clone of the demo repository
-	repoURL string
+	// metrics, probes and webhook are the agent's addresses, printed for the user.
+	metrics, probes, webhook string
+	work                     string // work clone of the demo repository
+	repoURL                  string
 }
 
 func main() {
 	once := flag.Bool("once", false, "exit after showing the commit arrive, instead of waiting for Ctrl-C")
 	flag.Parse()
+	restore := takeTerminal()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	d := &demo{}
 	err := d.run(ctx, *once)
 	d.cleanup()
 	stop()
-	if err != nil && !errors.Is(err, context.Canceled) {
+	restore()
+	// After a Ctrl-C, whatever the demo was doing failed because it was asked to
+	// stop: that is not an error to report.
+	if err != nil && ctx.Err() == nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
@@ -93,8 +100,9 @@ func (d *demo) run(ctx context.Context, once bool) error {
 	fmt.Printf("\nThe cluster follows git. Try it yourself, in another terminal:\n"+
 		"  export KUBECONFIG=%s PATH=%s:$PATH\n"+
 		"  kubectl get syncs -A -w\n"+
-		"  cd %s && $EDITOR deployment.yaml && git commit -am change && git push\n",
-		d.cp.KubeconfigPath(), filepath.Dir(d.kubectl), d.work)
+		"  cd %s && $EDITOR deployment.yaml && git commit -am change && git push\n"+
+		"  curl -s http://%s/metrics | grep ^tether_sync_info\n",
+		d.cp.KubeconfigPath(), filepath.Dir(d.kubectl), d.work, d.metrics)
 	if once {
 		return nil
 	}
@@ -198,16 +206,47 @@ func (d *demo) startAgent() error {
 	if err != nil {
 		return err
 	}
+	for _, addr := range []*string{&d.metrics, &d.probes, &d.webhook} {
+		if *addr, err = freeAddr(); err != nil {
+			return err
+		}
+	}
+	secrets := filepath.Join(d.root, "webhook")
+	if err := os.MkdirAll(secrets, 0o700); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(secrets, "generic"), []byte("demo-webhook-secret\n"), 0o600); err != nil {
+		return err
+	}
 	d.agent = exec.Command(d.tether, "controller",
+		"--webhook-secrets-dir", secrets,
 		"--kubeconfig", d.cp.KubeconfigPath(),
-		"--metrics-bind-address", "127.0.0.1:0",
-		"--health-probe-bind-address", "127.0.0.1:0",
-		"--webhook-bind-address", "0",
+		"--metrics-bind-address", d.metrics,
+		"--health-probe-bind-address", d.probes,
+		"--webhook-bind-address", d.webhook,
 		// The demo's repository is a local file:// one, polled every 5s.
 		"--allow-file-urls", "--min-interval", "1s",
 		"--cache-dir", filepath.Join(d.root, "cache"))
 	d.agent.Stdout, d.agent.Stderr = log, log
-	return d.agent.Start()
+	d.agent.SysProcAttr = agentProcAttr()
+	if err := d.agent.Start(); err != nil {
+		return err
+	}
+	fmt.Printf("    metrics:  http://%s/metrics\n"+
+		"    probes:   http://%s/healthz and /readyz\n"+
+		"    webhook:  http://%s/hooks/generic (its secret is in %s; see docs/webhooks.md)\n",
+		d.metrics, d.probes, d.webhook, filepath.Join(secrets, "generic"))
+	return nil
+}
+
+// freeAddr returns a loopback address with a port nobody listens on now.
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
 }
 
 func (d *demo) createSync() error {

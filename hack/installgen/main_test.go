@@ -10,6 +10,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
@@ -57,8 +58,9 @@ func TestRenderPinsTheReleaseAndRefusesLatest(t *testing.T) {
 }
 
 // TestTheInstallAdmitsOnlyTheAgentsPorts reads the generated install.yaml: its
-// NetworkPolicy selects the agent's pods, admits ingress only to the metrics,
-// probe and webhook ports, and those are every port the agent's container has.
+// NetworkPolicy selects the agent's pods and admits ingress only to the metrics,
+// probe and webhook ports, which are every port the agent's container has: metrics
+// from the monitoring namespace only, webhooks and probes from anywhere.
 func TestTheInstallAdmitsOnlyTheAgentsPorts(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("..", "..", "deploy", "install.yaml"))
 	if err != nil {
@@ -80,20 +82,43 @@ func TestTheInstallAdmitsOnlyTheAgentsPorts(t *testing.T) {
 	if !reflect.DeepEqual(policy.Spec.PodSelector, *deployment.Spec.Selector) {
 		t.Errorf("NetworkPolicy selects %v, the Deployment's pods are %v", policy.Spec.PodSelector, deployment.Spec.Selector)
 	}
-	if !slices.Equal(policy.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}) || len(policy.Spec.Ingress) != 1 || len(policy.Spec.Ingress[0].From) != 0 {
-		t.Fatalf("NetworkPolicy spec %+v: want one ingress rule of ports only", policy.Spec)
+	if !slices.Equal(policy.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}) {
+		t.Fatalf("NetworkPolicy policy types %v: want Ingress only", policy.Spec.PolicyTypes)
 	}
-	var admitted, container []string
-	for _, p := range policy.Spec.Ingress[0].Ports {
-		admitted = append(admitted, p.Port.String())
+	// from says, per admitted port, where from: "anywhere", or the namespaces selected.
+	from := map[string]string{}
+	for _, rule := range policy.Spec.Ingress {
+		source := "anywhere"
+		if len(rule.From) > 0 {
+			source = ""
+			for _, peer := range rule.From {
+				if peer.NamespaceSelector == nil || peer.PodSelector != nil || peer.IPBlock != nil {
+					t.Fatalf("NetworkPolicy peer %+v: want a namespaceSelector alone", peer)
+				}
+				source += metav1.FormatLabelSelector(peer.NamespaceSelector)
+			}
+		}
+		for _, p := range rule.Ports {
+			if _, twice := from[p.Port.String()]; twice {
+				t.Errorf("NetworkPolicy admits port %s in two rules", p.Port)
+			}
+			from[p.Port.String()] = source
+		}
 	}
+	want := map[string]string{
+		"https-metrics": "kubernetes.io/metadata.name=monitoring",
+		"http-health":   "anywhere",
+		"http-webhook":  "anywhere",
+	}
+	if !reflect.DeepEqual(from, want) {
+		t.Errorf("NetworkPolicy admits %v; want %v", from, want)
+	}
+	var container []string
 	for _, p := range deployment.Spec.Template.Spec.Containers[0].Ports {
 		container = append(container, p.Name)
 	}
-	slices.Sort(admitted)
 	slices.Sort(container)
-	want := []string{"http-health", "http-metrics", "http-webhook"}
-	if !slices.Equal(admitted, want) || !slices.Equal(container, want) {
-		t.Errorf("NetworkPolicy admits %v, the container has ports %v; want both %v", admitted, container, want)
+	if wantPorts := []string{"http-health", "http-webhook", "https-metrics"}; !slices.Equal(container, wantPorts) {
+		t.Errorf("the container has ports %v; want %v", container, wantPorts)
 	}
 }

@@ -97,14 +97,19 @@ func (in *install) agentArgs(t *testing.T) []string {
 }
 
 // deploymentArgs returns the arguments a rendered Deployment gives the agent, but
-// those about addresses and directories of the pod, which the test sets itself; the
-// pod's namespace is namespace.
+// those about addresses and directories of the pod, which the test sets itself, and
+// --metrics-secure: the tests scrape the agent's metrics on a loopback address, in
+// plain HTTP (cmd/tether's TestSecureMetrics shows the secure serving); the pod's
+// namespace is namespace.
 func deploymentArgs(obj *unstructured.Unstructured, namespace string) []string {
 	containers, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "containers")
 	args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
 	var out []string
 	for _, arg := range args[1:] { // args[0] is the subcommand
 		if slices.ContainsFunc([]string{"--metrics-bind-address", "--health-probe-bind-address", "--webhook-secrets-dir", "--cache-dir"}, func(p string) bool { return strings.HasPrefix(arg, p+"=") }) {
+			continue
+		}
+		if arg == "--metrics-secure" || strings.HasPrefix(arg, "--metrics-secure=") {
 			continue
 		}
 		out = append(out, strings.ReplaceAll(arg, "$(POD_NAMESPACE)", namespace))

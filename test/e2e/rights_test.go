@@ -19,7 +19,10 @@ import (
 
 // usedElsewhere are rights the agent needs in situations these tests do not make.
 var usedElsewhere = map[string]string{
-	"get syncs": "a status write that meets a conflict re-reads the Sync from the API server",
+	"get syncs":                   "a status write that meets a conflict re-reads the Sync from the API server",
+	"create tokenreviews":         "--metrics-secure checks each scrape's token; the tests scrape in plain HTTP",
+	"create subjectaccessreviews": "--metrics-secure checks each scraper's right to GET /metrics; the tests scrape in plain HTTP",
+	"get namespaces":              "a Sync being deleted whose account is gone reads its namespace, to let go when the namespace is being deleted",
 }
 
 // checkAgentRights fails t with every problem agentRightsProblems finds.
