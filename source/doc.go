@@ -39,11 +39,19 @@
 // kustomize's loader would download any http(s) path and clone any git-shaped
 // base, and cannot be replaced, every kustomization and builtin plugin
 // configuration it could read is checked before it runs: a URL in any field fails
-// the render naming the file and the field (ErrRemoteReference). YAML is decoded
-// within a byte budget that counts what aliases expand to, so a large scalar under
-// many aliases is refused before anything large is built; deep nesting fails within
-// a fixed bound, the rendered output is bounded in bytes and objects, an object
-// with only generateName is refused, and a panic while rendering becomes an error.
+// the render naming the file and the field (ErrRemoteReference). The commit's
+// trees are read lazily, directory by directory from its root, and every entry
+// read counts against MaxTreeEntries each time a tree is walked, so one tree named
+// a thousand times cannot make a small commit name a million files. Every YAML file
+// a render reads (kustomize's included) is bounded in nodes from its text before
+// any parser runs (MaxYAMLNodesPerFile, and MaxYAMLNodesPerRender for all of
+// them), because a parser spends a few hundred bytes on each node. YAML is decoded
+// within a byte budget that counts what aliases expand to, and within the node
+// budget, so a large scalar under many aliases is refused before anything large
+// is built; deep nesting fails within a fixed bound, the rendered output is
+// bounded in bytes and objects (a render over any of these bounds fails with
+// v1alpha1.ReasonRenderLimitExceeded), an object with only generateName is
+// refused, and a panic while rendering becomes an error.
 // At most MaxConcurrentRenders renders run at once, and results are cached in an
 // LRU bounded in bytes.
 //
