@@ -101,6 +101,21 @@ func TestYAMLOverItsBoundsFailsNamingTheFile(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a small file whose aliases expand past the bound of one file fails", func(t *testing.T) {
+		fs := filesys.MakeFsInMemory()
+		small := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\na: &a [" + strings.Repeat("1,", 99) + "1]\nb: [" + strings.Repeat("*a, ", 19) + "*a]\n"
+		if n := yamlNodeBound([]byte(small)); n > 1000 {
+			t.Fatalf("the file's bound is %d; the test wants it under 1000", n)
+		}
+		if err := fs.WriteFile("/repo/app/aliases.yaml", []byte(small)); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Render(fs, "/repo", "/repo/app", opts)
+		var re *RenderError
+		if !errors.As(err, &re) || re.File != "app/aliases.yaml" || re.Reason != v1alpha1.ReasonRenderLimitExceeded || !strings.Contains(err.Error(), "more than 1000 values") {
+			t.Fatalf("Render = %v; want a RenderError naming app/aliases.yaml, more than 1000 values and reason %s", err, v1alpha1.ReasonRenderLimitExceeded)
+		}
+	})
 	t.Run("files each under the bound of one file fail together over the bound of a render", func(t *testing.T) {
 		fs := filesys.MakeFsInMemory()
 		for i := range 3 {

@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/source"
@@ -161,4 +162,40 @@ func store(t *testing.T, s storer.EncodedObjectStorer, obj plumbing.EncodedObjec
 		t.Fatal(err)
 	}
 	return h
+}
+
+// TestAFlatEightMiBFileIsRefusedBeforeItIsParsed renders 8 MiB files of the
+// shapes that cost yaml.v3 the most for their size at the default bounds: each
+// fails naming the file and the bound, and allocates a few MiB, not the 400 MiB
+// to 1 GiB that parsing them first took on main.
+func TestAFlatEightMiBFileIsRefusedBeforeItIsParsed(t *testing.T) {
+	head := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: flat}\n"
+	const size = 8<<20 - 4096
+	for _, tc := range []struct{ shape, text, unit string }{
+		{"a flow list of one-character values", head + "values: [", "1,"},
+		{"a list of one-character values", head + "values:\n", "- 1\n"},
+		{"a list of empty values", head + "values:\n", "-\n"},
+		{"aliases of a 10,000-item list", head + "a: &a [" + strings.Repeat("1,", 10_000) + "1]\nb:\n", "- *a\n"},
+	} {
+		t.Run(tc.shape, func(t *testing.T) {
+			fs := filesys.MakeFsInMemory()
+			data := tc.text + strings.Repeat(tc.unit, (size-len(tc.text))/len(tc.unit))
+			if strings.HasSuffix(tc.text, "[") {
+				data += "1]\n"
+			}
+			if err := fs.WriteFile("/repo/app/flat.yaml", []byte(data)); err != nil {
+				t.Fatal(err)
+			}
+			var err error
+			allocated, took := allocatedBy(func() { _, err = source.Render(fs, "/repo", "/repo/app", source.RenderOptions{}) })
+			t.Logf("%s: %v; allocated %d MiB in %v", tc.shape, err, allocated>>20, took)
+			var re *source.RenderError
+			if !errors.As(err, &re) || re.File != "app/flat.yaml" || !strings.Contains(err.Error(), "YAML nodes") {
+				t.Fatalf("Render = %v; want a RenderError naming app/flat.yaml and its bound in YAML nodes", err)
+			}
+			if allocated > 32<<20 {
+				t.Errorf("the render allocated %d MiB; want at most 32 MiB", allocated>>20)
+			}
+		})
+	}
 }
