@@ -19,6 +19,11 @@ import (
 // nodes as small as YAML can write them, and aliases that expand a small tree.
 var worstShapes = []string{"flat-mapping", "flat-list", "flow-list", "documents", "aliases"}
 
+// kustomizedShape is a worst shape read through a kustomization. (A flat
+// mapping of hex keys takes kustomize minutes and trips a bug of its own,
+// "json: unsupported type: map[interface {}]interface {}", so it is left out.)
+const kustomizedShape = "kustomized flow-list"
+
 // worstYAML returns a file of shape whose node bound (yamlNodeBound) is at most
 // bound, and as close to it as the shape allows.
 func worstYAML(shape string, bound int) string {
@@ -66,8 +71,23 @@ func worstYAML(shape string, bound int) string {
 func worstRender(shape string, opts RenderOptions) filesys.FileSystem {
 	nodes := newNodeBudget(opts)
 	fs := filesys.MakeFsInMemory()
-	for i := 0; i < nodes.perRender/nodes.perFile; i++ {
-		data := worstYAML(shape, nodes.perFile-8)
+	files := nodes.perRender / nodes.perFile
+	if base, ok := strings.CutPrefix(shape, "kustomized "); ok {
+		shape = base
+		// Each file is read twice, by the check of kustomizations (checkRootFiles)
+		// and by kustomize, and each read counts.
+		files /= 2
+		var k strings.Builder
+		k.WriteString("resources:\n")
+		for i := 0; i < files; i++ {
+			fmt.Fprintf(&k, "- %02d.yaml\n", i)
+		}
+		if err := fs.WriteFile("/worst/kustomization.yaml", []byte(k.String())); err != nil {
+			panic(err)
+		}
+	}
+	for i := 0; i < files; i++ {
+		data := worstYAML(shape, nodes.perFile-64)
 		data = strings.ReplaceAll(data, "name: ", fmt.Sprintf("name: f%d-", i))
 		if err := fs.WriteFile(fmt.Sprintf("/worst/%02d.yaml", i), []byte(data)); err != nil {
 			panic(err)
@@ -176,13 +196,20 @@ func TestPeakMemoryOfTheWorstYAML(t *testing.T) {
 	if testing.Short() {
 		t.Skip("renders a few hundred MiB of YAML")
 	}
-	for _, shape := range worstShapes {
+	for _, shape := range append(worstShapes, kustomizedShape) {
 		for _, atOnce := range []int{1, 2} {
 			t.Run(fmt.Sprintf("%s, %d at once", shape, atOnce), func(t *testing.T) {
 				rss, outcome := worstInChild(t, shape, atOnce)
 				t.Logf("%s, %d at once: peak RSS %d MiB: %s", shape, atOnce, rss>>20, outcome)
 				bound := int64(singleRSSBound)
-				if atOnce == 2 {
+				switch {
+				case atOnce == 2 && shape == kustomizedShape:
+					// kustomize spends about four times the memory a node costs
+					// rendering plain YAML: two at once fit 320 MiB in this process
+					// only, not with the agent's own 40 MiB (see the note in
+					// docs/install.md).
+					bound = 320 << 20
+				case atOnce == 2:
 					bound = twoRSSBound
 				}
 				if rss > bound {
