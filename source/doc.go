@@ -55,12 +55,20 @@
 // its resource factory, its git URL parser), so that a URL in any field, however
 // spelt, fails the render naming the file and the field (ErrRemoteReference); a
 // URL kustomize computes while it builds (a replacement into a plugin
-// configuration) is beyond any check, and is refused by the transport. YAML is
-// decoded within a byte budget that counts what aliases expand to, so a large
-// scalar under many aliases is refused before anything large is built; deep
-// nesting fails within a fixed bound, the rendered output is bounded in bytes and
-// objects, an object with only generateName is refused, and a panic while
-// rendering becomes an error. At most MaxConcurrentRenders renders run at once,
+// configuration) is beyond any check, and is refused by the transport. The
+// commit's trees are read lazily, directory by directory from its root, and every
+// entry read counts against MaxTreeEntries each time a tree is walked, so one tree
+// named a thousand times cannot make a small commit name a million files. Every
+// YAML file a render reads (kustomize's included) is bounded in nodes from its text
+// before any parser runs (MaxYAMLNodesPerFile, and MaxYAMLNodesPerRender for all
+// of them), because a parser spends a few hundred bytes on each node. YAML is
+// decoded within a byte budget that counts what aliases expand to, and within the
+// node budget, so a large scalar under many aliases is refused before anything
+// large is built; deep nesting fails within a fixed bound, the rendered output is
+// bounded in bytes and objects (a render over any of these bounds fails with
+// v1alpha1.ReasonRenderLimitExceeded), an object with only generateName is
+// refused, and a panic while rendering becomes an error. At most
+// MaxConcurrentRenders renders run at once,
 // each within RenderTimeout: a caller whose render passes it gets
 // ErrRenderTimeout and gives back its slot at once (as it does when its context
 // ends), while the render, which kustomize cannot interrupt, runs on outside the

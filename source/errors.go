@@ -51,7 +51,10 @@ func (e *FetchError) Unwrap() error { return e.Err }
 type RenderError struct {
 	// File (or directory) at fault, relative to the repository root.
 	File string
-	Err  error
+	// Reason classes the failure for conditions when it has a class of its own
+	// (v1alpha1.ReasonRenderLimitExceeded); empty means RenderFailed.
+	Reason string
+	Err    error
 }
 
 func (e *RenderError) Error() string {

@@ -14,6 +14,8 @@ import (
 	"gopkg.in/yaml.v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"tether.dev/tether/api/v1alpha1"
 )
 
 // RenderOptions bound one render.
@@ -24,6 +26,14 @@ type RenderOptions struct {
 	// 0 means no limit. It bounds what YAML aliases or kustomize make of a small
 	// input, which the input's size limits do not.
 	MaxBytes int64
+	// MaxYAMLNodesPerFile is the most YAML nodes one file may hold, bounded from
+	// its text before it is parsed, and expand to through aliases; 0 means
+	// DefaultMaxYAMLNodesPerFile.
+	MaxYAMLNodesPerFile int
+	// MaxYAMLNodesPerRender is the most YAML nodes the files the render reads may
+	// hold together, counted as for MaxYAMLNodesPerFile (a file kustomize reads
+	// twice counts twice); 0 means DefaultMaxYAMLNodesPerRender.
+	MaxYAMLNodesPerRender int
 }
 
 // byteBudget counts rendered bytes against RenderOptions.MaxBytes.
@@ -39,7 +49,7 @@ func (b *byteBudget) spend(n int) error {
 	}
 	b.used += int64(n)
 	if b.max > 0 && b.used > b.max {
-		return fmt.Errorf("renders more than the limit of %d bytes", b.max)
+		return overBudgetf("renders more than the limit of %d bytes", b.max)
 	}
 	return nil
 }
@@ -82,16 +92,21 @@ func renderSized(fs filesys.FileSystem, root, dir string, opts RenderOptions) (o
 		return nil, 0, &RenderError{File: rel(dir), Err: errors.New("no such directory in the repository")}
 	}
 	budget := &byteBudget{max: opts.MaxBytes}
+	nodes := newNodeBudget(opts)
 	if k := findKustomization(fs, dir); k != "" {
-		objs, err = renderKustomize(fs, dir, rel, budget)
+		counted := &nodeCountingFS{FileSystem: fs, nodes: nodes, rel: rel}
+		objs, err = renderKustomize(counted, dir, rel, budget)
+		if counted.err != nil {
+			err = counted.err // kustomize may have wrapped it beyond recognition
+		}
 	} else {
-		objs, err = renderPlain(fs, dir, rel, budget)
+		objs, err = renderPlain(fs, dir, rel, budget, nodes)
 	}
 	if err != nil {
 		return nil, 0, err
 	}
 	if opts.MaxObjects > 0 && len(objs) > opts.MaxObjects {
-		return nil, 0, &RenderError{File: rel(dir), Err: fmt.Errorf("renders %d objects, over the limit of %d", len(objs), opts.MaxObjects)}
+		return nil, 0, &RenderError{File: rel(dir), Reason: v1alpha1.ReasonRenderLimitExceeded, Err: fmt.Errorf("renders %d objects, over the limit of %d", len(objs), opts.MaxObjects)}
 	}
 	if err := checkDuplicates(objs); err != nil {
 		return nil, 0, &RenderError{File: rel(dir), Err: err}
@@ -110,7 +125,7 @@ func findKustomization(fs filesys.FileSystem, dir string) string {
 
 // renderPlain reads every manifest file under dir, in lexical order so that the
 // result is stable. Hidden files and directories (".github") are skipped.
-func renderPlain(fs filesys.FileSystem, dir string, rel func(string) string, budget *byteBudget) ([]*unstructured.Unstructured, error) {
+func renderPlain(fs filesys.FileSystem, dir string, rel func(string) string, budget *byteBudget, nodes *nodeBudget) ([]*unstructured.Unstructured, error) {
 	var files []string
 	err := fs.Walk(dir, func(p string, info os.FileInfo, err error) error {
 		if err != nil {
@@ -140,9 +155,9 @@ func renderPlain(fs filesys.FileSystem, dir string, rel func(string) string, bud
 		if err != nil {
 			return nil, &RenderError{File: rel(f), Err: err}
 		}
-		docs, err := decodeManifests(data, budget)
+		docs, err := decodeManifests(data, budget, nodes)
 		if err != nil {
-			return nil, &RenderError{File: rel(f), Err: err}
+			return nil, renderError(rel(f), err)
 		}
 		objs = append(objs, docs...)
 	}
@@ -153,10 +168,19 @@ func renderPlain(fs filesys.FileSystem, dir string, rel func(string) string, bud
 // documents are skipped; a document without apiVersion or kind is an error that
 // names its position. A kind List is expanded into its items.
 func DecodeManifests(data []byte) ([]*unstructured.Unstructured, error) {
-	return decodeManifests(data, nil)
+	return decodeManifests(data, nil, newNodeBudget(RenderOptions{}))
 }
 
-func decodeManifests(data []byte, budget *byteBudget) ([]*unstructured.Unstructured, error) {
+// decodeManifests is DecodeManifests within a render's budgets: the file's nodes
+// are bounded from its text before it is parsed, and its values after alias
+// expansion as they are converted.
+func decodeManifests(data []byte, budget *byteBudget, nodes *nodeBudget) ([]*unstructured.Unstructured, error) {
+	allowed, err := nodes.file(data)
+	if err != nil {
+		return nil, err
+	}
+	conv := newConverter(budget, allowed)
+	defer func() { nodes.expanded(conv.spent()) }()
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var objs []*unstructured.Unstructured
 	for n := 1; ; n++ {
@@ -168,7 +192,7 @@ func decodeManifests(data []byte, budget *byteBudget) ([]*unstructured.Unstructu
 		if err != nil {
 			return nil, fmt.Errorf("document %d: %w", n, syntaxError(data, err))
 		}
-		doc, err := documentMap(&node, budget)
+		doc, err := conv.document(&node)
 		if err != nil {
 			return nil, fmt.Errorf("document %d: %w", n, err)
 		}

@@ -27,6 +27,17 @@ type Options struct {
 	// MaxTreeSize is the most bytes of one commit's files that one render reads:
 	// those of the path rendered and of the kustomization roots it reaches.
 	MaxTreeSize int64
+	// MaxTreeEntries is the most git tree entries one render reads: those of the
+	// directories rendering needs (the path and the kustomization roots it
+	// reaches), each counted every time the commit names its tree, so that one
+	// tree named a thousand times cannot make a small commit name a million files.
+	MaxTreeEntries int
+	// MaxYAMLNodesPerFile is the most YAML nodes one file may hold (counted, before
+	// it is parsed, as a bound from its text) and expand to through aliases.
+	MaxYAMLNodesPerFile int
+	// MaxYAMLNodesPerRender is the most YAML nodes the files of one render may
+	// hold together, counted as for MaxYAMLNodesPerFile.
+	MaxYAMLNodesPerRender int
 	// MaxObjects is the most objects one path may render to.
 	MaxObjects int
 	// MaxRenderedBytes is the most bytes (as JSON) the objects of one render may
@@ -77,19 +88,22 @@ type Options struct {
 // 300 MiB.
 func DefaultOptions() Options {
 	return Options{
-		MaxFileSize:          8 << 20,
-		MaxTreeSize:          32 << 20,
-		MaxObjects:           20000,
-		MaxRenderedBytes:     16 << 20,
-		RenderCacheBytes:     32 << 20,
-		MaxConcurrentRenders: 2,
-		RenderTimeout:        30 * time.Second,
-		Timeout:              5 * time.Minute,
-		ListTimeout:          30 * time.Second,
-		MaxFetchesPerHost:    2,
-		HostFailureMemory:    30 * time.Second,
-		MaxCacheBytes:        768 << 20,
-		CacheIdle:            time.Hour,
+		MaxFileSize:           8 << 20,
+		MaxTreeSize:           32 << 20,
+		MaxTreeEntries:        DefaultMaxTreeEntries,
+		MaxYAMLNodesPerFile:   DefaultMaxYAMLNodesPerFile,
+		MaxYAMLNodesPerRender: DefaultMaxYAMLNodesPerRender,
+		MaxObjects:            20000,
+		MaxRenderedBytes:      16 << 20,
+		RenderCacheBytes:      32 << 20,
+		MaxConcurrentRenders:  2,
+		RenderTimeout:         30 * time.Second,
+		Timeout:               5 * time.Minute,
+		ListTimeout:           30 * time.Second,
+		MaxFetchesPerHost:     2,
+		HostFailureMemory:     30 * time.Second,
+		MaxCacheBytes:         768 << 20,
+		CacheIdle:             time.Hour,
 	}
 }
 
@@ -219,6 +233,15 @@ func New(opts Options) (*Source, error) {
 	if opts.MaxTreeSize <= 0 {
 		opts.MaxTreeSize = defaults.MaxTreeSize
 	}
+	if opts.MaxTreeEntries <= 0 {
+		opts.MaxTreeEntries = defaults.MaxTreeEntries
+	}
+	if opts.MaxYAMLNodesPerFile <= 0 {
+		opts.MaxYAMLNodesPerFile = defaults.MaxYAMLNodesPerFile
+	}
+	if opts.MaxYAMLNodesPerRender <= 0 {
+		opts.MaxYAMLNodesPerRender = defaults.MaxYAMLNodesPerRender
+	}
 	if opts.MaxObjects <= 0 {
 		opts.MaxObjects = defaults.MaxObjects
 	}
@@ -299,3 +322,15 @@ func (s *Source) entry(url string) *repoEntry {
 	e.used = s.now()
 	return e
 }
+
+// Defaults of the bounds on what one render reads (see Options).
+const (
+	// DefaultMaxTreeEntries: ten times the entries of a large deploy repository
+	// (20,000 manifests in nested directories), and at a few hundred bytes an
+	// entry a few tens of MiB at most.
+	DefaultMaxTreeEntries = 100_000
+	// DefaultMaxYAMLNodesPerFile and DefaultMaxYAMLNodesPerRender: see
+	// docs/install.md for what they cost at their worst.
+	DefaultMaxYAMLNodesPerFile   = 1 << 18
+	DefaultMaxYAMLNodesPerRender = 1 << 20
+)

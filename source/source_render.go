@@ -138,7 +138,10 @@ func (s *Source) renderNow(rev Revision, dir string) (objs []*unstructured.Unstr
 	if err != nil {
 		return nil, 0, err
 	}
-	return renderSized(fs, "/", path.Join("/", dir), RenderOptions{MaxObjects: s.opts.MaxObjects, MaxBytes: s.opts.MaxRenderedBytes})
+	return renderSized(fs, "/", path.Join("/", dir), RenderOptions{
+		MaxObjects: s.opts.MaxObjects, MaxBytes: s.opts.MaxRenderedBytes,
+		MaxYAMLNodesPerFile: s.opts.MaxYAMLNodesPerFile, MaxYAMLNodesPerRender: s.opts.MaxYAMLNodesPerRender,
+	})
 }
 
 // CleanPath checks a path inside the repository and returns it cleaned ("." for the

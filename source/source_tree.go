@@ -5,14 +5,14 @@ import (
 	"fmt"
 	"io"
 	"path"
-	"sort"
 	"strings"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"tether.dev/tether/api/v1alpha1"
 )
 
 // tree copies into an in-memory file system rooted at "/" the files of a commit
@@ -40,14 +40,7 @@ func (s *Source) tree(rev Revision, dir string) (filesys.FileSystem, error) {
 	if err != nil {
 		return nil, &FetchError{URL: rev.URL, Ref: rev.Ref, Reason: ReasonCommitNotFound, Err: fmt.Errorf("reading commit %s: %w", rev.Commit, err)}
 	}
-	t, err := commit.Tree()
-	if err != nil {
-		return nil, s.unreadable(e, rev, err)
-	}
-	c, err := newTreeCopier(repo, t, s.opts.MaxFileSize, s.opts.MaxTreeSize)
-	if err != nil {
-		return nil, s.unreadable(e, rev, err)
-	}
+	c := newTreeCopier(repo, commit.TreeHash, s.opts)
 	if err := c.copyFor(dir); err != nil {
 		return nil, s.unreadable(e, rev, err)
 	}
@@ -69,39 +62,45 @@ func (s *Source) unreadable(e *repoEntry, rev Revision, err error) error {
 	return &FetchError{URL: rev.URL, Ref: rev.Ref, Reason: ReasonCacheUnreadable, Err: err}
 }
 
-// treeCopier copies chosen parts of one commit's tree. It lists the tree once
-// (names, modes and object ids only) and reads a blob only when it copies it.
+// treeCopier copies chosen parts of one commit's tree. It never lists the whole
+// commit: it reads trees lazily, directory by directory from the root, only those
+// on the way to and below the directories rendering needs, and counts every entry
+// it reads against maxEntries: each time it walks a tree (a tree that the commit
+// names a thousand times counts a thousand times), and once for each tree it
+// reads to find a path. A blob is read only when it is copied.
 type treeCopier struct {
 	repo             *git.Repository
 	fs               filesys.FileSystem
+	root             plumbing.Hash
 	maxFile, maxTree int64
 	total            int64
-	entries          map[string]object.TreeEntry // files and symlinks, by path
-	names            []string                    // keys of entries, sorted
-	copied           map[string]bool             // directories copied, "." for all
-	refused          map[string]*RenderError     // files left out, by path, with why
+	// entriesLeft is what is left to read of Options.MaxTreeEntries.
+	entriesLeft, maxEntries int
+	trees                   map[plumbing.Hash][]treeEntry // trees read, by id
+	copied                  map[string]bool               // directories copied, "." for all
+	refused                 map[string]*RenderError       // files left out, by path, with why
 }
 
-func newTreeCopier(repo *git.Repository, t *object.Tree, maxFile, maxTree int64) (*treeCopier, error) {
-	c := &treeCopier{repo: repo, fs: filesys.MakeFsInMemory(), maxFile: maxFile, maxTree: maxTree,
-		entries: map[string]object.TreeEntry{}, copied: map[string]bool{}, refused: map[string]*RenderError{}}
-	w := object.NewTreeWalker(t, true, nil)
-	defer w.Close()
-	for {
-		name, entry, err := w.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if entry.Mode == filemode.Symlink || entry.Mode.IsFile() {
-			c.entries[name] = entry
-			c.names = append(c.names, name)
-		}
+// fileRef is a file to copy: its directory and name, kept apart so that the
+// files of one directory share one string for it.
+type fileRef struct {
+	dir, name string
+}
+
+func (f fileRef) path() string { return joinPath(f.dir, f.name) }
+
+func joinPath(dir, name string) string {
+	if dir == "." {
+		return name
 	}
-	sort.Strings(c.names)
-	return c, nil
+	return dir + "/" + name
+}
+
+func newTreeCopier(repo *git.Repository, root plumbing.Hash, opts Options) *treeCopier {
+	return &treeCopier{repo: repo, fs: filesys.MakeFsInMemory(), root: root,
+		maxFile: opts.MaxFileSize, maxTree: opts.MaxTreeSize,
+		entriesLeft: opts.MaxTreeEntries, maxEntries: opts.MaxTreeEntries,
+		trees: map[plumbing.Hash][]treeEntry{}, copied: map[string]bool{}, refused: map[string]*RenderError{}}
 }
 
 // copyFor copies dir and every kustomization root it reaches.
@@ -137,17 +136,148 @@ func (c *treeCopier) isCopied(dir string) bool {
 	}
 }
 
-// copyDir copies every file below dir and returns the kustomization files among them.
-func (c *treeCopier) copyDir(dir string) ([]string, error) {
-	var kustomizations []string
-	for _, name := range c.names {
-		if dir != "." && name != dir && !strings.HasPrefix(name, dir+"/") {
-			continue
+// tooMany is the error of a render whose trees are over Options.MaxTreeEntries,
+// naming the directory being read when the count ran out.
+func (c *treeCopier) tooMany(dir string) error {
+	return &RenderError{File: dir, Reason: v1alpha1.ReasonRenderLimitExceeded,
+		Err: fmt.Errorf("the directories rendering reads hold more than %d tree entries (the agent's --max-tree-entries), counting a directory each time the commit names it", c.maxEntries)}
+}
+
+// list returns the entries of the tree id, reading it on first use (fresh); dir
+// names the tree in errors. A tree read is never larger than what is left of
+// the count.
+func (c *treeCopier) list(id plumbing.Hash, dir string) (entries []treeEntry, fresh bool, err error) {
+	if entries, ok := c.trees[id]; ok {
+		return entries, false, nil
+	}
+	obj, err := c.repo.Storer.EncodedObject(plumbing.TreeObject, id)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: reading tree %s: %w", dir, id, err)
+	}
+	r, err := obj.Reader()
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: reading tree %s: %w", dir, id, err)
+	}
+	defer r.Close()
+	entries, err = readTreeEntries(r, max(c.entriesLeft, 0))
+	switch {
+	case errors.Is(err, errTooManyEntries):
+		return nil, false, c.tooMany(dir)
+	case errors.Is(err, errMalformedTree):
+		return nil, false, &RenderError{File: dir, Err: err}
+	case err != nil:
+		return nil, false, fmt.Errorf("%s: reading tree %s: %w", dir, id, err)
+	}
+	c.trees[id] = entries
+	return entries, true, nil
+}
+
+// charge counts n entries read in dir.
+func (c *treeCopier) charge(n int, dir string) error {
+	c.entriesLeft -= n
+	if c.entriesLeft < 0 {
+		return c.tooMany(dir)
+	}
+	return nil
+}
+
+// lookup finds the entry at p, reading the trees on the way; ok is false when
+// nothing is there.
+func (c *treeCopier) lookup(p string) (e treeEntry, ok bool, err error) {
+	e = treeEntry{name: ".", kind: entryTree, hash: c.root}
+	if p == "." {
+		return e, true, nil
+	}
+	dir := "."
+	for _, part := range strings.Split(p, "/") {
+		if e.kind != entryTree {
+			return treeEntry{}, false, nil
 		}
+		entries, fresh, err := c.list(e.hash, dir)
+		if err != nil {
+			return treeEntry{}, false, err
+		}
+		if fresh {
+			if err := c.charge(len(entries), dir); err != nil {
+				return treeEntry{}, false, err
+			}
+		}
+		found := false
+		for _, x := range entries {
+			if x.name == part {
+				e, found = x, true
+				break
+			}
+		}
+		if !found {
+			return treeEntry{}, false, nil
+		}
+		dir = joinPath(dir, part)
+	}
+	return e, true, nil
+}
+
+// walk lists the files and symlinks below the tree at dir, depth first, charging
+// every entry of every tree it passes, and leaving out directories copied
+// already.
+func (c *treeCopier) walk(dir string, id plumbing.Hash) ([]fileRef, error) {
+	type pending struct {
+		dir string
+		id  plumbing.Hash
+	}
+	var files []fileRef
+	stack := []pending{{dir, id}}
+	for len(stack) > 0 {
+		p := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		entries, _, err := c.list(p.id, p.dir)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.charge(len(entries), p.dir); err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			switch e.kind {
+			case entryTree:
+				sub := joinPath(p.dir, e.name)
+				if len(sub) > maxEntryName {
+					return nil, &RenderError{File: p.dir, Reason: v1alpha1.ReasonRenderLimitExceeded, Err: fmt.Errorf("paths longer than %d bytes", maxEntryName)}
+				}
+				if !c.copied[sub] {
+					stack = append(stack, pending{sub, e.hash})
+				}
+			case entryFile, entrySymlink:
+				files = append(files, fileRef{dir: p.dir, name: e.name})
+			}
+		}
+	}
+	return files, nil
+}
+
+// copyDir copies every file below dir (or dir itself, if it names a file) and
+// returns the kustomization files among them. Every tree below dir is counted
+// before any file is copied.
+func (c *treeCopier) copyDir(dir string) ([]string, error) {
+	e, ok, err := c.lookup(dir)
+	if err != nil || !ok {
+		return nil, err
+	}
+	files := []fileRef{{dir: path.Dir(dir), name: path.Base(dir)}}
+	if e.kind == entryTree {
+		if files, err = c.walk(dir, e.hash); err != nil {
+			return nil, err
+		}
+	} else if e.kind == entryOther {
+		return nil, nil
+	}
+	var kustomizations []string
+	for _, f := range files {
+		name := f.path()
 		if err := c.copyFile(name); err != nil {
 			return nil, err
 		}
-		if isKustomizationFile(path.Base(name)) {
+		if isKustomizationFile(f.name) {
 			kustomizations = append(kustomizations, name)
 		}
 	}
@@ -191,7 +321,11 @@ func (c *treeCopier) rootsOf(file string) []string {
 
 // copyFile copies one file, or the file a symlink leads to, to name.
 func (c *treeCopier) copyFile(name string) error {
-	target, err := c.resolve(name)
+	target, id, err := c.resolve(name)
+	var re *RenderError
+	if errors.As(err, &re) && re.Reason != "" {
+		return err // a bound of the whole render, not of this file
+	}
 	if err != nil {
 		c.refused[name] = &RenderError{File: name, Err: err}
 		return nil
@@ -199,8 +333,7 @@ func (c *treeCopier) copyFile(name string) error {
 	if target == "" {
 		return nil // a link to a directory or to nothing
 	}
-	entry := c.entries[target]
-	size, err := c.repo.Storer.EncodedObjectSize(entry.Hash)
+	size, err := c.repo.Storer.EncodedObjectSize(id)
 	if err != nil {
 		return fmt.Errorf("%s: reading: %w", target, err)
 	}
@@ -210,9 +343,9 @@ func (c *treeCopier) copyFile(name string) error {
 	}
 	c.total += size
 	if c.total > c.maxTree {
-		return &RenderError{File: ".", Err: fmt.Errorf("the files rendering reads are over the limit of %d bytes", c.maxTree)}
+		return &RenderError{File: ".", Reason: v1alpha1.ReasonRenderLimitExceeded, Err: fmt.Errorf("the files rendering reads are over the limit of %d bytes", c.maxTree)}
 	}
-	blob, err := c.repo.BlobObject(entry.Hash)
+	blob, err := c.repo.BlobObject(id)
 	if err != nil {
 		return fmt.Errorf("%s: reading: %w", target, err)
 	}
@@ -237,30 +370,33 @@ func linkTo(name, target string) string {
 
 // resolve follows symlinks from name, a few hops deep, to a regular file: "" for
 // a link to a directory or to nothing, an error for one leaving the repository.
-func (c *treeCopier) resolve(name string) (string, error) {
+func (c *treeCopier) resolve(name string) (string, plumbing.Hash, error) {
 	for hops := 0; hops < 8; hops++ {
-		entry, ok := c.entries[name]
-		if !ok {
-			return "", nil
-		}
-		if entry.Mode != filemode.Symlink {
-			return name, nil
-		}
-		blob, err := c.repo.BlobObject(entry.Hash)
+		entry, ok, err := c.lookup(name)
 		if err != nil {
-			return "", fmt.Errorf("reading symlink: %w", err)
+			return "", plumbing.ZeroHash, err
+		}
+		if !ok || entry.kind == entryTree || entry.kind == entryOther {
+			return "", plumbing.ZeroHash, nil
+		}
+		if entry.kind == entryFile {
+			return name, entry.hash, nil
+		}
+		blob, err := c.repo.BlobObject(entry.hash)
+		if err != nil {
+			return "", plumbing.ZeroHash, fmt.Errorf("reading symlink: %w", err)
 		}
 		target, err := readSmall(blob, 4096)
 		if err != nil {
-			return "", fmt.Errorf("reading symlink: %w", err)
+			return "", plumbing.ZeroHash, fmt.Errorf("reading symlink: %w", err)
 		}
 		resolved := path.Clean(path.Join(path.Dir(name), target))
 		if path.IsAbs(target) || resolved == ".." || strings.HasPrefix(resolved, "../") {
-			return "", fmt.Errorf("symlink to %q points outside the repository", target)
+			return "", plumbing.ZeroHash, fmt.Errorf("symlink to %q points outside the repository", target)
 		}
 		name = resolved
 	}
-	return "", nil
+	return "", plumbing.ZeroHash, nil
 }
 
 func readSmall(blob *object.Blob, limit int64) (string, error) {

@@ -9,9 +9,8 @@ import (
 
 // Bounds on one YAML document. They make alias bombs ("billion laughs"), aliases of
 // large scalars and absurdly deep nesting fail fast, in bounded time and memory,
-// instead of exhausting the agent.
+// instead of exhausting the agent. The number of nodes is bounded by nodeBudget.
 const (
-	maxYAMLNodes = 1 << 20 // values after alias expansion
 	maxYAMLDepth = 128
 	// defaultYAMLBytes bounds what one document may expand to when the caller
 	// gives no byte budget of its own (DecodeManifests).
@@ -35,6 +34,21 @@ var errYAMLTooLarge = errors.New("document is too large or too deeply nested aft
 // charged later, with what the document really renders to. A nil or unlimited
 // budget allows defaultYAMLBytes.
 func documentMap(doc *yaml.Node, budget *byteBudget) (map[string]any, error) {
+	return newConverter(budget, DefaultMaxYAMLNodesPerFile).document(doc)
+}
+
+// newConverter returns a converter that may spend nodes values, and bytes as
+// documentMap says, over all the documents it converts.
+func newConverter(budget *byteBudget, nodes int) *converter {
+	c := &converter{nodes: nodes, maxNodes: nodes, bytes: defaultYAMLBytes, limit: defaultYAMLBytes}
+	if budget != nil && budget.max > 0 {
+		c.bytes, c.limit = budget.remaining(), budget.max
+	}
+	return c
+}
+
+// document converts one decoded document (see documentMap).
+func (c *converter) document(doc *yaml.Node) (map[string]any, error) {
 	if doc.Kind == 0 || (doc.Kind == yaml.DocumentNode && len(doc.Content) == 0) {
 		return nil, nil
 	}
@@ -48,10 +62,6 @@ func documentMap(doc *yaml.Node, budget *byteBudget) (map[string]any, error) {
 	if root.Kind != yaml.MappingNode {
 		return nil, errors.New("not a Kubernetes object: the document is not a mapping")
 	}
-	c := converter{nodes: maxYAMLNodes, bytes: defaultYAMLBytes, limit: defaultYAMLBytes}
-	if budget != nil && budget.max > 0 {
-		c.bytes, c.limit = budget.remaining(), budget.max
-	}
 	v, err := c.convert(root, 0)
 	if err != nil {
 		return nil, err
@@ -59,9 +69,13 @@ func documentMap(doc *yaml.Node, budget *byteBudget) (map[string]any, error) {
 	return v.(map[string]any), nil
 }
 
+// spent is how many values the converter has spent.
+func (c *converter) spent() int { return c.maxNodes - c.nodes }
+
 // converter walks a document, charging every value it reaches to its budgets.
 type converter struct {
-	nodes int
+	// nodes is what is left to spend of maxNodes.
+	nodes, maxNodes int
 	// bytes is what is left to spend of limit.
 	bytes, limit int64
 }
@@ -72,7 +86,7 @@ func (c *converter) charge(text int, depth int) error {
 	c.bytes -= int64(text) + nodeBytes
 	switch {
 	case c.nodes < 0:
-		return fmt.Errorf("%w: more than %d values", errYAMLTooLarge, maxYAMLNodes)
+		return fmt.Errorf("%w: more than %d values (YAML nodes)", errYAMLTooLarge, c.maxNodes)
 	case c.bytes < 0:
 		return fmt.Errorf("%w: renders more than the limit of %d bytes", errYAMLTooLarge, c.limit)
 	case depth > maxYAMLDepth:

@@ -158,7 +158,7 @@ func (c *StateCollector) isLeader() bool {
 // Any other becomes "Other", so the label's values are bounded by this list
 // whatever a condition says.
 var failureReasons = map[string]bool{
-	v1alpha1.ReasonReconcileFailed: true, v1alpha1.ReasonRenderFailed: true, v1alpha1.ReasonValidationFailed: true,
+	v1alpha1.ReasonReconcileFailed: true, v1alpha1.ReasonRenderFailed: true, v1alpha1.ReasonRenderLimitExceeded: true, v1alpha1.ReasonValidationFailed: true,
 	v1alpha1.ReasonApplyFailed: true, v1alpha1.ReasonRevisionTooLarge: true, v1alpha1.ReasonEmptyRender: true,
 	v1alpha1.ReasonPruneLimit: true, v1alpha1.ReasonSecretNotFound: true, v1alpha1.ReasonSecretUnreadable: true,
 	v1alpha1.ReasonServiceAccountNotFound: true, v1alpha1.ReasonForbidden: true, v1alpha1.ReasonCrossNamespace: true,

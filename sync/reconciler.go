@@ -423,6 +423,7 @@ func (r *Reconciler) assess(ctx context.Context, obj *v1alpha1.Sync, id Identity
 // the queue retries it with exponential backoff.
 func (r *Reconciler) onError(st *statusBuilder, interval time.Duration, err error) (ctrl.Result, error) {
 	var fe *source.FetchError
+	var rendered *source.RenderError
 	var held *heldError
 	var refused *RefusedError
 	switch {
@@ -446,8 +447,12 @@ func (r *Reconciler) onError(st *statusBuilder, interval time.Duration, err erro
 		// not after an exponential backoff that would outlast the outage by minutes.
 		st.sourceFailed(fe.Reason, err)
 		return ctrl.Result{RequeueAfter: jitter(interval)}, nil
-	case source.IsRenderError(err):
-		st.stalled(v1alpha1.ReasonRenderFailed, err)
+	case errors.As(err, &rendered):
+		reason := rendered.Reason
+		if reason == "" {
+			reason = v1alpha1.ReasonRenderFailed
+		}
+		st.stalled(reason, err)
 		return ctrl.Result{RequeueAfter: interval}, nil
 	case apply.IsInvalid(err) && isForbidden(err):
 		// The Sync's identity may not do it: retrying cannot help until its rights,

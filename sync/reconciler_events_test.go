@@ -37,6 +37,9 @@ func TestEveryFailureIsOneWarningEvent(t *testing.T) {
 		mentions []string
 	}{
 		{"render", v1alpha1.ReasonRenderFailed, map[string]string{"apps/broken.yaml": "kind: [oops\n"}, []string{"Stalled", "apps/broken.yaml"}},
+		{"render over a bound", v1alpha1.ReasonRenderLimitExceeded,
+			map[string]string{"apps/flat.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: flat}\nvalues: [" + strings.Repeat("1,", 140_000) + "1]\n"},
+			[]string{"Stalled", "apps/flat.yaml", "YAML nodes"}},
 		{"validation", v1alpha1.ReasonValidationFailed,
 			map[string]string{"apps/bad.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: Not_A_Name}\n"},
 			[]string{"Stalled", "ConfigMap", "Not_A_Name"}},

@@ -23,6 +23,10 @@ const (
 	// ReasonRenderFailed: the path could not be rendered (broken YAML, a bad
 	// kustomization); nothing was applied or pruned.
 	ReasonRenderFailed = "RenderFailed"
+	// ReasonRenderLimitExceeded: rendering the path would cost more than the
+	// agent allows one render (tree entries, YAML nodes, bytes read or rendered);
+	// the message names the file or directory and the bound. Nothing was applied.
+	ReasonRenderLimitExceeded = "RenderLimitExceeded"
 	// ReasonValidationFailed: objects of the revision failed their server-side
 	// dry-run; nothing of the revision was written. The message names each object.
 	ReasonValidationFailed = "ValidationFailed"
