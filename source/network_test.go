@@ -6,7 +6,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"tether.dev/tether/test/gitserver"
 )
@@ -50,7 +49,7 @@ func TestRenderingIsIsolatedFromTheNetwork(t *testing.T) {
 	}
 	t.Run("a URL kustomize computes while it builds is refused, not fetched", func(t *testing.T) {
 		before := srv.requests.Load()
-		objs, err := renderWithin(t, computed, "app", 10*time.Second)
+		objs, err := renderWithin(t, computed)
 		if n := srv.requests.Load() - before; n != 0 {
 			t.Errorf("rendering made %d requests; want none", n)
 		}
@@ -75,7 +74,7 @@ func TestRenderingIsIsolatedFromTheNetwork(t *testing.T) {
 		// Kustomize first loads the URL as a file (refused by the transport), then
 		// clones it with the git program: refused by git, or there is none.
 		if msg := err.Error(); !strings.Contains(msg, ErrNetworkRefused.Error()) ||
-			!(strings.Contains(msg, "transport 'http' not allowed") || strings.Contains(msg, "no 'git' program")) {
+			(!strings.Contains(msg, "transport 'http' not allowed") && !strings.Contains(msg, "no 'git' program")) {
 			t.Errorf("error %q; want the file load and the clone both refused", msg)
 		}
 		if os.Getenv(gitAllowProtocol) != "none" {
@@ -93,7 +92,7 @@ func TestRenderingIsIsolatedFromTheNetwork(t *testing.T) {
 				"app/kustomization.yaml":    "resources: [\"" + spelling + "\"]\n",
 				dir + "/kustomization.yaml": "resources: [cm.yaml]\n",
 				dir + "/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
-			}, "app", 10*time.Second)
+			})
 			var re *RenderError
 			if !errors.As(err, &re) || re.File != "app/kustomization.yaml" || !errors.Is(err, ErrRemoteReference) ||
 				!strings.Contains(err.Error(), "resources[0]: remote resource") {

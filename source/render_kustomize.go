@@ -217,7 +217,7 @@ func rootRefs(k *types.Kustomization) []rootRef {
 		}
 	}
 	add("resources", k.Resources, false)
-	add("bases", k.Bases, false)
+	add("bases", k.Bases, false) //nolint:staticcheck // deprecated, and still read by kustomize: checked where written
 	add("components", k.Components, false)
 	add("generators", k.Generators, true)
 	add("transformers", k.Transformers, true)

@@ -38,9 +38,11 @@ func startMetadataServer(t *testing.T) *metadataServer {
 	return s
 }
 
-// renderWithin renders dir of files, failing the test if it takes longer than
-// bound: a render that fetched a URL that never answers would never return.
-func renderWithin(t *testing.T, files map[string]string, dir string, bound time.Duration) ([]*unstructured.Unstructured, error) {
+// renderWithin renders directory app of files, failing the test if it takes
+// longer than ten seconds: a render that fetched a URL that never answers would
+// never return.
+func renderWithin(t *testing.T, files map[string]string) ([]*unstructured.Unstructured, error) {
+	const dir, bound = "app", 10 * time.Second
 	t.Helper()
 	type result struct {
 		objs []*unstructured.Unstructured
@@ -201,7 +203,7 @@ func TestKustomizeNeverReachesTheNetwork(t *testing.T) {
 				files[name] = content
 			}
 			before := srv.requests.Load()
-			objs, err := renderWithin(t, files, "app", 10*time.Second)
+			objs, err := renderWithin(t, files)
 			if n := srv.requests.Load() - before; n != 0 {
 				t.Errorf("rendering made %d requests; want none", n)
 			}
@@ -298,7 +300,7 @@ func TestKustomizeRefusesAnAliasBombInAnInlineConfiguration(t *testing.T) {
 	// costs the budget's million values.
 	_, err := renderWithin(t, map[string]string{
 		"app/kustomization.yaml": "transformers:\n- |\n" + inline,
-	}, "app", 10*time.Second)
+	})
 	if !IsRenderError(err) || !errors.Is(err, errYAMLTooLarge) || !strings.Contains(err.Error(), "transformers[0]: ") {
 		t.Errorf("Render() error = %v; want transformers[0] refused as too large", err)
 	}

@@ -264,11 +264,12 @@ func (c *treeCopier) copyDir(dir string) ([]string, error) {
 		return nil, err
 	}
 	files := []fileRef{{dir: path.Dir(dir), name: path.Base(dir)}}
-	if e.kind == entryTree {
+	switch e.kind {
+	case entryTree:
 		if files, err = c.walk(dir, e.hash); err != nil {
 			return nil, err
 		}
-	} else if e.kind == entryOther {
+	case entryOther:
 		return nil, nil
 	}
 	var kustomizations []string

@@ -29,7 +29,7 @@ func startRefusingHost(t *testing.T, status int, text string, size int64) (url s
 	t.Helper()
 	requests, sent = &atomic.Int64{}, &atomic.Int64{}
 	chunk := []byte(strings.Repeat(text, 64<<10/len(text)+1)[:64<<10])
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		requests.Add(1)
 		w.Header().Set("Content-Type", "text/plain")
 		w.WriteHeader(status)
@@ -99,7 +99,7 @@ func TestWhatARemoteAnswersIsBoundedAndNeverQuoted(t *testing.T) {
 	})
 
 	t.Run("a ref listing is cut at 8 MiB", func(t *testing.T) {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "application/x-git-upload-pack-advertisement")
 			_, _ = io.WriteString(w, pktLine("# service=git-upload-pack\n")+"0000")
 			_, _ = io.WriteString(w, pktLine(strings.Repeat("a", 40)+" refs/heads/main\x00ofs-delta\n"))

@@ -73,7 +73,12 @@ func TestSecureMetrics(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- srv.Start(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("metrics server: %v", err)
+		}
+	})
 	addr := ""
 	waitUntil(t, "the metrics server to listen", func() bool {
 		addr = srv.(interface{ GetBindAddr() string }).GetBindAddr()
