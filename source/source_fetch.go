@@ -272,7 +272,11 @@ func pick(refs []*plumbing.Reference, ref v1alpha1.GitRef) (resolution, plumbing
 		res.tag = name.Short()
 	}
 	if res.commit == "" {
-		return resolution{}, "", ReasonRefNotFound, fmt.Errorf("%s: %w", name.Short(), errRefNotFound)
+		kind := "branch"
+		if name.IsTag() {
+			kind = "tag"
+		}
+		return resolution{}, "", ReasonRefNotFound, fmt.Errorf("the remote has no %s %s: %w", kind, name.Short(), errRefNotFound)
 	}
 	return res, name, "", nil
 }
@@ -317,7 +321,9 @@ func (s *Source) Refresh(url string) {
 	e.listed = map[string]listing{}
 }
 
-var errRefNotFound = errors.New("ref not found on the remote")
+// errRefNotFound says a branch or tag is not on the remote (any more); the error
+// that wraps it names which.
+var errRefNotFound = errors.New("check the name, or push it")
 
 // listRefs lists the remote's refs with one request, peeled tags included.
 // Its answer is small, so it gets Options.ListTimeout, much less than a fetch:

@@ -173,8 +173,9 @@ func TestFetchFailuresSayWhatIsWrong(t *testing.T) {
 		if reason := fetchReason(t, err); reason != source.ReasonRefNotFound {
 			t.Errorf("reason = %s, want %s (error %v)", reason, source.ReasonRefNotFound, err)
 		}
-		if msg := err.Error(); !strings.Contains(msg, "nope") || !strings.Contains(msg, repo.URL()) {
-			t.Errorf("error %q does not name the ref nope and the URL %s", msg, repo.URL())
+		want := repo.URL() + " (ref nope): the remote has no branch nope: check the name, or push it"
+		if msg := err.Error(); msg != want {
+			t.Errorf("error %q; want %q", msg, want)
 		}
 	})
 

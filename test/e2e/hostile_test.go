@@ -30,12 +30,19 @@ import (
 // once of the worst flat or aliased YAML (320 MiB, of the shipped 512 MiB limit).
 const hostileRSSLimit = 320 << 20
 
+// worstFlatKeys is how many one-character keys (" %x: v", four YAML nodes by the
+// agent's bound from the text) fit in a file just under the default bound of
+// 262,144 nodes per file, its ConfigMap header included; four such files fill
+// the default bound of 1,048,576 nodes per render.
+const worstFlatKeys = 65_000
+
 // TestTheAgentSurvivesEveryHostileInputAtOnce runs the shipped binary at its default
 // limits against every hostile input of the hostile-repository issues at once: a
 // kustomization that spells a URL past a naive check, a tree that names a million
 // paths in a tiny commit, two flat YAML files of 8 MiB, a scalar under hundreds of
-// aliases, a git host whose refusal is a 300 MiB body with a secret in it, and a
-// flood of unauthenticated webhook bodies. Each hostile Sync fails alone with a
+// aliases, a git host whose refusal is a 300 MiB body with a secret in it, a
+// flood of unauthenticated webhook bodies, and two renders at once of the worst
+// flat YAML the bounds let through. Each hostile Sync fails alone with a
 // condition that names why; no request leaves for the network the tenant wanted
 // to reach; nothing the host said is quoted; a healthy Sync beside them applies
 // each push within two of its intervals; and the agent's peak RSS stays under
@@ -91,6 +98,26 @@ func TestTheAgentSurvivesEveryHostileInputAtOnce(t *testing.T) {
 	add("amplify", amplify.URL(), "app", "app/cm.yaml")
 
 	add("refusing-host", host.url()+"/deploy.git", ".", "403")
+
+	// The worst YAML that passes every bound: flat mappings filling a render's node
+	// budget at the defaults, four files each just under the bound of one file,
+	// rendered by two Syncs at once. The mapping is a field no ConfigMap has, so
+	// the API server refuses the objects at once (a ConfigMap of 65,000 keys takes
+	// it minutes to dry-run): these Syncs render, then fail validation.
+	worst := map[string]string{}
+	for f := range 4 {
+		var b strings.Builder
+		fmt.Fprintf(&b, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: worst-%d}\nworst:\n", f)
+		for i := range worstFlatKeys {
+			fmt.Fprintf(&b, " %x: v\n", i)
+		}
+		worst[fmt.Sprintf("app/%d.yaml", f)] = b.String()
+	}
+	for _, name := range []string{"worst-1", "worst-2"} {
+		r := git.CreateRepo(t, name)
+		r.Commit(t, worst, "the worst flat YAML within the bounds")
+		add(name, r.URL(), "app", v1alpha1.ReasonValidationFailed)
+	}
 
 	healthy := git.CreateRepo(t, "healthy")
 	first := healthy.Commit(t, map[string]string{"app/cm.yaml": fmt.Sprintf(appConfig, "hello")}, "hello")
