@@ -56,7 +56,7 @@ func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
 		if reason == "" {
 			reason = r.reason(err)
 		}
-		return rev, &FetchError{URL: req.URL, Ref: refLabel(ref), Reason: reason, Err: err}
+		return rev, &FetchError{URL: req.URL, Ref: refLabel(ref), Reason: reason, Err: withoutHostText(err)}
 	}
 	if err := checkURL(req.URL, s.opts.AllowFileURLs); err != nil {
 		return fail(ReasonUnsupportedURL, err)
