@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -275,6 +276,11 @@ func newManager(cfg *rest.Config, f *controllerFlags) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, addr := range []*string{&f.metricsAddr, &f.probeAddr} {
+		if *addr, err = portTaken(*addr); err != nil {
+			return nil, err
+		}
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme,
 		Cache:                         cacheOptions(f.watchNamespaces, f.shard),
@@ -460,4 +466,25 @@ func addWebhookServer(mgr ctrl.Manager, f *controllerFlags, trigger *tethersync.
 		},
 		ShutdownTimeout: &shutdown,
 	})
+}
+
+// portTaken returns addr with a port of its own in place of port 0 ("any port"),
+// so that what the agent logs and serves on is the port it took, which a person
+// or a scraper can then reach; controller-runtime's servers would log
+// "127.0.0.1:0". The port is free when it is taken here and bound at once after,
+// by the manager; any other address, and "0" (off), is returned as it is.
+func portTaken(addr string) (string, error) {
+	host, port, splitErr := net.SplitHostPort(addr)
+	if splitErr != nil || port != "0" {
+		return addr, nil // not a host:port with port 0: the manager judges it
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("taking a port for %s: %w", addr, err)
+	}
+	taken := l.Addr().(*net.TCPAddr).Port
+	if err := l.Close(); err != nil {
+		return "", err
+	}
+	return net.JoinHostPort(host, strconv.Itoa(taken)), nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"io"
+	"net"
 	"slices"
 	"testing"
 	"time"
@@ -125,4 +126,25 @@ func TestLeaseFlagsRefuseTimingsUnderWhichTwoReplicasCouldLead(t *testing.T) {
 			t.Errorf("%v: error %v, want a usage error", args, err)
 		}
 	}
+}
+
+func TestAnyPortBecomesThePortTaken(t *testing.T) {
+	for _, addr := range []string{"0", ":8080", "127.0.0.1:9090", "not an address"} {
+		if got, err := portTaken(addr); err != nil || got != addr {
+			t.Errorf("portTaken(%q) = %q, %v; want it unchanged", addr, got, err)
+		}
+	}
+	got, err := portTaken("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, port, err := net.SplitHostPort(got)
+	if err != nil || host != "127.0.0.1" || port == "0" {
+		t.Errorf("portTaken(127.0.0.1:0) = %q (%v); want 127.0.0.1 and the port taken", got, err)
+	}
+	l, err := net.Listen("tcp", got)
+	if err != nil {
+		t.Fatalf("the port taken cannot be bound: %v", err)
+	}
+	_ = l.Close()
 }
