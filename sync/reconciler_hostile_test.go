@@ -76,10 +76,10 @@ func TestHostileRepositoriesStallAloneAndReachNothing(t *testing.T) {
 	for i := range 400 {
 		fmt.Fprintf(&aliases, "  k%d: *big\n", i)
 	}
-	cases := []struct{ name, file, says string }{
-		{"ssrf", "apps/kustomization.yaml", "configMapGenerator[0].files[0]"},
-		{"amplify", "apps/cm.yaml", "too large"},
-		{"generate-name", "apps/job.yaml", "only metadata.generateName"},
+	cases := []struct{ name, file, reason, says string }{
+		{"ssrf", "apps/kustomization.yaml", v1alpha1.ReasonRenderFailed, "configMapGenerator[0].files[0]"},
+		{"amplify", "apps/cm.yaml", v1alpha1.ReasonRenderLimitExceeded, "too large"},
+		{"generate-name", "apps/job.yaml", v1alpha1.ReasonRenderFailed, "only metadata.generateName"},
 	}
 	files := map[string]map[string]string{
 		"ssrf": {"apps/kustomization.yaml": "configMapGenerator:\n- name: c\n  files: [\"" + metadata.URL + "/latest/meta-data\"]\n"},
@@ -98,13 +98,13 @@ func TestHostileRepositoriesStallAloneAndReachNothing(t *testing.T) {
 	removeWhenDone(t, a, fine, syncs["ssrf"], syncs["amplify"], syncs["generate-name"])
 
 	for _, tc := range cases {
-		t.Run(tc.name+" is Stalled with RenderFailed naming "+tc.file, func(t *testing.T) {
+		t.Run(tc.name+" is Stalled with "+tc.reason+" naming "+tc.file, func(t *testing.T) {
 			got := a.waitFor(t, syncs[tc.name], "Stalled", func(s *v1alpha1.Sync) bool {
 				return apimeta.IsStatusConditionTrue(s.Status.Conditions, v1alpha1.StalledCondition)
 			})
 			c := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.StalledCondition)
-			if c.Reason != "RenderFailed" || !strings.Contains(c.Message, tc.file) || !strings.Contains(c.Message, tc.says) {
-				t.Errorf("Stalled %s: %s; want RenderFailed naming %s and saying %q", c.Reason, c.Message, tc.file, tc.says)
+			if c.Reason != tc.reason || !strings.Contains(c.Message, tc.file) || !strings.Contains(c.Message, tc.says) {
+				t.Errorf("Stalled %s: %s; want %s naming %s and saying %q", c.Reason, c.Message, tc.reason, tc.file, tc.says)
 			}
 		})
 	}

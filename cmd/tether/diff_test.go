@@ -189,8 +189,8 @@ spec:
 		tethersync.MarkOwned([]*unstructured.Unstructured{cm}, &v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: "tether-system", Name: "web"}})
 		e.applyObjects(t, cm)
 		out, errOut, code := e.diff(t, "-f", syncFile)
-		if code != 0 || out != "" || errOut != "" {
-			t.Errorf("exit status %d, stdout %q, stderr %q; want 0 and nothing printed", code, out, errOut)
+		if code != 0 || out != "" || errOut != "tether: no differences: the cluster holds what git declares\n" {
+			t.Errorf("exit status %d, stdout %q, stderr %q; want 0, nothing on stdout and 'no differences' on stderr", code, out, errOut)
 		}
 	})
 }
