@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"iter"
 	"net"
 	"net/url"
 	"strings"
@@ -139,8 +140,7 @@ func (r *remote) reason(err error) string {
 	if errors.As(err, &ce) {
 		return ce.reason
 	}
-	// go-git wraps network errors in types without Unwrap; look inside them.
-	for e := err; e != nil; {
+	for e := range gitCauses(err) {
 		switch {
 		case errors.Is(e, transport.ErrAuthenticationRequired), errors.Is(e, transport.ErrAuthorizationFailed),
 			strings.Contains(e.Error(), "ssh: unable to authenticate"):
@@ -155,18 +155,31 @@ func (r *remote) reason(err error) string {
 		case isUnreachable(e):
 			return ReasonHostUnreachable
 		}
-		var unexpected *plumbing.UnexpectedError
-		var permanent *plumbing.PermanentError
-		switch {
-		case errors.As(e, &unexpected):
-			e = unexpected.Err
-		case errors.As(e, &permanent):
-			e = permanent.Err
-		default:
-			e = nil
-		}
 	}
 	return ReasonGitOperation
+}
+
+// gitCauses yields err and the errors it holds, outermost first: go-git wraps
+// network and protocol errors in types without Unwrap (UnexpectedError,
+// PermanentError), so errors.Is and errors.As alone do not see inside them.
+func gitCauses(err error) iter.Seq[error] {
+	return func(yield func(error) bool) {
+		for e := err; e != nil; {
+			if !yield(e) {
+				return
+			}
+			var unexpected *plumbing.UnexpectedError
+			var permanent *plumbing.PermanentError
+			switch {
+			case errors.As(e, &unexpected):
+				e = unexpected.Err
+			case errors.As(e, &permanent):
+				e = permanent.Err
+			default:
+				e = nil
+			}
+		}
+	}
 }
 
 func isUntrustedCertificate(err error) bool {

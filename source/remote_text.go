@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/pktline"
 )
 
@@ -28,27 +27,16 @@ func (e *HostMessageError) Error() string {
 	return fmt.Sprintf("the git host ended the conversation with a message of its own (%d bytes, not shown: hosts' words are never quoted)", e.Size)
 }
 
-// withoutHostText returns err, or, if a git host's own message is in err's chain,
-// a HostMessageError in its place. go-git wraps some errors in types without
-// Unwrap; they are looked into too.
+// withoutHostText returns err, or, if a git host's own message is in err's chain
+// (gitCauses), a HostMessageError in its place.
 func withoutHostText(err error) error {
-	for e := err; e != nil; {
+	for e := range gitCauses(err) {
 		var line *pktline.ErrorLine
 		if errors.As(e, &line) {
 			return &HostMessageError{Size: len(line.Text)}
 		}
 		if msg := e.Error(); strings.HasPrefix(msg, sideBandError) {
 			return &HostMessageError{Size: len(msg) - len(sideBandError)}
-		}
-		var unexpected *plumbing.UnexpectedError
-		var permanent *plumbing.PermanentError
-		switch {
-		case errors.As(e, &unexpected):
-			e = unexpected.Err
-		case errors.As(e, &permanent):
-			e = permanent.Err
-		default:
-			e = errors.Unwrap(e)
 		}
 	}
 	return err

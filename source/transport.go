@@ -13,7 +13,6 @@ import (
 	gosync "sync"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
@@ -270,22 +269,12 @@ func newGitHTTPClient(caBundle []byte) (transport.Transport, *http.Transport, er
 
 // withStatus puts the status of an HTTP answer outside 2xx that go-git reports
 // only as a number ("status code: 500") in our words in front of err.
-// go-git's error types have no Unwrap, so they are looked into by hand.
+// go-git's error types have no Unwrap, so they are looked into (gitCauses).
 func withStatus(err error) error {
-	for e := err; e != nil; {
+	for e := range gitCauses(err) {
 		var status *githttp.Err
 		if errors.As(e, &status) && status.Response != nil {
 			return fmt.Errorf("%s: %w", statusText(status.Response.StatusCode), err)
-		}
-		var unexpected *plumbing.UnexpectedError
-		var permanent *plumbing.PermanentError
-		switch {
-		case errors.As(e, &unexpected):
-			e = unexpected.Err
-		case errors.As(e, &permanent):
-			e = permanent.Err
-		default:
-			e = nil
 		}
 	}
 	return err
