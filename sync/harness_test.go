@@ -177,16 +177,28 @@ func (a *agent) waitFor(tb testing.TB, s *v1alpha1.Sync, what string, cond func(
 // waitApplied waits until the Sync is Ready at commit and its kinds are watched.
 func (a *agent) waitApplied(tb testing.TB, s *v1alpha1.Sync, commit string) *v1alpha1.Sync {
 	tb.Helper()
-	got := a.waitFor(tb, s, "Ready at "+commit, func(s *v1alpha1.Sync) bool {
+	applied := func(s *v1alpha1.Sync) bool {
 		return strings.HasSuffix(s.Status.LastAppliedRevision, commit) && isReady(s)
-	})
+	}
+	got := a.waitFor(tb, s, "Ready at "+commit, applied)
 	eventually(tb, "the watches to sync", func(context.Context) (bool, error) { return a.watcher.HasSynced(), nil })
 	// The reconciler reads Syncs from the manager's cache; a test that reconciles
 	// next must not race the cache into a stale status (and a conflicting write).
+	// The cache is caught up when it holds what the API server holds now: status
+	// writes that came after got (health following a rollout) move both on.
 	eventually(tb, "the manager's cache to see the status", func(ctx context.Context) (bool, error) {
-		cached := &v1alpha1.Sync{}
-		err := a.r.Client.Get(ctx, client.ObjectKeyFromObject(s), cached)
-		return err == nil && cached.ResourceVersion == got.ResourceVersion, err
+		cached, live := &v1alpha1.Sync{}, &v1alpha1.Sync{}
+		if err := a.r.Client.Get(ctx, client.ObjectKeyFromObject(s), cached); err != nil {
+			return false, err
+		}
+		if err := a.c.Get(ctx, client.ObjectKeyFromObject(s), live); err != nil {
+			return false, err
+		}
+		if cached.ResourceVersion != live.ResourceVersion {
+			return false, nil
+		}
+		got = live
+		return applied(live), nil
 	})
 	return got
 }
