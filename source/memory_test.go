@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime/metrics"
 	"strconv"
 	"strings"
 	"testing"
@@ -133,22 +132,5 @@ func TestPeakHeapChild(t *testing.T) {
 	if len(report) > 300 {
 		report = report[:300]
 	}
-	fmt.Printf("peak-heap %d %s\n", heapMapped(), strings.ReplaceAll(report, "\n", " "))
-}
-
-// heapMapped is the heap the runtime has mapped, released pages included: it only
-// grows, so it is the peak heap of the process so far.
-func heapMapped() int64 {
-	samples := []metrics.Sample{
-		{Name: "/memory/classes/heap/objects:bytes"},
-		{Name: "/memory/classes/heap/unused:bytes"},
-		{Name: "/memory/classes/heap/free:bytes"},
-		{Name: "/memory/classes/heap/released:bytes"},
-	}
-	metrics.Read(samples)
-	var total int64
-	for _, s := range samples {
-		total += int64(s.Value.Uint64())
-	}
-	return total
+	fmt.Printf("peak-heap %d %s\n", source.PeakHeap(), strings.ReplaceAll(report, "\n", " "))
 }

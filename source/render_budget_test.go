@@ -267,15 +267,16 @@ func TestWorstYAMLChild(t *testing.T) {
 	wg.Wait()
 	peak := peakRSS()
 	if raceEnabled {
-		peak = peakHeap()
+		peak = PeakHeap()
 	}
 	fmt.Printf("peak-rss %d %s\n", peak, strings.ReplaceAll(strings.Join(reports, "; "), "\n", " "))
 }
 
-// peakHeap is the heap the runtime has mapped, released pages included: it only
+// PeakHeap is the heap the runtime has mapped, released pages included: it only
 // grows, so it is the peak heap so far. Under the race detector, whose shadow
-// memory swells the RSS, it stands in for peakRSS.
-func peakHeap() int64 {
+// memory swells the RSS, it stands in for peakRSS. Exported for the package's
+// external tests (memory_test.go).
+func PeakHeap() int64 {
 	samples := []metrics.Sample{
 		{Name: "/memory/classes/heap/objects:bytes"},
 		{Name: "/memory/classes/heap/unused:bytes"},

@@ -206,6 +206,8 @@ func TestALoopOfReconcileRequestsListsNoMoreOftenThanTheMinimumInterval(t *testi
 		patch := client.MergeFrom(s.DeepCopy())
 		s.Annotations = map[string]string{tethersync.ReconcileRequestedAnnotation: last}
 		must(t, a.c.Patch(t.Context(), s, patch))
+		// The loop's cadence, not a wait for anything: the assertion below counts
+		// listings over the window this loop and its answer actually took.
 		time.Sleep(50 * time.Millisecond)
 	}
 	got := a.waitFor(t, s, "the last request answered", func(s *v1alpha1.Sync) bool {
