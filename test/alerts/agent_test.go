@@ -55,6 +55,9 @@ func (r *replica) start(t *testing.T, leaseNamespace string) {
 		"--cache-dir", t.TempDir(),
 		"--leader-elect",
 		"--leader-election-namespace", leaseNamespace,
+		"--leader-election-lease-duration", leaseDuration.String(),
+		"--leader-election-renew-deadline", renewDeadline.String(),
+		"--leader-election-retry-period", retryPeriod.String(),
 		// The tests' Syncs poll every two seconds.
 		"--min-interval", "1s",
 	)

@@ -27,15 +27,23 @@ const (
 	// overlay, so that alerts fire in seconds.
 	alertFor = 6 * time.Second
 	// noLeaderFor replaces TetherNoLeader's 5m. A replica killed by SIGKILL keeps the
-	// lease until it expires (controller-runtime's 15s lease duration), so the
-	// standby takes over after about 17s (19s measured on a loaded 2-core machine,
-	// as Prometheus sees it): the shipped 5m is some 17 times that, the test's 60s
-	// about three. It costs no time: the test never waits for TetherNoLeader.
+	// lease until it expires (the replicas' leaseDuration), so the standby takes over
+	// after about 11s (17s with controller-runtime's 15s default): the shipped 5m is
+	// some 27 times that, the test's 60s about five. It costs no time: the test never
+	// waits for TetherNoLeader.
 	noLeaderFor = 60 * time.Second
 	// quietWindow is how long after the new leader took over the test watches for
-	// spurious alerts: more than alertFor, so any alert pending at the takeover
-	// would have fired within it.
-	quietWindow = 3 * alertFor
+	// spurious alerts: an alert pending at the takeover fires alertFor after it
+	// became pending, at the next evaluation (promserver evaluates every second), so
+	// twice alertFor holds that with seconds to spare.
+	quietWindow = 2 * alertFor
+	// leaseDuration, renewDeadline and retryPeriod are the replicas' leader election
+	// timings: shorter than the shipped 15s/10s/2s so that a takeover after a kill
+	// costs the test 10s less, with a renew deadline wide enough that a loaded
+	// control plane never makes the leader step down (it would exit, and fail the test).
+	leaseDuration = 10 * time.Second
+	renewDeadline = 8 * time.Second
+	retryPeriod   = time.Second
 )
 
 // TestAlertsFireAndResolveInARealPrometheus is the alerting story with every part
