@@ -159,24 +159,24 @@ func (r *remote) reason(err error) string {
 	return ReasonGitOperation
 }
 
-// gitCauses yields err and the errors it holds, outermost first: go-git wraps
+// gitCauses yields err and every error it holds, outermost first: go-git wraps
 // network and protocol errors in types without Unwrap (UnexpectedError,
-// PermanentError), so errors.Is and errors.As alone do not see inside them.
+// PermanentError), which this walk opens, and the rest are opened with
+// errors.Unwrap, so that a message go-git made of a host's words (a plain error
+// under a fmt wrapper or two) is seen wherever it sits.
 func gitCauses(err error) iter.Seq[error] {
 	return func(yield func(error) bool) {
 		for e := err; e != nil; {
 			if !yield(e) {
 				return
 			}
-			var unexpected *plumbing.UnexpectedError
-			var permanent *plumbing.PermanentError
-			switch {
-			case errors.As(e, &unexpected):
-				e = unexpected.Err
-			case errors.As(e, &permanent):
-				e = permanent.Err
+			switch x := e.(type) {
+			case *plumbing.UnexpectedError:
+				e = x.Err
+			case *plumbing.PermanentError:
+				e = x.Err
 			default:
-				e = nil
+				e = errors.Unwrap(e)
 			}
 		}
 	}

@@ -15,14 +15,32 @@ import (
 func pkt(payload string) string { return fmt.Sprintf("%04x%s", len(payload)+4, payload) }
 
 func TestAGitHostsOwnMessageIsNeverQuoted(t *testing.T) {
-	const secret = "denied by gateway at 10.0.0.7, token=internal-7f3a"
+	const (
+		secret = "denied by gateway at 10.0.0.7, token=internal-7f3a"
+		head   = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+	)
 	for _, tc := range []struct {
 		name, body string
+		pack string // the answer to the request for a pack, if the refs were given
 	}{
-		{"an ERR line in place of the refs", pkt("# service=git-upload-pack\n") + "0000" + pkt("ERR "+secret+"\n")},
+		{name: "an ERR line in place of the refs", body: pkt("# service=git-upload-pack\n") + "0000" + pkt("ERR "+secret+"\n")},
+		{
+			// The refs are fine; the pack's answer carries the host's message on
+			// the side band's error channel (3) instead of the pack.
+			name: "a message on the error channel in place of the pack",
+			body: pkt("# service=git-upload-pack\n") + "0000" +
+				pkt(head+" HEAD\x00side-band-64k ofs-delta shallow no-progress symref=HEAD:refs/heads/main\n") +
+				pkt(head+" refs/heads/main\n") + "0000",
+			pack: pkt("shallow "+head+"\n") + "0000" + pkt("NAK\n") + pkt("\x03"+secret) + "0000",
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodPost {
+					w.Header().Set("Content-Type", "application/x-git-upload-pack-result")
+					_, _ = w.Write([]byte(tc.pack))
+					return
+				}
 				w.Header().Set("Content-Type", "application/x-git-upload-pack-advertisement")
 				_, _ = w.Write([]byte(tc.body))
 			}))
