@@ -73,7 +73,7 @@
 // ErrRenderTimeout and gives back its slot at once (as it does when its context
 // ends), while the render, which kustomize cannot interrupt, runs on outside the
 // slot count until it finishes and fills the cache, at most one per (URL, commit,
-// path). Results are cached in an LRU bounded in bytes.
+// path) and MaxConcurrentRenders + MaxRendersGivenUp running in all. Results are cached in an LRU bounded in bytes.
 //
 // The webhook receiver (NewWebhookHandler) authenticates GitHub, GitLab, Gitea and
 // generic push notifications, parses them into a Push (repository URLs normalised by

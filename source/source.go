@@ -54,6 +54,13 @@ type Options struct {
 	// then gets a RenderError naming the path (ErrRenderTimeout), and the caller's
 	// render slot is free again at once, as it is when the caller's context ends.
 	RenderTimeout time.Duration
+	// MaxRendersGivenUp bounds the renders that still run after their callers
+	// stopped waiting (RenderTimeout, or the caller's context): kustomize cannot
+	// be interrupted, so each holds its memory until it finishes. At most
+	// MaxConcurrentRenders + MaxRendersGivenUp renders run at once, those given
+	// up on included; while that many run, a new render waits (within its own
+	// deadline) for one to finish, however many slow commits are pushed.
+	MaxRendersGivenUp int
 	// Timeout bounds one Fetch, so that a host that accepts a connection and then
 	// says nothing cannot hold a worker forever.
 	Timeout time.Duration
@@ -97,6 +104,7 @@ func DefaultOptions() Options {
 		MaxRenderedBytes:      16 << 20,
 		RenderCacheBytes:      32 << 20,
 		MaxConcurrentRenders:  2,
+		MaxRendersGivenUp:     2,
 		RenderTimeout:         30 * time.Second,
 		Timeout:               5 * time.Minute,
 		ListTimeout:           30 * time.Second,
@@ -175,6 +183,9 @@ type Source struct {
 	renders *renderCache
 	// rendering holds a token per caller whose render is running.
 	rendering chan struct{}
+	// live holds a token per render running, whether its caller still waits
+	// for it or gave up (see MaxRendersGivenUp).
+	live chan struct{}
 	// renderMu guards inflight, the renders running by cache key, which callers
 	// of the same key join instead of starting another.
 	renderMu gosync.Mutex
@@ -269,6 +280,9 @@ func New(opts Options) (*Source, error) {
 	if opts.MaxConcurrentRenders <= 0 {
 		opts.MaxConcurrentRenders = defaults.MaxConcurrentRenders
 	}
+	if opts.MaxRendersGivenUp <= 0 {
+		opts.MaxRendersGivenUp = defaults.MaxRendersGivenUp
+	}
 	if opts.RenderTimeout <= 0 {
 		opts.RenderTimeout = defaults.RenderTimeout
 	}
@@ -286,6 +300,7 @@ func New(opts Options) (*Source, error) {
 		hosts:     newHostGate(opts.MaxFetchesPerHost, opts.HostFailureMemory),
 		renders:   newRenderCache(opts.RenderCacheBytes),
 		rendering: make(chan struct{}, opts.MaxConcurrentRenders),
+		live:      make(chan struct{}, opts.MaxConcurrentRenders+opts.MaxRendersGivenUp),
 		inflight:  map[string]*renderCall{},
 		now:       time.Now,
 	}, nil

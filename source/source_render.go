@@ -58,7 +58,9 @@ type renderCall struct {
 // fills the cache; until then a caller of the same key joins it, holding no
 // slot, instead of starting another, so that a retry never runs a second copy.
 // Renders a caller gave up on are thus outside the slot count, at most one per
-// key.
+// key, and at most MaxConcurrentRenders + MaxRendersGivenUp renders run at
+// once, given up on or not: a new render waits, within its deadline, while that
+// many are still running.
 func (s *Source) render(ctx context.Context, rev Revision, dir, key string) ([]*unstructured.Unstructured, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, s.opts.RenderTimeout, ErrRenderTimeout)
 	defer cancel()
@@ -71,7 +73,19 @@ func (s *Source) render(ctx context.Context, rev Revision, dir, key string) ([]*
 	case <-ctx.Done():
 		return nil, s.ended(ctx, dir)
 	}
-	return s.await(ctx, s.start(rev, dir, key), dir)
+	select {
+	case s.live <- struct{}{}:
+	case <-ctx.Done():
+		if errors.Is(context.Cause(ctx), ErrRenderTimeout) {
+			return nil, &RenderError{File: dir, Err: fmt.Errorf("%w: not started after %s, waiting for %d renders given up on to finish", ErrRenderTimeout, s.opts.RenderTimeout, s.opts.MaxRendersGivenUp)}
+		}
+		return nil, s.ended(ctx, dir)
+	}
+	call, started := s.start(rev, dir, key)
+	if !started {
+		<-s.live // joined a render that holds a token of its own
+	}
+	return s.await(ctx, call, dir)
 }
 
 // running returns the render of key running, if any.
@@ -81,17 +95,20 @@ func (s *Source) running(key string) *renderCall {
 	return s.inflight[key]
 }
 
-// start starts rendering key, unless a render of it is running already.
-func (s *Source) start(rev Revision, dir, key string) *renderCall {
+// start starts rendering key, unless a render of it is running already, and
+// reports whether it started one. A render it starts owns the live token the
+// caller took, and gives it back when it finishes.
+func (s *Source) start(rev Revision, dir, key string) (*renderCall, bool) {
 	s.renderMu.Lock()
 	defer s.renderMu.Unlock()
 	if call, ok := s.inflight[key]; ok {
-		return call
+		return call, false
 	}
 	call := &renderCall{done: make(chan struct{})}
 	s.inflight[key] = call
 	go func() {
 		defer close(call.done)
+		defer func() { <-s.live }()
 		objs, size, err := s.renderNow(rev, dir)
 		if err == nil {
 			s.renders.put(key, objs, size)
@@ -101,7 +118,7 @@ func (s *Source) start(rev Revision, dir, key string) *renderCall {
 		delete(s.inflight, key)
 		s.renderMu.Unlock()
 	}()
-	return call
+	return call, true
 }
 
 // await waits for call, or for ctx to end.

@@ -120,3 +120,51 @@ func waitFor(t *testing.T, entered <-chan string, dir string) {
 		}
 	}
 }
+
+// TestRendersGivenUpOnAreBounded: renders whose callers gave up still hold
+// their memory until they finish, so they count. With one slot and one render
+// given up on allowed (two running at most), two stuck renders of different
+// commits make a third wait, within its deadline, and it is never started; it
+// renders once one of them finishes.
+func TestRendersGivenUpOnAreBounded(t *testing.T) {
+	repo := gitserver.Start(t, gitserver.Options{}).CreateRepo(t, "deploy")
+	cm := func(name string) string { return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + "}\n" }
+	repo.Commit(t, map[string]string{"a/cm.yaml": cm("a"), "b/cm.yaml": cm("b"), "c/cm.yaml": cm("c")}, "one")
+	const deadline = time.Second
+	s := newCacheTestSource(t, Options{MaxConcurrentRenders: 1, MaxRendersGivenUp: 1, RenderTimeout: deadline})
+	rev := mustFetch(t, s, repo.URL())
+
+	release := map[string]chan struct{}{"a": make(chan struct{}), "b": make(chan struct{})}
+	var startedC atomic.Int64
+	s.beforeRender = func(dir string) {
+		if dir == "c" {
+			startedC.Add(1)
+		}
+		if r, ok := release[dir]; ok {
+			<-r
+		}
+	}
+	t.Cleanup(func() { close(release["b"]) }) // "a" is released by the test
+
+	for _, dir := range []string{"a", "b"} {
+		if _, err := s.Render(t.Context(), rev, dir); !errors.Is(err, ErrRenderTimeout) {
+			t.Fatalf("Render(%s) error = %v; want ErrRenderTimeout", dir, err)
+		}
+	}
+	_, err := s.Render(t.Context(), rev, "c")
+	var re *RenderError
+	if !errors.As(err, &re) || re.File != "c" || !errors.Is(err, ErrRenderTimeout) {
+		t.Fatalf("Render(c) error = %v; want a *RenderError for c wrapping ErrRenderTimeout while a and b run", err)
+	}
+	if n := startedC.Load(); n != 0 {
+		t.Errorf("c was started %d times while two renders given up on ran; want it to wait", n)
+	}
+
+	call := s.running(rev.URL + "\x00" + rev.Commit + "\x00a")
+	close(release["a"])
+	<-call.done
+	snap, err := s.Render(t.Context(), rev, "c")
+	if err != nil || len(snap.Objects) != 1 {
+		t.Fatalf("Render(c) = %v; want the ConfigMap once a finished", err)
+	}
+}
