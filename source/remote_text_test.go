@@ -21,7 +21,7 @@ func TestAGitHostsOwnMessageIsNeverQuoted(t *testing.T) {
 	)
 	for _, tc := range []struct {
 		name, body string
-		pack string // the answer to the request for a pack, if the refs were given
+		pack       string // the answer to the request for a pack, if the refs were given
 	}{
 		{name: "an ERR line in place of the refs", body: pkt("# service=git-upload-pack\n") + "0000" + pkt("ERR "+secret+"\n")},
 		{
