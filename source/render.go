@@ -89,7 +89,7 @@ func renderSized(fs filesys.FileSystem, root, dir string, opts RenderOptions) (o
 		}
 	}()
 	if !fs.IsDir(dir) {
-		return nil, 0, &RenderError{File: rel(dir), Err: errors.New("no such directory in the repository")}
+		return nil, 0, &RenderError{File: rel(dir), Err: ErrNoSuchPath}
 	}
 	budget := &byteBudget{max: opts.MaxBytes}
 	nodes := newNodeBudget(opts)

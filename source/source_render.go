@@ -15,6 +15,10 @@ import (
 // within Options.RenderTimeout.
 var ErrRenderTimeout = errors.New("rendering took too long")
 
+// ErrNoSuchPath is wrapped by the RenderError of a path the revision does not
+// hold.
+var ErrNoSuchPath = errors.New("no such directory in the repository")
+
 // Render renders dir (relative to the repository root) of a fetched revision. Results
 // are cached by (URL, commit, path): a revision's content never changes, so a resync
 // of an unchanged revision costs no rendering.

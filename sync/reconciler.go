@@ -222,10 +222,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if !obj.DeletionTimestamp.IsZero() {
 		return r.finalize(ctx, obj, st)
 	}
-	if err := r.ensureFinalizer(ctx, obj); err != nil {
-		return ctrl.Result{}, err
-	}
-
 	if obj.Spec.Suspend {
 		st.suspended()
 		return ctrl.Result{}, nil
@@ -264,6 +260,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	// The revision is applied already: whatever differs now is drift in the cluster,
 	// which selfHeal: false only reports.
 	drift := obj.Status.LastAppliedRevision == snap.Revision.String()
+	// The finalizer comes with the first thing to apply, not before: a Sync that
+	// fails before it (a path not pushed yet, a broken commit) has nothing in
+	// the cluster, and without the finalizer no reconcile after it searches
+	// every kind for objects it might have left (see mustSearch).
+	if err := r.ensureFinalizer(ctx, obj); err != nil {
+		return ctrl.Result{}, err
+	}
 	changes, err := r.apply(ctx, id, obj, snap, drift && !obj.Spec.SelfHealEnabled())
 	r.watch(ctx, obj, changes)
 	diff := st.applied(changes)
@@ -304,6 +307,18 @@ func (r *Reconciler) fetchAndRender(ctx context.Context, obj *v1alpha1.Sync, id 
 	if wait > 0 {
 		st.requestWaits(obj, wait)
 	}
+	snap, err := r.fetchRevision(ctx, obj, st, req, fetchStart)
+	if errors.Is(err, source.ErrNoSuchPath) && req.MaxAge > 0 {
+		// The answer may have come from a listing made before the push that
+		// added the path: git is asked once more before it is called missing.
+		req.MaxAge = 0
+		snap, err = r.fetchRevision(ctx, obj, st, req, r.now())
+	}
+	return snap, err
+}
+
+// fetchRevision fetches req and renders the Sync's path at the commit.
+func (r *Reconciler) fetchRevision(ctx context.Context, obj *v1alpha1.Sync, st *statusBuilder, req source.Request, fetchStart time.Time) (*source.Snapshot, error) {
 	rev, err := r.Source.Fetch(ctx, req)
 	r.Metrics.ObserveFetch(obj, r.now().Sub(fetchStart), err)
 	if err != nil {

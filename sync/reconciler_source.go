@@ -39,6 +39,25 @@ func maxAge(interval time.Duration) time.Duration {
 	return time.Duration(float64(interval) * (1 - jitterFraction))
 }
 
+// specChangedAt returns, for a Sync whose current generation no status has
+// observed yet, the time by which its spec was last written: the latest of its
+// creation and of the writes recorded in its managedFields (the status
+// subresource's aside). The API server keeps those times in whole seconds, so
+// the second after theirs is returned: a listing made from then on is surely
+// newer than the write.
+func specChangedAt(obj *v1alpha1.Sync) (time.Time, bool) {
+	if obj.Status.ObservedGeneration == obj.Generation {
+		return time.Time{}, false
+	}
+	at := obj.CreationTimestamp.Time
+	for _, f := range obj.ManagedFields {
+		if f.Subresource == "" && f.Time != nil && f.Time.After(at) {
+			at = f.Time.Time
+		}
+	}
+	return at.Add(time.Second), true
+}
+
 // Keys of a credentials Secret (spec.source.secretRef).
 const (
 	secretUsername    = "username"
@@ -57,6 +76,12 @@ func (r *Reconciler) sourceRequest(ctx context.Context, obj *v1alpha1.Sync, id I
 	spec := obj.Spec.Source
 	// The namespace is the tenant a git host's places are shared between.
 	req := source.Request{URL: spec.URL, Ref: spec.Ref, MaxAge: maxAge(r.interval(obj)), Tenant: obj.Namespace}
+	if changed, ok := specChangedAt(obj); ok {
+		// A spec the agent has not acted on yet (a new Sync, or a changed one)
+		// comes with a push more often than not: it is answered by a listing
+		// made after the change, never one cached before it.
+		req.MaxAge = max(0, min(req.MaxAge, r.now().Sub(changed)))
+	}
 	var wait time.Duration
 	if reconcileRequested(obj) {
 		// A request for a reconcile means "look at git now": whichever event

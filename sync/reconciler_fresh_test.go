@@ -1,0 +1,135 @@
+package sync_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/test/controlplane"
+	"tether.dev/tether/test/gitserver"
+)
+
+// TestASyncMeetsTheCommitPushedJustBeforeIt is what a user does every day: push
+// a new app to a repository whose other apps the agent already polls, and create
+// its Sync at once. The agent holds a ref listing from before the push (the
+// other Sync's poll, shared for most of an hour here); the new Sync must not be
+// answered from it.
+func TestASyncMeetsTheCommitPushedJustBeforeIt(t *testing.T) {
+	a := startAgent(t)
+	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	repo := gitserver.Start(t, gitserver.Options{}).CreateRepo(t, "deploy")
+	first := repo.Commit(t, map[string]string{"one/cm.yaml": configMapYAML("one", "hello"), "spare/cm.yaml": configMapYAML("spare", "hello")}, "one app")
+	one := a.newSync(t, ns, repo.URL(), func(s *v1alpha1.Sync) { s.Name, s.Spec.Source.Path = "one", "one" })
+	a.waitApplied(t, one, first)
+	statuses := watchSyncs(t, ns)
+
+	t.Run("a Sync created right after a push applies it, without an error on the way", func(t *testing.T) {
+		second := repo.Commit(t, map[string]string{"two/cm.yaml": configMapYAML("two", "hello")}, "a second app")
+		two := a.newSync(t, ns, repo.URL(), func(s *v1alpha1.Sync) { s.Name, s.Spec.Source.Path = "two", "two" })
+		statuses.untilApplied(t, two.Name, second)
+	})
+
+	t.Run("a Sync created right after a push to a path that was there applies the push first", func(t *testing.T) {
+		// The path is in the cached listing's commit too: only a listing newer
+		// than the Sync tells that a newer commit exists.
+		third := repo.Commit(t, map[string]string{"spare/cm.yaml": configMapYAML("spare", "bonjour")}, "spare says bonjour")
+		spare := a.newSync(t, ns, repo.URL(), func(s *v1alpha1.Sync) { s.Name, s.Spec.Source.Path = "spare", "spare" })
+		if applied := statuses.untilApplied(t, spare.Name, third); len(applied) != 1 {
+			t.Errorf("Sync spare applied %v; want only %s, the commit pushed before it was created", applied, third)
+		}
+	})
+
+	t.Run("a Sync whose path is changed right after a push applies it, without an error on the way", func(t *testing.T) {
+		// The new path holds the old one's object too: nothing leaves git, so no
+		// prune limit stands in the way.
+		moved := repo.Commit(t, map[string]string{"three/one.yaml": configMapYAML("one", "hello"), "three/cm.yaml": configMapYAML("three", "hello")}, "a third app")
+		changed := &v1alpha1.Sync{}
+		must(t, a.c.Get(t.Context(), client.ObjectKeyFromObject(one), changed))
+		changed.Spec.Source.Path = "three"
+		must(t, a.c.Update(t.Context(), changed))
+		statuses.untilApplied(t, one.Name, moved)
+	})
+
+	t.Run("a path missing at a cached listing is looked for in a fresh one before it is called missing", func(t *testing.T) {
+		// The Sync exists before its path does: it fails (Stalled until git
+		// changes), and its own listing is cached for most of an hour. Once the
+		// path is pushed, its next reconcile (a resync, here run directly) must
+		// find it without waiting for that listing to expire.
+		early := a.newSync(t, ns, repo.URL(), func(s *v1alpha1.Sync) { s.Name, s.Spec.Source.Path = "early", "four" })
+		a.waitFor(t, early, "the path reported missing", func(s *v1alpha1.Sync) bool {
+			c := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.ReadyCondition)
+			return c != nil && c.Status == "False" && strings.Contains(c.Message, "no such directory")
+		})
+		fourth := repo.Commit(t, map[string]string{"four/cm.yaml": configMapYAML("four", "hello")}, "the path it waits for")
+		a.reconcile(t, early)
+		a.waitApplied(t, early, fourth)
+	})
+
+	t.Run("a Sync that failed before applying anything holds no finalizer", func(t *testing.T) {
+		// Without one, no reconcile after the failure searches every kind for
+		// objects of an inventory that never existed.
+		lost := a.newSync(t, ns, repo.URL(), func(s *v1alpha1.Sync) { s.Name, s.Spec.Source.Path = "lost", "nowhere" })
+		got := a.waitFor(t, lost, "the path reported missing", func(s *v1alpha1.Sync) bool {
+			c := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.ReadyCondition)
+			return c != nil && c.Status == "False"
+		})
+		if controllerutil.ContainsFinalizer(got, v1alpha1.Finalizer) {
+			t.Errorf("finalizers %v on a Sync that applied nothing; want none yet", got.Finalizers)
+		}
+	})
+}
+
+// syncStatuses is a watch on the Syncs of a namespace, read as a test goes.
+type syncStatuses struct{ w watch.Interface }
+
+func watchSyncs(t *testing.T, ns string) *syncStatuses {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	must(t, v1alpha1.AddToScheme(scheme))
+	c, err := client.NewWithWatch(controlplane.Shared(t).Config(), client.Options{Scheme: scheme})
+	must(t, err)
+	w, err := c.Watch(t.Context(), &v1alpha1.SyncList{}, client.InNamespace(ns))
+	must(t, err)
+	t.Cleanup(w.Stop)
+	return &syncStatuses{w: w}
+}
+
+// untilApplied reads every version of Sync name the API server stores until it
+// is Ready at commit, and fails the test at any version that reports an error:
+// Ready False, or Stalled. It returns the revisions the versions said were
+// applied, in order, each once.
+func (s *syncStatuses) untilApplied(t *testing.T, name, commit string) (applied []string) {
+	t.Helper()
+	deadline := time.After(waitTimeout)
+	for {
+		select {
+		case ev, ok := <-s.w.ResultChan():
+			if !ok {
+				t.Fatal("the watch of Syncs ended")
+			}
+			got, isSync := ev.Object.(*v1alpha1.Sync)
+			if !isSync || got.Name != name {
+				continue
+			}
+			ready := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.ReadyCondition)
+			if ready != nil && ready.Status == "False" || apimeta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.StalledCondition) {
+				t.Fatalf("Sync %s reported an error before it applied %s: %s", name, commit, describe(got))
+			}
+			if rev := got.Status.LastAppliedRevision; rev != "" && (len(applied) == 0 || applied[len(applied)-1] != rev) {
+				applied = append(applied, rev)
+			}
+			if strings.HasSuffix(got.Status.LastAppliedRevision, commit) && isReady(got) {
+				return applied
+			}
+		case <-deadline:
+			t.Fatalf("Sync %s was not Ready at %s within %s", name, commit, waitTimeout)
+		}
+	}
+}
