@@ -34,19 +34,20 @@ func (r *Reconciler) rememberGood(obj *v1alpha1.Sync, snap *source.Snapshot) {
 // lastGood returns the revision obj last applied, rendered again from the git
 // cache, when the fetch failed with fetchErr for a reason of git's (the host down
 // or silent, the branch or repository gone, a rewritten history, credentials that
-// no longer work): the reconcile then corrects drift from it, prunes nothing, and
-// reports fetchErr. It returns nil when the failure is the Sync's own (a spec that
+// no longer work) or the new revision does not render (a broken commit): the
+// reconcile then corrects drift from it, prunes nothing, and reports fetchErr. It
+// returns nil when the failure is the Sync's own (a spec that
 // cannot work), when the Sync changed its URL or path since, and when this process
 // never fetched that revision for the Sync: a revision is only rendered from the
 // shared cache for a Sync that fetched it with its own credentials (after a
 // restart, that waits for git to answer once).
 func (r *Reconciler) lastGood(ctx context.Context, obj *v1alpha1.Sync, fetchErr error) *source.Snapshot {
 	var fe *source.FetchError
-	if !errors.As(fetchErr, &fe) {
+	switch {
+	case source.IsRenderError(fetchErr):
+	case !errors.As(fetchErr, &fe):
 		return nil
-	}
-	switch fe.Reason {
-	case source.ReasonHostBusy, source.ReasonInvalidSemVer, source.ReasonUnsupportedURL, v1alpha1.ReasonForbidden:
+	case fe.Reason == source.ReasonHostBusy, fe.Reason == source.ReasonInvalidSemVer, fe.Reason == source.ReasonUnsupportedURL, fe.Reason == v1alpha1.ReasonForbidden:
 		return nil
 	}
 	v, ok := r.good.Load(client.ObjectKeyFromObject(obj))

@@ -28,7 +28,7 @@ const gitFaultInterval = 3 * time.Second
 // TestGitFaultsKeepTheLastGoodState puts the git host through the failures real
 // hosts have: down (connection refused), silent (accepts and never answers), the
 // branch deleted, the repository deleted, the branch force-pushed to an older
-// commit. In each case the Sync names the cause in its Ready condition, the cluster
+// commit; and a commit that does not render. In each case the Sync names the cause in its Ready condition, the cluster
 // keeps the last good revision with no object deleted (the same UIDs throughout),
 // drift is still corrected from that revision while git cannot be asked, and the
 // Sync is Ready again on its own when git is back, within two intervals.
@@ -71,6 +71,10 @@ func TestGitFaultsKeepTheLastGoodState(t *testing.T) {
 		}},
 		{"the branch is force-pushed to an older commit", source.ReasonHistoryRewritten, func() func() {
 			repo.ForcePush(t, first)
+			return func() { repo.ForcePush(t, second) }
+		}},
+		{"a commit that does not render", v1alpha1.ReasonRenderFailed, func() func() {
+			repo.Commit(t, map[string]string{"apps/broken.yaml": "kind: [ConfigMap\n"}, "a broken file")
 			return func() { repo.ForcePush(t, second) }
 		}},
 	} {
