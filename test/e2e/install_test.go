@@ -230,6 +230,9 @@ type apiRequest struct {
 	at time.Time
 	// dryRun: the request wrote nothing (?dryRun=All).
 	dryRun bool
+	// priorityLevel is the UID of the API Priority and Fairness level the API
+	// server classified the request under (its X-Kubernetes-PF-PriorityLevel-UID).
+	priorityLevel string
 }
 
 // auditor is a reverse proxy between the agent and the API server that records
@@ -262,7 +265,9 @@ func startAuditor(t *testing.T) *auditor {
 	a := &auditor{}
 	// TLS: client-go sends no credentials to a plain-HTTP server.
 	a.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		proxy.ServeHTTP(&statusWriter{ResponseWriter: w, onHeader: func(code int) { a.record(r, code) }}, r)
+		proxy.ServeHTTP(&statusWriter{ResponseWriter: w, onHeader: func(code int) {
+			a.record(r, code, w.Header().Get("X-Kubernetes-PF-PriorityLevel-UID"))
+		}}, r)
 	}))
 	t.Cleanup(a.srv.Close)
 	return a
@@ -275,12 +280,12 @@ func (a *auditor) CA() []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: a.srv.Certificate().Raw})
 }
 
-func (a *auditor) record(r *http.Request, status int) {
+func (a *auditor) record(r *http.Request, status int, priorityLevel string) {
 	req, ok := parseRequest(r)
 	if !ok {
 		return
 	}
-	req.status, req.at = status, time.Now()
+	req.status, req.at, req.priorityLevel = status, time.Now(), priorityLevel
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.log = append(a.log, req)

@@ -39,6 +39,7 @@ func TestTenantsUnderTheNamespacedInstall(t *testing.T) {
 	c := newClient(t)
 	tenantNamespaces(t, c)
 	in := applyInstall(t, "namespaced.yaml")
+	level := waitFlowControl(t, c)
 	aud := startAuditor(t)
 	git := gitserver.Start(t, gitserver.Options{Username: gitUser, Password: gitPassword})
 	createSecret(t, c, teamA, "git-credentials")
@@ -76,6 +77,21 @@ func TestTenantsUnderTheNamespacedInstall(t *testing.T) {
 			return s.Status.LastAppliedRevision == "main@sha1:"+firstB && isReady(s)
 		})
 		waitConfigMap(t, c, teamB, "team b")
+	})
+
+	t.Run("a tenant's first sync is classified under the agent's priority level", func(t *testing.T) {
+		// The API server classifies an impersonated request as the account it
+		// acts as: the overlay adds each tenant's tether-deployer to the install's
+		// FlowSchema, beside the agent's own account.
+		for _, tenant := range []string{teamA, teamB} {
+			deployer := "system:serviceaccount:" + tenant + ":tether-deployer"
+			checkPriorityLevel(t, aud, level, "the applies as "+deployer, func(r apiRequest) bool {
+				return r.as == deployer && r.verb == "patch" && r.resource == "configmaps"
+			})
+		}
+		checkPriorityLevel(t, aud, level, "the agent's status writes", func(r apiRequest) bool {
+			return r.as == "" && r.resource == "syncs"
+		})
 	})
 
 	t.Run("drift is corrected by watch, under the overlay's RBAC", func(t *testing.T) {
@@ -199,6 +215,7 @@ func TestTenantsUnderTheNamespacedInstall(t *testing.T) {
 func TestTenantsUnderTheDefaultInstall(t *testing.T) {
 	c := newClient(t)
 	in := applyInstall(t, "install.yaml")
+	level := waitFlowControl(t, c)
 	aud := startAuditor(t)
 	cfg := controlplane.Shared(t).Config()
 	team, victim, platform := controlplane.NewNamespace(t, cfg), controlplane.NewNamespace(t, cfg), controlplane.NewNamespace(t, cfg)
@@ -248,6 +265,12 @@ func TestTenantsUnderTheDefaultInstall(t *testing.T) {
 				got.Status.ObservedGeneration, got.Generation, got.Status.Sync, got.Status.Inventory)
 		}
 		waitEvent(t, c, platformSync, v1alpha1.ReasonApplied)
+	})
+
+	t.Run("the agent's own first sync is classified under its priority level", func(t *testing.T) {
+		checkPriorityLevel(t, aud, level, "the agent's applies", func(r apiRequest) bool {
+			return r.as == "" && r.verb == "patch" && r.resource == "configmaps" && r.namespace == platform
+		})
 	})
 
 	t.Run("the agent leads through the install's Lease", func(t *testing.T) {
