@@ -172,6 +172,8 @@ type Source struct {
 	repos map[string]*repoEntry // by cacheKey of the URL
 	// swept is when idle repositories were last looked for.
 	swept time.Time
+	// started is when New made the Source (see removeStrayDirs).
+	started time.Time
 
 	hosts *hostGate
 	// receiving counts the pack bytes written by the fetches in flight, which
@@ -303,6 +305,7 @@ func New(opts Options) (*Source, error) {
 		live:      make(chan struct{}, opts.MaxConcurrentRenders+opts.MaxRendersGivenUp),
 		inflight:  map[string]*renderCall{},
 		now:       time.Now,
+		started:   time.Now(),
 	}, nil
 }
 

@@ -194,8 +194,14 @@ func (s *Source) sweep() {
 
 // removeStrayDirs removes directories of the git cache that no entry in use
 // names and that have not changed in Options.CacheIdle: those of repositories an
-// earlier run of the agent fetched.
+// earlier run of the agent fetched. The start of this run counts as a use of
+// each: a directory's time says little of its last use (a fetch into a
+// repository writes below it), and an agent restarted while git is down renders
+// what it applied before from them (see sync's Options.LastGoodDir).
 func (s *Source) removeStrayDirs(keep map[string]bool, now time.Time) {
+	if now.Sub(s.started) < s.opts.CacheIdle {
+		return
+	}
 	root := filepath.Join(s.opts.CacheDir, "git")
 	dirs, err := os.ReadDir(root)
 	if err != nil {

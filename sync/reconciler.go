@@ -110,9 +110,10 @@ type Reconciler struct {
 	// for (by name, the UID searched as value), so that a Sync that keeps failing
 	// before its first apply does not list every kind each time.
 	searched gosync.Map
-	// good holds, by Sync, the revision this process last applied in full
-	// (goodRevision), to correct drift from while git cannot be asked.
-	good gosync.Map
+	// good holds, by Sync, the revision last applied in full (goodRevision), to
+	// correct drift from while git cannot be asked; kept on disk too with
+	// Options.LastGoodDir.
+	good goodRevisions
 	// minInterval is Options.MinInterval.
 	minInterval time.Duration
 	// requests spaces the ref listings requests for a reconcile force.
@@ -134,6 +135,12 @@ type Options struct {
 	// spec.source.interval says ("1ms" would be a hot loop of ref listings
 	// against a shared git host), on the Stalled path too. Zero sets no minimum.
 	MinInterval time.Duration
+	// LastGoodDir keeps, one small file per Sync, the revision each Sync last
+	// applied in full and where from, so that an agent restarted while git is
+	// down renders it again from its git cache and corrects drift. It belongs to
+	// the agent alone (a Sync's status is never taken for it). Empty: kept in
+	// memory only, and a restarted agent waits for git to answer once.
+	LastGoodDir string
 }
 
 // DefaultOptions returns the controller options Tether runs with.
@@ -158,6 +165,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		r.now = time.Now
 	}
 	r.minInterval = opts.MinInterval
+	r.good.dir = opts.LastGoodDir
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Sync{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WithOptions(controller.Options{
@@ -190,7 +198,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			r.Metrics.Forget(req.Namespace, req.Name)
 			r.fights.forget(req.NamespacedName)
 			r.searched.Delete(req.NamespacedName)
-			r.good.Delete(req.NamespacedName)
+			r.good.forget(req.NamespacedName)
 			r.requests.forget(req.NamespacedName)
 			r.SecretWatch.Forget(req.NamespacedName)
 			if r.Watcher != nil {
@@ -291,7 +299,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return r.onError(st, interval, err)
 	}
 	st.ready(snap.Revision.String(), obj.Spec.Wait)
-	r.rememberGood(obj, snap)
+	r.rememberGood(ctx, obj, snap)
 	return ctrl.Result{RequeueAfter: jitter(st.requeueAfter(interval))}, nil
 }
 

@@ -2,9 +2,13 @@ package sync
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	gosync "sync"
 
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -14,21 +18,99 @@ import (
 	"tether.dev/tether/source"
 )
 
-// goodRevision is what a Sync last applied in full, as this process fetched it: the
+// goodRevision is what a Sync last applied in full, as this agent fetched it: the
 // revision, and the URL and path it was rendered from.
 type goodRevision struct {
-	uid       types.UID
-	url, path string
-	rev       source.Revision
+	UID  types.UID       `json:"uid"`
+	URL  string          `json:"url"`
+	Path string          `json:"path"`
+	Rev  source.Revision `json:"revision"`
+}
+
+// goodRevisions holds each Sync's goodRevision in memory and, with a directory,
+// in a file per Sync there, written when it changes, so that a restarted agent
+// finds what it applied before. Only the agent writes the directory: a Sync's
+// status, which others may write, never stands in for it.
+type goodRevisions struct {
+	dir string
+	mem gosync.Map
+}
+
+func (g *goodRevisions) file(key types.NamespacedName) string {
+	// Namespaces and names are DNS labels and subdomains: no separator, no "..".
+	return filepath.Join(g.dir, key.Namespace+"_"+key.Name+".json")
+}
+
+// store records rev for key; a write to disk that fails costs only the healing
+// after a restart, and is returned for the caller to log.
+func (g *goodRevisions) store(key types.NamespacedName, rev goodRevision) error {
+	if old, ok := g.mem.Load(key); ok && old.(goodRevision) == rev {
+		return nil
+	}
+	g.mem.Store(key, rev)
+	if g.dir == "" {
+		return nil
+	}
+	data, err := json.Marshal(rev)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(g.dir, 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(g.dir, ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) //nolint:errcheck // gone after the rename
+	if _, err := tmp.Write(data); err != nil {
+		_ = tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), g.file(key))
+}
+
+// load returns key's goodRevision, from memory or else from its file.
+func (g *goodRevisions) load(key types.NamespacedName) (goodRevision, bool) {
+	if v, ok := g.mem.Load(key); ok {
+		return v.(goodRevision), true
+	}
+	if g.dir == "" {
+		return goodRevision{}, false
+	}
+	data, err := os.ReadFile(g.file(key))
+	if err != nil {
+		return goodRevision{}, false
+	}
+	var rev goodRevision
+	if json.Unmarshal(data, &rev) != nil || rev.UID == "" {
+		return goodRevision{}, false
+	}
+	g.mem.LoadOrStore(key, rev)
+	return rev, true
+}
+
+// forget drops key's goodRevision: its Sync is gone.
+func (g *goodRevisions) forget(key types.NamespacedName) {
+	g.mem.Delete(key)
+	if g.dir != "" {
+		_ = os.Remove(g.file(key))
+	}
 }
 
 // rememberGood records that obj's cluster now holds snap's revision, fetched by this
-// process with obj's own credentials, so that it can be applied again while git
+// agent with obj's own credentials, so that it can be applied again while git
 // cannot be asked.
-func (r *Reconciler) rememberGood(obj *v1alpha1.Sync, snap *source.Snapshot) {
-	r.good.Store(client.ObjectKeyFromObject(obj), goodRevision{
-		uid: obj.UID, url: obj.Spec.Source.URL, path: obj.Spec.Source.PathOrDefault(), rev: snap.Revision,
+func (r *Reconciler) rememberGood(ctx context.Context, obj *v1alpha1.Sync, snap *source.Snapshot) {
+	err := r.good.store(client.ObjectKeyFromObject(obj), goodRevision{
+		UID: obj.UID, URL: obj.Spec.Source.URL, Path: obj.Spec.Source.PathOrDefault(), Rev: snap.Revision,
 	})
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "keeping the applied revision on disk; after a restart, drift waits for git to answer once")
+	}
 }
 
 // lastGood returns the revision obj last applied, rendered again from the git
@@ -36,11 +118,12 @@ func (r *Reconciler) rememberGood(obj *v1alpha1.Sync, snap *source.Snapshot) {
 // or silent, the branch or repository gone, a rewritten history, credentials that
 // no longer work) or the new revision does not render (a broken commit): the
 // reconcile then corrects drift from it, prunes nothing, and reports fetchErr. It
-// returns nil when the failure is the Sync's own (a spec that
-// cannot work), when the Sync changed its URL or path since, and when this process
-// never fetched that revision for the Sync: a revision is only rendered from the
-// shared cache for a Sync that fetched it with its own credentials (after a
-// restart, that waits for git to answer once).
+// returns nil when the failure is the Sync's own (a spec that cannot work), when
+// the Sync changed its URL or path since, and when this agent never fetched that
+// revision for the Sync: a revision is only rendered from the shared cache for a
+// Sync that fetched it with its own credentials, as the agent's own record says
+// (goodRevisions; without Options.LastGoodDir a restarted agent waits for git to
+// answer once).
 func (r *Reconciler) lastGood(ctx context.Context, obj *v1alpha1.Sync, fetchErr error) *source.Snapshot {
 	var fe *source.FetchError
 	switch {
@@ -50,18 +133,17 @@ func (r *Reconciler) lastGood(ctx context.Context, obj *v1alpha1.Sync, fetchErr 
 	case fe.Reason == source.ReasonHostBusy, fe.Reason == source.ReasonInvalidSemVer, fe.Reason == source.ReasonUnsupportedURL, fe.Reason == v1alpha1.ReasonForbidden:
 		return nil
 	}
-	v, ok := r.good.Load(client.ObjectKeyFromObject(obj))
+	good, ok := r.good.load(client.ObjectKeyFromObject(obj))
 	if !ok {
 		return nil
 	}
-	good := v.(goodRevision)
-	if good.uid != obj.UID || good.url != obj.Spec.Source.URL || good.path != obj.Spec.Source.PathOrDefault() ||
-		good.rev.String() != obj.Status.LastAppliedRevision {
+	if good.UID != obj.UID || good.URL != obj.Spec.Source.URL || good.Path != obj.Spec.Source.PathOrDefault() ||
+		good.Rev.String() != obj.Status.LastAppliedRevision {
 		return nil
 	}
-	snap, err := r.Source.Render(ctx, good.rev, good.path)
+	snap, err := r.Source.Render(ctx, good.Rev, good.Path)
 	if err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "rendering the last applied revision again; drift is corrected once git answers", "revision", good.rev.String())
+		ctrl.LoggerFrom(ctx).Error(err, "rendering the last applied revision again; drift is corrected once git answers", "revision", good.Rev.String())
 		return nil
 	}
 	return snap

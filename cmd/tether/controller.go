@@ -414,6 +414,9 @@ func setupReconciler(mgr ctrl.Manager, cfg *rest.Config, f *controllerFlags) err
 	syncOpts := tethersync.DefaultOptions()
 	syncOpts.Concurrency = f.concurrency
 	syncOpts.MinInterval = f.minInterval
+	// Beside the git cache (source keeps to its git/ subdirectory), which an
+	// emptyDir keeps across container restarts: what was applied survives them too.
+	syncOpts.LastGoodDir = filepath.Join(f.cacheDir, "last-good")
 	return r.SetupWithManager(mgr, syncOpts)
 }
 
