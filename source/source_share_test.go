@@ -128,3 +128,88 @@ func assertUnderCap(t *testing.T, s *Source) {
 		t.Errorf("the cache takes %d bytes, over its cap of %d", u.total, s.opts.MaxCacheBytes)
 	}
 }
+
+// TestAShareCountsSharedRepositoriesFairlyAndAlwaysAllowsOne: a repository that
+// two namespaces follow counts half to each, and a namespace may always have one
+// repository, even one larger than its share, while the cap has room; a second
+// one it may not have until it is back within its share.
+func TestAShareCountsSharedRepositoriesFairlyAndAlwaysAllowsOne(t *testing.T) {
+	srv := gitserver.Start(t, gitserver.Options{})
+	const large = 512 << 10 // incompressible: about 400 KB
+	repos := map[string]*gitserver.Repo{}
+	for i, r := range []struct {
+		name string
+		size int
+	}{{"shared", large}, {"a1", 0}, {"a2", 0}, {"c1", 3 * large / 2}, {"c2", 0}} {
+		files := map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + r.name + "}\n"}
+		if r.size > 0 {
+			files["blob.txt"] = randomText(uint64(i+10), r.size)
+		}
+		repos[r.name] = srv.CreateRepo(t, r.name)
+		repos[r.name].Commit(t, files, "one")
+	}
+	s := newCacheTestSource(t, Options{})
+	fetch := func(tenant, repo string) error {
+		_, err := s.Fetch(t.Context(), Request{URL: repos[repo].URL(), Ref: mainBranch, Tenant: tenant})
+		return err
+	}
+	must := func(tenant, repo string) {
+		t.Helper()
+		if err := fetch(tenant, repo); err != nil {
+			t.Fatalf("namespace %s fetching %s: %v", tenant, repo, err)
+		}
+	}
+	must("a", "shared")
+	u, err := s.measureCache()
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := u.dirs[dirOf(s, repos["shared"].URL())].bytes
+	// Three namespaces, each with a share of about one large repository.
+	s.opts.MaxCacheBytes = 3 * one
+	must("a", "a1")
+	must("b", "shared")
+
+	t.Run("a namespace's only repository may be larger than its share", func(t *testing.T) {
+		must("c", "c1")
+		s.mu.Lock()
+		sh := s.sharesOf(mustMeasure(t, s), s.now())
+		s.mu.Unlock()
+		if !sh.over("c") {
+			t.Fatalf("c takes %d bytes, within its share of %d: the test needs its only repository larger", sh.taken["c"], sh.limit)
+		}
+		assertUnderCap(t, s)
+	})
+	t.Run("a repository two namespaces follow counts half to each", func(t *testing.T) {
+		// Counted whole, the shared repository alone would fill a's share.
+		must("a", "a2")
+		s.mu.Lock()
+		sh := s.sharesOf(mustMeasure(t, s), s.now())
+		s.mu.Unlock()
+		if got, most := sh.taken["a"], one/2+one/4; got > most {
+			t.Errorf("a takes %d bytes; want about half of the shared repository (%d), at most %d", got, one/2, most)
+		}
+	})
+	t.Run("a second repository of a namespace past its share is refused, naming the share", func(t *testing.T) {
+		err := fetch("c", "c2")
+		var fe *FetchError
+		if !errors.As(err, &fe) || fe.Reason != ReasonCacheFull {
+			t.Fatalf("c's second repository: %v; want a FetchError with reason %s", err, ReasonCacheFull)
+		}
+		for _, want := range []string{"namespace c's repositories take", "over its share of", "shared by the 3 namespaces"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("the error does not say %q: %v", want, err)
+			}
+		}
+		t.Logf("%v", err)
+	})
+}
+
+func mustMeasure(t *testing.T, s *Source) cacheUsage {
+	t.Helper()
+	u, err := s.measureCache()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
