@@ -15,8 +15,8 @@ import (
 // namespace's repositories cannot leave the others no room:
 //
 //   - the tenants of the cache are those that fetched one of its repositories
-//     within Options.CacheIdle; while there are N of them, each has a share of
-//     MaxCacheBytes/N;
+//     within Options.CacheIdle (and hold a commit, or are fetching now); while
+//     there are N of them, each has a share of MaxCacheBytes/N;
 //   - what a tenant takes is the size of each repository it fetched, divided
 //     evenly between the tenants that fetched it (a repository shared by two
 //     namespaces counts half to each);
@@ -111,20 +111,23 @@ type shares struct {
 	users map[string][]string
 }
 
-// sharesOf works out the shares from usage u. The caller holds s.mu.
-func (s *Source) sharesOf(u cacheUsage, now time.Time) shares {
+// sharesOf works out the shares from usage u, for a fetch by asker. The tenants
+// counted are asker and those holding a repository with a commit: a namespace
+// whose Syncs never fetched anything (a wrong URL) takes no share from the
+// others. The caller holds s.mu.
+func (s *Source) sharesOf(u cacheUsage, now time.Time, asker string) shares {
 	sh := shares{taken: map[string]int64{}, repos: map[string]int{}, users: map[string][]string{}}
-	seen := map[string]bool{}
+	seen := map[string]bool{asker: true}
 	for key, e := range s.repos {
 		dir := filepath.Base(s.cacheDir(key))
 		users := e.activeTenants(now, s.opts.CacheIdle)
 		sh.users[dir] = users
 		du := u.dirs[dir]
 		for _, t := range users {
-			seen[t] = true
 			sh.taken[t] += du.bytes / int64(len(users))
 			if du.packed {
 				sh.repos[t]++
+				seen[t] = true
 			}
 		}
 	}
@@ -177,7 +180,7 @@ func (s *Source) reserve(url, tenant string) (*packCap, error) {
 	}
 	dir := filepath.Base(s.cacheDir(url))
 	s.mu.Lock()
-	sh := s.sharesOf(u, s.now())
+	sh := s.sharesOf(u, s.now(), tenant)
 	s.mu.Unlock()
 	c := &packCap{s: s, key: cacheKey(url), tenant: tenant, used: u.total, limit: s.opts.MaxCacheBytes}
 	// Alone, a tenant's share is the cap; with others, a tenant may still have one
@@ -227,7 +230,7 @@ func (s *Source) makeRoom(key, tenant string, need int64) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
-	sh := s.sharesOf(u, now)
+	sh := s.sharesOf(u, now, tenant)
 	if sh.over(tenant) {
 		return 0
 	}

@@ -173,7 +173,7 @@ func TestAShareCountsSharedRepositoriesFairlyAndAlwaysAllowsOne(t *testing.T) {
 	t.Run("a namespace's only repository may be larger than its share", func(t *testing.T) {
 		must("c", "c1")
 		s.mu.Lock()
-		sh := s.sharesOf(mustMeasure(t, s), s.now())
+		sh := s.sharesOf(mustMeasure(t, s), s.now(), "c")
 		s.mu.Unlock()
 		if !sh.over("c") {
 			t.Fatalf("c takes %d bytes, within its share of %d: the test needs its only repository larger", sh.taken["c"], sh.limit)
@@ -184,7 +184,7 @@ func TestAShareCountsSharedRepositoriesFairlyAndAlwaysAllowsOne(t *testing.T) {
 		// Counted whole, the shared repository alone would fill a's share.
 		must("a", "a2")
 		s.mu.Lock()
-		sh := s.sharesOf(mustMeasure(t, s), s.now())
+		sh := s.sharesOf(mustMeasure(t, s), s.now(), "a")
 		s.mu.Unlock()
 		if got, most := sh.taken["a"], one/2+one/4; got > most {
 			t.Errorf("a takes %d bytes; want about half of the shared repository (%d), at most %d", got, one/2, most)
