@@ -84,6 +84,8 @@ type remote struct {
 	hostKey *hostKeyCheck
 	// host is "host:port" of the endpoint; "" for a local repository.
 	host string
+	// tenant is who fetches (Request.Tenant).
+	tenant string
 }
 
 // newRemote works out how to reach rawURL with auth. Credentials written into an

@@ -25,7 +25,14 @@
 // repository per repository, whatever the spelling of its URL; repositories unused
 // for CacheIdle are removed, and MaxCacheBytes holds while a pack is received: the
 // Fetch that would pass it stops with ReasonCacheFull and leaves nothing of its
-// pack, and nothing is evicted. file:// URLs are refused
+// pack. The cap is shared fairly between tenants (source_share.go): while N
+// tenants use the cache, each may hold MaxCacheBytes/N (a repository several
+// use counts to each in equal parts; one repository of any size within the cap
+// is always allowed), a fetch that would take its tenant past its share stops
+// with ReasonCacheFull naming the share, and a tenant within its share that
+// finds the cache full gets room from repositories no tenant uses, then from
+// those of tenants over their share (least recently used first, never one in
+// use nor a tenant's only one); nothing else is ever evicted. file:// URLs are refused
 // unless AllowFileURLs. Refs are a branch, a tag,
 // a semver range (the newest tag that satisfies it) or a pinned commit. Credentials
 // (Auth) come from the caller, who reads them from Kubernetes; this package never

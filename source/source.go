@@ -75,9 +75,11 @@ type Options struct {
 	// HostFailureMemory is how long a host that could not be reached is not asked
 	// again: Fetches of its repositories fail at once with its last failure.
 	HostFailureMemory time.Duration
-	// MaxCacheBytes caps the disk the git cache takes. A Fetch that needs a commit
-	// the cache lacks while the cache is over the cap fails with ReasonCacheFull;
-	// nothing is evicted to make room. 0 means no cap.
+	// MaxCacheBytes caps the disk the git cache takes, shared fairly between the
+	// tenants (Request.Tenant) that use it (see source_share.go): a Fetch that
+	// would take the cache past the cap, or its tenant past its share, stops with
+	// ReasonCacheFull. Only repositories of tenants over their share, or of none,
+	// are removed to make room for a tenant within its own. 0 means no cap.
 	MaxCacheBytes int64
 	// CacheIdle is how long a cached repository that no Fetch or Render asked for
 	// is kept; then it is removed from memory and disk.
@@ -130,9 +132,9 @@ type Request struct {
 	// credentials written into an http(s) URL are still used).
 	Auth Auth
 	// Tenant names who asks (the Sync's namespace): a git host's
-	// MaxFetchesPerHost places are shared fairly between tenants, so that one
-	// tenant's fetches cannot make another's wait. Callers of one tenant may
-	// leave it empty.
+	// MaxFetchesPerHost places and the cache's MaxCacheBytes are shared fairly
+	// between tenants, so that one tenant's fetches cannot make another's wait
+	// nor leave it no room. Callers of one tenant may leave it empty.
 	Tenant string
 }
 
@@ -213,6 +215,10 @@ type repoEntry struct {
 	// used is when a Fetch or Render last asked for the entry; guarded by
 	// Source.mu.
 	used time.Time
+	// tenants records, by tenant, when it last fetched the repository (its
+	// share of the cache counts the repository; see source_share.go); guarded
+	// by Source.mu.
+	tenants map[string]time.Time
 }
 
 type resolution struct {

@@ -28,61 +28,62 @@ func cacheKey(raw string) string {
 	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host) + p
 }
 
-// checkCacheRoom fails with ReasonCacheFull when the git cache takes more than
-// Options.MaxCacheBytes: a Fetch that would write to it waits until idle
-// repositories are removed or the cap is raised, and nothing is evicted. It
-// returns what the cache takes, packs being written left out (fetches in
-// flight count those themselves; see packCap).
-func (s *Source) checkCacheRoom() (int64, error) {
-	if s.opts.MaxCacheBytes <= 0 {
-		return 0, nil
-	}
-	used, err := dirSize(filepath.Join(s.opts.CacheDir, "git"))
-	if err != nil {
-		return 0, fmt.Errorf("measuring the git cache: %w", err)
-	}
-	if used > s.opts.MaxCacheBytes {
-		return 0, &cacheFullError{used: used, limit: s.opts.MaxCacheBytes}
-	}
-	return used, nil
+// cacheFullError is the git cache over its cap, or a tenant over its share of
+// it (share set): before a fetch, or during one, stopped after fetched bytes.
+type cacheFullError struct {
+	used, limit, fetched int64
+	share                *tenantShare
 }
-
-// cacheFullError is the git cache over its cap: before a fetch (used), or during
-// one, stopped after fetched bytes.
-type cacheFullError struct{ used, limit, fetched int64 }
 
 func (e *cacheFullError) Error() string {
+	if t := e.share; t != nil {
+		taken := fmt.Sprintf("namespace %s's repositories take %d bytes of the git cache", tenantLabel(t.tenant), t.taken[t.tenant])
+		share := fmt.Sprintf("its share of %d bytes (the agent's limit of %d shared by the %d namespaces that use the cache)", t.limit, e.limit, t.tenants)
+		if e.fetched > 0 {
+			return fmt.Sprintf("the fetch was stopped after %d bytes: %s, and with it they would pass %s; "+
+				"it is left out of the cache, and nothing of other namespaces was evicted or refused", e.fetched, taken, share)
+		}
+		return fmt.Sprintf("%s, over %s: nothing new is fetched for it until Syncs of the namespace use fewer repositories or the limit is raised", taken, share)
+	}
 	if e.fetched > 0 {
-		return fmt.Sprintf("the fetch was stopped after %d bytes: with the %d bytes the git cache takes it would pass the agent's limit of %d; "+
-			"it is left out of the cache, which nothing else was evicted from", e.fetched, e.used, e.limit)
+		return fmt.Sprintf("the fetch was stopped after %d bytes: with the %d bytes the git cache takes it would pass the agent's limit of %d, "+
+			"and no repository of a namespace over its share could be removed to make room; it is left out of the cache", e.fetched, e.used, e.limit)
 	}
-	return fmt.Sprintf("the git cache takes %d bytes, over the agent's limit of %d: nothing new is fetched until repositories no Sync uses are removed or the limit is raised", e.used, e.limit)
+	return fmt.Sprintf("the git cache takes %d bytes, over the agent's limit of %d, and no repository of a namespace over its share could be removed to make room: "+
+		"nothing new is fetched until repositories no Sync uses are removed or the limit is raised", e.used, e.limit)
 }
 
-// packCap enforces Options.MaxCacheBytes while a pack is received: the bytes
-// every fetch in flight has written count against the cap with what the cache
-// took when this one started, and the write that would pass the cap fails the
-// fetch that made it. Its partial pack is then removed (removePartialPacks), so
-// that the one fetch that did not fit is the only one refused.
+// packCap enforces Options.MaxCacheBytes and the fetching tenant's share of it
+// while a pack is received: the bytes every fetch in flight has written count
+// against the cap with what the cache took when this one started, and the
+// write that would pass the cap, or the tenant's share, fails the fetch that
+// made it, unless room can be made (see makeRoom). Its partial pack is then
+// removed (removePartialPacks), so that the one fetch that did not fit is the
+// only one refused.
 type packCap struct {
-	s       *Source
-	used    int64
+	s *Source
+	// key is the cache key of the repository fetched into, tenant who fetches.
+	key, tenant string
+	// used is what the cache took at the start, less what was removed since to
+	// make room for this fetch; limit is Options.MaxCacheBytes.
+	used, limit int64
+	// share bounds the fetch by its tenant's share; nil when the repository is
+	// the tenant's only one.
+	share   *tenantShare
 	written int64
-}
-
-// newPackCap starts counting a fetch into a cache that takes used bytes; nil
-// without a cap.
-func (s *Source) newPackCap(used int64) *packCap {
-	if s.opts.MaxCacheBytes <= 0 {
-		return nil
-	}
-	return &packCap{s: s, used: used}
 }
 
 func (c *packCap) add(n int) error {
 	c.written += int64(n)
-	if c.used+c.s.receiving.Add(int64(n)) > c.s.opts.MaxCacheBytes {
-		return &cacheFullError{used: c.used, limit: c.s.opts.MaxCacheBytes, fetched: c.written}
+	inFlight := c.s.receiving.Add(int64(n))
+	if c.share != nil && c.share.passedBy(c.written) {
+		return &cacheFullError{used: c.used, limit: c.limit, fetched: c.written, share: c.share}
+	}
+	if c.used+inFlight > c.limit {
+		c.used -= c.s.makeRoom(c.key, c.tenant, c.used+inFlight-c.limit)
+		if c.used+inFlight > c.limit {
+			return &cacheFullError{used: c.used, limit: c.limit, fetched: c.written}
+		}
 	}
 	return nil
 }

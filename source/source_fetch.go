@@ -66,8 +66,10 @@ func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
 		return fail("", err)
 	}
 	defer r.done()
+	r.tenant = req.Tenant
 	s.sweep()
 	e := s.entry(req.URL)
+	s.usedBy(e, req.Tenant)
 	key := r.key + "\x00" + refKey(ref)
 	res, ok, err := s.cached(e, req, r, ref, key)
 	if err != nil {
@@ -346,16 +348,16 @@ func (s *Source) listRefs(ctx context.Context, r *remote) ([]*plumbing.Reference
 // spelling of the URL, with the caller's credentials, whatever spelling created
 // the cache. A depth above zero fetches that many commits of the ref's history
 // (go-git then tells the remote where a shallow cache's history starts). The
-// pack is received under Options.MaxCacheBytes (see packCap); a fetch that
-// fails leaves nothing of its pack behind. On error it returns the reason, or
+// pack is received under Options.MaxCacheBytes and r's tenant's share of it
+// (see packCap); a fetch that fails leaves nothing of its pack behind. On error it returns the reason, or
 // "" for the caller to class the error.
 func (s *Source) fetchInto(ctx context.Context, url string, repo *git.Repository, r *remote, refspec string, depth int) (string, error) {
-	used, err := s.checkCacheRoom()
+	c, err := s.reserve(url, r.tenant)
 	if err != nil {
 		return ReasonCacheFull, err
 	}
 	sto := repo.Storer
-	if c := s.newPackCap(used); c != nil {
+	if c != nil {
 		defer c.done()
 		if fs, ok := repo.Storer.(*filesystem.Storage); ok {
 			sto = cappedStorage{Storage: fs, cap: c}

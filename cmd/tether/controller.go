@@ -159,7 +159,7 @@ func bindSourceFlags(fs *flag.FlagSet, o *source.Options) {
 	fs.DurationVar(&o.Timeout, "git-timeout", d.Timeout, "Longest one git fetch may take.")
 	fs.DurationVar(&o.ListTimeout, "git-list-timeout", d.ListTimeout, "Longest one listing of a repository's refs (a small answer) may take.")
 	fs.IntVar(&o.MaxFetchesPerHost, "max-fetches-per-host", d.MaxFetchesPerHost, "Git conversations with one host at once; keep it below --concurrency so that a silent host cannot hold every worker.")
-	fs.Int64Var(&o.MaxCacheBytes, "max-git-cache-bytes", d.MaxCacheBytes, "Disk the git cache may take (keep it under the cache volume's size); over it, Syncs that need a new commit report CacheFull and nothing is evicted. 0: no cap.")
+	fs.Int64Var(&o.MaxCacheBytes, "max-git-cache-bytes", d.MaxCacheBytes, "Disk the git cache may take (keep it under the cache volume's size), shared fairly between the namespaces that use it: a fetch that would pass the cap or its namespace's share reports CacheFull on its Sync. 0: no cap.")
 	fs.DurationVar(&o.CacheIdle, "git-cache-idle", d.CacheIdle, "How long a cached repository no Sync fetches is kept before it is removed from memory and disk.")
 	fs.DurationVar(&o.HostFailureMemory, "host-failure-memory", d.HostFailureMemory, "How long a git host that could not be reached is not asked again (its Syncs fail at once meanwhile).")
 }

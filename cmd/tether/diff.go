@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	udiff "github.com/aymanbagabas/go-udiff"
@@ -17,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/apply"
@@ -237,7 +235,7 @@ func desiredState(ctx context.Context, f *diffFlags, c client.Client, stderr io.
 	}
 	var objs []*unstructured.Unstructured
 	if f.dir != "" {
-		objs, err = renderDir(f.dir)
+		objs, err = renderDir(ctx, f.dir, source.DefaultOptions().RenderTimeout)
 	} else {
 		ref := v1alpha1.GitRef{Branch: f.branch, Tag: f.tag, Commit: f.commit}
 		objs, err = fetchAndRender(ctx, source.Request{URL: f.url, Ref: ref}, f.path)
@@ -354,20 +352,6 @@ func fetchAndRender(ctx context.Context, req source.Request, path string) ([]*un
 		return nil, fmt.Errorf("%s: %w", rev, err)
 	}
 	return snap.Objects, nil
-}
-
-// renderDir renders a directory on disk as `tether render` does, naming files in
-// errors relative to the working directory.
-func renderDir(dir string) ([]*unstructured.Unstructured, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, err
-	}
-	cwd, err := os.Getwd()
-	if err != nil {
-		return nil, err
-	}
-	return source.Render(filesys.MakeFsOnDisk(), cwd, abs, source.RenderOptions{MaxObjects: source.DefaultOptions().MaxObjects})
 }
 
 // newDiffManager connects to the cluster. One request up front turns an

@@ -42,7 +42,7 @@ var exitStatuses = []struct {
 	{0, "done: the command did what it was asked; `diff` found no difference; `wait` and `reconcile --wait` saw the Sync Ready"},
 	{exitFailed, "the answer is no: `diff` found a difference; the Sync failed or is Stalled (`wait`, `reconcile --wait`); `reconcile` of a suspended Sync"},
 	{exitBroken, "the command could not answer: a usage error, a Sync or cluster that cannot be read (not found, forbidden, unreachable), a directory or repository that cannot be rendered"},
-	{exitTimedOut, "timed out: `wait` and `reconcile --wait` before the Sync was Ready or failed"},
+	{exitTimedOut, "timed out: `wait` and `reconcile --wait` before the Sync was Ready or failed; `render` past `--render-timeout`"},
 }
 
 // exitError carries the exit status of a command whose statuses say more than

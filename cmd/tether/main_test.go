@@ -3,8 +3,12 @@ package main
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"tether.dev/tether/source"
 )
@@ -76,5 +80,41 @@ func TestUsageErrors(t *testing.T) {
 		if errOut.Len() == 0 {
 			t.Errorf("tether %v printed no usage", args)
 		}
+	}
+}
+
+// TestRenderEndsAtItsDeadline: a render that never finishes (here a file that is a
+// named pipe nobody writes, which the renderer waits on for good) ends after
+// --render-timeout, as the agent's does, with exit status 3, naming the directory.
+func TestRenderEndsAtItsDeadline(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "cm.yaml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no named pipes here: %v", err)
+	}
+	t.Cleanup(func() {
+		// Let the abandoned render, if it is waiting, read to the end, so that it
+		// ends with the test (without a reader, the open fails at once).
+		if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			_ = w.Close()
+		}
+	})
+	var out, errOut bytes.Buffer
+	ended := make(chan error, 1)
+	go func() { ended <- run(t.Context(), []string{"render", "--render-timeout", "200ms", dir}, &out, &errOut) }()
+	var err error
+	select {
+	case err = <-ended:
+	case <-time.After(time.Minute): // a hang, not a performance bound
+		t.Fatal("tether render --render-timeout 200ms has not returned after a minute")
+	}
+	if !errors.Is(err, source.ErrRenderTimeout) || !source.IsRenderError(err) || !strings.Contains(err.Error(), dir) {
+		t.Errorf("tether render of a render that never ends: error %v; want a render error naming %s, wrapping ErrRenderTimeout", err, dir)
+	}
+	if code := exitCode(err, &errOut); code != exitTimedOut {
+		t.Errorf("exit status %d, want %d (timed out)", code, exitTimedOut)
+	}
+	if out.Len() != 0 {
+		t.Errorf("printed %q on failure, want nothing", out.String())
 	}
 }

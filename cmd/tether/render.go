@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
@@ -16,20 +18,24 @@ import (
 )
 
 // newRenderCommand prints what a directory on disk renders to, exactly as the
-// agent would render the same directory of a commit.
+// agent would render the same directory of a commit, and within the same
+// deadline.
 func newRenderCommand() *cobra.Command {
-	return &cobra.Command{
+	timeout := source.DefaultOptions().RenderTimeout
+	cmd := &cobra.Command{
 		Use:   "render DIR",
 		Short: "Print the objects a directory renders to",
-		Long:  "Print the objects DIR renders to (plain YAML/JSON manifests or a kustomization) as a YAML stream, as the agent would render the same directory of a commit.",
+		Long:  "Print the objects DIR renders to (plain YAML/JSON manifests or a kustomization) as a YAML stream, as the agent would render the same directory of a commit. A render not finished after --render-timeout fails (exit status 3), as it does in the agent.",
 		Args:  oneName,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runRender(args[0], cmd.OutOrStdout())
+			return runRender(cmd.Context(), args[0], timeout, cmd.OutOrStdout())
 		},
 	}
+	cmd.Flags().DurationVar(&timeout, "render-timeout", timeout, "Longest the render may take, as the agent's --render-timeout; 0: no bound.")
+	return cmd
 }
 
-func runRender(typed string, stdout io.Writer) error {
+func runRender(ctx context.Context, typed string, timeout time.Duration, stdout io.Writer) error {
 	dir, err := filepath.Abs(typed)
 	if err != nil {
 		return err
@@ -39,12 +45,7 @@ func runRender(typed string, stdout io.Writer) error {
 	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
 		return fmt.Errorf("%s: no such directory", typed)
 	}
-	// Errors name files relative to the working directory, as the user typed them.
-	cwd, err := os.Getwd()
-	if err != nil {
-		return err
-	}
-	objs, err := source.Render(filesys.MakeFsOnDisk(), cwd, dir, source.RenderOptions{MaxObjects: source.DefaultOptions().MaxObjects})
+	objs, err := renderDir(ctx, typed, timeout)
 	if err != nil {
 		return err
 	}
@@ -54,6 +55,46 @@ func runRender(typed string, stdout io.Writer) error {
 	}
 	_, err = stdout.Write(out)
 	return err
+}
+
+// renderDir renders a directory on disk as the agent renders a directory of a
+// commit, naming files in errors relative to the working directory, within
+// timeout (none when 0): past it, or when ctx ends, it returns a RenderError
+// naming the directory as typed (ErrRenderTimeout past the timeout, exit status
+// 3). Kustomize cannot be interrupted, nor can a read of a file that never ends
+// (a named pipe): the render is left to the end of the process, which follows.
+func renderDir(ctx context.Context, typed string, timeout time.Duration) ([]*unstructured.Unstructured, error) {
+	abs, err := filepath.Abs(typed)
+	if err != nil {
+		return nil, err
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	type result struct {
+		objs []*unstructured.Unstructured
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		objs, err := source.Render(filesys.MakeFsOnDisk(), cwd, abs, source.RenderOptions{MaxObjects: source.DefaultOptions().MaxObjects})
+		done <- result{objs, err}
+	}()
+	var expired <-chan time.Time
+	if timeout > 0 {
+		timer := time.NewTimer(timeout)
+		defer timer.Stop()
+		expired = timer.C
+	}
+	select {
+	case r := <-done:
+		return r.objs, r.err
+	case <-expired:
+		return nil, &exitError{code: exitTimedOut, err: &source.RenderError{File: typed, Err: fmt.Errorf("%w: not finished after %s (--render-timeout)", source.ErrRenderTimeout, timeout)}}
+	case <-ctx.Done():
+		return nil, &source.RenderError{File: typed, Err: context.Cause(ctx)}
+	}
 }
 
 // encodeYAML writes objects as a YAML stream, one document each; no objects is an

@@ -1,0 +1,322 @@
+package source
+
+import (
+	"cmp"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The git cache is shared fairly between tenants (namespaces), so that one
+// namespace's repositories cannot leave the others no room:
+//
+//   - the tenants of the cache are those that fetched one of its repositories
+//     within Options.CacheIdle (and hold a commit, or are fetching now); while
+//     there are N of them, each has a share of MaxCacheBytes/N;
+//   - what a tenant takes is the size of each repository it fetched, divided
+//     evenly between the tenants that fetched it (a repository shared by two
+//     namespaces counts half to each);
+//   - a fetch that would take its tenant past its share stops with
+//     ReasonCacheFull naming the share, on its own Sync only; a tenant may always
+//     have one repository, however large, within the cap;
+//   - a fetch within its tenant's share that finds the cache full (tenants that
+//     came first took more while they were fewer) makes room: repositories no
+//     tenant uses any more go first, then those of tenants over their share,
+//     least recently used first, never a tenant's only repository nor one in
+//     use at that moment. If that is not enough, the fetch stops with
+//     ReasonCacheFull.
+
+// cacheUsage is what the git cache takes on disk, by repository directory.
+type cacheUsage struct {
+	total int64
+	// dirs by the base name of a repository's directory.
+	dirs map[string]dirUsage
+}
+
+type dirUsage struct {
+	bytes int64
+	// packed says the repository holds a pack: a commit, not only the empty
+	// repository a first fetch creates.
+	packed  bool
+	modTime time.Time
+}
+
+// measureCache walks the git cache, leaving out packs being written (fetches in
+// flight count those themselves; see packCap).
+func (s *Source) measureCache() (cacheUsage, error) {
+	root := filepath.Join(s.opts.CacheDir, "git")
+	u := cacheUsage{dirs: map[string]dirUsage{}}
+	dirs, err := os.ReadDir(root)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return u, nil
+		}
+		return u, err
+	}
+	for _, d := range dirs {
+		if !d.IsDir() {
+			continue
+		}
+		du, err := measureRepo(filepath.Join(root, d.Name()))
+		if err != nil {
+			return u, err
+		}
+		if info, err := d.Info(); err == nil {
+			du.modTime = info.ModTime()
+		}
+		u.dirs[d.Name()] = du
+		u.total += du.bytes
+	}
+	return u, nil
+}
+
+func measureRepo(dir string) (dirUsage, error) {
+	var du dirUsage
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if os.IsNotExist(err) {
+				return nil
+			}
+			return err
+		}
+		if !d.Type().IsRegular() || strings.HasPrefix(d.Name(), partialPackPrefix) {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil // removed meanwhile
+		}
+		du.bytes += info.Size()
+		du.packed = du.packed || strings.HasSuffix(d.Name(), ".pack")
+		return nil
+	})
+	return du, err
+}
+
+// shares is the state of the cache's fair shares at one moment.
+type shares struct {
+	// limit is each tenant's share; 0 without a cap.
+	limit int64
+	// tenants is how many tenants share the cache.
+	tenants int
+	// taken is what each tenant takes (see the rule above).
+	taken map[string]int64
+	// repos counts, by tenant, the repositories holding a commit that it uses.
+	repos map[string]int
+	// users lists, by the base name of a repository's directory, its tenants.
+	users map[string][]string
+}
+
+// sharesOf works out the shares from usage u, for a fetch by asker. The tenants
+// counted are asker and those holding a repository with a commit: a namespace
+// whose Syncs never fetched anything (a wrong URL) takes no share from the
+// others. The caller holds s.mu.
+func (s *Source) sharesOf(u cacheUsage, now time.Time, asker string) shares {
+	sh := shares{taken: map[string]int64{}, repos: map[string]int{}, users: map[string][]string{}}
+	seen := map[string]bool{asker: true}
+	for key, e := range s.repos {
+		dir := filepath.Base(s.cacheDir(key))
+		users := e.activeTenants(now, s.opts.CacheIdle)
+		sh.users[dir] = users
+		du := u.dirs[dir]
+		for _, t := range users {
+			sh.taken[t] += du.bytes / int64(len(users))
+			if du.packed {
+				sh.repos[t]++
+				seen[t] = true
+			}
+		}
+	}
+	sh.tenants = len(seen)
+	if s.opts.MaxCacheBytes > 0 {
+		sh.limit = s.opts.MaxCacheBytes / int64(max(1, sh.tenants))
+	}
+	return sh
+}
+
+// over reports whether tenant takes more than its share.
+func (sh shares) over(tenant string) bool {
+	return sh.limit > 0 && sh.taken[tenant] > sh.limit
+}
+
+// activeTenants lists the tenants that fetched the entry within idle. The caller
+// holds Source.mu.
+func (e *repoEntry) activeTenants(now time.Time, idle time.Duration) []string {
+	var out []string
+	for t, at := range e.tenants {
+		if now.Sub(at) < idle {
+			out = append(out, t)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// usedBy records that tenant fetches the entry now.
+func (s *Source) usedBy(e *repoEntry, tenant string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e.tenants == nil {
+		e.tenants = map[string]time.Time{}
+	}
+	e.tenants[tenant] = s.now()
+}
+
+// reserve measures the cache before tenant fetches into url's repository, and
+// returns the packCap the fetch writes under (nil without a cap): it fails with
+// a cacheFullError when the tenant is already past its share, or when the cache
+// is over its cap and no room can be made (see makeRoom).
+func (s *Source) reserve(url, tenant string) (*packCap, error) {
+	if s.opts.MaxCacheBytes <= 0 {
+		return nil, nil
+	}
+	u, err := s.measureCache()
+	if err != nil {
+		return nil, fmt.Errorf("measuring the git cache: %w", err)
+	}
+	dir := filepath.Base(s.cacheDir(url))
+	s.mu.Lock()
+	sh := s.sharesOf(u, s.now(), tenant)
+	s.mu.Unlock()
+	c := &packCap{s: s, key: cacheKey(url), tenant: tenant, used: u.total, limit: s.opts.MaxCacheBytes}
+	// Alone, a tenant's share is the cap; with others, a tenant may still have one
+	// repository of any size within the cap.
+	if others := sh.repos[tenant]; sh.tenants > 1 && (others > 1 || (others == 1 && !u.dirs[dir].packed)) {
+		// Not its only repository: the fetch is bounded by the tenant's share.
+		c.share = &tenantShare{shares: sh, tenant: tenant, sharers: max(1, len(sh.users[dir]))}
+		if sh.over(tenant) {
+			return nil, &cacheFullError{used: u.total, limit: s.opts.MaxCacheBytes, share: c.share}
+		}
+	}
+	if u.total > s.opts.MaxCacheBytes {
+		c.used -= s.makeRoom(c.key, tenant, u.total-s.opts.MaxCacheBytes)
+		if c.used > s.opts.MaxCacheBytes {
+			return nil, &cacheFullError{used: c.used, limit: s.opts.MaxCacheBytes}
+		}
+	}
+	return c, nil
+}
+
+// tenantShare bounds one fetch by its tenant's share of the cache.
+type tenantShare struct {
+	shares
+	tenant string
+	// sharers is how many tenants use the repository fetched into, the bytes
+	// received being counted to each in equal parts.
+	sharers int
+}
+
+// passedBy reports whether written more bytes in the repository would take the
+// tenant past its share.
+func (t *tenantShare) passedBy(written int64) bool {
+	return t.taken[t.tenant]+written/int64(t.sharers) > t.limit
+}
+
+// makeRoom removes repositories from the cache until need bytes are free, for
+// a fetch of tenant into the repository of key, and returns the bytes it
+// removed. Only a tenant within its share makes room, and only at the expense
+// of repositories no tenant uses (first), then of tenants all over their share
+// (least recently used first); never a tenant's only repository, nor one in use
+// (its lock held), nor the one being fetched into.
+func (s *Source) makeRoom(key, tenant string, need int64) int64 {
+	u, err := s.measureCache()
+	if err != nil {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	sh := s.sharesOf(u, now, tenant)
+	if sh.over(tenant) {
+		return 0
+	}
+	entries := map[string]string{} // directory → key
+	for k := range s.repos {
+		entries[filepath.Base(s.cacheDir(k))] = k
+	}
+	self := filepath.Base(s.cacheDir(key))
+	type candidate struct {
+		dir      string
+		unused   bool
+		lastUsed time.Time
+	}
+	var candidates []candidate
+	for dir, du := range u.dirs {
+		if dir == self || du.bytes == 0 {
+			continue
+		}
+		k, ok := entries[dir]
+		if !ok {
+			candidates = append(candidates, candidate{dir: dir, unused: true, lastUsed: du.modTime})
+			continue
+		}
+		candidates = append(candidates, candidate{dir: dir, unused: len(sh.users[dir]) == 0, lastUsed: s.repos[k].used})
+	}
+	slices.SortFunc(candidates, func(a, b candidate) int {
+		if a.unused != b.unused {
+			if a.unused {
+				return -1
+			}
+			return 1
+		}
+		return a.lastUsed.Compare(b.lastUsed)
+	})
+	var freed int64
+	for _, c := range candidates {
+		if freed >= need {
+			break
+		}
+		if !c.unused && !evictable(sh, sh.users[c.dir]) {
+			continue
+		}
+		if !s.evict(entries, c.dir) {
+			continue
+		}
+		bytes := u.dirs[c.dir].bytes
+		freed += bytes
+		for _, t := range sh.users[c.dir] {
+			sh.taken[t] -= bytes / int64(len(sh.users[c.dir]))
+			if u.dirs[c.dir].packed {
+				sh.repos[t]--
+			}
+		}
+	}
+	return freed
+}
+
+// evictable reports whether a repository used by users may be removed to make
+// room: each of them is over its share and keeps another repository.
+func evictable(sh shares, users []string) bool {
+	for _, t := range users {
+		if !sh.over(t) || sh.repos[t] <= 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// evict removes the repository in dir unless it is in use, and reports whether
+// it did. Its entry stays, so that its tenants still count, and a later Fetch
+// fetches it again (if their share allows). The caller holds s.mu.
+func (s *Source) evict(entries map[string]string, dir string) bool {
+	key, ok := entries[dir]
+	if !ok {
+		return os.RemoveAll(filepath.Join(s.opts.CacheDir, "git", dir)) == nil
+	}
+	e := s.repos[key]
+	if !e.mu.TryLock() {
+		return false
+	}
+	defer e.mu.Unlock()
+	e.listed = map[string]listing{}
+	return s.discardCache(e, key) == nil
+}
+
+// tenantLabel names a tenant in messages.
+func tenantLabel(tenant string) string {
+	return cmp.Or(tenant, "(none)")
+}

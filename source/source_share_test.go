@@ -1,0 +1,215 @@
+package source
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"tether.dev/tether/test/gitserver"
+)
+
+// TestOneNamespaceCannotTakeAnothersShareOfTheGitCache: namespace a comes first
+// and, alone, fills the git cache with repositories it really uses. Namespace b
+// still fetches and renders: a's least recently used repository makes room. a's
+// fetch that would take it past its half of the cache then stops on a's Sync
+// only, saying why, and b's repositories stay.
+func TestOneNamespaceCannotTakeAnothersShareOfTheGitCache(t *testing.T) {
+	srv := gitserver.Start(t, gitserver.Options{})
+	const big = 512 << 10 // incompressible: a repository of about 400 KB
+	repos := map[string]*gitserver.Repo{}
+	for i, name := range []string{"a1", "a2", "a3", "b1"} {
+		files := map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + "}\n"}
+		if name != "a3" {
+			files["blob.txt"] = randomText(uint64(i+1), big)
+		}
+		repos[name] = srv.CreateRepo(t, name)
+		repos[name].Commit(t, files, "one")
+	}
+	s := newCacheTestSource(t, Options{})
+	fetch := func(tenant, repo string) (Revision, error) {
+		return s.Fetch(t.Context(), Request{URL: repos[repo].URL(), Ref: mainBranch, Tenant: tenant})
+	}
+	for _, name := range []string{"a1", "a2", "a3"} {
+		if _, err := fetch("a", name); err != nil {
+			t.Fatalf("namespace a fetching %s alone: %v", name, err)
+		}
+	}
+	u, err := s.measureCache()
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := u.dirs[dirOf(s, repos["a1"].URL())].bytes
+	// a's three repositories fill the cache but for half a large one: b's
+	// repository does not fit unless a makes room. Each namespace's share is then
+	// 1.25 large repositories.
+	s.opts.MaxCacheBytes = u.total + one/2
+	t.Logf("one large repository takes %d bytes; cap %d, a share %d", one, s.opts.MaxCacheBytes, s.opts.MaxCacheBytes/2)
+
+	var bRev Revision
+	t.Run("namespace b fetches and renders in a cache namespace a filled", func(t *testing.T) {
+		if bRev, err = fetch("b", "b1"); err != nil {
+			t.Fatalf("namespace b's fetch: %v; want it to succeed, a being over its share", err)
+		}
+		if _, err := s.Render(t.Context(), bRev, "."); err != nil {
+			t.Errorf("Render: %v", err)
+		}
+		assertUnderCap(t, s)
+	})
+	t.Run("a's least recently used repository made the room, and only it", func(t *testing.T) {
+		for name, want := range map[string]bool{"a1": false, "a2": true, "a3": true, "b1": true} {
+			if got := cached(t, s, repos[name].URL()); got != want {
+				t.Errorf("%s cached: %t, want %t", name, got, want)
+			}
+		}
+	})
+	t.Run("a's fetch that would pass its share stops on a's Sync only, naming the share", func(t *testing.T) {
+		_, err := fetch("a", "a1")
+		var fe *FetchError
+		if !errors.As(err, &fe) || fe.Reason != ReasonCacheFull {
+			t.Fatalf("a's fetch of a1 again: %v; want a FetchError with reason %s", err, ReasonCacheFull)
+		}
+		for _, want := range []string{"was stopped after", "namespace a's repositories", "its share of", "shared by the 2 namespaces"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("the error does not say %q: %v", want, err)
+			}
+		}
+		t.Logf("%v", err)
+		assertUnderCap(t, s)
+	})
+	t.Run("nothing of b's was evicted or refused because of it", func(t *testing.T) {
+		if !cached(t, s, repos["b1"].URL()) {
+			t.Fatal("b1 is no longer cached")
+		}
+		next := repos["b1"].Commit(t, map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b2}\n"}, "two")
+		rev, err := fetch("b", "b1")
+		if err != nil || rev.Commit != next {
+			t.Fatalf("b's fetch of a new commit: %v, %v; want %s", rev.Commit, err, next)
+		}
+		if _, err := s.Render(t.Context(), rev, "."); err != nil {
+			t.Errorf("Render: %v", err)
+		}
+	})
+	t.Run("a's repositories within its share still poll and render", func(t *testing.T) {
+		s.now = func() time.Time { return time.Now().Add(time.Minute) } // past MaxAge: asks the remote
+		rev, err := fetch("a", "a2")
+		if err != nil {
+			t.Fatalf("a's fetch of a2: %v", err)
+		}
+		if _, err := s.Render(t.Context(), rev, "."); err != nil {
+			t.Errorf("Render: %v", err)
+		}
+	})
+}
+
+// dirOf is the base name of url's cache directory.
+func dirOf(s *Source, url string) string {
+	return filepath.Base(s.cacheDir(url))
+}
+
+// cached reports whether url's repository holds a commit in the cache.
+func cached(t *testing.T, s *Source, url string) bool {
+	t.Helper()
+	u, err := s.measureCache()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.dirs[dirOf(s, url)].packed
+}
+
+func assertUnderCap(t *testing.T, s *Source) {
+	t.Helper()
+	u, err := s.measureCache()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.total > s.opts.MaxCacheBytes {
+		t.Errorf("the cache takes %d bytes, over its cap of %d", u.total, s.opts.MaxCacheBytes)
+	}
+}
+
+// TestAShareCountsSharedRepositoriesFairlyAndAlwaysAllowsOne: a repository that
+// two namespaces follow counts half to each, and a namespace may always have one
+// repository, even one larger than its share, while the cap has room; a second
+// one it may not have until it is back within its share.
+func TestAShareCountsSharedRepositoriesFairlyAndAlwaysAllowsOne(t *testing.T) {
+	srv := gitserver.Start(t, gitserver.Options{})
+	const large = 512 << 10 // incompressible: about 400 KB
+	repos := map[string]*gitserver.Repo{}
+	for i, r := range []struct {
+		name string
+		size int
+	}{{"shared", large}, {"a1", 0}, {"a2", 0}, {"c1", 3 * large / 2}, {"c2", 0}} {
+		files := map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + r.name + "}\n"}
+		if r.size > 0 {
+			files["blob.txt"] = randomText(uint64(i+10), r.size)
+		}
+		repos[r.name] = srv.CreateRepo(t, r.name)
+		repos[r.name].Commit(t, files, "one")
+	}
+	s := newCacheTestSource(t, Options{})
+	fetch := func(tenant, repo string) error {
+		_, err := s.Fetch(t.Context(), Request{URL: repos[repo].URL(), Ref: mainBranch, Tenant: tenant})
+		return err
+	}
+	must := func(tenant, repo string) {
+		t.Helper()
+		if err := fetch(tenant, repo); err != nil {
+			t.Fatalf("namespace %s fetching %s: %v", tenant, repo, err)
+		}
+	}
+	must("a", "shared")
+	u, err := s.measureCache()
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := u.dirs[dirOf(s, repos["shared"].URL())].bytes
+	// Three namespaces, each with a share of about one large repository.
+	s.opts.MaxCacheBytes = 3 * one
+	must("a", "a1")
+	must("b", "shared")
+
+	t.Run("a namespace's only repository may be larger than its share", func(t *testing.T) {
+		must("c", "c1")
+		s.mu.Lock()
+		sh := s.sharesOf(mustMeasure(t, s), s.now(), "c")
+		s.mu.Unlock()
+		if !sh.over("c") {
+			t.Fatalf("c takes %d bytes, within its share of %d: the test needs its only repository larger", sh.taken["c"], sh.limit)
+		}
+		assertUnderCap(t, s)
+	})
+	t.Run("a repository two namespaces follow counts half to each", func(t *testing.T) {
+		// Counted whole, the shared repository alone would fill a's share.
+		must("a", "a2")
+		s.mu.Lock()
+		sh := s.sharesOf(mustMeasure(t, s), s.now(), "a")
+		s.mu.Unlock()
+		if got, most := sh.taken["a"], one/2+one/4; got > most {
+			t.Errorf("a takes %d bytes; want about half of the shared repository (%d), at most %d", got, one/2, most)
+		}
+	})
+	t.Run("a second repository of a namespace past its share is refused, naming the share", func(t *testing.T) {
+		err := fetch("c", "c2")
+		var fe *FetchError
+		if !errors.As(err, &fe) || fe.Reason != ReasonCacheFull {
+			t.Fatalf("c's second repository: %v; want a FetchError with reason %s", err, ReasonCacheFull)
+		}
+		for _, want := range []string{"namespace c's repositories take", "over its share of", "shared by the 3 namespaces"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("the error does not say %q: %v", want, err)
+			}
+		}
+		t.Logf("%v", err)
+	})
+}
+
+func mustMeasure(t *testing.T, s *Source) cacheUsage {
+	t.Helper()
+	u, err := s.measureCache()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
