@@ -13,7 +13,7 @@ import (
 // memFS builds an in-memory repository from path → content.
 func memFS(t *testing.T, files map[string]string) filesys.FileSystem {
 	t.Helper()
-	fs := filesys.MakeFsInMemory()
+	fs := newInMemoryFS()
 	for name, content := range files {
 		if err := fs.WriteFile("/"+name, []byte(content)); err != nil {
 			t.Fatal(err)

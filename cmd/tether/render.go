@@ -10,13 +10,13 @@ import (
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"tether.dev/tether/source"
 )
 
 // newRenderCommand prints what a directory on disk renders to, exactly as the
-// agent would render the same directory of a commit.
+// agent would render the same directory of a commit: source.RenderDirectory
+// copies and renders it by the agent's own path.
 func newRenderCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "render DIR",
@@ -39,12 +39,8 @@ func runRender(typed string, stdout io.Writer) error {
 	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
 		return fmt.Errorf("%s: no such directory", typed)
 	}
-	// Errors name files relative to the working directory, as the user typed them.
-	cwd, err := os.Getwd()
-	if err != nil {
-		return err
-	}
-	objs, err := source.Render(filesys.MakeFsOnDisk(), cwd, dir, source.RenderOptions{MaxObjects: source.DefaultOptions().MaxObjects})
+	// The agent's own path and bounds: what is printed is what the agent applies.
+	objs, err := source.RenderDirectory(dir, source.DefaultOptions())
 	if err != nil {
 		return err
 	}
