@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	udiff "github.com/aymanbagabas/go-udiff"
@@ -17,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/apply"
@@ -356,18 +354,10 @@ func fetchAndRender(ctx context.Context, req source.Request, path string) ([]*un
 	return snap.Objects, nil
 }
 
-// renderDir renders a directory on disk as `tether render` does, naming files in
-// errors relative to the working directory.
+// renderDir renders a directory on disk as `tether render` does: by the
+// agent's own path.
 func renderDir(dir string) ([]*unstructured.Unstructured, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, err
-	}
-	cwd, err := os.Getwd()
-	if err != nil {
-		return nil, err
-	}
-	return source.Render(filesys.MakeFsOnDisk(), cwd, abs, source.RenderOptions{MaxObjects: source.DefaultOptions().MaxObjects})
+	return source.RenderDirectory(dir, source.DefaultOptions())
 }
 
 // newDiffManager connects to the cluster. One request up front turns an
