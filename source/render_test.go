@@ -248,6 +248,7 @@ func FuzzDecodeManifests(f *testing.F) {
 	f.Add([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: List\nitems: []\n"))
 	f.Add([]byte(`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"},"data":{"a":"Yg=="}}`))
 	f.Add([]byte("a: &a [1,2]\nb: [*a,*a]\n<<: {apiVersion: v1}\n"))
+	f.Add([]byte("x: &x {kind: Pod}\ny: &y {metadata: {name: p}}\n<<: [*x, *y, {apiVersion: v1}]\nspec: {hostNetwork: yes, n: 0755}\n---\n--- # c\nvalues: 1\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		objs, err := DecodeManifests(data)
 		if err != nil {
