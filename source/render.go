@@ -14,6 +14,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -283,14 +284,14 @@ func measureStream(data []byte, budget *byteBudget, nodes *nodeBudget) error {
 func decodeDocument(doc []byte, budget *byteBudget, other others) ([]*unstructured.Unstructured, error) {
 	data, err := sigsyaml.YAMLToJSON(doc)
 	if err != nil {
-		return nil, err
+		return nil, kubectlYAMLError(err)
 	}
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || bytes.Equal(data, []byte("null")) {
 		return nil, nil
 	}
 	var fields map[string]any
-	if data[0] != '{' || json.Unmarshal(data, &fields) != nil {
+	if data[0] != '{' || utiljson.Unmarshal(data, &fields) != nil {
 		if other == skipOthers {
 			return nil, nil
 		}
@@ -299,7 +300,10 @@ func decodeDocument(doc []byte, budget *byteBudget, other others) ([]*unstructur
 	if other == skipOthers && !isObject(fields) {
 		return nil, nil
 	}
-	obj, err := toObject(fields, budget)
+	if err := budget.spend(len(data)); err != nil {
+		return nil, err
+	}
+	obj, err := newObject(fields)
 	if err != nil {
 		return nil, err
 	}
@@ -307,6 +311,16 @@ func decodeDocument(doc []byte, budget *byteBudget, other others) ([]*unstructur
 		return expandList(obj)
 	}
 	return []*unstructured.Unstructured{obj}, nil
+}
+
+// kubectlYAMLError classes the refusal of a document whose aliases expand far
+// beyond its size (which kubectl's decoder refuses too) as a render over its
+// bounds.
+func kubectlYAMLError(err error) error {
+	if strings.Contains(err.Error(), "excessive aliasing") {
+		return overBudgetf("%v: its aliases expand too far for kubectl's YAML decoder, which refuses it too", err)
+	}
+	return err
 }
 
 // isObject reports whether a document names its apiVersion and kind.
@@ -317,9 +331,7 @@ func isObject(fields map[string]any) bool {
 }
 
 func toObject(doc map[string]any, budget *byteBudget) (*unstructured.Unstructured, error) {
-	apiVersion, _ := doc["apiVersion"].(string)
-	kind, _ := doc["kind"].(string)
-	if apiVersion == "" || kind == "" {
+	if !isObject(doc) {
 		return nil, errors.New("not a Kubernetes object: apiVersion and kind are required")
 	}
 	// A JSON round trip gives the value types apimachinery expects (int64, float64).
@@ -330,10 +342,20 @@ func toObject(doc map[string]any, budget *byteBudget) (*unstructured.Unstructure
 	if err := budget.spend(len(data)); err != nil {
 		return nil, err
 	}
-	obj := &unstructured.Unstructured{}
-	if err := obj.UnmarshalJSON(data); err != nil {
+	var fields map[string]any
+	if err := utiljson.Unmarshal(data, &fields); err != nil {
 		return nil, err
 	}
+	return newObject(fields)
+}
+
+// newObject makes an object of fields decoded from JSON (apimachinery's value
+// types), refusing one without apiVersion, kind or name.
+func newObject(fields map[string]any) (*unstructured.Unstructured, error) {
+	if !isObject(fields) {
+		return nil, errors.New("not a Kubernetes object: apiVersion and kind are required")
+	}
+	obj := &unstructured.Unstructured{Object: fields}
 	if !obj.IsList() {
 		if err := checkName(obj); err != nil {
 			return nil, err

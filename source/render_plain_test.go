@@ -147,3 +147,14 @@ spec:
 		t.Errorf("fields (-want +got):\n%s", diff)
 	}
 }
+
+func TestADocumentKubectlRefusesForItsAliasesIsARenderOverItsBounds(t *testing.T) {
+	// Within Tether's own budgets, but kubectl's decoder refuses a document
+	// whose aliases expand this far beyond its size, and so does Tether.
+	file := worstYAML("aliases", DefaultMaxYAMLNodesPerFile)
+	_, err := render(t, map[string]string{"app/cm.yaml": file}, "app")
+	var re *RenderError
+	if !errors.As(err, &re) || re.File != "app/cm.yaml" || re.Reason != v1alpha1.ReasonRenderLimitExceeded {
+		t.Errorf("Render = %v, want RenderLimitExceeded naming app/cm.yaml", err)
+	}
+}
