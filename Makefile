@@ -14,6 +14,12 @@ CONTROLLER_GEN_VERSION := v0.19.0
 GOLANGCI_LINT_VERSION  := v2.15.0
 CONTROLLER_GEN := $(TOOLS_BIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 GOLANGCI_LINT  := $(TOOLS_BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+# The kustomize CLI built on the kustomize library go.mod requires
+# (sigs.k8s.io/kustomize/api v0.20.1 is kustomize/v5 v5.7.1): the conformance test
+# in source/ compares Tether's renders with it, and fails when the two move apart.
+KUSTOMIZE_VERSION := v5.7.1
+KUSTOMIZE      := $(TOOLS_BIN)/kustomize-$(KUSTOMIZE_VERSION)
+export TETHER_KUSTOMIZE := $(KUSTOMIZE)
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
@@ -29,8 +35,11 @@ build: ## Build the tether binary into bin/.
 testbin: ## Build etcd, kube-apiserver, controller-manager, scheduler, kubectl, kwok, prometheus and promtool into .tools/testbin.
 	hack/testbin.sh $(TESTBIN)
 
+.PHONY: kustomize
+kustomize: $(KUSTOMIZE) ## Build the pinned kustomize CLI that the conformance test compares renders with.
+
 .PHONY: test
-test: testbin ## Unit, control-plane and end-to-end tests, with the race detector.
+test: testbin kustomize ## Unit, control-plane, conformance and end-to-end tests, with the race detector.
 	go test $(TEST_FLAGS) ./...
 
 .PHONY: test-scale
@@ -95,6 +104,11 @@ $(CONTROLLER_GEN):
 	@mkdir -p $(TOOLS_BIN)
 	GOBIN=$(TOOLS_BIN) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
 	mv $(TOOLS_BIN)/controller-gen $@
+
+$(KUSTOMIZE):
+	@mkdir -p $(TOOLS_BIN)
+	GOBIN=$(TOOLS_BIN) go install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
+	mv $(TOOLS_BIN)/kustomize $@
 
 $(GOLANGCI_LINT):
 	@mkdir -p $(TOOLS_BIN)

@@ -45,10 +45,20 @@
 // RefNotFound, NoMatchingTag, …) for conditions; no error quotes a credential, nor
 // what a remote's HTTP error answer said ("HTTP 403 Forbidden" instead).
 //
+// A path renders as Flux renders one: a kustomization is built by kustomize (the
+// library of the pinned kustomize CLI, which the conformance test in testdata/
+// conformance compares with); a directory without one yields its manifest files
+// recursively and builds each subdirectory holding a kustomization as one, leaves
+// out hidden files and documents that are no Kubernetes object, and reads YAML
+// as kubectl reads it (sigs.k8s.io/yaml, after yaml.v3 has measured the document
+// within the budgets below). RenderDirectory renders a directory on disk by the
+// same path (a treeStore over the disk instead of the commit), for the CLI.
+//
 // Repository content is treated as hostile. Rendering never touches the host file
 // system or the network: the files of the commit that the path needs (those below
 // it and below every kustomization root its kustomizations reach, within
-// MaxTreeSize) are copied into an in-memory file system, so a path or symlink
+// MaxTreeSize) are copied into an in-memory file system of the package's own
+// (kyaml's refuses names git takes), so a path or symlink
 // cannot reach anything outside the repository, and kustomize runs in process with
 // plugins, exec and container functions and Helm off, the load restrictor on.
 // Kustomize's loader would download any http(s) path and clone (by running git)

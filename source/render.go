@@ -1,6 +1,7 @@
 package source
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -13,7 +14,10 @@ import (
 
 	"gopkg.in/yaml.v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"tether.dev/tether/api/v1alpha1"
 )
@@ -63,8 +67,9 @@ func (b *byteBudget) remaining() int64 {
 var kustomizationFiles = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
 
 // Render turns dir of fs into objects. A directory holding a kustomization is built
-// with kustomize; any other directory is read recursively for .yaml, .yml and .json
-// files, each of which may hold several documents. Errors are *RenderError and name
+// with kustomize; any other directory is rendered as renderPlain says: its .yaml,
+// .yml and .json files recursively, each of which may hold several documents, and
+// each subdirectory holding a kustomization built as one. Errors are *RenderError and name
 // the file at fault relative to root. A panic while rendering (in kustomize, in a
 // parser) is returned as a *RenderError too: repository content must not be able
 // to crash the agent.
@@ -93,12 +98,8 @@ func renderSized(fs filesys.FileSystem, root, dir string, opts RenderOptions) (o
 	}
 	budget := &byteBudget{max: opts.MaxBytes}
 	nodes := newNodeBudget(opts)
-	if k := findKustomization(fs, dir); k != "" {
-		counted := &nodeCountingFS{FileSystem: fs, nodes: nodes, rel: rel}
-		objs, err = renderKustomize(counted, dir, rel, budget)
-		if counted.err != nil {
-			err = counted.err // kustomize may have wrapped it beyond recognition
-		}
+	if findKustomization(fs, dir) != "" {
+		objs, err = renderKustomization(fs, dir, rel, budget, nodes)
 	} else {
 		objs, err = renderPlain(fs, dir, rel, budget, nodes)
 	}
@@ -123,102 +124,214 @@ func findKustomization(fs filesys.FileSystem, dir string) string {
 	return ""
 }
 
-// renderPlain reads every manifest file under dir, in lexical order so that the
-// result is stable. Hidden files and directories (".github") are skipped.
+// renderPlain renders a directory without a kustomization as Flux renders such
+// a path: every manifest file below it, recursively, and every subdirectory that
+// holds a kustomization built as one (its files are not also read as
+// manifests), in lexical order of path so that the result is stable. Documents
+// that are no Kubernetes object (a values.yaml, a chart repository's
+// index.yaml, a CI workflow) are left out silently, as Flux and Argo CD leave
+// them out; they still count against the render's YAML node budgets. Hidden
+// files and directories (".github", ".gitlab-ci.yml") are not read.
 func renderPlain(fs filesys.FileSystem, dir string, rel func(string) string, budget *byteBudget, nodes *nodeBudget) ([]*unstructured.Unstructured, error) {
-	var files []string
+	var paths []string
+	kustomizations := map[string]bool{}
 	err := fs.Walk(dir, func(p string, info os.FileInfo, err error) error {
 		if err != nil {
 			return err
 		}
-		if p != dir && strings.HasPrefix(info.Name(), ".") {
+		if p == dir {
+			return nil
+		}
+		if strings.HasPrefix(info.Name(), ".") {
 			if info.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if info.IsDir() {
+			if findKustomization(fs, p) != "" {
+				paths = append(paths, p)
+				kustomizations[p] = true
 				return filepath.SkipDir
 			}
 			return nil
 		}
 		switch strings.ToLower(filepath.Ext(p)) {
 		case ".yaml", ".yml", ".json":
-			if !info.IsDir() {
-				files = append(files, p)
-			}
+			paths = append(paths, p)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, &RenderError{File: rel(dir), Err: err}
 	}
-	sort.Strings(files)
+	sort.Strings(paths)
 	var objs []*unstructured.Unstructured
-	for _, f := range files {
-		data, err := fs.ReadFile(f)
-		if err != nil {
-			return nil, &RenderError{File: rel(f), Err: err}
+	for _, p := range paths {
+		var found []*unstructured.Unstructured
+		if kustomizations[p] {
+			found, err = renderKustomization(fs, p, rel, budget, nodes)
+		} else {
+			found, err = renderManifestFile(fs, p, rel, budget, nodes)
 		}
-		docs, err := decodeManifests(data, budget, nodes)
 		if err != nil {
-			return nil, renderError(rel(f), err)
+			return nil, err
 		}
-		objs = append(objs, docs...)
+		objs = append(objs, found...)
 	}
 	return objs, nil
 }
 
-// DecodeManifests splits a YAML or JSON stream into Kubernetes objects. Empty
-// documents are skipped; a document without apiVersion or kind is an error that
-// names its position. A kind List is expanded into its items.
-func DecodeManifests(data []byte) ([]*unstructured.Unstructured, error) {
-	return decodeManifests(data, nil, newNodeBudget(RenderOptions{}))
+// renderManifestFile reads the objects of one file of a plain directory.
+func renderManifestFile(fs filesys.FileSystem, file string, rel func(string) string, budget *byteBudget, nodes *nodeBudget) ([]*unstructured.Unstructured, error) {
+	data, err := fs.ReadFile(file)
+	if err != nil {
+		return nil, &RenderError{File: rel(file), Err: err}
+	}
+	objs, err := decodeManifests(data, budget, nodes, skipOthers)
+	if err != nil {
+		return nil, renderError(rel(file), err)
+	}
+	return objs, nil
 }
 
-// decodeManifests is DecodeManifests within a render's budgets: the file's nodes
-// are bounded from its text before it is parsed, and its values after alias
-// expansion as they are converted.
-func decodeManifests(data []byte, budget *byteBudget, nodes *nodeBudget) ([]*unstructured.Unstructured, error) {
-	allowed, err := nodes.file(data)
-	if err != nil {
+// renderKustomization builds the kustomization of dir, every file kustomize
+// reads counted against the render's node budget.
+func renderKustomization(fs filesys.FileSystem, dir string, rel func(string) string, budget *byteBudget, nodes *nodeBudget) ([]*unstructured.Unstructured, error) {
+	counted := &nodeCountingFS{FileSystem: fs, nodes: nodes, rel: rel}
+	objs, err := renderKustomize(counted, dir, rel, budget)
+	if counted.err != nil {
+		return nil, counted.err // kustomize may have wrapped it beyond recognition
+	}
+	return objs, err
+}
+
+// DecodeManifests splits a YAML or JSON stream into Kubernetes objects, read as
+// kubectl reads a file it applies: documents split at "---" lines, each decoded
+// with sigs.k8s.io/yaml (YAML 1.1: unquoted yes/no/on/off are booleans, a merge
+// key takes a list of mappings). Empty documents are skipped; a document without
+// apiVersion or kind is an error that names its position. A kind List is
+// expanded into its items.
+func DecodeManifests(data []byte) ([]*unstructured.Unstructured, error) {
+	return decodeManifests(data, nil, newNodeBudget(RenderOptions{}), refuseOthers)
+}
+
+// others says what decodeManifests does with a document that is no Kubernetes
+// object (no apiVersion or no kind, or not a mapping).
+type others int
+
+const (
+	// refuseOthers fails on such a document, naming its position.
+	refuseOthers others = iota
+	// skipOthers leaves it out, as Flux and Argo CD leave out a values.yaml or a
+	// CI workflow found among a directory's manifests.
+	skipOthers
+)
+
+// decodeManifests is DecodeManifests within a render's budgets. The file's nodes
+// are bounded from its text before any parser runs; then the stream is parsed
+// (yaml.v3, which builds no value and expands no alias) and what each document
+// expands to through aliases is counted against the node and byte budgets
+// before kubectl's decoder, which expands aliases as it goes, sees any of it.
+func decodeManifests(data []byte, budget *byteBudget, nodes *nodeBudget, other others) ([]*unstructured.Unstructured, error) {
+	if err := measureStream(data, budget, nodes); err != nil {
 		return nil, err
 	}
-	conv := newConverter(budget, allowed)
-	defer func() { nodes.expanded(conv.spent()) }()
-	dec := yaml.NewDecoder(bytes.NewReader(data))
+	docs := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var objs []*unstructured.Unstructured
 	for n := 1; ; n++ {
-		var node yaml.Node
-		err := dec.Decode(&node)
+		doc, err := docs.Read()
 		if errors.Is(err, io.EOF) {
 			return objs, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("document %d: %w", n, syntaxError(data, err))
+			return nil, fmt.Errorf("document %d: %w", n, err)
 		}
-		doc, err := conv.document(&node)
+		found, err := decodeDocument(doc, budget, other)
 		if err != nil {
 			return nil, fmt.Errorf("document %d: %w", n, err)
 		}
-		if len(doc) == 0 {
-			continue
-		}
-		obj, err := toObject(doc, budget)
-		if err != nil {
-			return nil, fmt.Errorf("document %d: %w", n, err)
-		}
-		if obj.IsList() {
-			items, err := expandList(obj)
-			if err != nil {
-				return nil, fmt.Errorf("document %d: %w", n, err)
-			}
-			objs = append(objs, items...)
-			continue
-		}
-		objs = append(objs, obj)
+		objs = append(objs, found...)
 	}
 }
 
+// measureStream parses every document of data and charges what it expands to.
+func measureStream(data []byte, budget *byteBudget, nodes *nodeBudget) error {
+	allowed, err := nodes.file(data)
+	if err != nil {
+		return err
+	}
+	conv := newConverter(budget, allowed)
+	defer func() { nodes.expanded(conv.spent()) }()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for n := 1; ; n++ {
+		var node yaml.Node
+		err := dec.Decode(&node)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("document %d: %w", n, syntaxError(data, err))
+		}
+		if err := conv.measure(&node, 0); err != nil {
+			return fmt.Errorf("document %d: %w", n, err)
+		}
+	}
+}
+
+// decodeDocument decodes one document as kubectl does: nothing for an empty one,
+// the items of a List, or the object.
+func decodeDocument(doc []byte, budget *byteBudget, other others) ([]*unstructured.Unstructured, error) {
+	data, err := sigsyaml.YAMLToJSON(doc)
+	if err != nil {
+		return nil, kubectlYAMLError(err)
+	}
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || bytes.Equal(data, []byte("null")) {
+		return nil, nil
+	}
+	var fields map[string]any
+	if data[0] != '{' || utiljson.Unmarshal(data, &fields) != nil {
+		if other == skipOthers {
+			return nil, nil
+		}
+		return nil, errors.New("not a Kubernetes object: the document is not a mapping")
+	}
+	if other == skipOthers && !isObject(fields) {
+		return nil, nil
+	}
+	if err := budget.spend(len(data)); err != nil {
+		return nil, err
+	}
+	obj, err := newObject(fields)
+	if err != nil {
+		return nil, err
+	}
+	if obj.IsList() {
+		return expandList(obj)
+	}
+	return []*unstructured.Unstructured{obj}, nil
+}
+
+// kubectlYAMLError classes the refusal of a document whose aliases expand far
+// beyond its size (which kubectl's decoder refuses too) as a render over its
+// bounds.
+func kubectlYAMLError(err error) error {
+	if strings.Contains(err.Error(), "excessive aliasing") {
+		return overBudgetf("%v: its aliases expand too far for kubectl's YAML decoder, which refuses it too", err)
+	}
+	return err
+}
+
+// isObject reports whether a document names its apiVersion and kind.
+func isObject(fields map[string]any) bool {
+	apiVersion, _ := fields["apiVersion"].(string)
+	kind, _ := fields["kind"].(string)
+	return apiVersion != "" && kind != ""
+}
+
 func toObject(doc map[string]any, budget *byteBudget) (*unstructured.Unstructured, error) {
-	apiVersion, _ := doc["apiVersion"].(string)
-	kind, _ := doc["kind"].(string)
-	if apiVersion == "" || kind == "" {
+	if !isObject(doc) {
 		return nil, errors.New("not a Kubernetes object: apiVersion and kind are required")
 	}
 	// A JSON round trip gives the value types apimachinery expects (int64, float64).
@@ -229,10 +342,20 @@ func toObject(doc map[string]any, budget *byteBudget) (*unstructured.Unstructure
 	if err := budget.spend(len(data)); err != nil {
 		return nil, err
 	}
-	obj := &unstructured.Unstructured{}
-	if err := obj.UnmarshalJSON(data); err != nil {
+	var fields map[string]any
+	if err := utiljson.Unmarshal(data, &fields); err != nil {
 		return nil, err
 	}
+	return newObject(fields)
+}
+
+// newObject makes an object of fields decoded from JSON (apimachinery's value
+// types), refusing one without apiVersion, kind or name.
+func newObject(fields map[string]any) (*unstructured.Unstructured, error) {
+	if !isObject(fields) {
+		return nil, errors.New("not a Kubernetes object: apiVersion and kind are required")
+	}
+	obj := &unstructured.Unstructured{Object: fields}
 	if !obj.IsList() {
 		if err := checkName(obj); err != nil {
 			return nil, err

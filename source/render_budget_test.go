@@ -71,7 +71,7 @@ func worstYAML(shape string, bound int) string {
 // at opts' bounds, each file just under the bound of one file.
 func worstRender(shape string, opts RenderOptions) filesys.FileSystem {
 	nodes := newNodeBudget(opts)
-	fs := filesys.MakeFsInMemory()
+	fs := newInMemoryFS()
 	files := nodes.perRender / nodes.perFile
 	if base, ok := strings.CutPrefix(shape, "kustomized "); ok {
 		shape = base
@@ -107,7 +107,7 @@ func TestYAMLOverItsBoundsFailsNamingTheFile(t *testing.T) {
 	opts := RenderOptions{MaxYAMLNodesPerFile: 1000, MaxYAMLNodesPerRender: 2500}
 	for _, shape := range worstShapes {
 		t.Run("a file of "+shape+" just over the bound of one file fails before it is parsed", func(t *testing.T) {
-			fs := filesys.MakeFsInMemory()
+			fs := newInMemoryFS()
 			big := worstYAML(shape, 1100)
 			if err := fs.WriteFile("/repo/app/big.yaml", []byte(big)); err != nil {
 				t.Fatal(err)
@@ -123,7 +123,7 @@ func TestYAMLOverItsBoundsFailsNamingTheFile(t *testing.T) {
 		})
 	}
 	t.Run("a small file whose aliases expand past the bound of one file fails", func(t *testing.T) {
-		fs := filesys.MakeFsInMemory()
+		fs := newInMemoryFS()
 		small := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\na: &a [" + strings.Repeat("1,", 99) + "1]\nb: [" + strings.Repeat("*a, ", 19) + "*a]\n"
 		if n := yamlNodeBound([]byte(small)); n > 1000 {
 			t.Fatalf("the file's bound is %d; the test wants it under 1000", n)
@@ -138,7 +138,7 @@ func TestYAMLOverItsBoundsFailsNamingTheFile(t *testing.T) {
 		}
 	})
 	t.Run("files each under the bound of one file fail together over the bound of a render", func(t *testing.T) {
-		fs := filesys.MakeFsInMemory()
+		fs := newInMemoryFS()
 		for i := range 3 {
 			if err := fs.WriteFile(fmt.Sprintf("/repo/app/%d.yaml", i), []byte(strings.ReplaceAll(worstYAML("flat-list", 990), "name: l", fmt.Sprintf("name: l%d", i)))); err != nil {
 				t.Fatal(err)
@@ -151,7 +151,7 @@ func TestYAMLOverItsBoundsFailsNamingTheFile(t *testing.T) {
 		}
 	})
 	t.Run("a kustomization reading a file over the bound fails naming the file", func(t *testing.T) {
-		fs := filesys.MakeFsInMemory()
+		fs := newInMemoryFS()
 		for name, data := range map[string]string{
 			"/repo/app/kustomization.yaml": "resources: [big.yaml]\n",
 			"/repo/app/big.yaml":           worstYAML("flow-list", 1100),

@@ -159,9 +159,16 @@ func (s *Source) renderNow(rev Revision, dir string) (objs []*unstructured.Unstr
 	if err != nil {
 		return nil, 0, err
 	}
+	return renderCopied(fs, dir, s.opts)
+}
+
+// renderCopied renders dir of the files a treeCopier copied, within opts: the
+// one way both the agent (a commit) and RenderDirectory (a directory on disk)
+// render, so that they cannot disagree.
+func renderCopied(fs *inMemoryFS, dir string, opts Options) ([]*unstructured.Unstructured, int64, error) {
 	return renderSized(fs, "/", path.Join("/", dir), RenderOptions{
-		MaxObjects: s.opts.MaxObjects, MaxBytes: s.opts.MaxRenderedBytes,
-		MaxYAMLNodesPerFile: s.opts.MaxYAMLNodesPerFile, MaxYAMLNodesPerRender: s.opts.MaxYAMLNodesPerRender,
+		MaxObjects: opts.MaxObjects, MaxBytes: opts.MaxRenderedBytes,
+		MaxYAMLNodesPerFile: opts.MaxYAMLNodesPerFile, MaxYAMLNodesPerRender: opts.MaxYAMLNodesPerRender,
 	})
 }
 

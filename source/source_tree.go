@@ -7,10 +7,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"tether.dev/tether/api/v1alpha1"
 )
@@ -26,7 +23,7 @@ import (
 // and replaced by a copy of its target file; one that points outside the repository
 // is left out and, if it lies under dir, fails the render. Files over the size limit
 // are left out likewise.
-func (s *Source) tree(rev Revision, dir string) (filesys.FileSystem, error) {
+func (s *Source) tree(rev Revision, dir string) (*inMemoryFS, error) {
 	e := s.entry(rev.URL)
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -40,7 +37,7 @@ func (s *Source) tree(rev Revision, dir string) (filesys.FileSystem, error) {
 	if err != nil {
 		return nil, &FetchError{URL: rev.URL, Ref: rev.Ref, Reason: ReasonCommitNotFound, Err: fmt.Errorf("reading commit %s: %w", rev.Commit, err)}
 	}
-	c := newTreeCopier(repo, commit.TreeHash, s.opts)
+	c := newTreeCopier(gitStore{repo}, commit.TreeHash, s.opts)
 	if err := c.copyFor(dir); err != nil {
 		return nil, s.unreadable(e, rev, err)
 	}
@@ -69,8 +66,8 @@ func (s *Source) unreadable(e *repoEntry, rev Revision, err error) error {
 // names a thousand times counts a thousand times), and once for each tree it
 // reads to find a path. A blob is read only when it is copied.
 type treeCopier struct {
-	repo             *git.Repository
-	fs               filesys.FileSystem
+	store            treeStore
+	fs               *inMemoryFS
 	root             plumbing.Hash
 	maxFile, maxTree int64
 	total            int64
@@ -96,8 +93,8 @@ func joinPath(dir, name string) string {
 	return dir + "/" + name
 }
 
-func newTreeCopier(repo *git.Repository, root plumbing.Hash, opts Options) *treeCopier {
-	return &treeCopier{repo: repo, fs: filesys.MakeFsInMemory(), root: root,
+func newTreeCopier(store treeStore, root plumbing.Hash, opts Options) *treeCopier {
+	return &treeCopier{store: store, fs: newInMemoryFS(), root: root,
 		maxFile: opts.MaxFileSize, maxTree: opts.MaxTreeSize,
 		entriesLeft: opts.MaxTreeEntries, maxEntries: opts.MaxTreeEntries,
 		trees: map[plumbing.Hash][]treeEntry{}, copied: map[string]bool{}, refused: map[string]*RenderError{}}
@@ -150,23 +147,14 @@ func (c *treeCopier) list(id plumbing.Hash, dir string) (entries []treeEntry, fr
 	if entries, ok := c.trees[id]; ok {
 		return entries, false, nil
 	}
-	obj, err := c.repo.Storer.EncodedObject(plumbing.TreeObject, id)
-	if err != nil {
-		return nil, false, fmt.Errorf("%s: reading tree %s: %w", dir, id, err)
-	}
-	r, err := obj.Reader()
-	if err != nil {
-		return nil, false, fmt.Errorf("%s: reading tree %s: %w", dir, id, err)
-	}
-	defer r.Close()
-	entries, err = readTreeEntries(r, max(c.entriesLeft, 0))
+	entries, err = c.store.entries(id, max(c.entriesLeft, 0))
 	switch {
 	case errors.Is(err, errTooManyEntries):
 		return nil, false, c.tooMany(dir)
 	case errors.Is(err, errMalformedTree):
 		return nil, false, &RenderError{File: dir, Err: err}
 	case err != nil:
-		return nil, false, fmt.Errorf("%s: reading tree %s: %w", dir, id, err)
+		return nil, false, fmt.Errorf("%s: %w", dir, err)
 	}
 	c.trees[id] = entries
 	return entries, true, nil
@@ -334,7 +322,7 @@ func (c *treeCopier) copyFile(name string) error {
 	if target == "" {
 		return nil // a link to a directory or to nothing
 	}
-	size, err := c.repo.Storer.EncodedObjectSize(id)
+	size, err := c.store.size(id)
 	if err != nil {
 		return fmt.Errorf("%s: reading: %w", target, err)
 	}
@@ -346,11 +334,7 @@ func (c *treeCopier) copyFile(name string) error {
 	if c.total > c.maxTree {
 		return &RenderError{File: ".", Reason: v1alpha1.ReasonRenderLimitExceeded, Err: fmt.Errorf("the files rendering reads are over the limit of %d bytes", c.maxTree)}
 	}
-	blob, err := c.repo.BlobObject(id)
-	if err != nil {
-		return fmt.Errorf("%s: reading: %w", target, err)
-	}
-	r, err := blob.Reader()
+	r, err := c.store.open(id)
 	if err != nil {
 		return fmt.Errorf("%s: reading: %w", target, err)
 	}
@@ -383,11 +367,7 @@ func (c *treeCopier) resolve(name string) (string, plumbing.Hash, error) {
 		if entry.kind == entryFile {
 			return name, entry.hash, nil
 		}
-		blob, err := c.repo.BlobObject(entry.hash)
-		if err != nil {
-			return "", plumbing.ZeroHash, fmt.Errorf("reading symlink: %w", err)
-		}
-		target, err := readSmall(blob, 4096)
+		target, err := c.readLink(entry.hash)
 		if err != nil {
 			return "", plumbing.ZeroHash, fmt.Errorf("reading symlink: %w", err)
 		}
@@ -400,13 +380,14 @@ func (c *treeCopier) resolve(name string) (string, plumbing.Hash, error) {
 	return "", plumbing.ZeroHash, nil
 }
 
-func readSmall(blob *object.Blob, limit int64) (string, error) {
-	r, err := blob.Reader()
+// readLink reads a symlink's target, up to 4 KiB of it.
+func (c *treeCopier) readLink(id plumbing.Hash) (string, error) {
+	r, err := c.store.open(id)
 	if err != nil {
 		return "", err
 	}
 	defer r.Close()
-	data, err := io.ReadAll(io.LimitReader(r, limit))
+	data, err := io.ReadAll(io.LimitReader(r, 4096))
 	return string(data), err
 }
 

@@ -124,23 +124,35 @@ func (c *converter) convert(n *yaml.Node, depth int) (any, error) {
 	return nil, fmt.Errorf("line %d: unsupported YAML node", n.Line)
 }
 
+// measure charges what n expands to, as convert does, building nothing.
+func (c *converter) measure(n *yaml.Node, depth int) error {
+	text := 0
+	if n.Kind == yaml.ScalarNode {
+		text = len(n.Value)
+	}
+	if n.Kind != yaml.DocumentNode && n.Kind != 0 {
+		if err := c.charge(text, depth); err != nil {
+			return err
+		}
+	}
+	if n.Kind == yaml.AliasNode {
+		return c.measure(n.Alias, depth+1)
+	}
+	for _, child := range n.Content {
+		if err := c.measure(child, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (c *converter) mapping(n *yaml.Node, depth int) (map[string]any, error) {
 	out := make(map[string]any, len(n.Content)/2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
-			merged, err := c.convert(v, depth+1)
-			if err != nil {
+			if err := c.merge(out, v, depth+1); err != nil {
 				return nil, err
-			}
-			m, ok := merged.(map[string]any)
-			if !ok {
-				return nil, fmt.Errorf("line %d: merge key needs a mapping", k.Line)
-			}
-			for mk, mv := range m {
-				if _, set := out[mk]; !set {
-					out[mk] = mv
-				}
 			}
 			continue
 		}
@@ -157,6 +169,32 @@ func (c *converter) mapping(n *yaml.Node, depth int) (map[string]any, error) {
 		out[k.Value] = val
 	}
 	return out, nil
+}
+
+// merge adds to out the keys it lacks of the mapping v, or of each mapping of
+// the list v, earlier mappings first (YAML 1.1's merge key, as kubectl and
+// kustomize read it).
+func (c *converter) merge(out map[string]any, v *yaml.Node, depth int) error {
+	merged, err := c.convert(v, depth)
+	if err != nil {
+		return err
+	}
+	sources := []any{merged}
+	if list, ok := merged.([]any); ok {
+		sources = list
+	}
+	for _, src := range sources {
+		m, ok := src.(map[string]any)
+		if !ok {
+			return fmt.Errorf("line %d: merge key needs a mapping or a list of mappings", v.Line)
+		}
+		for mk, mv := range m {
+			if _, set := out[mk]; !set {
+				out[mk] = mv
+			}
+		}
+	}
+	return nil
 }
 
 func scalar(n *yaml.Node) (any, error) {

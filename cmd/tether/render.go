@@ -12,14 +12,13 @@ import (
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"tether.dev/tether/source"
 )
 
 // newRenderCommand prints what a directory on disk renders to, exactly as the
-// agent would render the same directory of a commit, and within the same
-// deadline.
+// agent would render the same directory of a commit (source.RenderDirectory
+// copies and renders it by the agent's own path), and within the same deadline.
 func newRenderCommand() *cobra.Command {
 	timeout := source.DefaultOptions().RenderTimeout
 	cmd := &cobra.Command{
@@ -57,28 +56,20 @@ func runRender(ctx context.Context, typed string, timeout time.Duration, stdout 
 	return err
 }
 
-// renderDir renders a directory on disk as the agent renders a directory of a
-// commit, naming files in errors relative to the working directory, within
+// renderDir renders a directory on disk by the agent's own path and bounds
+// (source.RenderDirectory: what is printed is what the agent applies), within
 // timeout (none when 0): past it, or when ctx ends, it returns a RenderError
 // naming the directory as typed (ErrRenderTimeout past the timeout, exit status
 // 3). Kustomize cannot be interrupted, nor can a read of a file that never ends
 // (a named pipe): the render is left to the end of the process, which follows.
 func renderDir(ctx context.Context, typed string, timeout time.Duration) ([]*unstructured.Unstructured, error) {
-	abs, err := filepath.Abs(typed)
-	if err != nil {
-		return nil, err
-	}
-	cwd, err := os.Getwd()
-	if err != nil {
-		return nil, err
-	}
 	type result struct {
 		objs []*unstructured.Unstructured
 		err  error
 	}
 	done := make(chan result, 1)
 	go func() {
-		objs, err := source.Render(filesys.MakeFsOnDisk(), cwd, abs, source.RenderOptions{MaxObjects: source.DefaultOptions().MaxObjects})
+		objs, err := source.RenderDirectory(typed, source.DefaultOptions())
 		done <- result{objs, err}
 	}()
 	var expired <-chan time.Time
