@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,30 +84,27 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
-// TestRenderEndsAtItsDeadline: a render that never finishes (here a file that is a
-// named pipe nobody writes, which the renderer waits on for good) ends after
-// --render-timeout, as the agent's does, with exit status 3, naming the directory.
+// TestRenderEndsAtItsDeadline: a render past --render-timeout ends there, as
+// the agent's does, with exit status 3, naming the directory. The render here is
+// 4,000 ConfigMaps, tens of milliseconds of work at the least, against a
+// deadline of a millisecond.
 func TestRenderEndsAtItsDeadline(t *testing.T) {
 	dir := t.TempDir()
-	fifo := filepath.Join(dir, "cm.yaml")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("no named pipes here: %v", err)
+	var many strings.Builder
+	for i := range 4000 {
+		fmt.Fprintf(&many, "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-%d}\ndata: {n: \"%d\"}\n", i, i)
 	}
-	t.Cleanup(func() {
-		// Let the abandoned render, if it is waiting, read to the end, so that it
-		// ends with the test (without a reader, the open fails at once).
-		if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-			_ = w.Close()
-		}
-	})
+	if err := os.WriteFile(filepath.Join(dir, "many.yaml"), []byte(many.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	var out, errOut bytes.Buffer
 	ended := make(chan error, 1)
-	go func() { ended <- run(t.Context(), []string{"render", "--render-timeout", "200ms", dir}, &out, &errOut) }()
+	go func() { ended <- run(t.Context(), []string{"render", "--render-timeout", "1ms", dir}, &out, &errOut) }()
 	var err error
 	select {
 	case err = <-ended:
 	case <-time.After(time.Minute): // a hang, not a performance bound
-		t.Fatal("tether render --render-timeout 200ms has not returned after a minute")
+		t.Fatal("tether render --render-timeout 1ms has not returned after a minute")
 	}
 	if !errors.Is(err, source.ErrRenderTimeout) || !source.IsRenderError(err) || !strings.Contains(err.Error(), dir) {
 		t.Errorf("tether render of a render that never ends: error %v; want a render error naming %s, wrapping ErrRenderTimeout", err, dir)
@@ -116,5 +114,25 @@ func TestRenderEndsAtItsDeadline(t *testing.T) {
 	}
 	if out.Len() != 0 {
 		t.Errorf("printed %q on failure, want nothing", out.String())
+	}
+}
+
+// TestRenderLeavesOutWhatGitCannotHold: a named pipe in the directory (which a
+// render used to wait on for good) is left out, as a commit cannot hold one, and
+// the rest renders.
+func TestRenderLeavesOutWhatGitCannotHold(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, "pipe.yaml"), 0o600); err != nil {
+		t.Skipf("no named pipes here: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cm.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: only}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if err := run(t.Context(), []string{"render", dir}, &out, &errOut); err != nil {
+		t.Fatalf("tether render: %v\n%s", err, errOut.String())
+	}
+	if got := out.String(); !strings.Contains(got, "name: only") || strings.Count(got, "kind:") != 1 {
+		t.Errorf("tether render printed %q; want the one ConfigMap", got)
 	}
 }
