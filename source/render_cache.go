@@ -9,7 +9,10 @@ import (
 
 // renderCache keeps rendered objects by key, least recently used first out, within
 // a budget of bytes (the objects' size as JSON). A result larger than the whole
-// budget is not kept.
+// budget is not kept. It keeps the failures that a render of the same key would
+// meet again too (see lasting), each counted at the size of its message: a
+// Sync stalled on a commit that does not render asks again at every interval,
+// and must not cost a render each time.
 type renderCache struct {
 	mu       gosync.Mutex
 	maxBytes int64
@@ -21,6 +24,7 @@ type renderCache struct {
 type renderEntry struct {
 	key  string
 	objs []*unstructured.Unstructured
+	err  error
 	size int64
 }
 
@@ -28,7 +32,25 @@ func newRenderCache(maxBytes int64) *renderCache {
 	return &renderCache{maxBytes: maxBytes, order: list.New(), entries: map[string]*list.Element{}}
 }
 
+// get returns key's objects, and whether the cache holds them.
 func (c *renderCache) get(key string) ([]*unstructured.Unstructured, bool) {
+	e, ok := c.lookup(key)
+	if !ok || e.err != nil {
+		return nil, false
+	}
+	return e.objs, true
+}
+
+// failure returns the lasting failure of key's render, if the cache holds one.
+func (c *renderCache) failure(key string) error {
+	e, ok := c.lookup(key)
+	if !ok {
+		return nil
+	}
+	return e.err
+}
+
+func (c *renderCache) lookup(key string) (*renderEntry, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.entries[key]
@@ -36,16 +58,27 @@ func (c *renderCache) get(key string) ([]*unstructured.Unstructured, bool) {
 		return nil, false
 	}
 	c.order.MoveToFront(el)
-	return el.Value.(*renderEntry).objs, true
+	return el.Value.(*renderEntry), true
 }
 
 func (c *renderCache) put(key string, objs []*unstructured.Unstructured, size int64) {
+	c.add(&renderEntry{key: key, objs: objs, size: size})
+}
+
+// putError keeps err, the failure of key's render that every render of it would
+// meet again.
+func (c *renderCache) putError(key string, err error) {
+	c.add(&renderEntry{key: key, err: err, size: int64(len(key) + len(err.Error()))})
+}
+
+func (c *renderCache) add(e *renderEntry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.entries[key]; ok || size > c.maxBytes {
+	if _, ok := c.entries[e.key]; ok || e.size > c.maxBytes {
 		return
 	}
-	c.entries[key] = c.order.PushFront(&renderEntry{key: key, objs: objs, size: size})
+	size := e.size
+	c.entries[e.key] = c.order.PushFront(e)
 	c.bytes += size
 	for c.bytes > c.maxBytes {
 		c.remove(c.order.Back())

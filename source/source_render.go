@@ -34,6 +34,9 @@ func (s *Source) Render(ctx context.Context, rev Revision, dir string) (*Snapsho
 		return nil, err
 	}
 	key := rev.URL + "\x00" + rev.Commit + "\x00" + clean
+	if err := s.renders.failure(key); err != nil {
+		return nil, err
+	}
 	objs, ok := s.renders.get(key)
 	if !ok {
 		if objs, err = s.render(ctx, rev, clean, key); err != nil {
@@ -116,6 +119,8 @@ func (s *Source) start(rev Revision, dir, key string) (*renderCall, bool) {
 		objs, size, err := s.renderNow(rev, dir)
 		if err == nil {
 			s.renders.put(key, objs, size)
+		} else if lasting(err) {
+			s.renders.putError(key, err)
 		}
 		call.objs, call.err = objs, err
 		s.renderMu.Lock()
@@ -142,6 +147,15 @@ func (s *Source) ended(ctx context.Context, dir string) error {
 		return &RenderError{File: dir, Err: fmt.Errorf("%w: not finished after %s", ErrRenderTimeout, s.opts.RenderTimeout)}
 	}
 	return fmt.Errorf("rendering %s: %w", dir, ctx.Err())
+}
+
+// lasting reports whether err, the failure of a render, is one every render of
+// the same commit and path meets again: what the commit holds (broken YAML, a
+// kustomization that fails, a render over its bounds, a missing path), not a
+// deadline, and not the git cache (a FetchError).
+func lasting(err error) bool {
+	var re *RenderError
+	return errors.As(err, &re) && !errors.Is(err, ErrRenderTimeout)
 }
 
 // renderNow renders dir of rev and returns the objects and their size as JSON.

@@ -168,3 +168,33 @@ func TestRendersGivenUpOnAreBounded(t *testing.T) {
 		t.Fatalf("Render(c) = %v; want the ConfigMap once a finished", err)
 	}
 }
+
+// TestALastingRenderFailureIsNotRenderedAgain: a commit whose path does not
+// render fails the same way every time, so its failure is kept with the render
+// results: a Sync stalled on it, asking at every interval, costs one render, not
+// one per interval.
+func TestALastingRenderFailureIsNotRenderedAgain(t *testing.T) {
+	repo := gitserver.Start(t, gitserver.Options{}).CreateRepo(t, "deploy")
+	repo.Commit(t, map[string]string{"broken/cm.yaml": "kind: [ConfigMap\n"}, "a broken file")
+	s := newCacheTestSource(t, Options{})
+	rev := mustFetch(t, s, repo.URL())
+	var renders atomic.Int64
+	s.beforeRender = func(string) { renders.Add(1) }
+
+	var first error
+	for i := range 3 {
+		_, err := s.Render(t.Context(), rev, "broken")
+		var re *RenderError
+		if !errors.As(err, &re) || re.File != "broken/cm.yaml" {
+			t.Fatalf("Render(broken) #%d error = %v; want a *RenderError naming broken/cm.yaml", i+1, err)
+		}
+		if first == nil {
+			first = err
+		} else if err.Error() != first.Error() {
+			t.Errorf("Render(broken) #%d error = %q; want the first one again, %q", i+1, err, first)
+		}
+	}
+	if n := renders.Load(); n != 1 {
+		t.Errorf("broken was rendered %d times for three asks; want once", n)
+	}
+}
