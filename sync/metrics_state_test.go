@@ -165,8 +165,10 @@ func TestFailureReasonsAreBounded(t *testing.T) {
 	for reason, want := range map[string]string{
 		v1alpha1.ReasonValidationFailed: v1alpha1.ReasonValidationFailed,
 		source.ReasonHostUnreachable:    source.ReasonHostUnreachable,
-		v1alpha1.ReasonSucceeded:        tethersync.FailureReasonOther,
-		"a message, not a reason":       tethersync.FailureReasonOther,
+		// Stalls a Sync (Ready False): reported by name, not as Other.
+		v1alpha1.ReasonHealthCheckInvalid: v1alpha1.ReasonHealthCheckInvalid,
+		v1alpha1.ReasonSucceeded:          tethersync.FailureReasonOther,
+		"a message, not a reason":         tethersync.FailureReasonOther,
 	} {
 		if got := tethersync.FailureReason(reason); got != want {
 			t.Errorf("FailureReason(%q) = %q, want %q", reason, got, want)

@@ -436,8 +436,9 @@ func (r *Reconciler) onError(st *statusBuilder, interval time.Duration, err erro
 	case errors.As(err, &fe) && fe.Reason == source.ReasonHostBusy:
 		// Waiting on a slow host: not a failure of this Sync.
 		return ctrl.Result{RequeueAfter: jitter(hostBusyRequeue)}, nil
-	case errors.As(err, &fe) && (fe.Reason == source.ReasonInvalidSemVer || fe.Reason == source.ReasonUnsupportedURL || fe.Reason == v1alpha1.ReasonForbidden):
-		// The Sync itself is wrong: retrying cannot help until it changes.
+	case errors.As(err, &fe) && stalls(fe.Reason):
+		// The Sync itself is wrong (a range or URL that cannot be used, a Secret its
+		// identity may not read): retrying cannot help until it changes.
 		st.sourceFailed(fe.Reason, err)
 		st.stalled(fe.Reason, err)
 		return ctrl.Result{RequeueAfter: interval}, nil
@@ -473,6 +474,12 @@ func (r *Reconciler) onError(st *statusBuilder, interval time.Duration, err erro
 	}
 	st.retrying(v1alpha1.ReasonReconcileFailed, err)
 	return ctrl.Result{}, err
+}
+
+// stalls reports whether a failure for reason stalls the Sync (v1alpha1.Reasons).
+func stalls(reason string) bool {
+	m, _ := v1alpha1.MeaningOf(reason)
+	return m.Stalls
 }
 
 // recordApplied tells users, through an Event, that a reconcile changed the cluster:
