@@ -25,7 +25,7 @@
 // caller to detect fights.
 //
 // The package returns values, never logs: a ChangeSet saying what happened to each
-// object, and typed errors (*ObjectError) that name the object at fault. It does not
+// object (named by v1alpha1.ObjectRef, the identity every layer shares), and typed errors (*ObjectError) that name the object at fault. It does not
 // know about Sync objects, git, health or status; the sync package decides what the
 // results mean.
 package apply

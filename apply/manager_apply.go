@@ -81,7 +81,7 @@ func (m *Manager) ApplyAll(ctx context.Context, objs []*unstructured.Unstructure
 // writeStage writes the objects of a validated stage that differ or are missing,
 // after BeforeWrite has recorded them, and waits for the CRDs among them.
 func (m *Manager) writeStage(ctx context.Context, stage []*step, opts Options) error {
-	var writes []ObjectRef
+	var writes []v1alpha1.ObjectRef
 	for _, st := range stage {
 		if st.change.Action == ActionCreated || st.change.Action == ActionConfigured {
 			writes = append(writes, st.change.Object)
@@ -320,7 +320,7 @@ func (m *Manager) remove(ctx context.Context, live *unstructured.Unstructured) e
 
 // knownAbsent reports whether the watch cache, synced, holds no object ref: then
 // there is nothing to read (a first sync costs a dry-run and an apply per object).
-func (m *Manager) knownAbsent(ctx context.Context, ref ObjectRef) bool {
+func (m *Manager) knownAbsent(ctx context.Context, ref v1alpha1.ObjectRef) bool {
 	if m.live == nil {
 		return false
 	}
@@ -331,7 +331,7 @@ func (m *Manager) knownAbsent(ctx context.Context, ref ObjectRef) bool {
 // verifiedLive returns the live object last verified to match the desired one, if
 // neither has changed since: same desired hash, same resourceVersion in the watch
 // cache.
-func (m *Manager) verifiedLive(ctx context.Context, ref ObjectRef, hash string) (*unstructured.Unstructured, []IgnoredField, bool) {
+func (m *Manager) verifiedLive(ctx context.Context, ref v1alpha1.ObjectRef, hash string) (*unstructured.Unstructured, []IgnoredField, bool) {
 	if m.live == nil {
 		return nil, nil, false
 	}

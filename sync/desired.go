@@ -53,14 +53,13 @@ func MarkOwned(objs []*unstructured.Unstructured, s *v1alpha1.Sync) {
 }
 
 // ignoredFields turns given-up fields into apply.Options.IgnoreFields.
-func ignoredFields(fields []v1alpha1.GivenUpField) map[apply.ObjectRef][]string {
+func ignoredFields(fields []v1alpha1.GivenUpField) map[v1alpha1.ObjectRef][]string {
 	if len(fields) == 0 {
 		return nil
 	}
-	out := map[apply.ObjectRef][]string{}
+	out := map[v1alpha1.ObjectRef][]string{}
 	for _, f := range fields {
-		ref := apply.ObjectRef{Group: f.Group, Version: f.Version, Kind: f.Kind, Namespace: f.Namespace, Name: f.Name}
-		out[ref] = append(out[ref], f.JSONPointer)
+		out[f.ObjectRef] = append(out[f.ObjectRef], f.JSONPointer)
 	}
 	return out
 }
@@ -73,11 +72,11 @@ func InventoryDetail(st v1alpha1.SyncStatus) []v1alpha1.ResourceStatus {
 }
 
 // Inventory returns the objects a Sync's status lists as applied.
-func Inventory(st v1alpha1.SyncStatus) []apply.ObjectRef {
+func Inventory(st v1alpha1.SyncStatus) []v1alpha1.ObjectRef {
 	objects := loadInventory(st)
-	refs := make([]apply.ObjectRef, len(objects))
+	refs := make([]v1alpha1.ObjectRef, len(objects))
 	for i, o := range objects {
-		refs[i] = refOf(o)
+		refs[i] = o.ObjectRef
 	}
 	return refs
 }
@@ -85,11 +84,11 @@ func Inventory(st v1alpha1.SyncStatus) []apply.ObjectRef {
 // LeftGit returns the objects of inventory that an apply's change set no longer
 // holds: what a sync would prune. An object is the same across versions of its
 // kind.
-func LeftGit(inventory []apply.ObjectRef, cs *apply.ChangeSet) []apply.ObjectRef {
+func LeftGit(inventory []v1alpha1.ObjectRef, cs *apply.ChangeSet) []v1alpha1.ObjectRef {
 	desired := desiredKeys(cs)
-	var out []apply.ObjectRef
+	var out []v1alpha1.ObjectRef
 	for _, r := range inventory {
-		if !desired[inventoryKey(r.Group, r.Kind, r.Namespace, r.Name)] {
+		if !desired[r.Key()] {
 			out = append(out, r)
 		}
 	}
@@ -99,7 +98,7 @@ func LeftGit(inventory []apply.ObjectRef, cs *apply.ChangeSet) []apply.ObjectRef
 func desiredKeys(cs *apply.ChangeSet) map[string]bool {
 	desired := map[string]bool{}
 	for _, c := range cs.Changes {
-		desired[inventoryKey(c.Object.Group, c.Object.Kind, c.Object.Namespace, c.Object.Name)] = true
+		desired[c.Object.Key()] = true
 	}
 	return desired
 }
@@ -108,7 +107,7 @@ func desiredKeys(cs *apply.ChangeSet) map[string]bool {
 // out of an inventory of before objects: "" when it would prune them (each object
 // may still be kept, see apply.Manager.Prune), else the reason, as the Sync's
 // status says it.
-func PruneHeld(s *v1alpha1.Sync, stale []apply.ObjectRef, before int, renderedEmpty bool) string {
+func PruneHeld(s *v1alpha1.Sync, stale []v1alpha1.ObjectRef, before int, renderedEmpty bool) string {
 	switch {
 	case len(stale) == 0:
 		return ""
@@ -148,6 +147,6 @@ func ReadSourceAuth(ctx context.Context, secrets client.Reader, s *v1alpha1.Sync
 }
 
 // givenUpFieldOf is the status entry of one field given up.
-func givenUpFieldOf(ref apply.ObjectRef, pointer, manager string) v1alpha1.GivenUpField {
-	return v1alpha1.GivenUpField{Group: ref.Group, Version: ref.Version, Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name, JSONPointer: pointer, Manager: manager}
+func givenUpFieldOf(ref v1alpha1.ObjectRef, pointer, manager string) v1alpha1.GivenUpField {
+	return v1alpha1.GivenUpField{ObjectRef: ref, JSONPointer: pointer, Manager: manager}
 }

@@ -44,14 +44,14 @@ type Source interface {
 // it applied before.
 type Applier interface {
 	ApplyAll(ctx context.Context, objs []*unstructured.Unstructured, opts apply.Options) (*apply.ChangeSet, error)
-	Prune(ctx context.Context, refs []apply.ObjectRef, opts apply.PruneOptions) (*apply.ChangeSet, error)
-	Orphan(ctx context.Context, refs []apply.ObjectRef, opts apply.PruneOptions) (*apply.ChangeSet, error)
+	Prune(ctx context.Context, refs []v1alpha1.ObjectRef, opts apply.PruneOptions) (*apply.ChangeSet, error)
+	Orphan(ctx context.Context, refs []v1alpha1.ObjectRef, opts apply.PruneOptions) (*apply.ChangeSet, error)
 }
 
 // Finder finds the objects a Sync applied by their label, to rebuild a lost
 // inventory.
 type Finder interface {
-	FindOwned(ctx context.Context, opts apply.FindOptions) ([]apply.ObjectRef, error)
+	FindOwned(ctx context.Context, opts apply.FindOptions) ([]v1alpha1.ObjectRef, error)
 }
 
 var (
@@ -401,7 +401,7 @@ func (r *Reconciler) watch(ctx context.Context, obj *v1alpha1.Sync, cs *apply.Ch
 // follow the status of every object that is not Healthy yet, so that the next
 // change of it re-assesses the Sync at once.
 func (r *Reconciler) assess(ctx context.Context, obj *v1alpha1.Sync, id Identity, checker *health.Checker, st *statusBuilder, changes *apply.ChangeSet) {
-	var unsettled []apply.ObjectRef
+	var unsettled []v1alpha1.ObjectRef
 	for _, c := range changes.Changes {
 		res := checker.Compute(c.Live)
 		if res.Code != v1alpha1.HealthHealthy && health.WantsPods(c.Live) {

@@ -285,7 +285,7 @@ func TestAFightEndsInAFieldConflict(t *testing.T) {
 	}
 	got := &v1alpha1.Sync{}
 	must(t, a.c.Get(t.Context(), client.ObjectKeyFromObject(s), got))
-	wantGivenUp := []v1alpha1.GivenUpField{{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: "cfg", JSONPointer: "/data/greeting", Manager: "fighter"}}
+	wantGivenUp := []v1alpha1.GivenUpField{{ObjectRef: v1alpha1.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: "cfg"}, JSONPointer: "/data/greeting", Manager: "fighter"}}
 	if diff := cmp.Diff(wantGivenUp, got.Status.FieldsGivenUp); diff != "" {
 		t.Errorf("status.fieldsGivenUp, which tether diff reads (-want +got):\n%s", diff)
 	}

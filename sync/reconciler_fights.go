@@ -32,7 +32,7 @@ func DefaultFightOptions() FightOptions {
 }
 
 type fightKey struct {
-	object           apply.ObjectRef
+	object           v1alpha1.ObjectRef
 	pointer, manager string
 }
 

@@ -43,14 +43,14 @@ func checkEmpty(obj *v1alpha1.Sync, snap *source.Snapshot) error {
 // checkSize refuses a revision with more objects than the inventory can hold,
 // before anything of it is applied.
 func checkSize(obj *v1alpha1.Sync, snap *source.Snapshot) error {
-	entries := make([]v1alpha1.InventoryEntry, len(snap.Objects))
+	entries := make([]v1alpha1.ObjectRef, len(snap.Objects))
 	for i, o := range snap.Objects {
 		ns := o.GetNamespace()
 		if ns == "" {
 			ns = obj.Spec.Destination.Namespace
 		}
 		gvk := o.GroupVersionKind()
-		entries[i] = v1alpha1.InventoryEntry{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: ns, Name: o.GetName()}
+		entries[i] = v1alpha1.ObjectRef{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: ns, Name: o.GetName()}
 	}
 	if n := inventoryBytes(entries); n > maxInventoryBytes {
 		return &heldError{reason: v1alpha1.ReasonRevisionTooLarge, msg: fmt.Sprintf(
@@ -143,8 +143,8 @@ func pruneSummary(cs *apply.ChangeSet) string {
 // status is written, so that no object exists in the cluster that no inventory
 // names, whenever the agent stops. Objects the inventory already names cost
 // nothing. On a conflict the entries are added to the newest status instead.
-func (r *Reconciler) recordAhead(obj *v1alpha1.Sync) func(context.Context, []apply.ObjectRef) error {
-	return func(ctx context.Context, writes []apply.ObjectRef) error {
+func (r *Reconciler) recordAhead(obj *v1alpha1.Sync) func(context.Context, []v1alpha1.ObjectRef) error {
+	return func(ctx context.Context, writes []v1alpha1.ObjectRef) error {
 		return r.updateStatus(ctx, obj, func(cur v1alpha1.SyncStatus) (v1alpha1.SyncStatus, bool) {
 			return withEntries(cur, writes)
 		})
@@ -152,20 +152,19 @@ func (r *Reconciler) recordAhead(obj *v1alpha1.Sync) func(context.Context, []app
 }
 
 // withEntries returns st with refs in its inventory, and whether any was missing.
-func withEntries(st v1alpha1.SyncStatus, refs []apply.ObjectRef) (v1alpha1.SyncStatus, bool) {
+func withEntries(st v1alpha1.SyncStatus, refs []v1alpha1.ObjectRef) (v1alpha1.SyncStatus, bool) {
 	objects := loadInventory(st)
 	known := map[string]bool{}
 	ids := make([]string, 0, len(objects)+len(refs))
 	for _, o := range objects {
-		known[resourceKey(o)] = true
-		ids = append(ids, entryOf(o).ID())
+		known[o.Key()] = true
+		ids = append(ids, o.ID())
 	}
 	added := false
 	for _, ref := range refs {
-		e := v1alpha1.InventoryEntry{Group: ref.Group, Version: ref.Version, Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name}
-		if !known[e.Key()] {
-			known[e.Key()] = true
-			ids = append(ids, e.ID())
+		if !known[ref.Key()] {
+			known[ref.Key()] = true
+			ids = append(ids, ref.ID())
 			added = true
 		}
 	}

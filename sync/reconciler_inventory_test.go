@@ -22,7 +22,7 @@ func TestAStatusConflictMergesWithTheNewestCopy(t *testing.T) {
 	// With prune off, an entry for an object that is not in git stays in the
 	// inventory; only an overwrite can remove it.
 	e := newPruneEnv(t, threeConfigMaps(), func(s *v1alpha1.Sync) { s.Spec.Prune = ptr.To(false) })
-	elsewhere := v1alpha1.InventoryEntry{Version: "v1", Kind: "ConfigMap", Namespace: e.ns, Name: "recorded-elsewhere"}.ID()
+	elsewhere := v1alpha1.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: e.ns, Name: "recorded-elsewhere"}.ID()
 
 	t.Run("an inventory entry another writer added during the reconcile is kept", func(t *testing.T) {
 		hook := func() {

@@ -31,7 +31,7 @@ const (
 func loadInventory(st v1alpha1.SyncStatus) []v1alpha1.ResourceStatus {
 	detail := map[string]v1alpha1.ResourceStatus{}
 	for _, r := range st.Resources {
-		detail[resourceKey(r)] = r
+		detail[r.Key()] = r
 	}
 	if len(st.Inventory) == 0 {
 		return append([]v1alpha1.ResourceStatus(nil), st.Resources...)
@@ -46,7 +46,7 @@ func loadInventory(st v1alpha1.SyncStatus) []v1alpha1.ResourceStatus {
 		if !ok {
 			r = v1alpha1.ResourceStatus{Sync: v1alpha1.SyncStatusSynced, Health: v1alpha1.HealthHealthy}
 		}
-		r.Group, r.Version, r.Kind, r.Namespace, r.Name = e.Group, e.Version, e.Kind, e.Namespace, e.Name
+		r.ObjectRef = e
 		out = append(out, r)
 	}
 	return out
@@ -65,7 +65,7 @@ func (b *statusBuilder) inventory() []v1alpha1.ResourceStatus {
 type inventoryDiff struct {
 	// stale are the entries git no longer declares: candidates for pruning. They
 	// stay in the inventory, out of sync, until they are pruned.
-	stale []apply.ObjectRef
+	stale []v1alpha1.ObjectRef
 	// before is the size of the inventory before the apply, which prune limits
 	// are relative to.
 	before int
@@ -85,12 +85,12 @@ func (b *statusBuilder) applied(cs *apply.ChangeSet) inventoryDiff {
 	}
 	desired := desiredKeys(cs) // as LeftGit, which `tether diff` uses
 	for _, old := range previous {
-		if desired[resourceKey(old)] {
+		if desired[old.Key()] {
 			continue
 		}
 		old.Sync, old.Health, old.Message = v1alpha1.SyncStatusOutOfSync, "", notInGit
 		objects = append(objects, old)
-		diff.stale = append(diff.stale, refOf(old))
+		diff.stale = append(diff.stale, old.ObjectRef)
 	}
 	b.setObjects(objects)
 	return diff
@@ -98,10 +98,7 @@ func (b *statusBuilder) applied(cs *apply.ChangeSet) inventoryDiff {
 
 // resourceOf is the inventory entry of one object an apply looked at.
 func resourceOf(c apply.Change, dryRun bool) v1alpha1.ResourceStatus {
-	rs := v1alpha1.ResourceStatus{
-		Group: c.Object.Group, Version: c.Object.Version, Kind: c.Object.Kind,
-		Namespace: c.Object.Namespace, Name: c.Object.Name, Sync: v1alpha1.SyncStatusSynced,
-	}
+	rs := v1alpha1.ResourceStatus{ObjectRef: c.Object, Sync: v1alpha1.SyncStatusSynced}
 	switch {
 	case c.Action == apply.ActionFailed:
 		rs.Sync, rs.Message = v1alpha1.SyncStatusOutOfSync, c.Err.Error()
@@ -163,11 +160,11 @@ func (b *statusBuilder) pruned(cs *apply.ChangeSet, untilGone bool) {
 	}
 	outcome := map[string]apply.Change{}
 	for _, c := range cs.Changes {
-		outcome[inventoryKey(c.Object.Group, c.Object.Kind, c.Object.Namespace, c.Object.Name)] = c
+		outcome[c.Object.Key()] = c
 	}
 	var kept []v1alpha1.ResourceStatus
 	for _, r := range b.inventory() {
-		c, ok := outcome[resourceKey(r)]
+		c, ok := outcome[r.Key()]
 		switch {
 		case !ok:
 		case c.Action == apply.ActionFailed:
@@ -186,15 +183,15 @@ func (b *statusBuilder) pruned(cs *apply.ChangeSet, untilGone bool) {
 }
 
 // adopted adds objects found in the cluster (a rebuilt inventory) to the inventory.
-func (b *statusBuilder) adopted(refs []apply.ObjectRef) {
+func (b *statusBuilder) adopted(refs []v1alpha1.ObjectRef) {
 	objects := b.inventory()
 	known := map[string]bool{}
 	for _, r := range objects {
-		known[resourceKey(r)] = true
+		known[r.Key()] = true
 	}
 	for _, ref := range refs {
-		r := v1alpha1.ResourceStatus{Group: ref.Group, Version: ref.Version, Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name, Sync: v1alpha1.SyncStatusSynced}
-		if !known[resourceKey(r)] {
+		r := v1alpha1.ResourceStatus{ObjectRef: ref, Sync: v1alpha1.SyncStatusSynced}
+		if !known[r.Key()] {
 			objects = append(objects, r)
 		}
 	}
@@ -207,7 +204,7 @@ func (b *statusBuilder) setObjects(objects []v1alpha1.ResourceStatus) {
 	if objects == nil {
 		objects = []v1alpha1.ResourceStatus{}
 	}
-	sort.Slice(objects, func(i, j int) bool { return resourceKey(objects[i]) < resourceKey(objects[j]) })
+	sort.Slice(objects, func(i, j int) bool { return objects[i].Key() < objects[j].Key() })
 	b.objects = objects
 	b.status.Sync = v1alpha1.SyncStatusSynced
 	for _, r := range objects {
@@ -225,7 +222,7 @@ func (b *statusBuilder) compact() {
 	sum := &v1alpha1.ResourceSummary{Total: int32(len(b.objects))}
 	var detailed []v1alpha1.ResourceStatus
 	for i, r := range b.objects {
-		ids[i] = entryOf(r).ID()
+		ids[i] = r.ID()
 		count(sum, r)
 		if detailRank(r) < noDetail {
 			if len(r.Message) > maxDetailMessage {
@@ -240,7 +237,7 @@ func (b *statusBuilder) compact() {
 		b.status.ResourcesOmitted = int32(len(detailed) - maxDetails)
 		detailed = detailed[:maxDetails]
 	}
-	sort.Slice(detailed, func(i, j int) bool { return resourceKey(detailed[i]) < resourceKey(detailed[j]) })
+	sort.Slice(detailed, func(i, j int) bool { return detailed[i].Key() < detailed[j].Key() })
 	sort.Strings(ids)
 	b.status.Inventory, b.status.Resources, b.status.Summary = ids, detailed, sum
 	if len(ids) == 0 {
@@ -314,26 +311,10 @@ func mergeInventory(base, ours, theirs []string) []string {
 }
 
 // inventoryBytes is what the ids of objs take in status.inventory, as JSON.
-func inventoryBytes(entries []v1alpha1.InventoryEntry) int {
+func inventoryBytes(entries []v1alpha1.ObjectRef) int {
 	n := 0
 	for _, e := range entries {
 		n += len(e.ID()) + 3 // quotes and a comma
 	}
 	return n
-}
-
-func entryOf(r v1alpha1.ResourceStatus) v1alpha1.InventoryEntry {
-	return v1alpha1.InventoryEntry{Group: r.Group, Version: r.Version, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
-}
-
-func refOf(r v1alpha1.ResourceStatus) apply.ObjectRef {
-	return apply.ObjectRef{Group: r.Group, Version: r.Version, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
-}
-
-func resourceKey(r v1alpha1.ResourceStatus) string {
-	return inventoryKey(r.Group, r.Kind, r.Namespace, r.Name)
-}
-
-func inventoryKey(group, kind, namespace, name string) string {
-	return group + "/" + kind + "/" + namespace + "/" + name
 }

@@ -28,7 +28,7 @@ func tenThousand(failed, msgBytes int) *apply.ChangeSet {
 	msg := strings.Repeat("admission webhook \"policy.example.com\" denied the request: ", msgBytes/60+1)[:msgBytes]
 	for i := 0; i < 10000; i++ {
 		c := apply.Change{
-			Object: apply.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: fmt.Sprintf("team-%02d", i%10), Name: fmt.Sprintf("app-%05d-config", i)},
+			Object: v1alpha1.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: fmt.Sprintf("team-%02d", i%10), Name: fmt.Sprintf("app-%05d-config", i)},
 			Action: apply.ActionUnchanged,
 		}
 		if i < failed {
@@ -101,12 +101,12 @@ func TestTheInventoryReadsBackWithItsDetail(t *testing.T) {
 
 func TestAnInventoryFromBeforeTheCompactFormIsRead(t *testing.T) {
 	old := v1alpha1.SyncStatus{Resources: []v1alpha1.ResourceStatus{
-		{Version: "v1", Kind: "ConfigMap", Namespace: "web", Name: "a", Sync: v1alpha1.SyncStatusSynced},
-		{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "web", Name: "b", Sync: v1alpha1.SyncStatusSynced},
+		{ObjectRef: v1alpha1.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: "web", Name: "a"}, Sync: v1alpha1.SyncStatusSynced},
+		{ObjectRef: v1alpha1.ObjectRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "web", Name: "b"}, Sync: v1alpha1.SyncStatusSynced},
 	}}
 	b := newStatusBuilder(&v1alpha1.Sync{Status: old}, time.Now)
-	diff := b.applied(&apply.ChangeSet{Changes: []apply.Change{{Object: apply.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: "web", Name: "a"}, Action: apply.ActionUnchanged}}})
-	want := []apply.ObjectRef{{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "web", Name: "b"}}
+	diff := b.applied(&apply.ChangeSet{Changes: []apply.Change{{Object: v1alpha1.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: "web", Name: "a"}, Action: apply.ActionUnchanged}}})
+	want := []v1alpha1.ObjectRef{{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "web", Name: "b"}}
 	if d := cmp.Diff(want, diff.stale); d != "" || diff.before != 2 {
 		t.Errorf("stale (-want +got):\n%s\nbefore = %d, want 2", d, diff.before)
 	}

@@ -51,7 +51,7 @@ func diffPrunes(ctx context.Context, m *apply.Manager, d *desired, applied *appl
 
 // appliedBefore lists the objects the Sync applied: its inventory, or the objects
 // that carry its label and owner mark.
-func appliedBefore(ctx context.Context, m *apply.Manager, d *desired) ([]apply.ObjectRef, error) {
+func appliedBefore(ctx context.Context, m *apply.Manager, d *desired) ([]v1alpha1.ObjectRef, error) {
 	if d.live != nil {
 		if refs := tethersync.Inventory(d.live.Status); len(refs) > 0 {
 			return refs, nil

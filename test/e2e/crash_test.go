@@ -69,7 +69,7 @@ func interruptedApply(t *testing.T, sig syscall.Signal) {
 		labelled := labelledConfigMaps(t, c, s)
 		var missing []string
 		for _, name := range labelled {
-			id := v1alpha1.InventoryEntry{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: name}.ID()
+			id := v1alpha1.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: name}.ID()
 			if !slices.Contains(got.Status.Inventory, id) {
 				missing = append(missing, name)
 			}
