@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/plan"
 )
 
 // StateCollector exports the state of every Sync, read from the manager's cache at
@@ -132,7 +133,7 @@ func (c *StateCollector) collectSync(ch chan<- prometheus.Metric, s *v1alpha1.Sy
 	gauge(c.ready, boolFloat(ready != nil && ready.Status == metav1.ConditionTrue))
 	gauge(c.suspended, boolFloat(s.Spec.Suspend))
 	if ready != nil && ready.Status == metav1.ConditionFalse {
-		gauge(c.failure, 1, FailureReason(ready.Reason))
+		gauge(c.failure, 1, plan.FailureReason(ready.Reason))
 	}
 	last := c.metrics.lastSynced(s.Namespace, s.Name)
 	if t := s.Status.LastAppliedTime; t != nil && t.After(last) {
@@ -150,19 +151,4 @@ func (c *StateCollector) isLeader() bool {
 	default:
 		return false
 	}
-}
-
-// FailureReasonOther is the reason label of a failure whose reason is not one
-// of the known ones.
-const FailureReasonOther = "Other"
-
-// FailureReason is the reason label tether_sync_failure gives a False Ready
-// condition's reason: the reason itself if v1alpha1.Reasons counts it as a
-// failure, else Other, so that the label's values are bounded by that table
-// whatever a condition says.
-func FailureReason(reason string) string {
-	if m, ok := v1alpha1.MeaningOf(reason); ok && m.Failure {
-		return reason
-	}
-	return FailureReasonOther
 }

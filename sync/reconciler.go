@@ -23,6 +23,7 @@ import (
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/apply"
 	"tether.dev/tether/health"
+	"tether.dev/tether/plan"
 	"tether.dev/tether/source"
 )
 
@@ -250,10 +251,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		}
 	}
 	if err == nil {
-		err = checkEmpty(obj, snap)
+		err = plan.CheckEmpty(obj, snap)
 	}
 	if err == nil {
-		err = checkSize(obj, snap)
+		err = plan.CheckSize(obj, snap)
 	}
 	if err == nil {
 		err = r.Tenancy.checkReach(obj, snap.Objects)
@@ -321,10 +322,10 @@ func (r *Reconciler) fetchAndRender(ctx context.Context, obj *v1alpha1.Sync, id 
 	return snap, nil
 }
 
-// apply applies a snapshot as ForApply maps the Sync to an apply. With dryRun it
+// apply applies a snapshot as plan.ForApply maps the Sync to an apply. With dryRun it
 // only compares, and writes nothing.
 func (r *Reconciler) apply(ctx context.Context, id Identity, obj *v1alpha1.Sync, snap *source.Snapshot, dryRun bool) (*apply.ChangeSet, error) {
-	opts := ForApply(obj, snap.Objects, r.Apply, r.fights.givenUp(obj))
+	opts := plan.ForApply(obj, snap.Objects, r.Apply, r.fights.givenUp(obj))
 	opts.DryRun = dryRun
 	opts.BeforeWrite = r.recordAhead(obj)
 	r.prepareWatch(ctx, obj, snap)
@@ -424,11 +425,11 @@ func (r *Reconciler) assess(ctx context.Context, obj *v1alpha1.Sync, id Identity
 func (r *Reconciler) onError(st *statusBuilder, interval time.Duration, err error) (ctrl.Result, error) {
 	var fe *source.FetchError
 	var rendered *source.RenderError
-	var held *heldError
+	var held *plan.HeldError
 	var refused *RefusedError
 	switch {
 	case errors.As(err, &held):
-		st.stalled(held.reason, err)
+		st.stalled(held.Reason, err)
 		return ctrl.Result{RequeueAfter: interval}, nil
 	case errors.As(err, &refused):
 		st.stalled(refused.Reason, err)
@@ -436,7 +437,7 @@ func (r *Reconciler) onError(st *statusBuilder, interval time.Duration, err erro
 	case errors.As(err, &fe) && fe.Reason == source.ReasonHostBusy:
 		// Waiting on a slow host: not a failure of this Sync.
 		return ctrl.Result{RequeueAfter: jitter(hostBusyRequeue)}, nil
-	case errors.As(err, &fe) && stalls(fe.Reason):
+	case errors.As(err, &fe) && plan.Stalls(fe.Reason):
 		// The Sync itself is wrong (a range or URL that cannot be used, a Secret its
 		// identity may not read): retrying cannot help until it changes.
 		st.sourceFailed(fe.Reason, err)
@@ -474,12 +475,6 @@ func (r *Reconciler) onError(st *statusBuilder, interval time.Duration, err erro
 	}
 	st.retrying(v1alpha1.ReasonReconcileFailed, err)
 	return ctrl.Result{}, err
-}
-
-// stalls reports whether a failure for reason stalls the Sync (v1alpha1.Reasons).
-func stalls(reason string) bool {
-	m, _ := v1alpha1.MeaningOf(reason)
-	return m.Stalls
 }
 
 // recordApplied tells users, through an Event, that a reconcile changed the cluster:

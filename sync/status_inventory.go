@@ -6,6 +6,7 @@ import (
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/apply"
+	"tether.dev/tether/plan"
 )
 
 // The inventory is every object Tether applied for a Sync. It lives in the Sync's
@@ -17,46 +18,19 @@ import (
 
 // Bounds that keep a Sync's status under 768 KiB, half of etcd's object limit (1.5
 // MiB), by construction: at most 640 KiB of inventory ids (10,000 objects with names
-// of ordinary length; checkSize refuses more), at most maxDetails detailed objects
+// of ordinary length; plan.CheckSize refuses more), at most maxDetails detailed objects
 // with messages of at most maxDetailMessage bytes (about 66 KiB), and conditions of
 // at most maxMessage bytes each.
 const (
-	maxInventoryBytes = 640 << 10
-	maxDetails        = 100
-	maxDetailMessage  = 512
+	maxDetails       = 100
+	maxDetailMessage = 512
 )
-
-// loadInventory reads the inventory of a status with the detail it has. A status
-// written before status.inventory existed lists every object in resources.
-func loadInventory(st v1alpha1.SyncStatus) []v1alpha1.ResourceStatus {
-	detail := map[string]v1alpha1.ResourceStatus{}
-	for _, r := range st.Resources {
-		detail[r.Key()] = r
-	}
-	if len(st.Inventory) == 0 {
-		return append([]v1alpha1.ResourceStatus(nil), st.Resources...)
-	}
-	out := make([]v1alpha1.ResourceStatus, 0, len(st.Inventory))
-	for _, id := range st.Inventory {
-		e, err := v1alpha1.ParseInventoryEntry(id)
-		if err != nil {
-			continue // not written by Tether; nothing can be pruned by it
-		}
-		r, ok := detail[e.Key()]
-		if !ok {
-			r = v1alpha1.ResourceStatus{Sync: v1alpha1.SyncStatusSynced, Health: v1alpha1.HealthHealthy}
-		}
-		r.ObjectRef = e
-		out = append(out, r)
-	}
-	return out
-}
 
 // inventory returns the objects this reconcile works on, loaded from the previous
 // status the first time it is asked.
 func (b *statusBuilder) inventory() []v1alpha1.ResourceStatus {
 	if b.objects == nil {
-		b.objects = loadInventory(b.status)
+		b.objects = plan.InventoryDetail(b.status)
 	}
 	return b.objects
 }
@@ -83,7 +57,7 @@ func (b *statusBuilder) applied(cs *apply.ChangeSet) inventoryDiff {
 	for _, c := range cs.Changes {
 		objects = append(objects, resourceOf(c, cs.DryRun))
 	}
-	desired := desiredKeys(cs) // as LeftGit, which `tether diff` uses
+	desired := plan.InGit(cs) // as plan.LeftGit, which `tether diff` uses
 	for _, old := range previous {
 		if desired[old.Key()] {
 			continue
@@ -308,13 +282,4 @@ func mergeInventory(base, ours, theirs []string) []string {
 	out := append(append([]string(nil), ours...), added...)
 	sort.Strings(out)
 	return out
-}
-
-// inventoryBytes is what the ids of objs take in status.inventory, as JSON.
-func inventoryBytes(entries []v1alpha1.ObjectRef) int {
-	n := 0
-	for _, e := range entries {
-		n += len(e.ID()) + 3 // quotes and a comma
-	}
-	return n
 }

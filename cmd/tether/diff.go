@@ -21,6 +21,7 @@ import (
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/apply"
+	"tether.dev/tether/plan"
 	"tether.dev/tether/source"
 	tethersync "tether.dev/tether/sync"
 )
@@ -248,7 +249,7 @@ func desiredState(ctx context.Context, f *diffFlags, c client.Client, stderr io.
 }
 
 // desiredOfSync renders a Sync's source and maps it to an apply exactly as the
-// agent would (tethersync.ForApply), so that a Sync the agent has converged shows
+// agent would (plan.ForApply), so that a Sync the agent has converged shows
 // no difference.
 func desiredOfSync(ctx context.Context, f *diffFlags, c client.Client, stderr io.Writer) (*desired, error) {
 	s, live, err := loadSync(ctx, f, c)
@@ -272,7 +273,7 @@ func desiredOfSync(ctx context.Context, f *diffFlags, c client.Client, stderr io
 	if live != nil {
 		givenUp = live.Status.FieldsGivenUp
 	}
-	opts := tethersync.ForApply(s, objs, apply.DefaultOptions(), givenUp)
+	opts := plan.ForApply(s, objs, apply.DefaultOptions(), givenUp)
 	opts.DryRun = true
 	return &desired{objects: objs, opts: opts, sync: s, live: live}, nil
 }

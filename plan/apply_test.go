@@ -1,4 +1,4 @@
-package sync_test
+package plan_test
 
 import (
 	"testing"
@@ -10,7 +10,7 @@ import (
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/apply"
-	tethersync "tether.dev/tether/sync"
+	"tether.dev/tether/plan"
 )
 
 func TestForApplyMapsASyncToTheOptionsOfItsApply(t *testing.T) {
@@ -30,7 +30,7 @@ func TestForApplyMapsASyncToTheOptionsOfItsApply(t *testing.T) {
 	obj.SetName("cfg")
 	givenUp := []v1alpha1.GivenUpField{{ObjectRef: v1alpha1.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: "web", Name: "cfg"}, JSONPointer: "/data/a", Manager: "fighter"}}
 
-	opts := tethersync.ForApply(s, []*unstructured.Unstructured{obj}, base, givenUp)
+	opts := plan.ForApply(s, []*unstructured.Unstructured{obj}, base, givenUp)
 
 	if opts.DefaultNamespace != "web" {
 		t.Errorf("DefaultNamespace = %q, want the destination's web", opts.DefaultNamespace)
@@ -62,7 +62,7 @@ func TestLeftGitAndPruneHeld(t *testing.T) {
 	}
 	inventory := []v1alpha1.ObjectRef{cm("a", "v1"), cm("b", "v1"), cm("c", "v1beta1")}
 	cs := &apply.ChangeSet{Changes: []apply.Change{{Object: cm("a", "v1")}, {Object: cm("c", "v1")}}}
-	stale := tethersync.LeftGit(inventory, cs)
+	stale := plan.LeftGit(inventory, cs)
 	if diff := cmp.Diff([]v1alpha1.ObjectRef{cm("b", "v1")}, stale); diff != "" {
 		t.Errorf("left git (an object under another version has not) (-want +got):\n%s", diff)
 	}
@@ -81,7 +81,7 @@ func TestLeftGitAndPruneHeld(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &v1alpha1.Sync{Spec: tc.spec}
-			if got := tethersync.PruneHeld(s, inventory[:tc.stale], len(inventory), tc.empty); got != tc.want {
+			if got := plan.PruneHeld(s, inventory[:tc.stale], len(inventory), tc.empty); got != tc.want {
 				t.Errorf("PruneHeld = %q, want %q", got, tc.want)
 			}
 		})
