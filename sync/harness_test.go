@@ -97,25 +97,24 @@ func startAgent(tb testing.TB, tenancy ...tethersync.TenancyOptions) *agent {
 	must(tb, err)
 	applier := apply.NewManager(applyClient, apply.ManagerOptions{LiveVersions: a.watcher, Discovery: disco})
 	a.hooked = &hookedApplier{Applier: applier}
-	a.r = &tethersync.Reconciler{
-		Client:   mgr.GetClient(),
-		Source:   a.src,
-		Applier:  a.hooked,
-		Finder:   applier,
-		Reader:   mgr.GetAPIReader(),
-		Watcher:  a.watcher,
-		Secrets:  mgr.GetAPIReader(),
-		Pods:     mgr.GetAPIReader(),
-		Trigger:  a.trigger,
-		Recorder: a.recorder,
-		Metrics:  tethersync.NewMetrics(a.registry, tethersync.DefaultMetricsOptions()),
-		Apply:    apply.DefaultOptions(),
-	}
+	var tenants *tethersync.Tenancy
 	for _, t := range tenancy {
 		t.Impersonate = impersonating(tb, cfg, scheme, mgr.GetRESTMapper(), disco, a)
 		t.Accounts, t.Mapper = mgr.GetAPIReader(), mgr.GetRESTMapper()
-		a.r.Tenancy = tethersync.NewTenancy(t)
+		tenants = tethersync.NewTenancy(t)
 	}
+	a.r, err = tethersync.NewReconciler(mgr, tethersync.Parts{
+		Source:   a.src,
+		Applier:  a.hooked,
+		Finder:   applier,
+		Apply:    apply.DefaultOptions(),
+		Tenancy:  tenants,
+		Watcher:  a.watcher,
+		Trigger:  a.trigger,
+		Recorder: a.recorder,
+		Metrics:  tethersync.NewMetrics(a.registry, tethersync.DefaultMetricsOptions()),
+	})
+	must(tb, err)
 	opts := tethersync.DefaultOptions()
 	opts.SkipNameValidation = true
 	opts.MinInterval = time.Second // tests poll every few seconds

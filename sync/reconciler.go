@@ -65,7 +65,9 @@ var (
 // applied objects so that the two kinds of write never share ownership.
 const StatusFieldManager = "tether-status"
 
-// Reconciler reconciles Sync objects.
+// Reconciler reconciles Sync objects. NewReconciler wires one over a manager, for
+// the agent and for every test alike; its readers and the Secret watch are the
+// manager's, the rest are the Parts it is given.
 type Reconciler struct {
 	// Client reads Syncs (from the cache) and patches their status.
 	Client  client.Client
@@ -188,15 +190,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	obj := &v1alpha1.Sync{}
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if client.IgnoreNotFound(err) == nil {
-			r.Metrics.Forget(req.Namespace, req.Name)
-			r.fights.forget(req.NamespacedName)
-			r.searched.Delete(req.NamespacedName)
-			r.good.Delete(req.NamespacedName)
-			r.requests.forget(req.NamespacedName)
-			r.SecretWatch.Forget(req.NamespacedName)
-			if r.Watcher != nil {
-				r.Watcher.Forget(ctx, req.NamespacedName)
-			}
+			r.forget(ctx, req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}

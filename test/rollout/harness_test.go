@@ -98,19 +98,15 @@ func startAgent(tb testing.TB, opts agentOptions) *agent {
 	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
 	must(tb, err)
 	applier := apply.NewManager(applyClient, apply.ManagerOptions{LiveVersions: watcher, Discovery: disco})
-	r := &tethersync.Reconciler{
-		Client:   mgr.GetClient(),
-		Source:   src,
-		Applier:  applier,
-		Finder:   applier,
-		Reader:   mgr.GetAPIReader(),
-		Watcher:  watcher,
-		Secrets:  mgr.GetAPIReader(),
-		Pods:     mgr.GetAPIReader(),
-		Recorder: mgr.GetEventRecorderFor("tether"),
-		Metrics:  tethersync.NewMetrics(a.metrics, tethersync.DefaultMetricsOptions()),
-		Apply:    apply.DefaultOptions(),
-	}
+	r, err := tethersync.NewReconciler(mgr, tethersync.Parts{
+		Source:  src,
+		Applier: applier,
+		Finder:  applier,
+		Apply:   apply.DefaultOptions(),
+		Watcher: watcher,
+		Metrics: tethersync.NewMetrics(a.metrics, tethersync.DefaultMetricsOptions()),
+	})
+	must(tb, err)
 	syncOpts := tethersync.DefaultOptions()
 	syncOpts.SkipNameValidation = true
 	syncOpts.MinInterval = time.Second
