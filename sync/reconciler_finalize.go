@@ -66,7 +66,7 @@ func (r *Reconciler) finalize(ctx context.Context, obj *v1alpha1.Sync, st *statu
 		r.Metrics.CountChanges(obj, cs)
 		r.reportVanishedKinds(obj, cs)
 	}
-	st.pruned(cs, true)
+	st.deleting(cs)
 	if len(st.inventory()) > 0 {
 		if err != nil && r.accountGoneWithNamespace(ctx, obj, err) {
 			return r.leaveBehind(ctx, obj, st, cs, err)

@@ -36,7 +36,7 @@ func (r *Reconciler) prune(ctx context.Context, id Identity, obj *v1alpha1.Sync,
 	cs, err := id.Applier.Prune(ctx, candidates, plan.PruneOptionsFor(obj, applied, r.Apply.Concurrency))
 	r.Metrics.CountChanges(obj, cs)
 	r.reportVanishedKinds(obj, cs)
-	st.pruned(cs, false)
+	st.pruned(cs)
 	return cs, err
 }
 

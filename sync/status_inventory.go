@@ -125,10 +125,15 @@ func (b *statusBuilder) leftGitNote(note string) {
 }
 
 // pruned drops what a prune deleted or found not to be Tether's from the inventory,
-// and keeps what it failed to delete, with the error, to retry. With untilGone,
-// deleted objects stay listed until a later pass finds them gone (a Sync being
-// deleted waits for them).
-func (b *statusBuilder) pruned(cs *apply.ChangeSet, untilGone bool) {
+// and keeps what it failed to delete, with the error, to retry.
+func (b *statusBuilder) pruned(cs *apply.ChangeSet) { b.recordPrune(cs, false) }
+
+// deleting records a prune as pruned does, except that deleted objects stay
+// listed ("deleting") until a later pass finds them gone: a Sync being deleted
+// waits for them.
+func (b *statusBuilder) deleting(cs *apply.ChangeSet) { b.recordPrune(cs, true) }
+
+func (b *statusBuilder) recordPrune(cs *apply.ChangeSet, untilGone bool) {
 	if cs == nil {
 		return
 	}
