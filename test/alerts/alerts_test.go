@@ -17,6 +17,7 @@ import (
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 	"tether.dev/tether/test/promserver"
 )
 
@@ -67,7 +68,7 @@ func TestAlertsFireAndResolveInARealPrometheus(t *testing.T) {
 			t.Parallel()
 			app := w.newApp(t, "drift", map[string]string{"cm.yaml": configMap("drift", "from-git")}, false)
 			cm := &corev1.ConfigMap{}
-			must(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			harness.Must(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
 				if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "drift"}, cm); err != nil {
 					return err
 				}
@@ -89,7 +90,7 @@ func TestAlertsFireAndResolveInARealPrometheus(t *testing.T) {
 				return v == 1, err
 			})
 			vec, err := prom.Query(t.Context(), fmt.Sprintf(`max by (reason) (tether_sync_failure{namespace=%q,name="broken"})`, ns))
-			must(t, err)
+			harness.Must(t, err)
 			if got := string(vec[0].Metric["reason"]); got != v1alpha1.ReasonRenderFailed {
 				t.Errorf("tether_sync_failure reason = %q, want %s", got, v1alpha1.ReasonRenderFailed)
 			}
@@ -155,7 +156,7 @@ func TestAlertsFireAndResolveInARealPrometheus(t *testing.T) {
 		deadline := time.Now().Add(quietWindow)
 		for time.Now().Before(deadline) {
 			alerts, err := prom.Alerts(t.Context())
-			must(t, err)
+			harness.Must(t, err)
 			for _, a := range alerts {
 				// The dashboard's Syncs (in another namespace) fail on purpose; the
 				// agent's alerts have no namespace, and only firing counts for them.
@@ -217,7 +218,7 @@ func (w *world) newApp(t *testing.T, name string, files map[string]string, selfH
 			SelfHeal:    &selfHeal,
 		},
 	}
-	must(t, w.c.Create(t.Context(), s))
+	harness.Must(t, w.c.Create(t.Context(), s))
 	eventually(t, name+" has applied its first commit", func(ctx context.Context) (bool, error) {
 		got := &v1alpha1.Sync{}
 		if err := w.c.Get(ctx, client.ObjectKeyFromObject(s), got); err != nil {
@@ -239,12 +240,12 @@ func (w *world) dashboardWork(t *testing.T) {
 	fought := other.newApp(t, "fought", map[string]string{"cm.yaml": configMap("fought", "from-git")}, true)
 	missing := &v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Name: "missing", Namespace: other.ns}, Spec: *fought.sync.Spec.DeepCopy()}
 	missing.Spec.Source.Ref = v1alpha1.GitRef{Branch: "no-such-branch"}
-	must(t, w.c.Create(t.Context(), missing))
+	harness.Must(t, w.c.Create(t.Context(), missing))
 
 	key := client.ObjectKey{Namespace: other.ns, Name: "fought"}
 	for round := range 3 {
 		cm := &corev1.ConfigMap{}
-		must(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		harness.Must(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
 			if err := w.c.Get(t.Context(), key, cm); err != nil {
 				return err
 			}
@@ -353,7 +354,7 @@ func (w *world) leader(t *testing.T, replicas []*replica) (leader, standby *repl
 func (w *world) continuous(t *testing.T, start, end time.Time) {
 	t.Helper()
 	m, err := w.prom.QueryRange(t.Context(), fmt.Sprintf(`max by (name) (tether_sync_ready{namespace=%q})`, w.ns), start, end, time.Second)
-	must(t, err)
+	harness.Must(t, err)
 	want := int(end.Sub(start)/time.Second) + 1
 	if len(m) != 4 {
 		t.Errorf("%d Syncs have tether_sync_ready series across the kill, want 4: %v", len(m), m)
@@ -394,11 +395,4 @@ spec:
       - name: app
         image: registry.k8s.io/pause:3.10
 `, name, selector)) + "\n"
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
 }

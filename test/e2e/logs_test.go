@@ -15,6 +15,7 @@ import (
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 )
 
 // TestABrokenSyncIsLoggedOnceWithoutAStackTrace: a Sync that fails the same way at
@@ -71,6 +72,6 @@ func reconcilesOf(t testing.TB, a *agent, ns, name string) int {
 		return 0
 	}
 	n, err := strconv.Atoi(m[1])
-	must(t, err)
+	harness.Must(t, err)
 	return n
 }

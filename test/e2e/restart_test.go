@@ -12,6 +12,7 @@ import (
 
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 )
 
 // TestTheAgentSurvivesAnAPIServerRestart restarts kube-apiserver and etcd while the
@@ -44,7 +45,7 @@ func TestTheAgentSurvivesAnAPIServerRestart(t *testing.T) {
 		t.Logf("restarting with %d of %d objects created", created, n)
 	}
 	start := time.Now()
-	must(t, cp.Restart(t.Context()))
+	harness.Must(t, cp.Restart(t.Context()))
 	t.Logf("kube-apiserver and etcd were down for %v", time.Since(start).Round(time.Millisecond))
 
 	waitRevision(t, c, s, commit)
@@ -56,9 +57,9 @@ func TestTheAgentSurvivesAnAPIServerRestart(t *testing.T) {
 
 	t.Run("watches resume: drift is corrected without an interval", func(t *testing.T) {
 		cm := &corev1.ConfigMap{}
-		must(t, c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "cm-007"}, cm))
+		harness.Must(t, c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "cm-007"}, cm))
 		cm.Data["n"] = "edited"
-		must(t, c.Update(t.Context(), cm, client.FieldOwner("kubectl-edit")))
+		harness.Must(t, c.Update(t.Context(), cm, client.FieldOwner("kubectl-edit")))
 		eventually(t, "the edit is reverted", func(ctx context.Context) (bool, error) {
 			got := &corev1.ConfigMap{}
 			err := c.Get(ctx, client.ObjectKeyFromObject(cm), got)

@@ -15,6 +15,7 @@ import (
 
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 )
 
 // usedElsewhere are rights the agent needs in situations these tests do not make.
@@ -97,7 +98,7 @@ func TestAMissingPermissionIsNamedByItsRequest(t *testing.T) {
 	if !slices.Contains(problems, want) {
 		t.Errorf("the rights check does not name the refused request %q; it found:\n%s", want, strings.Join(problems, "\n"))
 	}
-	must(t, c.Delete(t.Context(), s))
+	harness.Must(t, c.Delete(t.Context(), s))
 	waitGone(t, c, s)
 }
 

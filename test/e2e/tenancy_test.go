@@ -22,6 +22,7 @@ import (
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 )
 
 // The tenant namespaces deploy/overlays/namespaced names.
@@ -252,7 +253,7 @@ func TestTenantsUnderTheDefaultInstall(t *testing.T) {
 
 	t.Run("the agent leads through the install's Lease", func(t *testing.T) {
 		lease := &coordinationv1.Lease{}
-		must(t, c.Get(t.Context(), client.ObjectKey{Namespace: agentNamespace, Name: leaseName}, lease))
+		harness.Must(t, c.Get(t.Context(), client.ObjectKey{Namespace: agentNamespace, Name: leaseName}, lease))
 		if h := lease.Spec.HolderIdentity; h == nil || *h == "" {
 			t.Errorf("Lease %s/%s has no holder", agentNamespace, leaseName)
 		}

@@ -16,6 +16,7 @@ import (
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 )
 
 // deployment is the Deployment web, of one pause container named app. podAnnotations go
@@ -383,8 +384,8 @@ spec:
 		// protection finalizer that keeps it while it is bound. Deleted first: the
 		// protection controller puts the finalizer back on a volume that is not
 		// being deleted.
-		must(t, a.c.Delete(t.Context(), pv))
-		must(t, a.c.Patch(t.Context(), pv, client.RawPatch(types.MergePatchType, []byte(`{"metadata": {"finalizers": null}}`))))
+		harness.Must(t, a.c.Delete(t.Context(), pv))
+		harness.Must(t, a.c.Patch(t.Context(), pv, client.RawPatch(types.MergePatchType, []byte(`{"metadata": {"finalizers": null}}`))))
 		got := a.waitFor(t, s, "the claim lost Degraded", func(s *v1alpha1.Sync) bool {
 			lost, _ := resource(s.Status, "PersistentVolumeClaim", "lost")
 			return lost.Health == v1alpha1.HealthDegraded
