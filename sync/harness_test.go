@@ -161,7 +161,7 @@ func (a *agent) newSync(tb testing.TB, ns, url string, mutate ...func(*v1alpha1.
 func (a *agent) waitFor(tb testing.TB, s *v1alpha1.Sync, what string, cond func(*v1alpha1.Sync) bool) *v1alpha1.Sync {
 	tb.Helper()
 	got := &v1alpha1.Sync{}
-	eventually(tb, what, func(ctx context.Context) (bool, error) {
+	harness.Eventually(tb, waitTimeout, what, func(ctx context.Context) (bool, error) {
 		if err := a.c.Get(ctx, client.ObjectKeyFromObject(s), got); err != nil {
 			return false, err
 		}
@@ -180,12 +180,12 @@ func (a *agent) waitApplied(tb testing.TB, s *v1alpha1.Sync, commit string) *v1a
 		return strings.HasSuffix(s.Status.LastAppliedRevision, commit) && isReady(s)
 	}
 	got := a.waitFor(tb, s, "Ready at "+commit, applied)
-	eventually(tb, "the watches to sync", func(context.Context) (bool, error) { return a.watcher.HasSynced(), nil })
+	harness.Eventually(tb, waitTimeout, "the watches to sync", func(context.Context) (bool, error) { return a.watcher.HasSynced(), nil })
 	// The reconciler reads Syncs from the manager's cache; a test that reconciles
 	// next must not race the cache into a stale status (and a conflicting write).
 	// The cache is caught up when it holds what the API server holds now: status
 	// writes that came after got (health following a rollout) move both on.
-	eventually(tb, "the manager's cache to see the status", func(ctx context.Context) (bool, error) {
+	harness.Eventually(tb, waitTimeout, "the manager's cache to see the status", func(ctx context.Context) (bool, error) {
 		cached, live := &v1alpha1.Sync{}, &v1alpha1.Sync{}
 		if err := a.r.Client.Get(ctx, client.ObjectKeyFromObject(s), cached); err != nil {
 			return false, err
@@ -236,18 +236,6 @@ func (a *agent) events() []string {
 			return out
 		}
 	}
-}
-
-func eventually(tb testing.TB, what string, cond func(ctx context.Context) (bool, error)) {
-	tb.Helper()
-	eventuallyWithin(tb, waitTimeout, what, cond)
-}
-
-// eventuallyWithin is eventually with a guard of its own, for work that grows with
-// the size of a test.
-func eventuallyWithin(tb testing.TB, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
-	tb.Helper()
-	harness.Eventually(tb, timeout, what, cond)
 }
 
 func isReady(s *v1alpha1.Sync) bool {

@@ -137,7 +137,7 @@ func TestAnIgnoreRuleKeepsScaledReplicasAcrossAGitChange(t *testing.T) {
 	a.reconcile(t, s)
 	push(t, a, repo, s, web(3, "nginx:2"), "new image, replicas: 3 still in git")
 
-	eventually(t, "the new image is applied", func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "the new image is applied", func(ctx context.Context) (bool, error) {
 		return image(ctx, a.c, ns, "web") == "nginx:2", nil
 	})
 	if n := replicas(t.Context(), a.c, ns, "web"); n != 6 {
@@ -171,10 +171,10 @@ func TestWithAnHPAReplicasAreOnlyEverSetByTheHPA(t *testing.T) {
 	scaleByHPA(t, a.c, ns, 7)
 	a.reconcile(t, s)
 
-	eventually(t, "the last image is applied", func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "the last image is applied", func(ctx context.Context) (bool, error) {
 		return image(ctx, a.c, ns, "web") == "nginx:3", nil
 	})
-	eventually(t, "the watch sees the last scale", func(context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "the watch sees the last scale", func(context.Context) (bool, error) {
 		h := history.get()
 		return len(h) > 0 && h[len(h)-1] == 7, nil
 	})
@@ -209,7 +209,7 @@ func TestAnObjectMadeByKubectlApplyLosesAFieldDeletedFromGit(t *testing.T) {
 	a.waitApplied(t, s, commit)
 	push(t, a, repo, s, configMap("{keep: a}"), "drop a key")
 
-	eventually(t, "the key deleted from git is gone", func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "the key deleted from git is gone", func(ctx context.Context) (bool, error) {
 		got := &corev1.ConfigMap{}
 		if err := a.c.Get(ctx, client.ObjectKeyFromObject(cm), got); err != nil {
 			return false, err
@@ -259,19 +259,19 @@ func TestAFightEndsInAFieldConflict(t *testing.T) {
 	corrections := 0
 	for round := 0; round < 10 && conflict(t.Context()) == nil; round++ {
 		fight()
-		eventually(t, "Tether corrects the field or gives it up", func(ctx context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, "Tether corrects the field or gives it up", func(ctx context.Context) (bool, error) {
 			return greeting(ctx) == "hello" || conflict(ctx) != nil, nil
 		})
 		if greeting(t.Context()) == "hello" {
 			corrections++
 		}
-		eventually(t, "the status is written", func(ctx context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, "the status is written", func(ctx context.Context) (bool, error) {
 			got := &v1alpha1.Sync{}
 			err := a.r.Client.Get(ctx, client.ObjectKeyFromObject(s), got)
 			return err == nil && got.Status.ObservedGeneration == got.Generation, err
 		})
 	}
-	eventually(t, "a FieldConflict condition", func(ctx context.Context) (bool, error) { return conflict(ctx) != nil, nil })
+	harness.Eventually(t, waitTimeout, "a FieldConflict condition", func(ctx context.Context) (bool, error) { return conflict(ctx) != nil, nil })
 	if want := tethersync.DefaultFightOptions().Threshold; corrections != want {
 		t.Errorf("corrections = %d, want %d before Tether gives up", corrections, want)
 	}

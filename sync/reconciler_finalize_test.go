@@ -70,7 +70,7 @@ func TestATenantNamespaceDeletedWithItsAccountsFinishes(t *testing.T) {
 
 	a.events() // drop the events so far
 	harness.Must(t, a.c.Delete(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: team}}))
-	eventually(t, "namespace "+team+" to be Terminating", func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "namespace "+team+" to be Terminating", func(ctx context.Context) (bool, error) {
 		ns := &corev1.Namespace{}
 		err := a.c.Get(ctx, client.ObjectKey{Name: team}, ns)
 		return ns.DeletionTimestamp != nil, err
@@ -116,7 +116,7 @@ func TestATenantNamespaceDeletedWithItsAccountsFinishes(t *testing.T) {
 // waitGone waits until the Sync no longer exists.
 func waitGone(t *testing.T, c client.Client, s *v1alpha1.Sync) {
 	t.Helper()
-	eventually(t, "Sync "+s.Name+" to be gone", func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "Sync "+s.Name+" to be gone", func(ctx context.Context) (bool, error) {
 		got := &v1alpha1.Sync{}
 		err := c.Get(ctx, client.ObjectKeyFromObject(s), got)
 		if err == nil {

@@ -95,7 +95,7 @@ func stuckPodOf(t *testing.T, c client.Client, ns, job string) string {
 		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "Back-off pulling image"}},
 	}}
 	harness.Must(t, c.Status().Update(t.Context(), pod))
-	eventually(t, "the pod's status to be stored", func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "the pod's status to be stored", func(ctx context.Context) (bool, error) {
 		got := &corev1.Pod{}
 		err := c.Get(ctx, client.ObjectKeyFromObject(pod), got)
 		return err == nil && len(got.Status.ContainerStatuses) == 1, err

@@ -69,7 +69,7 @@ func TestAWipedInventoryIsRebuiltFromTheLabel(t *testing.T) {
 	harness.Must(t, e.a.c.Status().Update(t.Context(), s))
 
 	e.push(t, map[string]string{"apps/c.yaml": ""})
-	eventually(t, "c is pruned", func(context.Context) (bool, error) { return !e.exists(t, "c"), nil })
+	harness.Eventually(t, waitTimeout, "c is pruned", func(context.Context) (bool, error) { return !e.exists(t, "c"), nil })
 	if got := e.inventory(t); !slices.Equal(got, []string{"ConfigMap/a", "ConfigMap/b"}) {
 		t.Errorf("inventory = %v, want a and b", got)
 	}
@@ -84,7 +84,7 @@ func TestAVanishedKindNeverBlocks(t *testing.T) {
 	ns := controlplane.NewNamespace(t, cfg)
 	crd := widgetCRD(ns)
 	harness.Must(t, a.c.Create(t.Context(), crd))
-	eventually(t, "the Widget CRD is established", func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "the Widget CRD is established", func(ctx context.Context) (bool, error) {
 		return true, a.c.List(ctx, widgets(crd))
 	})
 	repo := gitserver.NewLocalRepo(t, "apps")
@@ -100,7 +100,7 @@ func TestAVanishedKindNeverBlocks(t *testing.T) {
 	// The CRD is deleted out of band while no agent runs; the next agent has never seen its kind.
 	a.stop()
 	harness.Must(t, a.c.Delete(t.Context(), crd))
-	eventually(t, "the Widget kind is gone", func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "the Widget kind is gone", func(ctx context.Context) (bool, error) {
 		err := a.c.Get(ctx, client.ObjectKeyFromObject(crd), &apiextensionsv1.CustomResourceDefinition{})
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})
@@ -119,7 +119,7 @@ func TestAVanishedKindNeverBlocks(t *testing.T) {
 
 	t.Run("and deleting the Sync completes", func(t *testing.T) {
 		harness.Must(t, b.c.Delete(t.Context(), s))
-		eventually(t, "the Sync is gone", func(ctx context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, "the Sync is gone", func(ctx context.Context) (bool, error) {
 			err := b.c.Get(ctx, client.ObjectKeyFromObject(s), &v1alpha1.Sync{})
 			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 		})

@@ -101,7 +101,7 @@ func threeConfigMaps() map[string]string {
 func TestPruneRemovesWhatLeftGit(t *testing.T) {
 	e := newPruneEnv(t, threeConfigMaps())
 	e.push(t, map[string]string{"apps/c.yaml": ""})
-	eventually(t, "c is pruned", func(context.Context) (bool, error) { return !e.exists(t, "c"), nil })
+	harness.Eventually(t, waitTimeout, "c is pruned", func(context.Context) (bool, error) { return !e.exists(t, "c"), nil })
 	if !e.exists(t, "a") || !e.exists(t, "b") {
 		t.Errorf("a or b was deleted with c")
 	}
@@ -121,7 +121,7 @@ func TestPruneSurvivesARestart(t *testing.T) {
 	// A new agent knows nothing but what the API holds: the inventory in status. Its
 	// start-up reconciles every Sync.
 	e.a = startAgent(t)
-	eventually(t, "b is pruned by the new agent", func(context.Context) (bool, error) { return !e.exists(t, "b"), nil })
+	harness.Eventually(t, waitTimeout, "b is pruned by the new agent", func(context.Context) (bool, error) { return !e.exists(t, "b"), nil })
 	if !e.exists(t, "a") || !e.exists(t, "c") {
 		t.Errorf("a or c was deleted with b")
 	}
@@ -145,7 +145,7 @@ func TestPruneGuards(t *testing.T) {
 	t.Run("with allowEmpty an emptied path prunes everything", func(t *testing.T) {
 		e := newPruneEnv(t, threeConfigMaps(), func(s *v1alpha1.Sync) { s.Spec.AllowEmpty = true })
 		e.push(t, map[string]string{"apps/a.yaml": "", "apps/b.yaml": "", "apps/c.yaml": "", "apps/README.md": "moved"})
-		eventually(t, "everything is pruned", func(context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, "everything is pruned", func(context.Context) (bool, error) {
 			return !e.exists(t, "a") && !e.exists(t, "b") && !e.exists(t, "c"), nil
 		})
 	})
@@ -174,7 +174,7 @@ func TestPruneGuards(t *testing.T) {
 		harness.Must(t, e.a.c.Get(t.Context(), client.ObjectKeyFromObject(e.sync), s))
 		s.Spec.PruneLimit = ptr.To(intstr.FromString("100%"))
 		harness.Must(t, e.a.c.Update(t.Context(), s))
-		eventually(t, "b and c are pruned once the limit allows it", func(context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, "b and c are pruned once the limit allows it", func(context.Context) (bool, error) {
 			return !e.exists(t, "b") && !e.exists(t, "c"), nil
 		})
 	})
@@ -229,7 +229,7 @@ spec:
 	})
 	e.a.applies.Reset()
 	e.push(t, map[string]string{"apps/crd.yaml": "", "apps/gadget.yaml": ""})
-	eventually(t, "the CRD is gone", func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "the CRD is gone", func(ctx context.Context) (bool, error) {
 		gadgets := &unstructured.Unstructured{}
 		gadgets.SetAPIVersion("apiextensions.k8s.io/v1")
 		gadgets.SetKind("CustomResourceDefinition")
@@ -252,7 +252,7 @@ func TestDeletingASync(t *testing.T) {
 		bystander := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bystander", Namespace: e.ns}}
 		harness.Must(t, e.a.c.Create(t.Context(), bystander))
 		harness.Must(t, e.a.c.Delete(t.Context(), e.sync))
-		eventually(t, "the Sync is gone", func(ctx context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, "the Sync is gone", func(ctx context.Context) (bool, error) {
 			err := e.a.c.Get(ctx, client.ObjectKeyFromObject(e.sync), &v1alpha1.Sync{})
 			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 		})
@@ -269,7 +269,7 @@ func TestDeletingASync(t *testing.T) {
 	t.Run("with deletionPolicy Orphan, objects stay without Tether's marks", func(t *testing.T) {
 		e := newPruneEnv(t, threeConfigMaps(), func(s *v1alpha1.Sync) { s.Spec.DeletionPolicy = v1alpha1.DeletionPolicyOrphan })
 		harness.Must(t, e.a.c.Delete(t.Context(), e.sync))
-		eventually(t, "the Sync is gone", func(ctx context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, "the Sync is gone", func(ctx context.Context) (bool, error) {
 			err := e.a.c.Get(ctx, client.ObjectKeyFromObject(e.sync), &v1alpha1.Sync{})
 			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 		})
@@ -305,7 +305,7 @@ func TestDeletingASync(t *testing.T) {
 		harness.Must(t, e.a.c.Get(t.Context(), client.ObjectKeyFromObject(held), held))
 		held.Finalizers = nil
 		harness.Must(t, e.a.c.Update(t.Context(), held))
-		eventually(t, "the Sync is gone once b is", func(ctx context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, "the Sync is gone once b is", func(ctx context.Context) (bool, error) {
 			err := e.a.c.Get(ctx, client.ObjectKeyFromObject(e.sync), &v1alpha1.Sync{})
 			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 		})

@@ -102,7 +102,7 @@ func TestASyncOfManyObjects(t *testing.T) {
 	t.Run("deleting the Sync deletes the rest", func(t *testing.T) {
 		harness.Must(t, a.c.Delete(t.Context(), s))
 		// A guard against hangs that grows with the work: 10 ms per object deleted.
-		eventuallyWithin(t, waitTimeout+time.Duration(n)*time.Millisecond*10, "the Sync is gone", func(ctx context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout+time.Duration(n)*time.Millisecond*10, "the Sync is gone", func(ctx context.Context) (bool, error) {
 			err := a.c.Get(ctx, client.ObjectKeyFromObject(s), &v1alpha1.Sync{})
 			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 		})

@@ -155,7 +155,7 @@ func TestCredentialsComeFromTheSecretAndStayInIt(t *testing.T) {
 // waitAllApplied waits until every Sync is Ready at commit.
 func waitAllApplied(t *testing.T, a *agent, syncs []*v1alpha1.Sync, commit string) {
 	t.Helper()
-	eventually(t, fmt.Sprintf("%d Syncs are Ready at %s", len(syncs), commit), func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, fmt.Sprintf("%d Syncs are Ready at %s", len(syncs), commit), func(ctx context.Context) (bool, error) {
 		list := &v1alpha1.SyncList{}
 		if err := a.c.List(ctx, list, client.InNamespace(syncs[0].Namespace)); err != nil {
 			return false, err

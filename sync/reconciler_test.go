@@ -86,12 +86,12 @@ func TestDriftIsCorrectedByTheWatchWithSelfHeal(t *testing.T) {
 
 	// The interval is an hour: only the watch can bring the Sync back here.
 	scale(t, a.c, ns, "app-0000", 5)
-	eventually(t, "the edit to spec.replicas is reverted", func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "the edit to spec.replicas is reverted", func(ctx context.Context) (bool, error) {
 		return replicas(ctx, a.c, ns, "app-0000") == 0, nil
 	})
 	// The event and the metric follow the write, at the end of the same reconcile.
 	var events []string
-	eventually(t, "a DriftCorrected event and tether_drift_corrections_total", func(context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "a DriftCorrected event and tether_drift_corrections_total", func(context.Context) (bool, error) {
 		events = append(events, a.events()...)
 		return strings.Contains(strings.Join(events, "\n"), "DriftCorrected") && counterValue(t, a, "tether_drift_corrections_total") >= 1, nil
 	})

@@ -85,7 +85,7 @@ func waitAllowed(t *testing.T, c client.Client, ns, accountNS, name string, rule
 	if verb == "*" {
 		verb = "delete"
 	}
-	eventually(t, "RBAC to let "+name+" "+verb+" "+rule.Resources[0]+" in "+ns, func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "RBAC to let "+name+" "+verb+" "+rule.Resources[0]+" in "+ns, func(ctx context.Context) (bool, error) {
 		return canI(ctx, c, ns, tethersync.ServiceAccountUser(accountNS, name), verb, rule.Resources[0])
 	})
 }
@@ -143,7 +143,7 @@ func stalledWith(s *v1alpha1.Sync, reason string, words ...string) bool {
 
 func setSpec(t *testing.T, c client.Client, s *v1alpha1.Sync, mutate func(*v1alpha1.Sync)) {
 	t.Helper()
-	eventually(t, "updating the Sync", func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "updating the Sync", func(ctx context.Context) (bool, error) {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(s), s); err != nil {
 			return false, err
 		}
@@ -293,7 +293,7 @@ func TestCrossNamespaceObjectsAreRefusedWhole(t *testing.T) {
 		got.Status = v1alpha1.SyncStatus{} // as a restore from a backup without status would leave it
 		harness.Must(t, a.c.Status().Update(t.Context(), got))
 		a.events() // drop the events so far
-		eventually(t, "the manager's cache to see the wiped status", func(ctx context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, "the manager's cache to see the wiped status", func(ctx context.Context) (bool, error) {
 			cached := &v1alpha1.Sync{}
 			err := a.r.Client.Get(ctx, client.ObjectKeyFromObject(s), cached)
 			return err == nil && cached.ResourceVersion == got.ResourceVersion, err
@@ -398,7 +398,7 @@ func TestAnAuthorWithoutRightsChangesNothingThroughTether(t *testing.T) {
 
 	t.Run("with the rights back, deletion completes", func(t *testing.T) {
 		grant(t, a.c, victim, team, "deployer", configMapsAll...)
-		eventually(t, "the Sync to be gone", func(ctx context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, "the Sync to be gone", func(ctx context.Context) (bool, error) {
 			err := a.c.Get(ctx, client.ObjectKeyFromObject(s), &v1alpha1.Sync{})
 			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 		})
@@ -412,7 +412,7 @@ func TestAnAuthorWithoutRightsChangesNothingThroughTether(t *testing.T) {
 // in ns.
 func waitDenied(t *testing.T, c client.Client, ns, accountNS, name, verb string) {
 	t.Helper()
-	eventually(t, "RBAC to stop "+name+" "+verb+"ing configmaps in "+ns, func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "RBAC to stop "+name+" "+verb+"ing configmaps in "+ns, func(ctx context.Context) (bool, error) {
 		ok, err := canI(ctx, c, ns, tethersync.ServiceAccountUser(accountNS, name), verb, "configmaps")
 		return !ok, err
 	})

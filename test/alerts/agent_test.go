@@ -2,7 +2,6 @@ package alerts
 
 import (
 	"bytes"
-	"context"
 	"os/exec"
 	gosync "sync"
 	"syscall"
@@ -94,12 +93,6 @@ func (r *replica) kill(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("%s did not exit within 30s of SIGKILL", r.name)
 	}
-}
-
-// eventually polls cond until it holds, failing the test after waitTimeout.
-func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
-	t.Helper()
-	harness.Eventually(t, waitTimeout, what, cond)
 }
 
 type lockedBuffer struct {

@@ -85,7 +85,7 @@ func TestAlertsFireAndResolveInARealPrometheus(t *testing.T) {
 			app := w.newApp(t, "broken", map[string]string{"cm.yaml": configMap("broken", "1")}, true)
 			app.repo.Commit(t, map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: broken\ndata: [\n"}, "a broken manifest")
 			w.waitAlert(t, "TetherSyncFailed", app.sync.Name, "firing")
-			eventually(t, "tether_sync_failure names the reason", func(ctx context.Context) (bool, error) {
+			harness.Eventually(t, waitTimeout, "tether_sync_failure names the reason", func(ctx context.Context) (bool, error) {
 				v, err := prom.Value(ctx, fmt.Sprintf(`max by (reason) (tether_sync_failure{namespace=%q,name="broken"})`, ns))
 				return v == 1, err
 			})
@@ -95,7 +95,7 @@ func TestAlertsFireAndResolveInARealPrometheus(t *testing.T) {
 				t.Errorf("tether_sync_failure reason = %q, want %s", got, v1alpha1.ReasonRenderFailed)
 			}
 			// Event-based tooling hears of it too: one Warning Event naming the file.
-			eventually(t, "a Warning RenderFailed Event names the file", func(ctx context.Context) (bool, error) {
+			harness.Eventually(t, waitTimeout, "a Warning RenderFailed Event names the file", func(ctx context.Context) (bool, error) {
 				events := &corev1.EventList{}
 				if err := c.List(ctx, events, client.InNamespace(ns)); err != nil {
 					return false, err
@@ -145,7 +145,7 @@ func TestAlertsFireAndResolveInARealPrometheus(t *testing.T) {
 		leader, standby = w.leader(t, replicas)
 		killed := time.Now()
 		leader.kill(t)
-		eventually(t, "the standby takes the lease", func(ctx context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, "the standby takes the lease", func(ctx context.Context) (bool, error) {
 			v, err := prom.Value(ctx, fmt.Sprintf(`tether_leader{instance=%q}`, standby.metricsAddr))
 			return v == 1, err
 		})
@@ -176,7 +176,7 @@ func TestAlertsFireAndResolveInARealPrometheus(t *testing.T) {
 
 	t.Run("killing both replicas fires TetherAgentDown", func(t *testing.T) {
 		standby.kill(t)
-		eventually(t, "TetherAgentDown fires", func(ctx context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, "TetherAgentDown fires", func(ctx context.Context) (bool, error) {
 			state, err := alertState(ctx, prom, "TetherAgentDown", nil)
 			return state == promv1.AlertStateFiring, err
 		})
@@ -219,7 +219,7 @@ func (w *world) newApp(t *testing.T, name string, files map[string]string, selfH
 		},
 	}
 	harness.Must(t, w.c.Create(t.Context(), s))
-	eventually(t, name+" has applied its first commit", func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, name+" has applied its first commit", func(ctx context.Context) (bool, error) {
 		got := &v1alpha1.Sync{}
 		if err := w.c.Get(ctx, client.ObjectKeyFromObject(s), got); err != nil {
 			return false, err
@@ -252,12 +252,12 @@ func (w *world) dashboardWork(t *testing.T) {
 			cm.Data["v"] = fmt.Sprintf("fighter-%d", round)
 			return w.c.Update(t.Context(), cm, client.FieldOwner("fighter"))
 		}))
-		eventually(t, fmt.Sprintf("Tether corrects the fighter's change %d", round), func(ctx context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, fmt.Sprintf("Tether corrects the fighter's change %d", round), func(ctx context.Context) (bool, error) {
 			err := w.c.Get(ctx, key, cm)
 			return cm.Data["v"] == "from-git", err
 		})
 	}
-	eventually(t, "Prometheus has the field fight and the failing fetch", func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "Prometheus has the field fight and the failing fetch", func(ctx context.Context) (bool, error) {
 		fights, err := w.prom.Value(ctx, fmt.Sprintf(`sum(tether_field_fights_total{namespace=%q,name="fought",manager="fighter"})`, other.ns))
 		if err != nil {
 			return false, err
@@ -292,7 +292,7 @@ func alertState(ctx context.Context, prom *promserver.Server, alertname string, 
 // waitAlert waits until alertname is in state for the Sync named name.
 func (w *world) waitAlert(t *testing.T, alertname, name string, state promv1.AlertState) {
 	t.Helper()
-	eventually(t, fmt.Sprintf("%s is %s for %s", alertname, state, name), func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, fmt.Sprintf("%s is %s for %s", alertname, state, name), func(ctx context.Context) (bool, error) {
 		got, err := alertState(ctx, w.prom, alertname, map[string]string{"namespace": w.ns, "name": name})
 		return got == state, err
 	})
@@ -302,7 +302,7 @@ func (w *world) waitAlert(t *testing.T, alertname, name string, state promv1.Ale
 // named name: it has resolved.
 func (w *world) waitNoAlert(t *testing.T, alertname, name string) {
 	t.Helper()
-	eventually(t, fmt.Sprintf("%s resolves for %s", alertname, name), func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, fmt.Sprintf("%s resolves for %s", alertname, name), func(ctx context.Context) (bool, error) {
 		got, err := alertState(ctx, w.prom, alertname, map[string]string{"namespace": w.ns, "name": name})
 		return got == "", err
 	})
@@ -312,7 +312,7 @@ func (w *world) waitNoAlert(t *testing.T, alertname, name string) {
 // Prometheus has its Ready series at 1 (so the quiet is not the absence of data).
 func (w *world) waitQuiet(t *testing.T, name string) {
 	t.Helper()
-	eventually(t, "no alert for "+name, func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "no alert for "+name, func(ctx context.Context) (bool, error) {
 		ready, err := w.prom.Value(ctx, fmt.Sprintf(`max(tether_sync_ready{namespace=%q,name=%q})`, w.ns, name))
 		if err != nil || ready != 1 {
 			return false, err
@@ -333,7 +333,7 @@ func (w *world) waitQuiet(t *testing.T, name string) {
 // leader returns the replica that holds the lease, as Prometheus sees it, and the other.
 func (w *world) leader(t *testing.T, replicas []*replica) (leader, standby *replica) {
 	t.Helper()
-	eventually(t, "Prometheus sees one leader", func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "Prometheus sees one leader", func(ctx context.Context) (bool, error) {
 		vec, err := w.prom.Query(ctx, `tether_leader == 1`)
 		if err != nil || len(vec) != 1 {
 			return false, err

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"os"
@@ -151,19 +150,6 @@ func (a *agent) running(t *testing.T) {
 		t.Fatalf("tether exited: %v", err)
 	default:
 	}
-}
-
-// eventually polls cond until it holds, failing the test after waitTimeout. The last
-// error or unmet condition is reported, so a failure says what was being waited for.
-func eventually(t testing.TB, what string, cond func(ctx context.Context) (bool, error)) {
-	t.Helper()
-	eventuallyWithin(t, waitTimeout, what, cond)
-}
-
-// eventuallyWithin is eventually with a timeout of its own.
-func eventuallyWithin(t testing.TB, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
-	t.Helper()
-	harness.Eventually(t, timeout, what, cond)
 }
 
 // kubectl runs the control plane's kubectl against the shared control plane.

@@ -74,7 +74,7 @@ func BenchmarkShippedBinaryManySyncs(b *testing.B) {
 		repo := gitserver.Start(b, gitserver.Options{}).CreateRepo(b, "monorepo")
 		commit := repo.Commit(b, files, fmt.Sprintf("%d teams", n))
 		a := launchAgent(b, cp.KubeconfigPath(), strings.Fields(os.Getenv("TETHER_BENCH_AGENT_FLAGS"))...)
-		eventually(b, "the agent serves metrics", func(context.Context) (bool, error) {
+		harness.Eventually(b, waitTimeout, "the agent serves metrics", func(context.Context) (bool, error) {
 			_, err := a.scrape()
 			return err == nil, err
 		})

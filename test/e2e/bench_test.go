@@ -60,7 +60,7 @@ func BenchmarkShippedBinaryFirstSync(b *testing.B) {
 			flags = append(flags, "--pprof-bind-address", pprofAddr)
 		}
 		a := launchAgent(b, cp.KubeconfigPath(), flags...)
-		eventually(b, "the agent serves metrics", func(context.Context) (bool, error) {
+		harness.Eventually(b, waitTimeout, "the agent serves metrics", func(context.Context) (bool, error) {
 			_, err := a.scrape()
 			return err == nil, err
 		})
@@ -264,7 +264,7 @@ func waitWatching(tb testing.TB, c client.Client, ns, url string) {
 	probe := gitSync(ns, "probe", url, ".", time.Hour)
 	probe.Spec.Suspend = true
 	harness.Must(tb, c.Create(tb.Context(), probe))
-	eventually(tb, "the agent reports on a probe Sync", func(ctx context.Context) (bool, error) {
+	harness.Eventually(tb, waitTimeout, "the agent reports on a probe Sync", func(ctx context.Context) (bool, error) {
 		got := &v1alpha1.Sync{}
 		err := c.Get(ctx, client.ObjectKeyFromObject(probe), got)
 		return err == nil && got.Status.ObservedGeneration == got.Generation, err

@@ -59,7 +59,7 @@ func interruptedApply(t *testing.T, sig syscall.Signal) {
 	waitRevision(t, c, s, first)
 
 	repo.Commit(t, configMaps("new", newObjects), "many new config maps")
-	eventually(t, "the first object of the new revision exists", func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "the first object of the new revision exists", func(ctx context.Context) (bool, error) {
 		return true, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "new-000"}, &corev1.ConfigMap{})
 	})
 	a.stop(t, sig)
@@ -150,7 +150,7 @@ func createSync(t *testing.T, c client.Client, s *v1alpha1.Sync) {
 // waitGone waits until Sync s no longer exists: its finalizer has done its work.
 func waitGone(t testing.TB, c client.Client, s *v1alpha1.Sync) {
 	t.Helper()
-	eventually(t, "the Sync "+s.Name+" is gone", func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "the Sync "+s.Name+" is gone", func(ctx context.Context) (bool, error) {
 		err := c.Get(ctx, client.ObjectKeyFromObject(s), &v1alpha1.Sync{})
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})
@@ -165,7 +165,7 @@ func waitRevision(t testing.TB, c client.Client, s *v1alpha1.Sync, commit string
 // waitRevisionWithin waits at most timeout until the Sync is Ready at commit.
 func waitRevisionWithin(t testing.TB, c client.Client, s *v1alpha1.Sync, commit string, timeout time.Duration) {
 	t.Helper()
-	eventuallyWithin(t, timeout, "the Sync is Ready at "+commit, func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, timeout, "the Sync is Ready at "+commit, func(ctx context.Context) (bool, error) {
 		got := &v1alpha1.Sync{}
 		if err := c.Get(ctx, client.ObjectKeyFromObject(s), got); err != nil {
 			return false, err

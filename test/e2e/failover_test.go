@@ -80,12 +80,12 @@ func TestFailoverUnderFire(t *testing.T) {
 	objects := recordConfigMaps(t, cs, ns)
 
 	leader := startReplica(t, in)
-	eventually(t, "the first replica holds the Lease", func(context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "the first replica holds the Lease", func(context.Context) (bool, error) {
 		_, ok := leader.aud.first(leaseWrite)
 		return ok, nil
 	})
 	standby := startReplica(t, in)
-	eventually(t, "the second replica stands by (reads the Lease)", func(context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "the second replica stands by (reads the Lease)", func(context.Context) (bool, error) {
 		_, ok := standby.aud.first(func(r apiRequest) bool { return r.resource == "leases" && r.verb == "get" })
 		return ok, nil
 	})
@@ -94,7 +94,7 @@ func TestFailoverUnderFire(t *testing.T) {
 
 	var killed time.Time
 	t.Run("SIGKILL mid-sync: the standby takes over and completes the sync", func(t *testing.T) {
-		eventually(t, "a tenth of the objects exist", func(context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, "a tenth of the objects exist", func(context.Context) (bool, error) {
 			return objects.added() >= failoverObjects/10, nil
 		})
 		leader.stop(t, syscall.SIGKILL)
@@ -135,13 +135,13 @@ func TestFailoverUnderFire(t *testing.T) {
 
 	third := startReplica(t, in) // started here: it runs until the test ends
 	t.Run("SIGTERM: the leader releases the Lease and a standby takes it at once", func(t *testing.T) {
-		eventually(t, "the third replica stands by (reads the Lease)", func(context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, "the third replica stands by (reads the Lease)", func(context.Context) (bool, error) {
 			_, ok := third.aud.first(func(r apiRequest) bool { return r.resource == "leases" && r.verb == "get" })
 			return ok, nil
 		})
 		standby.stop(t, syscall.SIGTERM)
 		stopped := time.Now()
-		eventually(t, "the third replica holds the Lease", func(context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, "the third replica holds the Lease", func(context.Context) (bool, error) {
 			_, ok := third.aud.first(leaseWrite)
 			return ok, nil
 		})
@@ -155,7 +155,7 @@ func TestFailoverUnderFire(t *testing.T) {
 	t.Run("the new leader reconciles: drift is corrected by watch", func(t *testing.T) {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cm-042"}}
 		harness.Must(t, c.Patch(t.Context(), cm, client.RawPatch(types.MergePatchType, []byte(`{"data":{"n":"drifted"}}`)), client.FieldOwner("e2e-drift")))
-		eventually(t, "the drift is corrected", func(ctx context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, "the drift is corrected", func(ctx context.Context) (bool, error) {
 			err := c.Get(ctx, client.ObjectKeyFromObject(cm), cm)
 			return err == nil && cm.Data["n"] == "42", err
 		})

@@ -90,7 +90,7 @@ func TestTheAgentConvergesThroughAPIServerFaults(t *testing.T) {
 	}
 	// Once the agent has taken up every Sync under the faults (each carries the
 	// finalizer), a commit changes every object and removes one per Sync.
-	eventually(t, "every Sync is taken up", func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "every Sync is taken up", func(ctx context.Context) (bool, error) {
 		for _, s := range syncs {
 			got := &v1alpha1.Sync{}
 			if err := c.Get(ctx, client.ObjectKeyFromObject(s), got); err != nil || len(got.Finalizers) == 0 {

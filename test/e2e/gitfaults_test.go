@@ -92,7 +92,7 @@ func TestGitFaultsKeepTheLastGoodState(t *testing.T) {
 			// minutes are a fight, which Tether gives up.
 			drifted := fmt.Sprintf("app-%03d", i)
 			driftConfigMapKey(t, c, ns, drifted, "n", "drifted")
-			eventually(t, "the drift is corrected from the last good revision", func(ctx context.Context) (bool, error) {
+			harness.Eventually(t, waitTimeout, "the drift is corrected from the last good revision", func(ctx context.Context) (bool, error) {
 				cm := &corev1.ConfigMap{}
 				err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: drifted}, cm)
 				return err == nil && cm.Data["n"] == strconv.Itoa(i), err

@@ -128,7 +128,7 @@ func TestTheAgentSurvivesEveryHostileInputAtOnce(t *testing.T) {
 
 	t.Run("each hostile Sync fails alone, saying why", func(t *testing.T) {
 		for name, h := range hostile {
-			eventually(t, name+" is not Ready and says why", func(ctx context.Context) (bool, error) {
+			harness.Eventually(t, waitTimeout, name+" is not Ready and says why", func(ctx context.Context) (bool, error) {
 				got := &v1alpha1.Sync{}
 				if err := c.Get(ctx, client.ObjectKeyFromObject(syncs[name]), got); err != nil {
 					return false, err
@@ -209,7 +209,7 @@ func TestTheWorstYAMLWithinTheBoundsCostsAtMostHalfTheLimit(t *testing.T) {
 	// Each render is judged by the validation that follows it: the objects are
 	// refused by the API server, so the render happened.
 	refusedAt := func(s *v1alpha1.Sync, commit string) {
-		eventually(t, s.Name+" rendered "+commit+" and was refused", func(ctx context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, s.Name+" rendered "+commit+" and was refused", func(ctx context.Context) (bool, error) {
 			got := &v1alpha1.Sync{}
 			if err := c.Get(ctx, client.ObjectKeyFromObject(s), got); err != nil {
 				return false, err

@@ -36,7 +36,7 @@ func TestTheAgentSurvivesAnAPIServerRestart(t *testing.T) {
 	a := startAgent(t)
 	s := gitSync(ns, "restart", repo.URL(), "apps", time.Hour)
 	createSync(t, c, s)
-	eventually(t, "the sync has begun", func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "the sync has begun", func(ctx context.Context) (bool, error) {
 		return true, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cm-000"}, &corev1.ConfigMap{})
 	})
 	if created := len(labelledConfigMaps(t, c, s)); created == n {
@@ -60,7 +60,7 @@ func TestTheAgentSurvivesAnAPIServerRestart(t *testing.T) {
 		harness.Must(t, c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "cm-007"}, cm))
 		cm.Data["n"] = "edited"
 		harness.Must(t, c.Update(t.Context(), cm, client.FieldOwner("kubectl-edit")))
-		eventually(t, "the edit is reverted", func(ctx context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, "the edit is reverted", func(ctx context.Context) (bool, error) {
 			got := &corev1.ConfigMap{}
 			err := c.Get(ctx, client.ObjectKeyFromObject(cm), got)
 			return err == nil && got.Data["n"] == "7", err

@@ -90,7 +90,7 @@ func TestAMissingPermissionIsNamedByItsRequest(t *testing.T) {
 	waitRevision(t, c, s, rev)
 	// The Applied event is recorded asynchronously after the status write: wait for
 	// its refusal rather than for a while.
-	eventually(t, "the Event of the apply is refused", func(context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "the Event of the apply is refused", func(context.Context) (bool, error) {
 		return slices.ContainsFunc(aud.refusedOwn(), func(r apiRequest) bool { return r.resource == "events" }), nil
 	})
 	problems := agentRightsProblems(t, in, aud, a, "no tenant")

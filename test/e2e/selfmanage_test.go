@@ -231,7 +231,7 @@ func liveObject(t *testing.T, c client.Client, obj *unstructured.Unstructured) *
 // waitAbsent waits until the object is gone.
 func waitAbsent(t *testing.T, c client.Client, apiVersion, kind, ns, name string) {
 	t.Helper()
-	eventually(t, kind+" "+name+" is gone", func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, kind+" "+name+" is gone", func(ctx context.Context) (bool, error) {
 		err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: apiVersion, Kind: kind}})
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})

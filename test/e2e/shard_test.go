@@ -90,7 +90,7 @@ func TestShardsReconcileOnlyTheirOwnSyncs(t *testing.T) {
 		files["b/cm.yaml"] = strings.Replace(files["b/cm.yaml"], `v: "1"`, `v: "2"`, 1)
 		second := repo.Commit(t, map[string]string{"b/cm.yaml": files["b/cm.yaml"]}, "change b's config map")
 		waitRevision(t, c, syncs["b"], second)
-		eventually(t, "shard a's agent reports sync-b and shard b's agent does not", func(context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, "shard a's agent reports sync-b and shard b's agent does not", func(context.Context) (bool, error) {
 			return slices.Equal(reportedSyncs(t, agents["a"], ns), []string{"sync-a", "sync-b"}) && len(reportedSyncs(t, agents["b"], ns)) == 0, nil
 		})
 	})

@@ -181,7 +181,7 @@ func TestTenantsUnderTheNamespacedInstall(t *testing.T) {
 			&v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: teamA, Name: "reach"}},
 			&v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: teamA, Name: "sneaky"}},
 		} {
-			eventually(t, fmt.Sprintf("%T %s to be gone", obj, client.ObjectKeyFromObject(obj)), func(ctx context.Context) (bool, error) {
+			harness.Eventually(t, waitTimeout, fmt.Sprintf("%T %s to be gone", obj, client.ObjectKeyFromObject(obj)), func(ctx context.Context) (bool, error) {
 				err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj)
 				return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 			})
@@ -408,7 +408,7 @@ func driftConfigMapKey(t *testing.T, c client.Client, ns, name, key, value strin
 // waitConfigMap waits until ConfigMap web-config (appConfig) in ns says greeting.
 func waitConfigMap(t *testing.T, c client.Client, ns, greeting string) {
 	t.Helper()
-	eventually(t, fmt.Sprintf("ConfigMap %s/web-config to say %s", ns, greeting), func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, fmt.Sprintf("ConfigMap %s/web-config to say %s", ns, greeting), func(ctx context.Context) (bool, error) {
 		cm := &corev1.ConfigMap{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-config"}, cm); err != nil {
 			return false, err
@@ -429,7 +429,7 @@ func anyRequest(reqs []apiRequest, match func(apiRequest) bool) bool {
 // waitEvent waits for an Event of reason about Sync s.
 func waitEvent(t *testing.T, c client.Client, s *v1alpha1.Sync, reason string) {
 	t.Helper()
-	eventually(t, "an Event "+reason+" about Sync "+s.Name, func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "an Event "+reason+" about Sync "+s.Name, func(ctx context.Context) (bool, error) {
 		events := &corev1.EventList{}
 		if err := c.List(ctx, events, client.InNamespace(s.Namespace)); err != nil {
 			return false, err

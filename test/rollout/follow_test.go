@@ -114,7 +114,7 @@ func measureFollowing(b *testing.B, opts agentOptions, files map[string]string, 
 		pod.Namespace, pod.Name = ns, firstPod(b, a.c, ns, fmt.Sprintf("web%d", i))
 		harness.Must(b, a.c.Delete(b.Context(), pod))
 	}
-	eventually(b, "every Deployment ready again", func(ctx context.Context) (bool, error) {
+	harness.Eventually(b, waitTimeout, "every Deployment ready again", func(ctx context.Context) (bool, error) {
 		list := &appsv1.DeploymentList{}
 		if err := a.c.List(ctx, list, client.InNamespace(ns)); err != nil {
 			return false, err

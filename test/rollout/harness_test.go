@@ -186,7 +186,7 @@ func (a *agent) newSync(tb testing.TB, ns string, repo *gitserver.Repo, mutate .
 func (a *agent) waitFor(tb testing.TB, s *v1alpha1.Sync, what string, cond func(*v1alpha1.Sync) bool) *v1alpha1.Sync {
 	tb.Helper()
 	got := &v1alpha1.Sync{}
-	eventually(tb, what, func(ctx context.Context) (bool, error) {
+	harness.Eventually(tb, waitTimeout, what, func(ctx context.Context) (bool, error) {
 		if err := a.c.Get(ctx, client.ObjectKeyFromObject(s), got); err != nil {
 			return false, err
 		}
@@ -307,11 +307,6 @@ func healthOf(s v1alpha1.SyncStatus, kind, name string) v1alpha1.HealthStatusCod
 
 func condition(s v1alpha1.SyncStatus, condType string) *metav1.Condition {
 	return apimeta.FindStatusCondition(s.Conditions, condType)
-}
-
-func eventually(tb testing.TB, what string, cond func(ctx context.Context) (bool, error)) {
-	tb.Helper()
-	harness.Eventually(tb, waitTimeout, what, cond)
 }
 
 func describe(s *v1alpha1.Sync) string {

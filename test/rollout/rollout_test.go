@@ -112,7 +112,7 @@ func TestRolloutGoesProgressingThenHealthy(t *testing.T) {
 		// controller marks pods not ready when the fake node's heartbeat lags on a
 		// loaded machine): every further Event must still be a transition.
 		want := []string{"Normal/Progressing", "Normal/Healthy", "Normal/Progressing", "Normal/Healthy"}
-		eventually(t, "the health Events", func(_ context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, "the health Events", func(_ context.Context) (bool, error) {
 			events := healthEvents(a.events(t, s))
 			got := typesAndReasons(events)
 			if len(got) < len(want) || !slices.Equal(got[:len(want)], want) {
@@ -175,7 +175,7 @@ func TestPodsThatNeverBecomeReadyAreDegradedAfterTheProgressDeadline(t *testing.
 	if c := condition(got.Status, v1alpha1.HealthyCondition); c == nil || c.Reason != v1alpha1.ReasonDegraded || !strings.Contains(c.Message, "ProgressDeadlineExceeded") {
 		t.Errorf("Healthy condition = %+v, want False, Degraded, naming the deadline", c)
 	}
-	eventually(t, "a Warning Event that the Sync is Degraded", func(_ context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "a Warning Event that the Sync is Degraded", func(_ context.Context) (bool, error) {
 		for _, e := range a.events(t, s) {
 			if e.Type == corev1.EventTypeWarning && e.Reason == v1alpha1.ReasonDegraded && strings.Contains(e.Message, "ProgressDeadlineExceeded") {
 				return true, nil
