@@ -104,15 +104,15 @@ func startAgent(tb testing.TB, tenancy ...tethersync.TenancyOptions) *agent {
 		tenants = tethersync.NewTenancy(t)
 	}
 	a.r, err = tethersync.NewReconciler(mgr, tethersync.Parts{
-		Source:   a.src,
-		Applier:  a.hooked,
-		Finder:   applier,
-		Apply:    apply.DefaultOptions(),
-		Tenancy:  tenants,
-		Watcher:  a.watcher,
-		Trigger:  a.trigger,
-		Recorder: a.recorder,
-		Metrics:  tethersync.NewMetrics(a.registry, tethersync.DefaultMetricsOptions()),
+		Source:       a.src,
+		Applier:      a.hooked,
+		Finder:       applier,
+		ApplyOptions: apply.DefaultOptions(),
+		Tenancy:      tenants,
+		Watcher:      a.watcher,
+		Trigger:      a.trigger,
+		Recorder:     a.recorder,
+		Metrics:      tethersync.NewMetrics(a.registry, tethersync.DefaultMetricsOptions()),
 	})
 	harness.Must(tb, err)
 	opts := tethersync.DefaultOptions()

@@ -103,8 +103,8 @@ type Reconciler struct {
 	// or a default) instead of as the agent, and bounds their reach. Nil: every Sync
 	// acts as the agent, through Applier and Secrets.
 	Tenancy *Tenancy
-	// Apply holds the options of every apply; DefaultNamespace is set per Sync.
-	Apply apply.Options
+	// ApplyOptions are the options of every apply; DefaultNamespace is set per Sync.
+	ApplyOptions apply.Options
 	// Fights bounds the corrections of a field another manager keeps changing;
 	// zero means DefaultFightOptions.
 	Fights FightOptions
@@ -259,7 +259,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	// The revision is applied already: whatever differs now is drift in the cluster,
 	// which selfHeal: false only reports.
 	drift := obj.Status.LastAppliedRevision == snap.Revision.String()
-	changes, err := r.apply(ctx, id, obj, snap, drift && !obj.Spec.SelfHealEnabled())
+	converge := r.applySnapshot
+	if drift && !obj.Spec.SelfHealEnabled() {
+		converge = r.compareSnapshot
+	}
+	changes, err := converge(ctx, id, obj, snap)
 	r.watch(ctx, obj, changes)
 	diff := st.applied(changes)
 	if drift && changes != nil && !changes.DryRun {
@@ -316,10 +320,19 @@ func (r *Reconciler) fetchAndRender(ctx context.Context, obj *v1alpha1.Sync, id 
 	return snap, nil
 }
 
-// apply applies a snapshot as plan.ForApply maps the Sync to an apply. With dryRun it
-// only compares, and writes nothing.
-func (r *Reconciler) apply(ctx context.Context, id Identity, obj *v1alpha1.Sync, snap *source.Snapshot, dryRun bool) (*apply.ChangeSet, error) {
-	opts := plan.ForApply(obj, snap.Objects, r.Apply, r.fights.givenUp(obj))
+// applySnapshot applies a snapshot as plan.ForApply maps the Sync to an apply.
+func (r *Reconciler) applySnapshot(ctx context.Context, id Identity, obj *v1alpha1.Sync, snap *source.Snapshot) (*apply.ChangeSet, error) {
+	return r.applyAll(ctx, id, obj, snap, false)
+}
+
+// compareSnapshot compares a snapshot with the cluster as applySnapshot would
+// apply it, and writes nothing (drift that selfHeal: false only reports).
+func (r *Reconciler) compareSnapshot(ctx context.Context, id Identity, obj *v1alpha1.Sync, snap *source.Snapshot) (*apply.ChangeSet, error) {
+	return r.applyAll(ctx, id, obj, snap, true)
+}
+
+func (r *Reconciler) applyAll(ctx context.Context, id Identity, obj *v1alpha1.Sync, snap *source.Snapshot, dryRun bool) (*apply.ChangeSet, error) {
+	opts := plan.ForApply(obj, snap.Objects, r.ApplyOptions, r.fights.givenUp(obj))
 	opts.DryRun = dryRun
 	opts.BeforeWrite = r.recordAhead(obj)
 	r.prepareWatch(ctx, obj, snap)

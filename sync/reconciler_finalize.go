@@ -57,7 +57,7 @@ func (r *Reconciler) finalize(ctx context.Context, obj *v1alpha1.Sync, st *statu
 	for _, o := range st.inventory() {
 		refs = append(refs, o.ObjectRef)
 	}
-	opts := apply.PruneOptions{Owner: plan.Owner(obj), FieldManager: r.Apply.FieldManager, Concurrency: r.Apply.Concurrency}
+	opts := apply.PruneOptions{Owner: plan.Owner(obj), FieldManager: r.ApplyOptions.FieldManager, Concurrency: r.ApplyOptions.Concurrency}
 	var cs *apply.ChangeSet
 	if obj.Spec.EffectiveDeletionPolicy() == v1alpha1.DeletionPolicyOrphan {
 		cs, err = id.Applier.Orphan(ctx, refs, opts)

@@ -33,7 +33,7 @@ func (r *Reconciler) prune(ctx context.Context, id Identity, obj *v1alpha1.Sync,
 		st.leftGitNote("prune held back")
 		return nil, err
 	}
-	cs, err := id.Applier.Prune(ctx, candidates, plan.PruneOptionsFor(obj, applied, r.Apply.Concurrency))
+	cs, err := id.Applier.Prune(ctx, candidates, plan.PruneOptionsFor(obj, applied, r.ApplyOptions.Concurrency))
 	r.Metrics.CountChanges(obj, cs)
 	r.reportVanishedKinds(obj, cs)
 	st.pruned(cs)

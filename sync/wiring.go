@@ -27,8 +27,8 @@ type Parts struct {
 	// Finder, when set, rebuilds an empty inventory from the labelled objects
 	// (usually the same apply.Manager as Applier).
 	Finder Finder
-	// Apply holds the options of every apply; DefaultNamespace is set per Sync.
-	Apply apply.Options
+	// ApplyOptions are the options of every apply; DefaultNamespace is set per Sync.
+	ApplyOptions apply.Options
 
 	// Who each Sync acts as: nil, the agent itself.
 	Tenancy *Tenancy
@@ -66,20 +66,20 @@ func NewReconciler(mgr ctrl.Manager, parts Parts) (*Reconciler, error) {
 		recorder = mgr.GetEventRecorderFor("tether")
 	}
 	return &Reconciler{
-		Client:      mgr.GetClient(),
-		Reader:      mgr.GetAPIReader(),
-		Pods:        mgr.GetAPIReader(),
-		Secrets:     secrets,
-		SecretWatch: NewSecretWatch(),
-		Source:      parts.Source,
-		Applier:     parts.Applier,
-		Finder:      parts.Finder,
-		Apply:       parts.Apply,
-		Tenancy:     parts.Tenancy,
-		Watcher:     parts.Watcher,
-		Trigger:     parts.Trigger,
-		Recorder:    recorder,
-		Metrics:     parts.Metrics,
+		Client:       mgr.GetClient(),
+		Reader:       mgr.GetAPIReader(),
+		Pods:         mgr.GetAPIReader(),
+		Secrets:      secrets,
+		SecretWatch:  NewSecretWatch(),
+		Source:       parts.Source,
+		Applier:      parts.Applier,
+		Finder:       parts.Finder,
+		ApplyOptions: parts.ApplyOptions,
+		Tenancy:      parts.Tenancy,
+		Watcher:      parts.Watcher,
+		Trigger:      parts.Trigger,
+		Recorder:     recorder,
+		Metrics:      parts.Metrics,
 	}, nil
 }
 

@@ -382,10 +382,10 @@ func setupReconciler(mgr ctrl.Manager, cfg *rest.Config, f *controllerFlags) err
 	applyOpts := apply.DefaultOptions()
 	applyOpts.NeverTakeOver = f.neverTakeOver
 	r, err := tethersync.NewReconciler(mgr, tethersync.Parts{
-		Source:  src,
-		Applier: applier,
-		Finder:  applier,
-		Apply:   applyOpts,
+		Source:       src,
+		Applier:      applier,
+		Finder:       applier,
+		ApplyOptions: applyOpts,
 		Tenancy: tethersync.NewTenancy(tethersync.TenancyOptions{
 			Impersonate:           impersonator(cfg, mgr, managerOpts),
 			Accounts:              mgr.GetAPIReader(),

@@ -99,12 +99,12 @@ func startAgent(tb testing.TB, opts agentOptions) *agent {
 	harness.Must(tb, err)
 	applier := apply.NewManager(applyClient, apply.ManagerOptions{LiveVersions: watcher, Discovery: disco})
 	r, err := tethersync.NewReconciler(mgr, tethersync.Parts{
-		Source:  src,
-		Applier: applier,
-		Finder:  applier,
-		Apply:   apply.DefaultOptions(),
-		Watcher: watcher,
-		Metrics: tethersync.NewMetrics(a.metrics, tethersync.DefaultMetricsOptions()),
+		Source:       src,
+		Applier:      applier,
+		Finder:       applier,
+		ApplyOptions: apply.DefaultOptions(),
+		Watcher:      watcher,
+		Metrics:      tethersync.NewMetrics(a.metrics, tethersync.DefaultMetricsOptions()),
 	})
 	harness.Must(tb, err)
 	syncOpts := tethersync.DefaultOptions()
