@@ -79,9 +79,10 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, the CRD and the one-fil
 	go run ./hack/installgen -out deploy
 
 .PHONY: docs
-docs: generate ## Regenerate docs/cli.md from the commands and docs/api.md from the CRD.
+docs: generate ## Regenerate docs/cli.md from the commands, docs/api.md from the CRD and docs/reasons.md from the reasons.
 	go run ./cmd/tether docs > docs/cli.md
 	go run ./hack/apidocs deploy/base/crd/tether.dev_syncs.yaml > docs/api.md
+	go run ./hack/apidocs reasons api/v1alpha1/reasons.go > docs/reasons.md
 
 .PHONY: verify
 verify: generate docs ## Fail when generated files, docs or go.mod are stale.
@@ -89,7 +90,7 @@ verify: generate docs ## Fail when generated files, docs or go.mod are stale.
 	cd test/tools/k8s && go mod tidy
 	cd test/tools/etcd && go mod tidy
 	cd test/tools/prometheus && go mod tidy
-	@git diff --exit-code -- api deploy/base/crd deploy/install.yaml deploy/namespaced.yaml docs/cli.md docs/api.md go.mod go.sum test/tools || \
+	@git diff --exit-code -- api deploy/base/crd deploy/install.yaml deploy/namespaced.yaml docs/cli.md docs/api.md docs/reasons.md go.mod go.sum test/tools || \
 		{ echo "generated files or go.mod are stale: run 'make generate', 'make docs' and 'go mod tidy', then commit"; exit 1; }
 
 .PHONY: lint

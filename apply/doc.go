@@ -15,17 +15,20 @@
 // inventory; Prune treats an object whose kind the API server no longer serves as
 // gone.
 //
-// Field ownership (manager_ignore.go, manager_takeover.go): Options.Ignore rules and
-// autoscaled replicas name fields that are removed from both sides of the comparison
-// and, when another manager owns them in the live managedFields, from the object sent;
-// a field only Tether owns is sent with its live value instead, because releasing it
-// would delete it. Objects made by client-side kubectl apply are taken over (their
-// managers' managedFields entries moved to Tether's) before their first comparison.
-// Change.Reverted names fields an apply took back from another manager, for the
-// caller to detect fights.
+// Field ownership (manager_ignore.go: the ignore policy; manager_owners.go: who
+// owns a field; fieldpath.go: JSON pointers and field paths; manager_autoscale.go:
+// autoscaled replicas; manager_fights.go: fields taken back; manager_takeover.go):
+// Options.Ignore rules and autoscaled replicas name fields that are removed from
+// both sides of the comparison and, when another manager owns them in the live
+// managedFields, from the object sent; a field only Tether owns is sent with its
+// live value instead, because releasing it would delete it. Objects made by
+// client-side kubectl apply are taken over (their managers' managedFields entries
+// moved to Tether's) before their first comparison. Change.Reverted names fields an
+// apply took back from another manager, for the caller to detect fights.
 //
 // The package returns values, never logs: a ChangeSet saying what happened to each
-// object, and typed errors (*ObjectError) that name the object at fault. It does not
-// know about Sync objects, git, health or status; the sync package decides what the
+// object (named by v1alpha1.ObjectRef, the identity every layer shares), and typed
+// errors (*ObjectError) that name the object at fault. It does not know about Sync
+// objects, git, health or status; the sync package decides what the
 // results mean.
 package apply

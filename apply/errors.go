@@ -7,12 +7,14 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+
+	"tether.dev/tether/api/v1alpha1"
 )
 
 // ObjectError is a failure to apply one object; its message starts with the object
 // ("Deployment/web/api: dry-run failed: ...").
 type ObjectError struct {
-	Object ObjectRef
+	Object v1alpha1.ObjectRef
 	// Op is the step that failed: "map", "read", "take over", "dry-run", "apply", "recreate", or
 	// "wait" (a CRD written by the call did not become Established in time).
 	Op  string

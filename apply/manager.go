@@ -2,7 +2,6 @@ package apply
 
 import (
 	"context"
-	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -72,7 +71,7 @@ type Options struct {
 	// manager set through the scale subresource.
 	IgnoreScaledReplicas bool
 	// IgnoreFields adds JSON pointers to ignore in single objects, on top of Ignore.
-	IgnoreFields map[ObjectRef][]string
+	IgnoreFields map[v1alpha1.ObjectRef][]string
 	// TakeOver lists the field managers of client-side apply whose fields Tether
 	// takes over on first sync (DefaultTakeOver), so that a field later removed from
 	// git is removed from the cluster.
@@ -85,7 +84,7 @@ type Options struct {
 	// be created or configured: the caller records them (the write-ahead inventory)
 	// so that a crash in the middle of the writes loses track of nothing. An error
 	// aborts the stage: nothing of it is written and its objects are ActionHeld.
-	BeforeWrite func(ctx context.Context, writes []ObjectRef) error
+	BeforeWrite func(ctx context.Context, writes []v1alpha1.ObjectRef) error
 }
 
 // DefaultOptions returns the options Tether runs with.
@@ -93,30 +92,10 @@ func DefaultOptions() Options {
 	return Options{FieldManager: "tether", Concurrency: 8, IgnoreScaledReplicas: true, TakeOver: DefaultTakeOver()}
 }
 
-// ObjectRef identifies an object across versions of its kind.
-type ObjectRef struct {
-	Group, Version, Kind string
-	Namespace, Name      string
-}
-
-// RefOf returns the reference of obj.
-func RefOf(obj *unstructured.Unstructured) ObjectRef {
+// RefOf returns the identity of obj.
+func RefOf(obj *unstructured.Unstructured) v1alpha1.ObjectRef {
 	gvk := obj.GroupVersionKind()
-	return ObjectRef{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
-}
-
-// GroupVersionKind is the group, version and kind of the object.
-func (r ObjectRef) GroupVersionKind() schema.GroupVersionKind {
-	return schema.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}
-}
-
-// String writes "Kind/namespace/name", or "Kind/name" for cluster-scoped objects:
-// the form every message about an object uses.
-func (r ObjectRef) String() string {
-	if r.Namespace == "" {
-		return fmt.Sprintf("%s/%s", r.Kind, r.Name)
-	}
-	return fmt.Sprintf("%s/%s/%s", r.Kind, r.Namespace, r.Name)
+	return v1alpha1.ObjectRef{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
 }
 
 // Action is what applying an object did, or in a dry run would do.
@@ -142,7 +121,7 @@ const (
 
 // Change is the outcome for one object.
 type Change struct {
-	Object ObjectRef
+	Object v1alpha1.ObjectRef
 	Action Action
 	// Live is the object as the cluster holds it after the call: after the write, or
 	// as it was when nothing was written (unchanged, or a dry run). Nil when it does

@@ -81,7 +81,7 @@ func (m *Manager) ApplyAll(ctx context.Context, objs []*unstructured.Unstructure
 // writeStage writes the objects of a validated stage that differ or are missing,
 // after BeforeWrite has recorded them, and waits for the CRDs among them.
 func (m *Manager) writeStage(ctx context.Context, stage []*step, opts Options) error {
-	var writes []ObjectRef
+	var writes []v1alpha1.ObjectRef
 	for _, st := range stage {
 		if st.change.Action == ActionCreated || st.change.Action == ActionConfigured {
 			writes = append(writes, st.change.Object)
@@ -206,7 +206,7 @@ func (m *Manager) compare(ctx context.Context, st *step, targets *scaleTargets, 
 		st.ignored = ignoredPaths(st.obj, live, own, scaled, opts)
 		st.send, st.change.Ignored = withoutIgnored(st.obj, live, st.ignored, own, opts.FieldManager)
 	}
-	dry, err := m.send(ctx, st.send, opts.FieldManager, true)
+	dry, err := m.dryRun(ctx, st.send, opts.FieldManager)
 	switch {
 	case err != nil && exists && IsImmutable(err) && st.obj.GetAnnotations()[v1alpha1.ForceAnnotation] == "true":
 		st.change.Action, st.change.Live, st.recreate = ActionConfigured, live, true
@@ -261,7 +261,7 @@ func (m *Manager) write(ctx context.Context, st *step, opts Options) {
 		}
 		st.change.Recreated = true
 	}
-	live, err := m.send(ctx, st.send, opts.FieldManager, false)
+	live, err := m.patch(ctx, st.send, opts.FieldManager)
 	if err != nil {
 		st.fail("apply", err)
 		return
@@ -272,13 +272,24 @@ func (m *Manager) write(ctx context.Context, st *step, opts Options) {
 	st.change.Live, st.change.Desired = live, nil
 }
 
-// send sends one server-side apply, retried while it fails transiently. Tether
-// forces ownership of the fields it applies: git is the source of truth for every
-// field it declares.
+// dryRun sends obj as a server-side apply dry-run and returns what the API server
+// would make of it.
+func (m *Manager) dryRun(ctx context.Context, obj *unstructured.Unstructured, fieldManager string) (*unstructured.Unstructured, error) {
+	return m.send(ctx, obj, fieldManager, client.DryRunAll)
+}
+
+// patch writes obj as a server-side apply patch and returns the object written.
+func (m *Manager) patch(ctx context.Context, obj *unstructured.Unstructured, fieldManager string) (*unstructured.Unstructured, error) {
+	return m.send(ctx, obj, fieldManager)
+}
+
+// send sends one server-side apply with extra options, retried while it fails
+// transiently. Tether forces ownership of the fields it applies: git is the source
+// of truth for every field it declares.
 //
 // obj is not changed: the request is sent from a copy of its top level and metadata
 // (without managedFields and resourceVersion), which the answer then replaces whole.
-func (m *Manager) send(ctx context.Context, obj *unstructured.Unstructured, fieldManager string, dryRun bool) (*unstructured.Unstructured, error) {
+func (m *Manager) send(ctx context.Context, obj *unstructured.Unstructured, fieldManager string, extra ...client.ApplyOption) (*unstructured.Unstructured, error) {
 	out := &unstructured.Unstructured{Object: maps.Clone(obj.Object)}
 	if meta, ok := obj.Object["metadata"].(map[string]any); ok {
 		meta = maps.Clone(meta)
@@ -286,10 +297,7 @@ func (m *Manager) send(ctx context.Context, obj *unstructured.Unstructured, fiel
 		delete(meta, "resourceVersion")
 		out.Object["metadata"] = meta
 	}
-	applyOpts := []client.ApplyOption{client.FieldOwner(fieldManager), client.ForceOwnership}
-	if dryRun {
-		applyOpts = append(applyOpts, client.DryRunAll)
-	}
+	applyOpts := append([]client.ApplyOption{client.FieldOwner(fieldManager), client.ForceOwnership}, extra...)
 	err := retryTransient(ctx, func() error {
 		return m.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(out), applyOpts...)
 	})
@@ -320,7 +328,7 @@ func (m *Manager) remove(ctx context.Context, live *unstructured.Unstructured) e
 
 // knownAbsent reports whether the watch cache, synced, holds no object ref: then
 // there is nothing to read (a first sync costs a dry-run and an apply per object).
-func (m *Manager) knownAbsent(ctx context.Context, ref ObjectRef) bool {
+func (m *Manager) knownAbsent(ctx context.Context, ref v1alpha1.ObjectRef) bool {
 	if m.live == nil {
 		return false
 	}
@@ -331,7 +339,7 @@ func (m *Manager) knownAbsent(ctx context.Context, ref ObjectRef) bool {
 // verifiedLive returns the live object last verified to match the desired one, if
 // neither has changed since: same desired hash, same resourceVersion in the watch
 // cache.
-func (m *Manager) verifiedLive(ctx context.Context, ref ObjectRef, hash string) (*unstructured.Unstructured, []IgnoredField, bool) {
+func (m *Manager) verifiedLive(ctx context.Context, ref v1alpha1.ObjectRef, hash string) (*unstructured.Unstructured, []IgnoredField, bool) {
 	if m.live == nil {
 		return nil, nil, false
 	}

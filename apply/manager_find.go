@@ -33,7 +33,7 @@ type FindOptions struct {
 // every kind discovery reports as listable, in its preferred version. Kinds the
 // caller may not list are skipped: it cannot have applied objects of them. It
 // needs ManagerOptions.Discovery.
-func (m *Manager) FindOwned(ctx context.Context, opts FindOptions) ([]ObjectRef, error) {
+func (m *Manager) FindOwned(ctx context.Context, opts FindOptions) ([]v1alpha1.ObjectRef, error) {
 	if m.discovery == nil {
 		return nil, errors.New("finding owned objects needs discovery (ManagerOptions.Discovery)")
 	}
@@ -41,7 +41,7 @@ func (m *Manager) FindOwned(ctx context.Context, opts FindOptions) ([]ObjectRef,
 	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
 		return nil, err
 	}
-	var refs []ObjectRef
+	var refs []v1alpha1.ObjectRef
 	for _, list := range lists {
 		gv, err := schema.ParseGroupVersion(list.GroupVersion)
 		if err != nil {
@@ -61,7 +61,7 @@ func (m *Manager) FindOwned(ctx context.Context, opts FindOptions) ([]ObjectRef,
 	return refs, nil
 }
 
-func (m *Manager) findOfKind(ctx context.Context, gvk schema.GroupVersionKind, opts FindOptions) ([]ObjectRef, error) {
+func (m *Manager) findOfKind(ctx context.Context, gvk schema.GroupVersionKind, opts FindOptions) ([]v1alpha1.ObjectRef, error) {
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 	err := retryTransient(ctx, func() error {
@@ -71,14 +71,14 @@ func (m *Manager) findOfKind(ctx context.Context, gvk schema.GroupVersionKind, o
 	case apierrors.IsForbidden(err) || apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err):
 		return nil, nil
 	case err != nil:
-		return nil, &ObjectError{Object: ObjectRef{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind}, Op: "list", Err: err}
+		return nil, &ObjectError{Object: v1alpha1.ObjectRef{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind}, Op: "list", Err: err}
 	}
-	var refs []ObjectRef
+	var refs []v1alpha1.ObjectRef
 	for _, item := range list.Items {
 		if item.GetAnnotations()[v1alpha1.OwnedByAnnotation] != opts.Owner {
 			continue
 		}
-		refs = append(refs, ObjectRef{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: item.Namespace, Name: item.Name})
+		refs = append(refs, v1alpha1.ObjectRef{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: item.Namespace, Name: item.Name})
 	}
 	return refs, nil
 }

@@ -63,11 +63,11 @@ type PruneOptions struct {
 // deletes an object owned by someone else or annotated tether.dev/prune: disabled;
 // such objects come back as ActionSkipped. The returned error joins the
 // *ObjectError of every delete that failed.
-func (m *Manager) Prune(ctx context.Context, refs []ObjectRef, opts PruneOptions) (*ChangeSet, error) {
+func (m *Manager) Prune(ctx context.Context, refs []v1alpha1.ObjectRef, opts PruneOptions) (*ChangeSet, error) {
 	return eachInDeletionOrder(ctx, refs, opts, m.pruneOne)
 }
 
-func (m *Manager) pruneOne(ctx context.Context, ref ObjectRef, opts PruneOptions) Change {
+func (m *Manager) pruneOne(ctx context.Context, ref v1alpha1.ObjectRef, opts PruneOptions) Change {
 	defer m.verified.forget(ref) // whatever happens, it is no longer applied as verified
 	live, skip := m.owned(ctx, ref, opts)
 	if skip != nil {
@@ -97,13 +97,13 @@ func (m *Manager) pruneOne(ctx context.Context, ref ObjectRef, opts PruneOptions
 // tether.dev/owned-by annotation, the tether.dev/sync label and opts.FieldManager's
 // managedFields entry, and
 // leaves the objects and every field value in place.
-func (m *Manager) Orphan(ctx context.Context, refs []ObjectRef, opts PruneOptions) (*ChangeSet, error) {
+func (m *Manager) Orphan(ctx context.Context, refs []v1alpha1.ObjectRef, opts PruneOptions) (*ChangeSet, error) {
 	return eachInDeletionOrder(ctx, refs, opts, m.orphanOne)
 }
 
 // eachInDeletionOrder runs one of Prune's or Orphan's per-object steps over refs,
 // rank by rank of the deletion order, the objects of one rank concurrently.
-func eachInDeletionOrder(ctx context.Context, refs []ObjectRef, opts PruneOptions, step func(context.Context, ObjectRef, PruneOptions) Change) (*ChangeSet, error) {
+func eachInDeletionOrder(ctx context.Context, refs []v1alpha1.ObjectRef, opts PruneOptions, step func(context.Context, v1alpha1.ObjectRef, PruneOptions) Change) (*ChangeSet, error) {
 	workers := max(opts.Concurrency, 1)
 	cs := &ChangeSet{}
 	for _, rank := range deletionRanks(refs) {
@@ -114,7 +114,7 @@ func eachInDeletionOrder(ctx context.Context, refs []ObjectRef, opts PruneOption
 	return cs, failures(cs.Changes)
 }
 
-func (m *Manager) orphanOne(ctx context.Context, ref ObjectRef, opts PruneOptions) Change {
+func (m *Manager) orphanOne(ctx context.Context, ref v1alpha1.ObjectRef, opts PruneOptions) Change {
 	live, skip := m.owned(ctx, ref, opts)
 	if skip != nil {
 		return *skip
@@ -132,7 +132,7 @@ func (m *Manager) orphanOne(ctx context.Context, ref ObjectRef, opts PruneOption
 
 // owned reads the live object and returns it if opts.Owner owns it; otherwise the
 // Change that skips it.
-func (m *Manager) owned(ctx context.Context, ref ObjectRef, opts PruneOptions) (*unstructured.Unstructured, *Change) {
+func (m *Manager) owned(ctx context.Context, ref v1alpha1.ObjectRef, opts PruneOptions) (*unstructured.Unstructured, *Change) {
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(ref.GroupVersionKind())
 	err := m.client.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, live)
@@ -181,8 +181,8 @@ func releasePatch(live *unstructured.Unstructured, opts PruneOptions) ([]byte, e
 // deletionRanks groups refs in the order they are deleted: namespaced objects, then
 // cluster-scoped ones, then CRDs, then Namespaces (deleting those takes everything
 // inside them along); by name within each for a stable order.
-func deletionRanks(refs []ObjectRef) [][]ObjectRef {
-	rank := func(r ObjectRef) int {
+func deletionRanks(refs []v1alpha1.ObjectRef) [][]v1alpha1.ObjectRef {
+	rank := func(r v1alpha1.ObjectRef) int {
 		switch {
 		case r.Group == "" && r.Kind == "Namespace":
 			return 3
@@ -193,11 +193,11 @@ func deletionRanks(refs []ObjectRef) [][]ObjectRef {
 		}
 		return 0
 	}
-	ranks := make([][]ObjectRef, 4)
+	ranks := make([][]v1alpha1.ObjectRef, 4)
 	for _, r := range refs {
 		ranks[rank(r)] = append(ranks[rank(r)], r)
 	}
-	var out [][]ObjectRef
+	var out [][]v1alpha1.ObjectRef
 	for _, rank := range ranks {
 		if len(rank) > 0 {
 			sort.Slice(rank, func(i, j int) bool { return rank[i].String() < rank[j].String() })

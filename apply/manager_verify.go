@@ -9,6 +9,8 @@ import (
 	gosync "sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"tether.dev/tether/api/v1alpha1"
 )
 
 // verifiedCache remembers, per object, the last desired state (as a hash) verified
@@ -25,8 +27,8 @@ type verifiedCache struct {
 	mu       gosync.Mutex
 	maxBytes int64
 	bytes    int64
-	order    *list.List // of ObjectRef, most recently used first
-	entries  map[ObjectRef]verified
+	order    *list.List // of v1alpha1.ObjectRef, most recently used first
+	entries  map[v1alpha1.ObjectRef]verified
 }
 
 type verified struct {
@@ -45,14 +47,14 @@ func newVerifiedCache(maxBytes int64) *verifiedCache {
 	if maxBytes <= 0 {
 		maxBytes = DefaultVerifiedCacheBytes
 	}
-	return &verifiedCache{maxBytes: maxBytes, order: list.New(), entries: map[ObjectRef]verified{}}
+	return &verifiedCache{maxBytes: maxBytes, order: list.New(), entries: map[v1alpha1.ObjectRef]verified{}}
 }
 
 // lookup returns the live object verified against hash, decoded anew for the
 // caller, if its resourceVersion is still rv.
 // The fields that were ignored come back with it: they are the same while the
 // object and its rules are.
-func (c *verifiedCache) lookup(ref ObjectRef, hash, rv string) (*unstructured.Unstructured, []IgnoredField, bool) {
+func (c *verifiedCache) lookup(ref v1alpha1.ObjectRef, hash, rv string) (*unstructured.Unstructured, []IgnoredField, bool) {
 	c.mu.Lock()
 	v, ok := c.entries[ref]
 	if !ok || hash == "" || v.hash != hash || v.resourceVersion != rv {
@@ -71,7 +73,7 @@ func (c *verifiedCache) lookup(ref ObjectRef, hash, rv string) (*unstructured.Un
 
 // remember records that live matched the desired object of hash. live is not
 // kept: its JSON is, without managedFields.
-func (c *verifiedCache) remember(ref ObjectRef, hash string, live *unstructured.Unstructured, ignored []IgnoredField) {
+func (c *verifiedCache) remember(ref v1alpha1.ObjectRef, hash string, live *unstructured.Unstructured, ignored []IgnoredField) {
 	data, err := json.Marshal(withoutManagedFields(live).Object)
 	size := int64(len(data))
 	c.mu.Lock()
@@ -83,17 +85,17 @@ func (c *verifiedCache) remember(ref ObjectRef, hash string, live *unstructured.
 	c.entries[ref] = verified{hash: hash, resourceVersion: live.GetResourceVersion(), live: data, ignored: ignored, el: c.order.PushFront(ref)}
 	c.bytes += size
 	for c.bytes > c.maxBytes {
-		c.remove(c.order.Back().Value.(ObjectRef))
+		c.remove(c.order.Back().Value.(v1alpha1.ObjectRef))
 	}
 }
 
-func (c *verifiedCache) forget(ref ObjectRef) {
+func (c *verifiedCache) forget(ref v1alpha1.ObjectRef) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.remove(ref)
 }
 
-func (c *verifiedCache) remove(ref ObjectRef) {
+func (c *verifiedCache) remove(ref v1alpha1.ObjectRef) {
 	v, ok := c.entries[ref]
 	if !ok {
 		return

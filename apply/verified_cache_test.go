@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"tether.dev/tether/api/v1alpha1"
 )
 
 func TestVerifiedCacheIsBoundedInBytes(t *testing.T) {
@@ -16,7 +18,9 @@ func TestVerifiedCacheIsBoundedInBytes(t *testing.T) {
 		}}
 		return o
 	}
-	ref := func(name string) ObjectRef { return ObjectRef{Version: "v1", Kind: "ConfigMap", Name: name} }
+	ref := func(name string) v1alpha1.ObjectRef {
+		return v1alpha1.ObjectRef{Version: "v1", Kind: "ConfigMap", Name: name}
+	}
 	c := newVerifiedCache(2500) // two of these objects, not three
 	for _, name := range []string{"a", "b"} {
 		c.remember(ref(name), "h", live(name), nil)

@@ -3,7 +3,8 @@
 //
 // Compute reads one live object and returns a Result: a health code and a message
 // that names why. Built-in readers (one file per family: pod.go, workloads.go,
-// batch.go, other.go) judge the kinds where kstatus is coarse: a container in
+// batch.go, storage.go, network.go, autoscaling.go, apiextensions.go) judge the
+// kinds where kstatus is coarse: a container in
 // CrashLoopBackOff or ImagePullBackOff, a paused or partitioned rollout, a Deployment
 // past its progress deadline, a suspended Job or CronJob, an unbound claim, a load
 // balancer with no address, an autoscaler without metrics, an unavailable

@@ -14,6 +14,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/transport"
+
+	"tether.dev/tether/api/v1alpha1"
 )
 
 // FetchError is a failure to reach or read the repository: a network error, bad
@@ -73,59 +75,28 @@ func IsRenderError(err error) bool {
 	return errors.As(err, &re)
 }
 
-// Reasons a FetchError carries. Each names a cause a user can act on; the message
-// says more.
+// Reasons a FetchError carries: the reasons of git failures that api/v1alpha1
+// declares, with what each means (v1alpha1.Reasons). Each names a cause a user can
+// act on; the message says more.
 const (
-	// ReasonRefNotFound: the branch or tag does not exist on the remote (any more).
-	ReasonRefNotFound = "RefNotFound"
-	// ReasonNoMatchingTag: no tag of the remote satisfies the semver range.
-	ReasonNoMatchingTag = "NoMatchingTag"
-	// ReasonInvalidSemVer: the semver range cannot be parsed.
-	ReasonInvalidSemVer = "InvalidSemVer"
-	// ReasonUnsupportedRef: the ref names nothing this build can follow.
-	ReasonUnsupportedRef = "UnsupportedRef"
-	// ReasonGitOperation: any other failure of git itself.
-	ReasonGitOperation = "GitOperationFailed"
-	// ReasonUnsupportedURL: the URL's scheme is not one Tether speaks.
-	ReasonUnsupportedURL = "UnsupportedURL"
-	// ReasonCommitNotFound: a pinned commit is on no branch of the remote.
-	ReasonCommitNotFound = "CommitNotFound"
-	// ReasonCacheUnreadable: the on-disk cache was damaged; it is discarded and
-	// the next fetch clones afresh.
-	ReasonCacheUnreadable = "CacheUnreadable"
-	// ReasonHostUnreachable: the host could not be reached (name resolution,
-	// connection refused, timeout).
-	ReasonHostUnreachable = "HostUnreachable"
-	// ReasonAuthenticationFailed: the remote refused the credentials, or asked for
-	// some and none were given.
-	ReasonAuthenticationFailed = "AuthenticationFailed"
-	// ReasonRepositoryNotFound: the host has no such repository (hosts also say so
-	// to clients without access).
-	ReasonRepositoryNotFound = "RepositoryNotFound"
-	// ReasonInvalidCredentials: the credentials cannot be used as given (an
-	// unreadable SSH key, an SSH URL without a key).
-	ReasonInvalidCredentials = "InvalidCredentials"
-	// ReasonHostKeyUnknown: known_hosts has no key for the SSH host.
-	ReasonHostKeyUnknown = "HostKeyUnknown"
-	// ReasonHostKeyMismatch: the SSH host presented a key that known_hosts does not
-	// list for it: a changed host key, or someone in the middle.
-	ReasonHostKeyMismatch = "HostKeyMismatch"
-	// ReasonCacheFull: the git cache is over the agent's size cap
-	// (--max-git-cache-bytes); the commit is fetched once repositories no Sync
-	// uses have been removed, or the cap raised.
-	ReasonCacheFull = "CacheFull"
-	// ReasonHostBusy: the host already has as many fetches running as the agent
-	// allows at once (a slow host); the caller retries shortly. Not a failure of
-	// the Sync.
-	ReasonHostBusy = "HostBusy"
-	// ReasonHistoryRewritten: the ref now names a commit that does not descend
-	// from the one applied through it (a force-push to an older commit, a
-	// rewritten history). The caller holds the applied revision until the Sync
-	// accepts the new commit (v1alpha1.AcceptRevisionAnnotation).
-	ReasonHistoryRewritten = "HistoryRewritten"
-	// ReasonCertificateUntrusted: the HTTPS certificate is not signed by a trusted
-	// authority (see the caFile key).
-	ReasonCertificateUntrusted = "CertificateUntrusted"
+	ReasonRefNotFound          = v1alpha1.ReasonRefNotFound
+	ReasonNoMatchingTag        = v1alpha1.ReasonNoMatchingTag
+	ReasonInvalidSemVer        = v1alpha1.ReasonInvalidSemVer
+	ReasonUnsupportedRef       = v1alpha1.ReasonUnsupportedRef
+	ReasonGitOperation         = v1alpha1.ReasonGitOperation
+	ReasonUnsupportedURL       = v1alpha1.ReasonUnsupportedURL
+	ReasonCommitNotFound       = v1alpha1.ReasonCommitNotFound
+	ReasonCacheUnreadable      = v1alpha1.ReasonCacheUnreadable
+	ReasonHostUnreachable      = v1alpha1.ReasonHostUnreachable
+	ReasonAuthenticationFailed = v1alpha1.ReasonAuthenticationFailed
+	ReasonRepositoryNotFound   = v1alpha1.ReasonRepositoryNotFound
+	ReasonInvalidCredentials   = v1alpha1.ReasonInvalidCredentials
+	ReasonHostKeyUnknown       = v1alpha1.ReasonHostKeyUnknown
+	ReasonHostKeyMismatch      = v1alpha1.ReasonHostKeyMismatch
+	ReasonCacheFull            = v1alpha1.ReasonCacheFull
+	ReasonHostBusy             = v1alpha1.ReasonHostBusy
+	ReasonHistoryRewritten     = v1alpha1.ReasonHistoryRewritten
+	ReasonCertificateUntrusted = v1alpha1.ReasonCertificateUntrusted
 )
 
 // reason classes a git failure for conditions. SSH host key refusals are told apart

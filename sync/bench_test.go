@@ -11,6 +11,7 @@ import (
 	"tether.dev/tether/test/apicount"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 	"tether.dev/tether/test/workload"
 )
 
@@ -63,7 +64,7 @@ func measureFloor(b *testing.B, files map[string]string) time.Duration {
 	cfg := controlplane.Shared(b).Config()
 	ns := controlplane.NewNamespace(b, cfg)
 	floor, err := workload.Floor(b.Context(), cfg, files, ns, apply.DefaultOptions().Concurrency)
-	must(b, err)
+	harness.Must(b, err)
 	return floor
 }
 

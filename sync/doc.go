@@ -5,11 +5,18 @@
 //
 //	fetch   source.Fetch: resolve the ref to a commit         → SourceReady
 //	render  source.Render: the path at that commit to objects → SourceReady / Stalled
-//	apply   apply.ApplyAll: dry-run each object to write,    → sync, inventory
-//	        then record them ahead (write-ahead), then write   / Stalled
-//	prune   apply.Prune: what left the inventory's git side   → inventory
+//	        plan.CheckEmpty, plan.CheckSize: may it proceed?  / Stalled
+//	apply   plan.ForApply, then apply.ApplyAll: dry-run each  → sync, inventory
+//	        object, record them ahead (write-ahead), write     / Stalled
+//	prune   plan.CheckPruneLimit, then apply.Prune: what left → inventory
+//	        the inventory's git side                           / Stalled
 //	assess  health.Checker on what the cluster now holds     → health, Healthy
 //	report  one status patch, events, metrics                → Ready, Reconciling
+//
+// The decisions that need no cluster (what a Sync means for an apply and a prune,
+// the inventory's guards, the failure metric's label) are the plan package's; this
+// package does the I/O around them. Which reasons stall and which are retried is
+// declared once, in api/v1alpha1.Reasons.
 //
 // This package is the one place that maps errors to behaviour: a transient error
 // of the API server is returned so the work queue backs off and retries; git that

@@ -18,7 +18,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/record"
@@ -33,6 +32,7 @@ import (
 	tethersync "tether.dev/tether/sync"
 	"tether.dev/tether/test/apicount"
 	"tether.dev/tether/test/controlplane"
+	"tether.dev/tether/test/harness"
 	"tether.dev/tether/test/workload"
 )
 
@@ -73,9 +73,9 @@ func startAgent(tb testing.TB, tenancy ...tethersync.TenancyOptions) *agent {
 	controlplane.InstallCRDs(tb, cfg, filepath.Join("..", "deploy", "base", "crd"))
 
 	scheme := runtime.NewScheme()
-	must(tb, clientgoscheme.AddToScheme(scheme))
-	must(tb, v1alpha1.AddToScheme(scheme))
-	must(tb, apiextensionsv1.AddToScheme(scheme))
+	harness.Must(tb, clientgoscheme.AddToScheme(scheme))
+	harness.Must(tb, v1alpha1.AddToScheme(scheme))
+	harness.Must(tb, apiextensionsv1.AddToScheme(scheme))
 	a := &agent{applies: &apicount.Counter{}, manager: &apicount.Counter{}, registry: prometheus.NewRegistry(), recorder: record.NewFakeRecorder(1000)}
 	mgr, err := ctrl.NewManager(a.manager.Wrap(cfg), ctrl.Options{
 		Scheme:                 scheme,
@@ -83,43 +83,42 @@ func startAgent(tb testing.TB, tenancy ...tethersync.TenancyOptions) *agent {
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 	})
-	must(tb, err)
+	harness.Must(tb, err)
 	applyClient, err := client.New(a.applies.Wrap(cfg), client.Options{Scheme: scheme, Mapper: mgr.GetRESTMapper()})
-	must(tb, err)
+	harness.Must(tb, err)
 	a.c, err = client.New(cfg, client.Options{Scheme: scheme})
-	must(tb, err)
+	harness.Must(tb, err)
 	a.src, err = source.New(source.Options{CacheDir: tb.TempDir(), AllowFileURLs: true})
-	must(tb, err)
+	harness.Must(tb, err)
 
 	a.watcher = tethersync.NewWatcher(mgr.GetCache())
 	a.trigger = tethersync.NewTrigger(mgr.GetClient(), mgr.GetCache(), a.src, mgr.Elected())
 	disco, err := discovery.NewDiscoveryClientForConfig(a.applies.Wrap(cfg))
-	must(tb, err)
+	harness.Must(tb, err)
 	applier := apply.NewManager(applyClient, apply.ManagerOptions{LiveVersions: a.watcher, Discovery: disco})
 	a.hooked = &hookedApplier{Applier: applier}
-	a.r = &tethersync.Reconciler{
-		Client:   mgr.GetClient(),
-		Source:   a.src,
-		Applier:  a.hooked,
-		Finder:   applier,
-		Reader:   mgr.GetAPIReader(),
-		Watcher:  a.watcher,
-		Secrets:  mgr.GetAPIReader(),
-		Pods:     mgr.GetAPIReader(),
-		Trigger:  a.trigger,
-		Recorder: a.recorder,
-		Metrics:  tethersync.NewMetrics(a.registry, tethersync.DefaultMetricsOptions()),
-		Apply:    apply.DefaultOptions(),
-	}
+	var tenants *tethersync.Tenancy
 	for _, t := range tenancy {
 		t.Impersonate = impersonating(tb, cfg, scheme, mgr.GetRESTMapper(), disco, a)
 		t.Accounts, t.Mapper = mgr.GetAPIReader(), mgr.GetRESTMapper()
-		a.r.Tenancy = tethersync.NewTenancy(t)
+		tenants = tethersync.NewTenancy(t)
 	}
+	a.r, err = tethersync.NewReconciler(mgr, tethersync.Parts{
+		Source:       a.src,
+		Applier:      a.hooked,
+		Finder:       applier,
+		ApplyOptions: apply.DefaultOptions(),
+		Tenancy:      tenants,
+		Watcher:      a.watcher,
+		Trigger:      a.trigger,
+		Recorder:     a.recorder,
+		Metrics:      tethersync.NewMetrics(a.registry, tethersync.DefaultMetricsOptions()),
+	})
+	harness.Must(tb, err)
 	opts := tethersync.DefaultOptions()
 	opts.SkipNameValidation = true
 	opts.MinInterval = time.Second // tests poll every few seconds
-	must(tb, a.r.SetupWithManager(mgr, opts))
+	harness.Must(tb, a.r.SetupWithManager(mgr, opts))
 
 	ctx, cancel := context.WithCancel(context.WithoutCancel(tb.Context()))
 	done := make(chan error, 1)
@@ -154,7 +153,7 @@ func (a *agent) newSync(tb testing.TB, ns, url string, mutate ...func(*v1alpha1.
 	for _, m := range mutate {
 		m(s)
 	}
-	must(tb, a.c.Create(tb.Context(), s))
+	harness.Must(tb, a.c.Create(tb.Context(), s))
 	return s
 }
 
@@ -162,7 +161,7 @@ func (a *agent) newSync(tb testing.TB, ns, url string, mutate ...func(*v1alpha1.
 func (a *agent) waitFor(tb testing.TB, s *v1alpha1.Sync, what string, cond func(*v1alpha1.Sync) bool) *v1alpha1.Sync {
 	tb.Helper()
 	got := &v1alpha1.Sync{}
-	eventually(tb, what, func(ctx context.Context) (bool, error) {
+	harness.Eventually(tb, waitTimeout, what, func(ctx context.Context) (bool, error) {
 		if err := a.c.Get(ctx, client.ObjectKeyFromObject(s), got); err != nil {
 			return false, err
 		}
@@ -181,12 +180,12 @@ func (a *agent) waitApplied(tb testing.TB, s *v1alpha1.Sync, commit string) *v1a
 		return strings.HasSuffix(s.Status.LastAppliedRevision, commit) && isReady(s)
 	}
 	got := a.waitFor(tb, s, "Ready at "+commit, applied)
-	eventually(tb, "the watches to sync", func(context.Context) (bool, error) { return a.watcher.HasSynced(), nil })
+	harness.Eventually(tb, waitTimeout, "the watches to sync", func(context.Context) (bool, error) { return a.watcher.HasSynced(), nil })
 	// The reconciler reads Syncs from the manager's cache; a test that reconciles
 	// next must not race the cache into a stale status (and a conflicting write).
 	// The cache is caught up when it holds what the API server holds now: status
 	// writes that came after got (health following a rollout) move both on.
-	eventually(tb, "the manager's cache to see the status", func(ctx context.Context) (bool, error) {
+	harness.Eventually(tb, waitTimeout, "the manager's cache to see the status", func(ctx context.Context) (bool, error) {
 		cached, live := &v1alpha1.Sync{}, &v1alpha1.Sync{}
 		if err := a.r.Client.Get(ctx, client.ObjectKeyFromObject(s), cached); err != nil {
 			return false, err
@@ -239,30 +238,6 @@ func (a *agent) events() []string {
 	}
 }
 
-func eventually(tb testing.TB, what string, cond func(ctx context.Context) (bool, error)) {
-	tb.Helper()
-	eventuallyWithin(tb, waitTimeout, what, cond)
-}
-
-// eventuallyWithin is eventually with a guard of its own, for work that grows with
-// the size of a test.
-func eventuallyWithin(tb testing.TB, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
-	tb.Helper()
-	ctx, cancel := context.WithTimeout(tb.Context(), timeout)
-	defer cancel()
-	var last error
-	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		ok, err := cond(ctx)
-		if err != nil && ctx.Err() == nil {
-			last = err
-		}
-		return ok && err == nil, nil
-	})
-	if err != nil {
-		tb.Fatalf("waiting until %s: %v (last: %v)", what, err, last)
-	}
-}
-
 func isReady(s *v1alpha1.Sync) bool {
 	return apimeta.IsStatusConditionTrue(s.Status.Conditions, v1alpha1.ReadyCondition)
 }
@@ -274,13 +249,6 @@ func describe(s *v1alpha1.Sync) string {
 		fmt.Fprintf(&b, "; %s=%s %s: %.200s", c.Type, c.Status, c.Reason, c.Message)
 	}
 	return b.String()
-}
-
-func must(tb testing.TB, err error) {
-	tb.Helper()
-	if err != nil {
-		tb.Fatal(err)
-	}
 }
 
 // apps and app are the benchmarks' workload: n apps of four objects, and one.

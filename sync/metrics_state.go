@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"tether.dev/tether/api/v1alpha1"
-	"tether.dev/tether/source"
+	"tether.dev/tether/plan"
 )
 
 // StateCollector exports the state of every Sync, read from the manager's cache at
@@ -133,7 +133,7 @@ func (c *StateCollector) collectSync(ch chan<- prometheus.Metric, s *v1alpha1.Sy
 	gauge(c.ready, boolFloat(ready != nil && ready.Status == metav1.ConditionTrue))
 	gauge(c.suspended, boolFloat(s.Spec.Suspend))
 	if ready != nil && ready.Status == metav1.ConditionFalse {
-		gauge(c.failure, 1, FailureReason(ready.Reason))
+		gauge(c.failure, 1, plan.FailureReason(ready.Reason))
 	}
 	last := c.metrics.lastSynced(s.Namespace, s.Name)
 	if t := s.Status.LastAppliedTime; t != nil && t.After(last) {
@@ -151,36 +151,4 @@ func (c *StateCollector) isLeader() bool {
 	default:
 		return false
 	}
-}
-
-// failureReasons are the reasons tether_sync_failure reports by name: the
-// reasons of a False Ready condition that api/v1alpha1 and source declare.
-// Any other becomes "Other", so the label's values are bounded by this list
-// whatever a condition says.
-var failureReasons = map[string]bool{
-	v1alpha1.ReasonReconcileFailed: true, v1alpha1.ReasonRenderFailed: true, v1alpha1.ReasonRenderLimitExceeded: true, v1alpha1.ReasonValidationFailed: true,
-	v1alpha1.ReasonApplyFailed: true, v1alpha1.ReasonRevisionTooLarge: true, v1alpha1.ReasonEmptyRender: true,
-	v1alpha1.ReasonPruneLimit: true, v1alpha1.ReasonSecretNotFound: true, v1alpha1.ReasonSecretUnreadable: true,
-	v1alpha1.ReasonServiceAccountNotFound: true, v1alpha1.ReasonForbidden: true, v1alpha1.ReasonCrossNamespace: true,
-	v1alpha1.ReasonImpersonationUnavailable: true, v1alpha1.ReasonDeleting: true, v1alpha1.ReasonDeletionBlocked: true, v1alpha1.ReasonDegraded: true,
-	source.ReasonHistoryRewritten: true,
-	source.ReasonRefNotFound:      true, source.ReasonNoMatchingTag: true, source.ReasonInvalidSemVer: true,
-	source.ReasonUnsupportedRef: true, source.ReasonGitOperation: true, source.ReasonUnsupportedURL: true,
-	source.ReasonCommitNotFound: true, source.ReasonCacheUnreadable: true, source.ReasonHostUnreachable: true,
-	source.ReasonAuthenticationFailed: true, source.ReasonRepositoryNotFound: true, source.ReasonInvalidCredentials: true,
-	source.ReasonHostKeyUnknown: true, source.ReasonHostKeyMismatch: true, source.ReasonCacheFull: true,
-	source.ReasonCertificateUntrusted: true,
-}
-
-// FailureReasonOther is the reason label of a failure whose reason is not one
-// of the known ones.
-const FailureReasonOther = "Other"
-
-// FailureReason is the reason label tether_sync_failure gives a False Ready
-// condition's reason: the reason itself if it is a known one, else Other.
-func FailureReason(reason string) string {
-	if failureReasons[reason] {
-		return reason
-	}
-	return FailureReasonOther
 }

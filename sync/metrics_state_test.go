@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
-	"tether.dev/tether/source"
 	tethersync "tether.dev/tether/sync"
 )
 
@@ -157,19 +156,6 @@ func (l leaderOnly) Collect(ch chan<- prometheus.Metric) {
 	for _, f := range families {
 		if f.GetName() == "tether_leader" {
 			ch <- prometheus.MustNewConstMetric(prometheus.NewDesc("tether_leader", "", nil, nil), prometheus.GaugeValue, f.GetMetric()[0].GetGauge().GetValue())
-		}
-	}
-}
-
-func TestFailureReasonsAreBounded(t *testing.T) {
-	for reason, want := range map[string]string{
-		v1alpha1.ReasonValidationFailed: v1alpha1.ReasonValidationFailed,
-		source.ReasonHostUnreachable:    source.ReasonHostUnreachable,
-		v1alpha1.ReasonSucceeded:        tethersync.FailureReasonOther,
-		"a message, not a reason":       tethersync.FailureReasonOther,
-	} {
-		if got := tethersync.FailureReason(reason); got != want {
-			t.Errorf("FailureReason(%q) = %q, want %q", reason, got, want)
 		}
 	}
 }

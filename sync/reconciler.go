@@ -23,6 +23,7 @@ import (
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/apply"
 	"tether.dev/tether/health"
+	"tether.dev/tether/plan"
 	"tether.dev/tether/source"
 )
 
@@ -44,14 +45,14 @@ type Source interface {
 // it applied before.
 type Applier interface {
 	ApplyAll(ctx context.Context, objs []*unstructured.Unstructured, opts apply.Options) (*apply.ChangeSet, error)
-	Prune(ctx context.Context, refs []apply.ObjectRef, opts apply.PruneOptions) (*apply.ChangeSet, error)
-	Orphan(ctx context.Context, refs []apply.ObjectRef, opts apply.PruneOptions) (*apply.ChangeSet, error)
+	Prune(ctx context.Context, refs []v1alpha1.ObjectRef, opts apply.PruneOptions) (*apply.ChangeSet, error)
+	Orphan(ctx context.Context, refs []v1alpha1.ObjectRef, opts apply.PruneOptions) (*apply.ChangeSet, error)
 }
 
 // Finder finds the objects a Sync applied by their label, to rebuild a lost
 // inventory.
 type Finder interface {
-	FindOwned(ctx context.Context, opts apply.FindOptions) ([]apply.ObjectRef, error)
+	FindOwned(ctx context.Context, opts apply.FindOptions) ([]v1alpha1.ObjectRef, error)
 }
 
 var (
@@ -64,7 +65,9 @@ var (
 // applied objects so that the two kinds of write never share ownership.
 const StatusFieldManager = "tether-status"
 
-// Reconciler reconciles Sync objects.
+// Reconciler reconciles Sync objects. NewReconciler wires one over a manager, for
+// the agent and for every test alike; its readers and the Secret watch are the
+// manager's, the rest are the Parts it is given.
 type Reconciler struct {
 	// Client reads Syncs (from the cache) and patches their status.
 	Client  client.Client
@@ -100,8 +103,8 @@ type Reconciler struct {
 	// or a default) instead of as the agent, and bounds their reach. Nil: every Sync
 	// acts as the agent, through Applier and Secrets.
 	Tenancy *Tenancy
-	// Apply holds the options of every apply; DefaultNamespace is set per Sync.
-	Apply apply.Options
+	// ApplyOptions are the options of every apply; DefaultNamespace is set per Sync.
+	ApplyOptions apply.Options
 	// Fights bounds the corrections of a field another manager keeps changing;
 	// zero means DefaultFightOptions.
 	Fights FightOptions
@@ -195,15 +198,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	obj := &v1alpha1.Sync{}
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if client.IgnoreNotFound(err) == nil {
-			r.Metrics.Forget(req.Namespace, req.Name)
-			r.fights.forget(req.NamespacedName)
-			r.searched.Delete(req.NamespacedName)
-			r.good.forget(req.NamespacedName)
-			r.requests.forget(req.NamespacedName)
-			r.SecretWatch.Forget(req.NamespacedName)
-			if r.Watcher != nil {
-				r.Watcher.Forget(ctx, req.NamespacedName)
-			}
+			r.forget(ctx, req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -254,10 +249,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		}
 	}
 	if err == nil {
-		err = checkEmpty(obj, snap)
+		err = plan.CheckEmpty(obj, snap)
 	}
 	if err == nil {
-		err = checkSize(obj, snap)
+		err = plan.CheckSize(obj, snap)
 	}
 	if err == nil {
 		err = r.Tenancy.checkReach(obj, snap.Objects)
@@ -275,7 +270,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err := r.ensureFinalizer(ctx, obj); err != nil {
 		return ctrl.Result{}, err
 	}
-	changes, err := r.apply(ctx, id, obj, snap, drift && !obj.Spec.SelfHealEnabled())
+	converge := r.applySnapshot
+	if drift && !obj.Spec.SelfHealEnabled() {
+		converge = r.compareSnapshot
+	}
+	changes, err := converge(ctx, id, obj, snap)
 	r.watch(ctx, obj, changes)
 	diff := st.applied(changes)
 	if drift && changes != nil && !changes.DryRun {
@@ -344,10 +343,19 @@ func (r *Reconciler) fetchRevision(ctx context.Context, obj *v1alpha1.Sync, st *
 	return snap, nil
 }
 
-// apply applies a snapshot as ForApply maps the Sync to an apply. With dryRun it
-// only compares, and writes nothing.
-func (r *Reconciler) apply(ctx context.Context, id Identity, obj *v1alpha1.Sync, snap *source.Snapshot, dryRun bool) (*apply.ChangeSet, error) {
-	opts := ForApply(obj, snap.Objects, r.Apply, r.fights.givenUp(obj))
+// applySnapshot applies a snapshot as plan.ForApply maps the Sync to an apply.
+func (r *Reconciler) applySnapshot(ctx context.Context, id Identity, obj *v1alpha1.Sync, snap *source.Snapshot) (*apply.ChangeSet, error) {
+	return r.applyAll(ctx, id, obj, snap, false)
+}
+
+// compareSnapshot compares a snapshot with the cluster as applySnapshot would
+// apply it, and writes nothing (drift that selfHeal: false only reports).
+func (r *Reconciler) compareSnapshot(ctx context.Context, id Identity, obj *v1alpha1.Sync, snap *source.Snapshot) (*apply.ChangeSet, error) {
+	return r.applyAll(ctx, id, obj, snap, true)
+}
+
+func (r *Reconciler) applyAll(ctx context.Context, id Identity, obj *v1alpha1.Sync, snap *source.Snapshot, dryRun bool) (*apply.ChangeSet, error) {
+	opts := plan.ForApply(obj, snap.Objects, r.ApplyOptions, r.fights.givenUp(obj))
 	opts.DryRun = dryRun
 	opts.BeforeWrite = r.recordAhead(obj)
 	r.prepareWatch(ctx, obj, snap)
@@ -424,7 +432,7 @@ func (r *Reconciler) watch(ctx context.Context, obj *v1alpha1.Sync, cs *apply.Ch
 // follow the status of every object that is not Healthy yet, so that the next
 // change of it re-assesses the Sync at once.
 func (r *Reconciler) assess(ctx context.Context, obj *v1alpha1.Sync, id Identity, checker *health.Checker, st *statusBuilder, changes *apply.ChangeSet) {
-	var unsettled []apply.ObjectRef
+	var unsettled []v1alpha1.ObjectRef
 	for _, c := range changes.Changes {
 		res := checker.Compute(c.Live)
 		if res.Code != v1alpha1.HealthHealthy && health.WantsPods(c.Live) {
@@ -447,11 +455,11 @@ func (r *Reconciler) assess(ctx context.Context, obj *v1alpha1.Sync, id Identity
 func (r *Reconciler) onError(st *statusBuilder, interval time.Duration, err error) (ctrl.Result, error) {
 	var fe *source.FetchError
 	var rendered *source.RenderError
-	var held *heldError
+	var held *plan.HeldError
 	var refused *RefusedError
 	switch {
 	case errors.As(err, &held):
-		st.stalled(held.reason, err)
+		st.stalled(held.Reason, err)
 		return ctrl.Result{RequeueAfter: interval}, nil
 	case errors.As(err, &refused):
 		st.stalled(refused.Reason, err)
@@ -459,8 +467,9 @@ func (r *Reconciler) onError(st *statusBuilder, interval time.Duration, err erro
 	case errors.As(err, &fe) && fe.Reason == source.ReasonHostBusy:
 		// Waiting on a slow host: not a failure of this Sync.
 		return ctrl.Result{RequeueAfter: jitter(hostBusyRequeue)}, nil
-	case errors.As(err, &fe) && (fe.Reason == source.ReasonInvalidSemVer || fe.Reason == source.ReasonUnsupportedURL || fe.Reason == v1alpha1.ReasonForbidden):
-		// The Sync itself is wrong: retrying cannot help until it changes.
+	case errors.As(err, &fe) && plan.Stalls(fe.Reason):
+		// The Sync itself is wrong (a range or URL that cannot be used, a Secret its
+		// identity may not read): retrying cannot help until it changes.
 		st.sourceFailed(fe.Reason, err)
 		st.stalled(fe.Reason, err)
 		return ctrl.Result{RequeueAfter: interval}, nil

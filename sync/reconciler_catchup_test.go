@@ -18,7 +18,7 @@ import (
 // noFinder stands for a Finder; catchUp never calls it.
 type noFinder struct{}
 
-func (noFinder) FindOwned(context.Context, apply.FindOptions) ([]apply.ObjectRef, error) {
+func (noFinder) FindOwned(context.Context, apply.FindOptions) ([]v1alpha1.ObjectRef, error) {
 	return nil, nil
 }
 
@@ -44,7 +44,7 @@ func TestACachedSyncWithoutItsInventoryIsReadAgainBeforeASearch(t *testing.T) {
 	}
 	// What the cache holds between the finalizer's write and the inventory's.
 	cached := s.DeepCopy()
-	entry := v1alpha1.InventoryEntry{Version: "v1", Kind: "ConfigMap", Namespace: s.Namespace, Name: "web"}.ID()
+	entry := v1alpha1.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: s.Namespace, Name: "web"}.ID()
 	s.Status.Inventory = []string{entry}
 	if err := c.Status().Update(ctx, s); err != nil {
 		t.Fatal(err)

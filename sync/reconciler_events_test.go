@@ -11,6 +11,7 @@ import (
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/source"
+	"tether.dev/tether/test/harness"
 )
 
 // warnings returns the Warning Events among events with reason.
@@ -61,7 +62,7 @@ func TestEveryFailureIsOneWarningEvent(t *testing.T) {
 				}
 			}
 			// The next reconcile must read the failure from the cache, as a resync would.
-			eventually(t, "the manager's cache to see the failure", func(ctx context.Context) (bool, error) {
+			harness.Eventually(t, waitTimeout, "the manager's cache to see the failure", func(ctx context.Context) (bool, error) {
 				cached := &v1alpha1.Sync{}
 				err := e.a.r.Client.Get(ctx, client.ObjectKeyFromObject(e.sync), cached)
 				return readyReason(cached) == tc.reason, err
@@ -77,9 +78,9 @@ func TestEveryFailureIsOneWarningEvent(t *testing.T) {
 		e := newPruneEnv(t, threeConfigMaps())
 		e.a.events()
 		s := &v1alpha1.Sync{}
-		must(t, e.a.c.Get(t.Context(), client.ObjectKeyFromObject(e.sync), s))
+		harness.Must(t, e.a.c.Get(t.Context(), client.ObjectKeyFromObject(e.sync), s))
 		s.Spec.Source.Ref = v1alpha1.GitRef{Branch: "no-such-branch"}
-		must(t, e.a.c.Update(t.Context(), s))
+		harness.Must(t, e.a.c.Update(t.Context(), s))
 		e.a.waitFor(t, s, "Ready False for "+source.ReasonRefNotFound, func(s *v1alpha1.Sync) bool {
 			return readyReason(s) == source.ReasonRefNotFound
 		})

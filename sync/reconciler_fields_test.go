@@ -22,6 +22,7 @@ import (
 	tethersync "tether.dev/tether/sync"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 )
 
 // web is Deployment web as git declares it.
@@ -55,9 +56,9 @@ spec:
 func scaleByHPA(t *testing.T, c client.Client, ns string, n int32) {
 	t.Helper()
 	d := &appsv1.Deployment{}
-	must(t, c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "web"}, d))
+	harness.Must(t, c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "web"}, d))
 	s := &autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: n}}
-	must(t, c.SubResource("scale").Update(t.Context(), d, client.WithSubResourceBody(s), client.FieldOwner("kube-controller-manager")))
+	harness.Must(t, c.SubResource("scale").Update(t.Context(), d, client.WithSubResourceBody(s), client.FieldOwner("kube-controller-manager")))
 }
 
 func image(ctx context.Context, c client.Client, ns, name string) string {
@@ -78,9 +79,9 @@ type replicaHistory struct {
 func watchReplicas(t *testing.T, ns, name string) *replicaHistory {
 	t.Helper()
 	c, err := client.NewWithWatch(controlplane.Shared(t).Config(), client.Options{})
-	must(t, err)
+	harness.Must(t, err)
 	w, err := c.Watch(t.Context(), &appsv1.DeploymentList{}, client.InNamespace(ns))
-	must(t, err)
+	harness.Must(t, err)
 	t.Cleanup(w.Stop)
 	h := &replicaHistory{}
 	go func() {
@@ -136,7 +137,7 @@ func TestAnIgnoreRuleKeepsScaledReplicasAcrossAGitChange(t *testing.T) {
 	a.reconcile(t, s)
 	push(t, a, repo, s, web(3, "nginx:2"), "new image, replicas: 3 still in git")
 
-	eventually(t, "the new image is applied", func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "the new image is applied", func(ctx context.Context) (bool, error) {
 		return image(ctx, a.c, ns, "web") == "nginx:2", nil
 	})
 	if n := replicas(t.Context(), a.c, ns, "web"); n != 6 {
@@ -170,10 +171,10 @@ func TestWithAnHPAReplicasAreOnlyEverSetByTheHPA(t *testing.T) {
 	scaleByHPA(t, a.c, ns, 7)
 	a.reconcile(t, s)
 
-	eventually(t, "the last image is applied", func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "the last image is applied", func(ctx context.Context) (bool, error) {
 		return image(ctx, a.c, ns, "web") == "nginx:3", nil
 	})
-	eventually(t, "the watch sees the last scale", func(context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "the watch sees the last scale", func(context.Context) (bool, error) {
 		h := history.get()
 		return len(h) > 0 && h[len(h)-1] == 7, nil
 	})
@@ -197,7 +198,7 @@ func TestAnObjectMadeByKubectlApplyLosesAFieldDeletedFromGit(t *testing.T) {
 		}},
 		Data: map[string]string{"keep": "a", "drop": "b"},
 	}
-	must(t, a.c.Create(t.Context(), cm, client.FieldOwner("kubectl-client-side-apply")))
+	harness.Must(t, a.c.Create(t.Context(), cm, client.FieldOwner("kubectl-client-side-apply")))
 
 	repo := gitserver.NewLocalRepo(t, "cfg")
 	configMap := func(data string) map[string]string {
@@ -208,7 +209,7 @@ func TestAnObjectMadeByKubectlApplyLosesAFieldDeletedFromGit(t *testing.T) {
 	a.waitApplied(t, s, commit)
 	push(t, a, repo, s, configMap("{keep: a}"), "drop a key")
 
-	eventually(t, "the key deleted from git is gone", func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "the key deleted from git is gone", func(ctx context.Context) (bool, error) {
 		got := &corev1.ConfigMap{}
 		if err := a.c.Get(ctx, client.ObjectKeyFromObject(cm), got); err != nil {
 			return false, err
@@ -243,9 +244,9 @@ func TestAFightEndsInAFieldConflict(t *testing.T) {
 	// fight is another controller setting the field its way, as an Update.
 	fight := func() {
 		cm := &corev1.ConfigMap{}
-		must(t, a.c.Get(t.Context(), key, cm))
+		harness.Must(t, a.c.Get(t.Context(), key, cm))
 		cm.Data["greeting"] = "fight"
-		must(t, a.c.Update(t.Context(), cm, client.FieldOwner("fighter")))
+		harness.Must(t, a.c.Update(t.Context(), cm, client.FieldOwner("fighter")))
 	}
 	conflict := func(ctx context.Context) *metav1.Condition {
 		got := &v1alpha1.Sync{}
@@ -258,19 +259,19 @@ func TestAFightEndsInAFieldConflict(t *testing.T) {
 	corrections := 0
 	for round := 0; round < 10 && conflict(t.Context()) == nil; round++ {
 		fight()
-		eventually(t, "Tether corrects the field or gives it up", func(ctx context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, "Tether corrects the field or gives it up", func(ctx context.Context) (bool, error) {
 			return greeting(ctx) == "hello" || conflict(ctx) != nil, nil
 		})
 		if greeting(t.Context()) == "hello" {
 			corrections++
 		}
-		eventually(t, "the status is written", func(ctx context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, "the status is written", func(ctx context.Context) (bool, error) {
 			got := &v1alpha1.Sync{}
 			err := a.r.Client.Get(ctx, client.ObjectKeyFromObject(s), got)
 			return err == nil && got.Status.ObservedGeneration == got.Generation, err
 		})
 	}
-	eventually(t, "a FieldConflict condition", func(ctx context.Context) (bool, error) { return conflict(ctx) != nil, nil })
+	harness.Eventually(t, waitTimeout, "a FieldConflict condition", func(ctx context.Context) (bool, error) { return conflict(ctx) != nil, nil })
 	if want := tethersync.DefaultFightOptions().Threshold; corrections != want {
 		t.Errorf("corrections = %d, want %d before Tether gives up", corrections, want)
 	}
@@ -284,8 +285,8 @@ func TestAFightEndsInAFieldConflict(t *testing.T) {
 		t.Errorf("events = %q, want a FieldConflict warning", events)
 	}
 	got := &v1alpha1.Sync{}
-	must(t, a.c.Get(t.Context(), client.ObjectKeyFromObject(s), got))
-	wantGivenUp := []v1alpha1.GivenUpField{{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: "cfg", JSONPointer: "/data/greeting", Manager: "fighter"}}
+	harness.Must(t, a.c.Get(t.Context(), client.ObjectKeyFromObject(s), got))
+	wantGivenUp := []v1alpha1.GivenUpField{{ObjectRef: v1alpha1.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: "cfg"}, JSONPointer: "/data/greeting", Manager: "fighter"}}
 	if diff := cmp.Diff(wantGivenUp, got.Status.FieldsGivenUp); diff != "" {
 		t.Errorf("status.fieldsGivenUp, which tether diff reads (-want +got):\n%s", diff)
 	}
@@ -315,15 +316,15 @@ func TestAManagersRuleLeavesAWebhooksFieldsAlone(t *testing.T) {
 
 	// A mutating-webhook-like manager rewrites a field git declares and adds its own.
 	cm := &corev1.ConfigMap{}
-	must(t, a.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "cfg"}, cm))
+	harness.Must(t, a.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "cfg"}, cm))
 	cm.Data = map[string]string{"greeting": "injected", "sidecar": "on"}
-	must(t, a.c.Update(t.Context(), cm, client.FieldOwner("injector")))
+	harness.Must(t, a.c.Update(t.Context(), cm, client.FieldOwner("injector")))
 	got := a.waitFor(t, s, "status names the injector", func(s *v1alpha1.Sync) bool {
 		return resourceMessage(s, "ConfigMap", "cfg") == "data.greeting left to injector"
 	})
 	a.reconcile(t, s)
 
-	must(t, a.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "cfg"}, cm))
+	harness.Must(t, a.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "cfg"}, cm))
 	if diff := cmp.Diff(map[string]string{"greeting": "injected", "sidecar": "on"}, cm.Data); diff != "" {
 		t.Errorf("data (-want +got):\n%s", diff)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/apply"
+	"tether.dev/tether/plan"
 )
 
 // FightOptions bound how long Tether keeps correcting a field that another field
@@ -32,7 +33,7 @@ func DefaultFightOptions() FightOptions {
 }
 
 type fightKey struct {
-	object           apply.ObjectRef
+	object           v1alpha1.ObjectRef
 	pointer, manager string
 }
 
@@ -65,13 +66,13 @@ func (t *fightTracker) of(obj *v1alpha1.Sync) *syncFights {
 }
 
 // givenUp returns the fields given up, sorted, for status.fieldsGivenUp and
-// ForApply.
+// plan.ForApply.
 func (t *fightTracker) givenUp(obj *v1alpha1.Sync) []v1alpha1.GivenUpField {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var out []v1alpha1.GivenUpField
 	for k := range t.of(obj).given {
-		out = append(out, givenUpFieldOf(k.object, k.pointer, k.manager))
+		out = append(out, plan.GivenUpField(k.object, k.pointer, k.manager))
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]

@@ -16,6 +16,7 @@ import (
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/apply"
+	"tether.dev/tether/plan"
 )
 
 // deletionPoll is how often a Sync being deleted looks again at objects it deleted
@@ -52,11 +53,11 @@ func (r *Reconciler) finalize(ctx context.Context, obj *v1alpha1.Sync, st *statu
 		}
 		return r.deletionWaits(st, err)
 	}
-	var refs []apply.ObjectRef
+	var refs []v1alpha1.ObjectRef
 	for _, o := range st.inventory() {
-		refs = append(refs, refOf(o))
+		refs = append(refs, o.ObjectRef)
 	}
-	opts := apply.PruneOptions{Owner: ownerOf(obj), FieldManager: r.Apply.FieldManager, Concurrency: r.Apply.Concurrency}
+	opts := apply.PruneOptions{Owner: plan.Owner(obj), FieldManager: r.ApplyOptions.FieldManager, Concurrency: r.ApplyOptions.Concurrency}
 	var cs *apply.ChangeSet
 	if obj.Spec.EffectiveDeletionPolicy() == v1alpha1.DeletionPolicyOrphan {
 		cs, err = id.Applier.Orphan(ctx, refs, opts)
@@ -65,7 +66,7 @@ func (r *Reconciler) finalize(ctx context.Context, obj *v1alpha1.Sync, st *statu
 		r.Metrics.CountChanges(obj, cs)
 		r.reportVanishedKinds(obj, cs)
 	}
-	st.pruned(cs, true)
+	st.deleting(cs)
 	if len(st.inventory()) > 0 {
 		if err != nil && r.accountGoneWithNamespace(ctx, obj, err) {
 			return r.leaveBehind(ctx, obj, st, cs, err)
@@ -146,14 +147,14 @@ func (r *Reconciler) leaveBehind(ctx context.Context, obj *v1alpha1.Sync, st *st
 	if cs != nil {
 		for _, c := range cs.Changes {
 			if c.Action == apply.ActionPruned {
-				deleted[inventoryKey(c.Object.Group, c.Object.Kind, c.Object.Namespace, c.Object.Name)] = true
+				deleted[c.Object.Key()] = true
 			}
 		}
 	}
 	var elsewhere []string
 	for _, o := range st.inventory() {
-		if o.Namespace != obj.Namespace && !deleted[resourceKey(o)] {
-			elsewhere = append(elsewhere, refOf(o).String())
+		if o.Namespace != obj.Namespace && !deleted[o.Key()] {
+			elsewhere = append(elsewhere, o.String())
 		}
 	}
 	account := ServiceAccountUser(obj.Namespace, r.Tenancy.accountOf(obj))
@@ -174,7 +175,7 @@ func (r *Reconciler) leaveBehind(ctx context.Context, obj *v1alpha1.Sync, st *st
 func (r *Reconciler) deletionWaits(st *statusBuilder, err error) (ctrl.Result, error) {
 	names := make([]string, 0, len(st.objects))
 	for _, res := range st.objects {
-		names = append(names, refOf(res).String())
+		names = append(names, res.String())
 	}
 	if err != nil {
 		st.set(v1alpha1.ReadyCondition, metav1.ConditionFalse, v1alpha1.ReasonDeletionBlocked, "Deletion is blocked: "+err.Error())

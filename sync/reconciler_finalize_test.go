@@ -17,6 +17,7 @@ import (
 	tethersync "tether.dev/tether/sync"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 )
 
 // TestATenantNamespaceDeletedWithItsAccountsFinishes: deleting a tenant namespace
@@ -56,8 +57,8 @@ func TestATenantNamespaceDeletedWithItsAccountsFinishes(t *testing.T) {
 	deployer, builder := syncs["deployer"], syncs["builder"]
 
 	t.Run("an account deleted by mistake keeps its Sync waiting", func(t *testing.T) {
-		must(t, a.c.Delete(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: team, Name: "deployer"}}))
-		must(t, a.c.Delete(t.Context(), deployer))
+		harness.Must(t, a.c.Delete(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: team, Name: "deployer"}}))
+		harness.Must(t, a.c.Delete(t.Context(), deployer))
 		got := a.waitFor(t, deployer, "deletion blocked: ServiceAccountNotFound", func(s *v1alpha1.Sync) bool {
 			c := condition(s, v1alpha1.ReadyCondition)
 			return c.Reason == v1alpha1.ReasonDeletionBlocked && strings.Contains(c.Message, "ServiceAccount "+team+"/deployer does not exist")
@@ -68,8 +69,8 @@ func TestATenantNamespaceDeletedWithItsAccountsFinishes(t *testing.T) {
 	})
 
 	a.events() // drop the events so far
-	must(t, a.c.Delete(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: team}}))
-	eventually(t, "namespace "+team+" to be Terminating", func(ctx context.Context) (bool, error) {
+	harness.Must(t, a.c.Delete(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: team}}))
+	harness.Eventually(t, waitTimeout, "namespace "+team+" to be Terminating", func(ctx context.Context) (bool, error) {
 		ns := &corev1.Namespace{}
 		err := a.c.Get(ctx, client.ObjectKey{Name: team}, ns)
 		return ns.DeletionTimestamp != nil, err
@@ -97,7 +98,7 @@ func TestATenantNamespaceDeletedWithItsAccountsFinishes(t *testing.T) {
 		// and never blocks; one that may read but not delete used to block.)
 		grant(t, a.c, team, team, "builder", configMapsRead...)
 		waitDenied(t, a.c, team, team, "builder", "delete")
-		must(t, a.c.Delete(t.Context(), builder))
+		harness.Must(t, a.c.Delete(t.Context(), builder))
 		waitGone(t, a.c, builder)
 		if events := a.events(); !hasEvent(events, v1alpha1.ReasonObjectsLeftBehind, "nothing outside the namespace was left") {
 			t.Errorf("no Warning %s event saying nothing outside the namespace was left; events: %q", v1alpha1.ReasonObjectsLeftBehind, events)
@@ -115,7 +116,7 @@ func TestATenantNamespaceDeletedWithItsAccountsFinishes(t *testing.T) {
 // waitGone waits until the Sync no longer exists.
 func waitGone(t *testing.T, c client.Client, s *v1alpha1.Sync) {
 	t.Helper()
-	eventually(t, "Sync "+s.Name+" to be gone", func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "Sync "+s.Name+" to be gone", func(ctx context.Context) (bool, error) {
 		got := &v1alpha1.Sync{}
 		err := c.Get(ctx, client.ObjectKeyFromObject(s), got)
 		if err == nil {

@@ -14,6 +14,7 @@ import (
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 )
 
 // TestASyncMeetsTheCommitPushedJustBeforeIt is what a user does every day: push
@@ -51,9 +52,9 @@ func TestASyncMeetsTheCommitPushedJustBeforeIt(t *testing.T) {
 		// prune limit stands in the way.
 		moved := repo.Commit(t, map[string]string{"three/one.yaml": configMapYAML("one", "hello"), "three/cm.yaml": configMapYAML("three", "hello")}, "a third app")
 		changed := &v1alpha1.Sync{}
-		must(t, a.c.Get(t.Context(), client.ObjectKeyFromObject(one), changed))
+		harness.Must(t, a.c.Get(t.Context(), client.ObjectKeyFromObject(one), changed))
 		changed.Spec.Source.Path = "three"
-		must(t, a.c.Update(t.Context(), changed))
+		harness.Must(t, a.c.Update(t.Context(), changed))
 		statuses.untilApplied(t, one.Name, moved)
 	})
 
@@ -92,11 +93,11 @@ type syncStatuses struct{ w watch.Interface }
 func watchSyncs(t *testing.T, ns string) *syncStatuses {
 	t.Helper()
 	scheme := runtime.NewScheme()
-	must(t, v1alpha1.AddToScheme(scheme))
+	harness.Must(t, v1alpha1.AddToScheme(scheme))
 	c, err := client.NewWithWatch(controlplane.Shared(t).Config(), client.Options{Scheme: scheme})
-	must(t, err)
+	harness.Must(t, err)
 	w, err := c.Watch(t.Context(), &v1alpha1.SyncList{}, client.InNamespace(ns))
-	must(t, err)
+	harness.Must(t, err)
 	t.Cleanup(w.Stop)
 	return &syncStatuses{w: w}
 }

@@ -15,6 +15,7 @@ import (
 	tethersync "tether.dev/tether/sync"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 )
 
 // stuckJob is a Job whose pod (made by the test: no controller runs here) cannot
@@ -59,7 +60,7 @@ func TestHealthReadsPodsAsTheSyncsAccount(t *testing.T) {
 	t.Run("an account that may not list pods gets a health that names none", func(t *testing.T) {
 		a.reconcile(t, s)
 		got := &v1alpha1.Sync{}
-		must(t, a.c.Get(t.Context(), client.ObjectKeyFromObject(s), got))
+		harness.Must(t, a.c.Get(t.Context(), client.ObjectKeyFromObject(s), got))
 		if code, msg := jobHealth(got); strings.Contains(msg, pod) || code == v1alpha1.HealthDegraded {
 			t.Errorf("Job health %s %q: the pod was read with rights the account does not have", code, msg)
 		}
@@ -81,20 +82,20 @@ func TestHealthReadsPodsAsTheSyncsAccount(t *testing.T) {
 func stuckPodOf(t *testing.T, c client.Client, ns, job string) string {
 	t.Helper()
 	j := &batchv1.Job{}
-	must(t, c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: job}, j))
+	harness.Must(t, c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: job}, j))
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: job + "-x7k2p", Labels: j.Spec.Selector.MatchLabels},
 		Spec:       *j.Spec.Template.Spec.DeepCopy(),
 	}
 	pod.Spec.ServiceAccountName = "deployer" // no controller makes the namespace's default account here
-	must(t, c.Create(t.Context(), pod))
+	harness.Must(t, c.Create(t.Context(), pod))
 	pod.Status.Phase = corev1.PodPending
 	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{
 		Name: "app", Image: "registry.invalid/migrate:v1",
 		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "Back-off pulling image"}},
 	}}
-	must(t, c.Status().Update(t.Context(), pod))
-	eventually(t, "the pod's status to be stored", func(ctx context.Context) (bool, error) {
+	harness.Must(t, c.Status().Update(t.Context(), pod))
+	harness.Eventually(t, waitTimeout, "the pod's status to be stored", func(ctx context.Context) (bool, error) {
 		got := &corev1.Pod{}
 		err := c.Get(ctx, client.ObjectKeyFromObject(pod), got)
 		return err == nil && len(got.Status.ContainerStatuses) == 1, err

@@ -11,54 +11,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
-
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/apply"
+	"tether.dev/tether/plan"
 	"tether.dev/tether/source"
 )
-
-// heldError is a prune Tether refused to do on its own: an empty render or a prune
-// over the limit. It stalls the Sync until git or the Sync changes.
-type heldError struct {
-	reason string
-	msg    string
-}
-
-func (e *heldError) Error() string { return e.msg }
-
-// checkEmpty refuses a render that yields no objects unless the Sync allows it: an
-// emptied path is far more often a mistake (a bad merge, a moved directory) than an
-// intent to delete everything.
-func checkEmpty(obj *v1alpha1.Sync, snap *source.Snapshot) error {
-	if len(snap.Objects) > 0 || obj.Spec.AllowEmpty {
-		return nil
-	}
-	return &heldError{reason: v1alpha1.ReasonEmptyRender, msg: fmt.Sprintf(
-		"path %q renders no objects at %s; nothing was applied or pruned. Set spec.allowEmpty: true to prune everything this Sync applied",
-		snap.Path, snap.Revision)}
-}
-
-// checkSize refuses a revision with more objects than the inventory can hold,
-// before anything of it is applied.
-func checkSize(obj *v1alpha1.Sync, snap *source.Snapshot) error {
-	entries := make([]v1alpha1.InventoryEntry, len(snap.Objects))
-	for i, o := range snap.Objects {
-		ns := o.GetNamespace()
-		if ns == "" {
-			ns = obj.Spec.Destination.Namespace
-		}
-		gvk := o.GroupVersionKind()
-		entries[i] = v1alpha1.InventoryEntry{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: ns, Name: o.GetName()}
-	}
-	if n := inventoryBytes(entries); n > maxInventoryBytes {
-		return &heldError{reason: v1alpha1.ReasonRevisionTooLarge, msg: fmt.Sprintf(
-			"path %q renders %d objects at %s, whose inventory (%d KiB) would not fit in the Sync's status (at most %d KiB); "+
-				"nothing was applied. Split the path into several Syncs", snap.Path, len(snap.Objects), snap.Revision, n>>10, maxInventoryBytes>>10)}
-	}
-	return nil
-}
 
 // prune deletes the objects that left git (diff.stale), within the Sync's limits,
 // and records the outcome in the inventory. It runs only after an apply without
@@ -72,56 +29,15 @@ func (r *Reconciler) prune(ctx context.Context, id Identity, obj *v1alpha1.Sync,
 		st.leftGitNote("prune is off")
 		return nil, nil
 	}
-	if err := checkPruneLimit(obj, len(candidates), diff.before, len(snap.Objects) == 0); err != nil {
+	if err := plan.CheckPruneLimit(obj, len(candidates), diff.before, len(snap.Objects) == 0); err != nil {
 		st.leftGitNote("prune held back")
 		return nil, err
 	}
-	cs, err := id.Applier.Prune(ctx, candidates, PruneOptionsFor(obj, applied, r.Apply.Concurrency))
+	cs, err := id.Applier.Prune(ctx, candidates, plan.PruneOptionsFor(obj, applied, r.ApplyOptions.Concurrency))
 	r.Metrics.CountChanges(obj, cs)
 	r.reportVanishedKinds(obj, cs)
-	st.pruned(cs, false)
+	st.pruned(cs)
 	return cs, err
-}
-
-// checkPruneLimit refuses to prune more than spec.pruneLimit of the inventory at
-// once; without an explicit limit, more than half. An empty render that the Sync
-// allows (allowEmpty) may prune everything unless a limit is set explicitly.
-func checkPruneLimit(obj *v1alpha1.Sync, prune, inventory int, empty bool) error {
-	limit := obj.Spec.PruneLimit
-	if limit == nil {
-		if empty && obj.Spec.AllowEmpty {
-			return nil
-		}
-		def := intstr.FromString(v1alpha1.DefaultPruneLimit)
-		limit = &def
-	}
-	max, err := intstr.GetScaledValueFromIntOrPercent(limit, inventory, false)
-	if err != nil {
-		return &heldError{reason: v1alpha1.ReasonPruneLimit, msg: fmt.Sprintf("spec.pruneLimit %q: %v", limit.String(), err)}
-	}
-	if prune <= max {
-		return nil
-	}
-	return &heldError{reason: v1alpha1.ReasonPruneLimit, msg: fmt.Sprintf(
-		"%d of %d objects left git, more than the prune limit of %s (%d); nothing was pruned. "+
-			"If this is intended, set spec.pruneLimit (for example \"100%%\") and it will proceed",
-		prune, inventory, limit.String(), max)}
-}
-
-func ownerOf(obj *v1alpha1.Sync) string { return obj.Namespace + "/" + obj.Name }
-
-// liveUIDs are the UIDs of the objects an apply left in the cluster.
-func liveUIDs(cs *apply.ChangeSet) map[types.UID]bool {
-	out := map[types.UID]bool{}
-	if cs == nil {
-		return out
-	}
-	for _, c := range cs.Changes {
-		if c.Live != nil {
-			out[c.Live.GetUID()] = true
-		}
-	}
-	return out
 }
 
 // pruneSummary names what a prune did, for events.
@@ -143,8 +59,8 @@ func pruneSummary(cs *apply.ChangeSet) string {
 // status is written, so that no object exists in the cluster that no inventory
 // names, whenever the agent stops. Objects the inventory already names cost
 // nothing. On a conflict the entries are added to the newest status instead.
-func (r *Reconciler) recordAhead(obj *v1alpha1.Sync) func(context.Context, []apply.ObjectRef) error {
-	return func(ctx context.Context, writes []apply.ObjectRef) error {
+func (r *Reconciler) recordAhead(obj *v1alpha1.Sync) func(context.Context, []v1alpha1.ObjectRef) error {
+	return func(ctx context.Context, writes []v1alpha1.ObjectRef) error {
 		return r.updateStatus(ctx, obj, func(cur v1alpha1.SyncStatus) (v1alpha1.SyncStatus, bool) {
 			return withEntries(cur, writes)
 		})
@@ -152,20 +68,19 @@ func (r *Reconciler) recordAhead(obj *v1alpha1.Sync) func(context.Context, []app
 }
 
 // withEntries returns st with refs in its inventory, and whether any was missing.
-func withEntries(st v1alpha1.SyncStatus, refs []apply.ObjectRef) (v1alpha1.SyncStatus, bool) {
-	objects := loadInventory(st)
+func withEntries(st v1alpha1.SyncStatus, refs []v1alpha1.ObjectRef) (v1alpha1.SyncStatus, bool) {
+	objects := plan.InventoryDetail(st)
 	known := map[string]bool{}
 	ids := make([]string, 0, len(objects)+len(refs))
 	for _, o := range objects {
-		known[resourceKey(o)] = true
-		ids = append(ids, entryOf(o).ID())
+		known[o.Key()] = true
+		ids = append(ids, o.ID())
 	}
 	added := false
 	for _, ref := range refs {
-		e := v1alpha1.InventoryEntry{Group: ref.Group, Version: ref.Version, Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name}
-		if !known[e.Key()] {
-			known[e.Key()] = true
-			ids = append(ids, e.ID())
+		if !known[ref.Key()] {
+			known[ref.Key()] = true
+			ids = append(ids, ref.ID())
 			added = true
 		}
 	}
@@ -203,7 +118,7 @@ func (r *Reconciler) catchUp(ctx context.Context, obj *v1alpha1.Sync) (*v1alpha1
 // empty though obj was reconciled before (it has Tether's finalizer), and no
 // search found nothing for it already.
 func (r *Reconciler) mustSearch(obj *v1alpha1.Sync) bool {
-	if r.Finder == nil || !controllerutil.ContainsFinalizer(obj, v1alpha1.Finalizer) || len(loadInventory(obj.Status)) > 0 {
+	if r.Finder == nil || !controllerutil.ContainsFinalizer(obj, v1alpha1.Finalizer) || len(plan.InventoryDetail(obj.Status)) > 0 {
 		return false
 	}
 	uid, ok := r.searched.Load(client.ObjectKeyFromObject(obj))
@@ -229,7 +144,7 @@ func (r *Reconciler) rebuildInventory(ctx context.Context, obj *v1alpha1.Sync, s
 	if err != nil || id.Finder == nil {
 		return err
 	}
-	opts := FindOptionsFor(obj)
+	opts := plan.FindOptionsFor(obj)
 	opts.Namespace = r.Tenancy.searchNamespace(obj, id)
 	found, err := id.Finder.FindOwned(ctx, opts)
 	if err != nil {

@@ -16,25 +16,26 @@ import (
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 )
 
 func TestAStatusConflictMergesWithTheNewestCopy(t *testing.T) {
 	// With prune off, an entry for an object that is not in git stays in the
 	// inventory; only an overwrite can remove it.
 	e := newPruneEnv(t, threeConfigMaps(), func(s *v1alpha1.Sync) { s.Spec.Prune = ptr.To(false) })
-	elsewhere := v1alpha1.InventoryEntry{Version: "v1", Kind: "ConfigMap", Namespace: e.ns, Name: "recorded-elsewhere"}.ID()
+	elsewhere := v1alpha1.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: e.ns, Name: "recorded-elsewhere"}.ID()
 
 	t.Run("an inventory entry another writer added during the reconcile is kept", func(t *testing.T) {
 		hook := func() {
 			cur := &v1alpha1.Sync{}
-			must(t, e.a.c.Get(context.WithoutCancel(t.Context()), client.ObjectKeyFromObject(e.sync), cur))
+			harness.Must(t, e.a.c.Get(context.WithoutCancel(t.Context()), client.ObjectKeyFromObject(e.sync), cur))
 			cur.Status.Inventory = append(cur.Status.Inventory, elsewhere)
-			must(t, e.a.c.Status().Update(context.WithoutCancel(t.Context()), cur))
+			harness.Must(t, e.a.c.Status().Update(context.WithoutCancel(t.Context()), cur))
 		}
 		e.a.hooked.hook.Store(&hook)
 		e.push(t, map[string]string{"apps/a.yaml": configMap("a", "note", "changed")})
 		got := &v1alpha1.Sync{}
-		must(t, e.a.c.Get(t.Context(), client.ObjectKeyFromObject(e.sync), got))
+		harness.Must(t, e.a.c.Get(t.Context(), client.ObjectKeyFromObject(e.sync), got))
 		if !slices.Contains(got.Status.Inventory, elsewhere) {
 			t.Errorf("inventory = %v: the entry written by another writer was overwritten", got.Status.Inventory)
 		}
@@ -47,9 +48,9 @@ func TestAStatusConflictMergesWithTheNewestCopy(t *testing.T) {
 		var generation int64
 		hook := func() {
 			cur := &v1alpha1.Sync{}
-			must(t, e.a.c.Get(context.WithoutCancel(t.Context()), client.ObjectKeyFromObject(e.sync), cur))
+			harness.Must(t, e.a.c.Get(context.WithoutCancel(t.Context()), client.ObjectKeyFromObject(e.sync), cur))
 			cur.Spec.IgnoreDifferences = append(cur.Spec.IgnoreDifferences, v1alpha1.IgnoreRule{Kind: "ConfigMap", JSONPointers: []string{"/data/note"}})
-			must(t, e.a.c.Update(context.WithoutCancel(t.Context()), cur))
+			harness.Must(t, e.a.c.Update(context.WithoutCancel(t.Context()), cur))
 			generation = cur.Generation
 		}
 		e.a.hooked.hook.Store(&hook)
@@ -63,12 +64,12 @@ func TestAStatusConflictMergesWithTheNewestCopy(t *testing.T) {
 func TestAWipedInventoryIsRebuiltFromTheLabel(t *testing.T) {
 	e := newPruneEnv(t, threeConfigMaps())
 	s := &v1alpha1.Sync{}
-	must(t, e.a.c.Get(t.Context(), client.ObjectKeyFromObject(e.sync), s))
+	harness.Must(t, e.a.c.Get(t.Context(), client.ObjectKeyFromObject(e.sync), s))
 	s.Status = v1alpha1.SyncStatus{} // as a restore from a backup without status would leave it
-	must(t, e.a.c.Status().Update(t.Context(), s))
+	harness.Must(t, e.a.c.Status().Update(t.Context(), s))
 
 	e.push(t, map[string]string{"apps/c.yaml": ""})
-	eventually(t, "c is pruned", func(context.Context) (bool, error) { return !e.exists(t, "c"), nil })
+	harness.Eventually(t, waitTimeout, "c is pruned", func(context.Context) (bool, error) { return !e.exists(t, "c"), nil })
 	if got := e.inventory(t); !slices.Equal(got, []string{"ConfigMap/a", "ConfigMap/b"}) {
 		t.Errorf("inventory = %v, want a and b", got)
 	}
@@ -82,8 +83,8 @@ func TestAVanishedKindNeverBlocks(t *testing.T) {
 	cfg := controlplane.Shared(t).Config()
 	ns := controlplane.NewNamespace(t, cfg)
 	crd := widgetCRD(ns)
-	must(t, a.c.Create(t.Context(), crd))
-	eventually(t, "the Widget CRD is established", func(ctx context.Context) (bool, error) {
+	harness.Must(t, a.c.Create(t.Context(), crd))
+	harness.Eventually(t, waitTimeout, "the Widget CRD is established", func(ctx context.Context) (bool, error) {
 		return true, a.c.List(ctx, widgets(crd))
 	})
 	repo := gitserver.NewLocalRepo(t, "apps")
@@ -98,8 +99,8 @@ func TestAVanishedKindNeverBlocks(t *testing.T) {
 
 	// The CRD is deleted out of band while no agent runs; the next agent has never seen its kind.
 	a.stop()
-	must(t, a.c.Delete(t.Context(), crd))
-	eventually(t, "the Widget kind is gone", func(ctx context.Context) (bool, error) {
+	harness.Must(t, a.c.Delete(t.Context(), crd))
+	harness.Eventually(t, waitTimeout, "the Widget kind is gone", func(ctx context.Context) (bool, error) {
 		err := a.c.Get(ctx, client.ObjectKeyFromObject(crd), &apiextensionsv1.CustomResourceDefinition{})
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})
@@ -117,8 +118,8 @@ func TestAVanishedKindNeverBlocks(t *testing.T) {
 	}
 
 	t.Run("and deleting the Sync completes", func(t *testing.T) {
-		must(t, b.c.Delete(t.Context(), s))
-		eventually(t, "the Sync is gone", func(ctx context.Context) (bool, error) {
+		harness.Must(t, b.c.Delete(t.Context(), s))
+		harness.Eventually(t, waitTimeout, "the Sync is gone", func(ctx context.Context) (bool, error) {
 			err := b.c.Get(ctx, client.ObjectKeyFromObject(s), &v1alpha1.Sync{})
 			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 		})

@@ -20,6 +20,7 @@ import (
 	"tether.dev/tether/test/apicount"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 )
 
 func configMap(name string, annotations ...string) string {
@@ -67,7 +68,7 @@ func (e *pruneEnv) exists(t *testing.T, name string) bool {
 func (e *pruneEnv) inventory(t *testing.T) []string {
 	t.Helper()
 	s := &v1alpha1.Sync{}
-	must(t, e.a.c.Get(t.Context(), client.ObjectKeyFromObject(e.sync), s))
+	harness.Must(t, e.a.c.Get(t.Context(), client.ObjectKeyFromObject(e.sync), s))
 	return inventoryNames(t, s)
 }
 
@@ -77,7 +78,7 @@ func inventoryNames(t *testing.T, s *v1alpha1.Sync) []string {
 	var names []string
 	for _, id := range s.Status.Inventory {
 		e, err := v1alpha1.ParseInventoryEntry(id)
-		must(t, err)
+		harness.Must(t, err)
 		names = append(names, e.Kind+"/"+e.Name)
 	}
 	return names
@@ -100,7 +101,7 @@ func threeConfigMaps() map[string]string {
 func TestPruneRemovesWhatLeftGit(t *testing.T) {
 	e := newPruneEnv(t, threeConfigMaps())
 	e.push(t, map[string]string{"apps/c.yaml": ""})
-	eventually(t, "c is pruned", func(context.Context) (bool, error) { return !e.exists(t, "c"), nil })
+	harness.Eventually(t, waitTimeout, "c is pruned", func(context.Context) (bool, error) { return !e.exists(t, "c"), nil })
 	if !e.exists(t, "a") || !e.exists(t, "b") {
 		t.Errorf("a or b was deleted with c")
 	}
@@ -120,7 +121,7 @@ func TestPruneSurvivesARestart(t *testing.T) {
 	// A new agent knows nothing but what the API holds: the inventory in status. Its
 	// start-up reconciles every Sync.
 	e.a = startAgent(t)
-	eventually(t, "b is pruned by the new agent", func(context.Context) (bool, error) { return !e.exists(t, "b"), nil })
+	harness.Eventually(t, waitTimeout, "b is pruned by the new agent", func(context.Context) (bool, error) { return !e.exists(t, "b"), nil })
 	if !e.exists(t, "a") || !e.exists(t, "c") {
 		t.Errorf("a or c was deleted with b")
 	}
@@ -144,7 +145,7 @@ func TestPruneGuards(t *testing.T) {
 	t.Run("with allowEmpty an emptied path prunes everything", func(t *testing.T) {
 		e := newPruneEnv(t, threeConfigMaps(), func(s *v1alpha1.Sync) { s.Spec.AllowEmpty = true })
 		e.push(t, map[string]string{"apps/a.yaml": "", "apps/b.yaml": "", "apps/c.yaml": "", "apps/README.md": "moved"})
-		eventually(t, "everything is pruned", func(context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, "everything is pruned", func(context.Context) (bool, error) {
 			return !e.exists(t, "a") && !e.exists(t, "b") && !e.exists(t, "c"), nil
 		})
 	})
@@ -170,10 +171,10 @@ func TestPruneGuards(t *testing.T) {
 		}
 
 		s := &v1alpha1.Sync{}
-		must(t, e.a.c.Get(t.Context(), client.ObjectKeyFromObject(e.sync), s))
+		harness.Must(t, e.a.c.Get(t.Context(), client.ObjectKeyFromObject(e.sync), s))
 		s.Spec.PruneLimit = ptr.To(intstr.FromString("100%"))
-		must(t, e.a.c.Update(t.Context(), s))
-		eventually(t, "b and c are pruned once the limit allows it", func(context.Context) (bool, error) {
+		harness.Must(t, e.a.c.Update(t.Context(), s))
+		harness.Eventually(t, waitTimeout, "b and c are pruned once the limit allows it", func(context.Context) (bool, error) {
 			return !e.exists(t, "b") && !e.exists(t, "c"), nil
 		})
 	})
@@ -200,7 +201,7 @@ func TestPruneLeavesWhatIsNotTethers(t *testing.T) {
 			t.Errorf("the second Sync's Ready message = %q, want it to name the owner (%q)", ready.Message, want)
 		}
 		cm := &corev1.ConfigMap{}
-		must(t, e.a.c.Get(t.Context(), client.ObjectKey{Namespace: e.ns, Name: "a"}, cm))
+		harness.Must(t, e.a.c.Get(t.Context(), client.ObjectKey{Namespace: e.ns, Name: "a"}, cm))
 		if got := cm.Annotations[v1alpha1.OwnedByAnnotation]; got != e.ns+"/app" {
 			t.Errorf("owned-by = %q, want the first Sync to keep it", got)
 		}
@@ -228,7 +229,7 @@ spec:
 	})
 	e.a.applies.Reset()
 	e.push(t, map[string]string{"apps/crd.yaml": "", "apps/gadget.yaml": ""})
-	eventually(t, "the CRD is gone", func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "the CRD is gone", func(ctx context.Context) (bool, error) {
 		gadgets := &unstructured.Unstructured{}
 		gadgets.SetAPIVersion("apiextensions.k8s.io/v1")
 		gadgets.SetKind("CustomResourceDefinition")
@@ -249,9 +250,9 @@ func TestDeletingASync(t *testing.T) {
 	t.Run("with deletionPolicy Delete, exactly its objects go and then the Sync", func(t *testing.T) {
 		e := newPruneEnv(t, threeConfigMaps())
 		bystander := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bystander", Namespace: e.ns}}
-		must(t, e.a.c.Create(t.Context(), bystander))
-		must(t, e.a.c.Delete(t.Context(), e.sync))
-		eventually(t, "the Sync is gone", func(ctx context.Context) (bool, error) {
+		harness.Must(t, e.a.c.Create(t.Context(), bystander))
+		harness.Must(t, e.a.c.Delete(t.Context(), e.sync))
+		harness.Eventually(t, waitTimeout, "the Sync is gone", func(ctx context.Context) (bool, error) {
 			err := e.a.c.Get(ctx, client.ObjectKeyFromObject(e.sync), &v1alpha1.Sync{})
 			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 		})
@@ -267,14 +268,14 @@ func TestDeletingASync(t *testing.T) {
 
 	t.Run("with deletionPolicy Orphan, objects stay without Tether's marks", func(t *testing.T) {
 		e := newPruneEnv(t, threeConfigMaps(), func(s *v1alpha1.Sync) { s.Spec.DeletionPolicy = v1alpha1.DeletionPolicyOrphan })
-		must(t, e.a.c.Delete(t.Context(), e.sync))
-		eventually(t, "the Sync is gone", func(ctx context.Context) (bool, error) {
+		harness.Must(t, e.a.c.Delete(t.Context(), e.sync))
+		harness.Eventually(t, waitTimeout, "the Sync is gone", func(ctx context.Context) (bool, error) {
 			err := e.a.c.Get(ctx, client.ObjectKeyFromObject(e.sync), &v1alpha1.Sync{})
 			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 		})
 		for _, name := range []string{"a", "b", "c"} {
 			cm := &corev1.ConfigMap{}
-			must(t, e.a.c.Get(t.Context(), client.ObjectKey{Namespace: e.ns, Name: name}, cm))
+			harness.Must(t, e.a.c.Get(t.Context(), client.ObjectKey{Namespace: e.ns, Name: name}, cm))
 			if _, ok := cm.Annotations[v1alpha1.OwnedByAnnotation]; ok || cm.Data["owner"] != name {
 				t.Errorf("%s: annotations %v, data %v; want the data kept and no owned-by", name, cm.Annotations, cm.Data)
 			}
@@ -289,10 +290,10 @@ func TestDeletingASync(t *testing.T) {
 	t.Run("a deletion that cannot finish says what it waits for", func(t *testing.T) {
 		e := newPruneEnv(t, threeConfigMaps())
 		held := &corev1.ConfigMap{}
-		must(t, e.a.c.Get(t.Context(), client.ObjectKey{Namespace: e.ns, Name: "b"}, held))
+		harness.Must(t, e.a.c.Get(t.Context(), client.ObjectKey{Namespace: e.ns, Name: "b"}, held))
 		held.Finalizers = []string{"example.com/hold"}
-		must(t, e.a.c.Update(t.Context(), held))
-		must(t, e.a.c.Delete(t.Context(), e.sync))
+		harness.Must(t, e.a.c.Update(t.Context(), held))
+		harness.Must(t, e.a.c.Delete(t.Context(), e.sync))
 		// The first pass deletes all three; later passes find a and c gone and wait for b.
 		s := e.a.waitFor(t, e.sync, "the Sync waits for b alone", func(s *v1alpha1.Sync) bool {
 			return slices.Equal(inventoryNames(t, s), []string{"ConfigMap/b"})
@@ -301,10 +302,10 @@ func TestDeletingASync(t *testing.T) {
 		if ready == nil || ready.Reason != "Deleting" || !strings.Contains(ready.Message, "Waiting for 1 objects to be deleted: ConfigMap/"+e.ns+"/b") {
 			t.Errorf("Ready = %+v, want reason Deleting naming ConfigMap/%s/b", ready, e.ns)
 		}
-		must(t, e.a.c.Get(t.Context(), client.ObjectKeyFromObject(held), held))
+		harness.Must(t, e.a.c.Get(t.Context(), client.ObjectKeyFromObject(held), held))
 		held.Finalizers = nil
-		must(t, e.a.c.Update(t.Context(), held))
-		eventually(t, "the Sync is gone once b is", func(ctx context.Context) (bool, error) {
+		harness.Must(t, e.a.c.Update(t.Context(), held))
+		harness.Eventually(t, waitTimeout, "the Sync is gone once b is", func(ctx context.Context) (bool, error) {
 			err := e.a.c.Get(ctx, client.ObjectKeyFromObject(e.sync), &v1alpha1.Sync{})
 			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 		})

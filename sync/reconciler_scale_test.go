@@ -18,6 +18,7 @@ import (
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 )
 
 // scaleEnv names the environment variable that sets how many objects
@@ -99,9 +100,9 @@ func TestASyncOfManyObjects(t *testing.T) {
 	})
 
 	t.Run("deleting the Sync deletes the rest", func(t *testing.T) {
-		must(t, a.c.Delete(t.Context(), s))
+		harness.Must(t, a.c.Delete(t.Context(), s))
 		// A guard against hangs that grows with the work: 10 ms per object deleted.
-		eventuallyWithin(t, waitTimeout+time.Duration(n)*time.Millisecond*10, "the Sync is gone", func(ctx context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout+time.Duration(n)*time.Millisecond*10, "the Sync is gone", func(ctx context.Context) (bool, error) {
 			err := a.c.Get(ctx, client.ObjectKeyFromObject(s), &v1alpha1.Sync{})
 			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 		})
@@ -114,7 +115,7 @@ func TestASyncOfManyObjects(t *testing.T) {
 func assertStatusFits(t *testing.T, s *v1alpha1.Sync) {
 	t.Helper()
 	b, err := json.Marshal(s.Status)
-	must(t, err)
+	harness.Must(t, err)
 	if len(b) > statusLimit {
 		t.Errorf("status takes %d KiB, more than %d KiB", len(b)>>10, statusLimit>>10)
 		return
@@ -131,6 +132,6 @@ func managedConfigMaps(t *testing.T, a *agent, s *v1alpha1.Sync) int {
 	t.Helper()
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
-	must(t, a.c.List(t.Context(), list, client.InNamespace(s.Namespace), client.MatchingLabels{v1alpha1.SyncLabel: v1alpha1.SyncLabelValue(s.Namespace, s.Name)}))
+	harness.Must(t, a.c.List(t.Context(), list, client.InNamespace(s.Namespace), client.MatchingLabels{v1alpha1.SyncLabel: v1alpha1.SyncLabelValue(s.Namespace, s.Name)}))
 	return len(list.Items)
 }

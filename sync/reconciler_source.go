@@ -177,3 +177,14 @@ func refLabel(ref v1alpha1.GitRef) string {
 	}
 	return ref.Commit
 }
+
+// ReadSourceAuth reads the credentials that s's spec.source.secretRef names,
+// through secrets (a client acting as whoever should read them), as the agent
+// does. Errors name the Secret and never hold its values.
+func ReadSourceAuth(ctx context.Context, secrets client.Reader, s *v1alpha1.Sync) (source.Auth, error) {
+	if s.Spec.Source.SecretRef == nil {
+		return source.Auth{}, nil
+	}
+	auth, _, err := readAuth(ctx, Identity{Secrets: secrets}, s.Namespace, s.Spec.Source.SecretRef.Name)
+	return auth, err
+}

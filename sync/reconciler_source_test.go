@@ -19,6 +19,7 @@ import (
 	tethersync "tether.dev/tether/sync"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 )
 
 func TestHundredSyncsOnOneRepositoryShareOnePollPerInterval(t *testing.T) {
@@ -91,7 +92,7 @@ func TestCredentialsComeFromTheSecretAndStayInIt(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "git-credentials", Namespace: ns},
 		Data:       map[string][]byte{"username": []byte("tether"), "password": []byte(password)},
 	}
-	must(t, a.c.Create(t.Context(), secret))
+	harness.Must(t, a.c.Create(t.Context(), secret))
 	s := a.newSync(t, ns, repo.URL(), func(s *v1alpha1.Sync) { s.Spec.Source.SecretRef = &v1alpha1.LocalObjectReference{Name: secret.Name} })
 
 	t.Run("a Sync applies a private repository with the Secret's credentials", func(t *testing.T) {
@@ -154,7 +155,7 @@ func TestCredentialsComeFromTheSecretAndStayInIt(t *testing.T) {
 // waitAllApplied waits until every Sync is Ready at commit.
 func waitAllApplied(t *testing.T, a *agent, syncs []*v1alpha1.Sync, commit string) {
 	t.Helper()
-	eventually(t, fmt.Sprintf("%d Syncs are Ready at %s", len(syncs), commit), func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, fmt.Sprintf("%d Syncs are Ready at %s", len(syncs), commit), func(ctx context.Context) (bool, error) {
 		list := &v1alpha1.SyncList{}
 		if err := a.c.List(ctx, list, client.InNamespace(syncs[0].Namespace)); err != nil {
 			return false, err
@@ -176,7 +177,7 @@ func waitAllApplied(t *testing.T, a *agent, syncs []*v1alpha1.Sync, commit strin
 func reconcileCount(t *testing.T, a *agent) uint64 {
 	t.Helper()
 	families, err := a.registry.Gather()
-	must(t, err)
+	harness.Must(t, err)
 	var n uint64
 	for _, f := range families {
 		if f.GetName() == "tether_reconcile_duration_seconds" {
@@ -192,7 +193,7 @@ func setPassword(t *testing.T, a *agent, secret *corev1.Secret, password string)
 	t.Helper()
 	patch := client.MergeFrom(secret.DeepCopy())
 	secret.Data["password"] = []byte(password)
-	must(t, a.c.Patch(t.Context(), secret, patch))
+	harness.Must(t, a.c.Patch(t.Context(), secret, patch))
 }
 
 // requestReconcile asks for a reconcile that looks at git at once, the way a user
@@ -200,7 +201,7 @@ func setPassword(t *testing.T, a *agent, secret *corev1.Secret, password string)
 func requestReconcile(t *testing.T, a *agent, s *v1alpha1.Sync) {
 	t.Helper()
 	patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, tethersync.ReconcileRequestedAnnotation, time.Now().Format(time.RFC3339Nano)))
-	must(t, a.c.Patch(t.Context(), s, client.RawPatch("application/merge-patch+json", patch)))
+	harness.Must(t, a.c.Patch(t.Context(), s, client.RawPatch("application/merge-patch+json", patch)))
 }
 
 // reconcileLogs runs one reconcile of s with a logger that records what it writes.
@@ -215,7 +216,7 @@ func reconcileLogs(t *testing.T, a *agent, s *v1alpha1.Sync) string {
 func configMapData(t *testing.T, a *agent, ns, name string) string {
 	t.Helper()
 	cm := &corev1.ConfigMap{}
-	must(t, a.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, cm))
+	harness.Must(t, a.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, cm))
 	return cm.Data["greeting"]
 }
 

@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
-	"tether.dev/tether/apply"
 	"tether.dev/tether/health"
 	"tether.dev/tether/source"
 )
@@ -35,7 +34,7 @@ type statusBuilder struct {
 	gen    int64
 	now    func() time.Time
 	status v1alpha1.SyncStatus
-	health map[apply.ObjectRef]objectHealth
+	health map[v1alpha1.ObjectRef]objectHealth
 	// objects is the whole inventory with per-object detail, once this reconcile
 	// has looked at it (applied, pruned, rebuilt); build compacts it into
 	// status.inventory, status.resources and status.summary. Nil carries the
@@ -61,7 +60,7 @@ type objectHealth struct {
 // the request for a reconcile that obj carries (status.lastHandledReconcileAt),
 // whatever its outcome: the status it writes is the answer.
 func newStatusBuilder(obj *v1alpha1.Sync, now func() time.Time) *statusBuilder {
-	b := &statusBuilder{gen: obj.Generation, now: now, status: *obj.Status.DeepCopy(), health: map[apply.ObjectRef]objectHealth{}}
+	b := &statusBuilder{gen: obj.Generation, now: now, status: *obj.Status.DeepCopy(), health: map[v1alpha1.ObjectRef]objectHealth{}}
 	if requested := obj.GetAnnotations()[v1alpha1.ReconcileRequestedAnnotation]; requested != "" {
 		b.status.LastHandledReconcileAt = requested
 	}
@@ -130,7 +129,7 @@ func (b *statusBuilder) suspended() {
 	}
 }
 
-func (b *statusBuilder) objectHealth(ref apply.ObjectRef, code v1alpha1.HealthStatusCode, msg string) {
+func (b *statusBuilder) objectHealth(ref v1alpha1.ObjectRef, code v1alpha1.HealthStatusCode, msg string) {
 	b.health[ref] = objectHealth{code: code, msg: msg}
 }
 
@@ -144,7 +143,7 @@ func (b *statusBuilder) aggregateHealth() {
 	var unhealthy []v1alpha1.ResourceStatus
 	for i := range b.objects {
 		r := &b.objects[i]
-		h, ok := b.health[apply.ObjectRef{Group: r.Group, Version: r.Version, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}]
+		h, ok := b.health[r.ObjectRef]
 		if !ok {
 			continue
 		}
@@ -154,7 +153,7 @@ func (b *statusBuilder) aggregateHealth() {
 		}
 		codes = append(codes, h.code)
 		if h.code != v1alpha1.HealthHealthy {
-			unhealthy = append(unhealthy, v1alpha1.ResourceStatus{Kind: r.Kind, Name: r.Name, Health: h.code, Message: h.msg})
+			unhealthy = append(unhealthy, v1alpha1.ResourceStatus{ObjectRef: v1alpha1.ObjectRef{Kind: r.Kind, Name: r.Name}, Health: h.code, Message: h.msg})
 		}
 	}
 	b.status.Health = health.Aggregate(codes...)

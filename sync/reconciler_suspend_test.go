@@ -12,6 +12,7 @@ import (
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 )
 
 // TestASuspendedSyncSaysSoInEveryField: kubectl's columns, tether get and tether
@@ -26,7 +27,7 @@ func TestASuspendedSyncSaysSoInEveryField(t *testing.T) {
 	s := a.newSync(t, ns, repo.FileURL())
 	a.waitApplied(t, s, first)
 
-	eventually(t, "the Sync is suspended", func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "the Sync is suspended", func(ctx context.Context) (bool, error) {
 		cur := &v1alpha1.Sync{}
 		if err := a.c.Get(ctx, client.ObjectKeyFromObject(s), cur); err != nil {
 			return false, err

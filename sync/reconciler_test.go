@@ -18,6 +18,7 @@ import (
 	"tether.dev/tether/test/apicount"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 )
 
 func TestConvergedResyncOfAThousandObjectsCostsNothing(t *testing.T) {
@@ -85,12 +86,12 @@ func TestDriftIsCorrectedByTheWatchWithSelfHeal(t *testing.T) {
 
 	// The interval is an hour: only the watch can bring the Sync back here.
 	scale(t, a.c, ns, "app-0000", 5)
-	eventually(t, "the edit to spec.replicas is reverted", func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "the edit to spec.replicas is reverted", func(ctx context.Context) (bool, error) {
 		return replicas(ctx, a.c, ns, "app-0000") == 0, nil
 	})
 	// The event and the metric follow the write, at the end of the same reconcile.
 	var events []string
-	eventually(t, "a DriftCorrected event and tether_drift_corrections_total", func(context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "a DriftCorrected event and tether_drift_corrections_total", func(context.Context) (bool, error) {
 		events = append(events, a.events()...)
 		return strings.Contains(strings.Join(events, "\n"), "DriftCorrected") && counterValue(t, a, "tether_drift_corrections_total") >= 1, nil
 	})
@@ -186,7 +187,7 @@ func TestAnInvalidObjectAmongFortyWritesNothing(t *testing.T) {
 			t.Errorf("inventory holds %d objects, want 44", len(got.Status.Inventory))
 		}
 		cm := &corev1.ConfigMap{}
-		must(t, a.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "app-0010"}, cm))
+		harness.Must(t, a.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "app-0010"}, cm))
 		if cm.Data["greeting"] != "new" {
 			t.Errorf("app-0010 greeting = %q", cm.Data["greeting"])
 		}
@@ -197,7 +198,7 @@ func TestAnInvalidObjectAmongFortyWritesNothing(t *testing.T) {
 func configMapVersions(t *testing.T, a *agent, ns string) map[string]string {
 	t.Helper()
 	list := &corev1.ConfigMapList{}
-	must(t, a.c.List(t.Context(), list, client.InNamespace(ns), client.HasLabels{v1alpha1.SyncLabel}))
+	harness.Must(t, a.c.List(t.Context(), list, client.InNamespace(ns), client.HasLabels{v1alpha1.SyncLabel}))
 	out := map[string]string{}
 	for _, cm := range list.Items {
 		out[cm.Name] = cm.ResourceVersion
@@ -210,9 +211,9 @@ func configMapVersions(t *testing.T, a *agent, ns string) map[string]string {
 func scale(t testing.TB, c client.Client, ns, name string, n int32) {
 	t.Helper()
 	d := &appsv1.Deployment{}
-	must(t, c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, d))
+	harness.Must(t, c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, d))
 	d.Spec.Replicas = ptr.To(n)
-	must(t, c.Update(t.Context(), d, client.FieldOwner("kubectl-edit")))
+	harness.Must(t, c.Update(t.Context(), d, client.FieldOwner("kubectl-edit")))
 }
 
 func replicas(ctx context.Context, c client.Client, ns, name string) int32 {
@@ -226,7 +227,7 @@ func replicas(ctx context.Context, c client.Client, ns, name string) int32 {
 func counterValue(t *testing.T, a *agent, name string) float64 {
 	t.Helper()
 	families, err := a.registry.Gather()
-	must(t, err)
+	harness.Must(t, err)
 	for _, f := range families {
 		if f.GetName() == name {
 			total := 0.0

@@ -6,6 +6,7 @@ import (
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/apply"
+	"tether.dev/tether/plan"
 )
 
 // The inventory is every object Tether applied for a Sync. It lives in the Sync's
@@ -17,46 +18,19 @@ import (
 
 // Bounds that keep a Sync's status under 768 KiB, half of etcd's object limit (1.5
 // MiB), by construction: at most 640 KiB of inventory ids (10,000 objects with names
-// of ordinary length; checkSize refuses more), at most maxDetails detailed objects
+// of ordinary length; plan.CheckSize refuses more), at most maxDetails detailed objects
 // with messages of at most maxDetailMessage bytes (about 66 KiB), and conditions of
 // at most maxMessage bytes each.
 const (
-	maxInventoryBytes = 640 << 10
-	maxDetails        = 100
-	maxDetailMessage  = 512
+	maxDetails       = 100
+	maxDetailMessage = 512
 )
-
-// loadInventory reads the inventory of a status with the detail it has. A status
-// written before status.inventory existed lists every object in resources.
-func loadInventory(st v1alpha1.SyncStatus) []v1alpha1.ResourceStatus {
-	detail := map[string]v1alpha1.ResourceStatus{}
-	for _, r := range st.Resources {
-		detail[resourceKey(r)] = r
-	}
-	if len(st.Inventory) == 0 {
-		return append([]v1alpha1.ResourceStatus(nil), st.Resources...)
-	}
-	out := make([]v1alpha1.ResourceStatus, 0, len(st.Inventory))
-	for _, id := range st.Inventory {
-		e, err := v1alpha1.ParseInventoryEntry(id)
-		if err != nil {
-			continue // not written by Tether; nothing can be pruned by it
-		}
-		r, ok := detail[e.Key()]
-		if !ok {
-			r = v1alpha1.ResourceStatus{Sync: v1alpha1.SyncStatusSynced, Health: v1alpha1.HealthHealthy}
-		}
-		r.Group, r.Version, r.Kind, r.Namespace, r.Name = e.Group, e.Version, e.Kind, e.Namespace, e.Name
-		out = append(out, r)
-	}
-	return out
-}
 
 // inventory returns the objects this reconcile works on, loaded from the previous
 // status the first time it is asked.
 func (b *statusBuilder) inventory() []v1alpha1.ResourceStatus {
 	if b.objects == nil {
-		b.objects = loadInventory(b.status)
+		b.objects = plan.InventoryDetail(b.status)
 	}
 	return b.objects
 }
@@ -65,7 +39,7 @@ func (b *statusBuilder) inventory() []v1alpha1.ResourceStatus {
 type inventoryDiff struct {
 	// stale are the entries git no longer declares: candidates for pruning. They
 	// stay in the inventory, out of sync, until they are pruned.
-	stale []apply.ObjectRef
+	stale []v1alpha1.ObjectRef
 	// before is the size of the inventory before the apply, which prune limits
 	// are relative to.
 	before int
@@ -83,14 +57,14 @@ func (b *statusBuilder) applied(cs *apply.ChangeSet) inventoryDiff {
 	for _, c := range cs.Changes {
 		objects = append(objects, resourceOf(c, cs.DryRun))
 	}
-	desired := desiredKeys(cs) // as LeftGit, which `tether diff` uses
+	desired := plan.InGit(cs) // as plan.LeftGit, which `tether diff` uses
 	for _, old := range previous {
-		if desired[resourceKey(old)] {
+		if desired[old.Key()] {
 			continue
 		}
 		old.Sync, old.Health, old.Message = v1alpha1.SyncStatusOutOfSync, "", notInGit
 		objects = append(objects, old)
-		diff.stale = append(diff.stale, refOf(old))
+		diff.stale = append(diff.stale, old.ObjectRef)
 	}
 	b.setObjects(objects)
 	return diff
@@ -98,10 +72,7 @@ func (b *statusBuilder) applied(cs *apply.ChangeSet) inventoryDiff {
 
 // resourceOf is the inventory entry of one object an apply looked at.
 func resourceOf(c apply.Change, dryRun bool) v1alpha1.ResourceStatus {
-	rs := v1alpha1.ResourceStatus{
-		Group: c.Object.Group, Version: c.Object.Version, Kind: c.Object.Kind,
-		Namespace: c.Object.Namespace, Name: c.Object.Name, Sync: v1alpha1.SyncStatusSynced,
-	}
+	rs := v1alpha1.ResourceStatus{ObjectRef: c.Object, Sync: v1alpha1.SyncStatusSynced}
 	switch {
 	case c.Action == apply.ActionFailed:
 		rs.Sync, rs.Message = v1alpha1.SyncStatusOutOfSync, c.Err.Error()
@@ -154,20 +125,25 @@ func (b *statusBuilder) leftGitNote(note string) {
 }
 
 // pruned drops what a prune deleted or found not to be Tether's from the inventory,
-// and keeps what it failed to delete, with the error, to retry. With untilGone,
-// deleted objects stay listed until a later pass finds them gone (a Sync being
-// deleted waits for them).
-func (b *statusBuilder) pruned(cs *apply.ChangeSet, untilGone bool) {
+// and keeps what it failed to delete, with the error, to retry.
+func (b *statusBuilder) pruned(cs *apply.ChangeSet) { b.recordPrune(cs, false) }
+
+// deleting records a prune as pruned does, except that deleted objects stay
+// listed ("deleting") until a later pass finds them gone: a Sync being deleted
+// waits for them.
+func (b *statusBuilder) deleting(cs *apply.ChangeSet) { b.recordPrune(cs, true) }
+
+func (b *statusBuilder) recordPrune(cs *apply.ChangeSet, untilGone bool) {
 	if cs == nil {
 		return
 	}
 	outcome := map[string]apply.Change{}
 	for _, c := range cs.Changes {
-		outcome[inventoryKey(c.Object.Group, c.Object.Kind, c.Object.Namespace, c.Object.Name)] = c
+		outcome[c.Object.Key()] = c
 	}
 	var kept []v1alpha1.ResourceStatus
 	for _, r := range b.inventory() {
-		c, ok := outcome[resourceKey(r)]
+		c, ok := outcome[r.Key()]
 		switch {
 		case !ok:
 		case c.Action == apply.ActionFailed:
@@ -186,15 +162,15 @@ func (b *statusBuilder) pruned(cs *apply.ChangeSet, untilGone bool) {
 }
 
 // adopted adds objects found in the cluster (a rebuilt inventory) to the inventory.
-func (b *statusBuilder) adopted(refs []apply.ObjectRef) {
+func (b *statusBuilder) adopted(refs []v1alpha1.ObjectRef) {
 	objects := b.inventory()
 	known := map[string]bool{}
 	for _, r := range objects {
-		known[resourceKey(r)] = true
+		known[r.Key()] = true
 	}
 	for _, ref := range refs {
-		r := v1alpha1.ResourceStatus{Group: ref.Group, Version: ref.Version, Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name, Sync: v1alpha1.SyncStatusSynced}
-		if !known[resourceKey(r)] {
+		r := v1alpha1.ResourceStatus{ObjectRef: ref, Sync: v1alpha1.SyncStatusSynced}
+		if !known[r.Key()] {
 			objects = append(objects, r)
 		}
 	}
@@ -207,7 +183,7 @@ func (b *statusBuilder) setObjects(objects []v1alpha1.ResourceStatus) {
 	if objects == nil {
 		objects = []v1alpha1.ResourceStatus{}
 	}
-	sort.Slice(objects, func(i, j int) bool { return resourceKey(objects[i]) < resourceKey(objects[j]) })
+	sort.Slice(objects, func(i, j int) bool { return objects[i].Key() < objects[j].Key() })
 	b.objects = objects
 	b.status.Sync = v1alpha1.SyncStatusSynced
 	for _, r := range objects {
@@ -225,7 +201,7 @@ func (b *statusBuilder) compact() {
 	sum := &v1alpha1.ResourceSummary{Total: int32(len(b.objects))}
 	var detailed []v1alpha1.ResourceStatus
 	for i, r := range b.objects {
-		ids[i] = entryOf(r).ID()
+		ids[i] = r.ID()
 		count(sum, r)
 		if detailRank(r) < noDetail {
 			if len(r.Message) > maxDetailMessage {
@@ -240,7 +216,7 @@ func (b *statusBuilder) compact() {
 		b.status.ResourcesOmitted = int32(len(detailed) - maxDetails)
 		detailed = detailed[:maxDetails]
 	}
-	sort.Slice(detailed, func(i, j int) bool { return resourceKey(detailed[i]) < resourceKey(detailed[j]) })
+	sort.Slice(detailed, func(i, j int) bool { return detailed[i].Key() < detailed[j].Key() })
 	sort.Strings(ids)
 	b.status.Inventory, b.status.Resources, b.status.Summary = ids, detailed, sum
 	if len(ids) == 0 {
@@ -311,29 +287,4 @@ func mergeInventory(base, ours, theirs []string) []string {
 	out := append(append([]string(nil), ours...), added...)
 	sort.Strings(out)
 	return out
-}
-
-// inventoryBytes is what the ids of objs take in status.inventory, as JSON.
-func inventoryBytes(entries []v1alpha1.InventoryEntry) int {
-	n := 0
-	for _, e := range entries {
-		n += len(e.ID()) + 3 // quotes and a comma
-	}
-	return n
-}
-
-func entryOf(r v1alpha1.ResourceStatus) v1alpha1.InventoryEntry {
-	return v1alpha1.InventoryEntry{Group: r.Group, Version: r.Version, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
-}
-
-func refOf(r v1alpha1.ResourceStatus) apply.ObjectRef {
-	return apply.ObjectRef{Group: r.Group, Version: r.Version, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
-}
-
-func resourceKey(r v1alpha1.ResourceStatus) string {
-	return inventoryKey(r.Group, r.Kind, r.Namespace, r.Name)
-}
-
-func inventoryKey(group, kind, namespace, name string) string {
-	return group + "/" + kind + "/" + namespace + "/" + name
 }

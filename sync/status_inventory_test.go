@@ -9,11 +9,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/apply"
-	"tether.dev/tether/source"
 )
 
 // maxStatus is what a Sync's status may take at most: half of etcd's default
@@ -28,7 +26,7 @@ func tenThousand(failed, msgBytes int) *apply.ChangeSet {
 	msg := strings.Repeat("admission webhook \"policy.example.com\" denied the request: ", msgBytes/60+1)[:msgBytes]
 	for i := 0; i < 10000; i++ {
 		c := apply.Change{
-			Object: apply.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: fmt.Sprintf("team-%02d", i%10), Name: fmt.Sprintf("app-%05d-config", i)},
+			Object: v1alpha1.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: fmt.Sprintf("team-%02d", i%10), Name: fmt.Sprintf("app-%05d-config", i)},
 			Action: apply.ActionUnchanged,
 		}
 		if i < failed {
@@ -101,12 +99,12 @@ func TestTheInventoryReadsBackWithItsDetail(t *testing.T) {
 
 func TestAnInventoryFromBeforeTheCompactFormIsRead(t *testing.T) {
 	old := v1alpha1.SyncStatus{Resources: []v1alpha1.ResourceStatus{
-		{Version: "v1", Kind: "ConfigMap", Namespace: "web", Name: "a", Sync: v1alpha1.SyncStatusSynced},
-		{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "web", Name: "b", Sync: v1alpha1.SyncStatusSynced},
+		{ObjectRef: v1alpha1.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: "web", Name: "a"}, Sync: v1alpha1.SyncStatusSynced},
+		{ObjectRef: v1alpha1.ObjectRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "web", Name: "b"}, Sync: v1alpha1.SyncStatusSynced},
 	}}
 	b := newStatusBuilder(&v1alpha1.Sync{Status: old}, time.Now)
-	diff := b.applied(&apply.ChangeSet{Changes: []apply.Change{{Object: apply.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: "web", Name: "a"}, Action: apply.ActionUnchanged}}})
-	want := []apply.ObjectRef{{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "web", Name: "b"}}
+	diff := b.applied(&apply.ChangeSet{Changes: []apply.Change{{Object: v1alpha1.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: "web", Name: "a"}, Action: apply.ActionUnchanged}}})
+	want := []v1alpha1.ObjectRef{{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "web", Name: "b"}}
 	if d := cmp.Diff(want, diff.stale); d != "" || diff.before != 2 {
 		t.Errorf("stale (-want +got):\n%s\nbefore = %d, want 2", d, diff.before)
 	}
@@ -119,28 +117,5 @@ func TestMergeInventoryKeepsWhatAnotherWriterAdded(t *testing.T) {
 	want := []string{"web_a__ConfigMap_v1", "web_c__ConfigMap_v1", "web_d__ConfigMap_v1"}
 	if d := cmp.Diff(want, mergeInventory(base, ours, theirs)); d != "" {
 		t.Errorf("merged (-want +got):\n%s", d)
-	}
-}
-
-func TestARevisionTooLargeForTheInventoryIsRefused(t *testing.T) {
-	snapOf := func(n int) *source.Snapshot {
-		snap := &source.Snapshot{Path: "apps"}
-		for i := 0; i < n; i++ {
-			o := &unstructured.Unstructured{}
-			o.SetAPIVersion("v1")
-			o.SetKind("ConfigMap")
-			o.SetName(fmt.Sprintf("app-%05d-config", i))
-			snap.Objects = append(snap.Objects, o)
-		}
-		return snap
-	}
-	obj := &v1alpha1.Sync{Spec: v1alpha1.SyncSpec{Destination: v1alpha1.DestinationSpec{Namespace: "team-a"}}}
-	if err := checkSize(obj, snapOf(10000)); err != nil {
-		t.Errorf("10,000 objects: %v, want them accepted", err)
-	}
-	err := checkSize(obj, snapOf(30000))
-	var held *heldError
-	if !errors.As(err, &held) || held.reason != v1alpha1.ReasonRevisionTooLarge || !strings.Contains(err.Error(), "Split the path into several Syncs") {
-		t.Errorf("30,000 objects: %v, want RevisionTooLarge saying how to split", err)
 	}
 }

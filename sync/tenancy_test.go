@@ -25,6 +25,7 @@ import (
 	tethersync "tether.dev/tether/sync"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 )
 
 // impersonating builds identities the way `tether controller` does: one client per
@@ -53,7 +54,7 @@ var (
 // account creates ServiceAccount name in ns.
 func account(t *testing.T, c client.Client, ns, name string) {
 	t.Helper()
-	must(t, c.Create(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}))
+	harness.Must(t, c.Create(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}))
 }
 
 // grant gives ServiceAccount accountNS/name exactly rules in ns (a Role and a
@@ -62,14 +63,14 @@ func grant(t *testing.T, c client.Client, ns, accountNS, name string, rules ...r
 	t.Helper()
 	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: accountNS + "-" + name}}
 	_, err := controllerutil.CreateOrUpdate(t.Context(), c, role, func() error { role.Rules = rules; return nil })
-	must(t, err)
+	harness.Must(t, err)
 	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: role.Name}}
 	_, err = controllerutil.CreateOrUpdate(t.Context(), c, binding, func() error {
 		binding.RoleRef = rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name}
 		binding.Subjects = []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: accountNS, Name: name}}
 		return nil
 	})
-	must(t, err)
+	harness.Must(t, err)
 	// RBAC takes effect when the API server's informers see it: wait until the
 	// account can do the first verb of the first rule, as the API server judges it.
 	if len(rules) > 0 {
@@ -84,7 +85,7 @@ func waitAllowed(t *testing.T, c client.Client, ns, accountNS, name string, rule
 	if verb == "*" {
 		verb = "delete"
 	}
-	eventually(t, "RBAC to let "+name+" "+verb+" "+rule.Resources[0]+" in "+ns, func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "RBAC to let "+name+" "+verb+" "+rule.Resources[0]+" in "+ns, func(ctx context.Context) (bool, error) {
 		return canI(ctx, c, ns, tethersync.ServiceAccountUser(accountNS, name), verb, rule.Resources[0])
 	})
 }
@@ -106,7 +107,7 @@ func canI(ctx context.Context, c client.Client, ns, user, verb, resource string)
 func configMapsIn(t *testing.T, c client.Client, ns string) map[string]string {
 	t.Helper()
 	list := &corev1.ConfigMapList{}
-	must(t, c.List(t.Context(), list, client.InNamespace(ns)))
+	harness.Must(t, c.List(t.Context(), list, client.InNamespace(ns)))
 	out := map[string]string{}
 	for _, cm := range list.Items {
 		out[cm.Name] = cm.ResourceVersion
@@ -142,7 +143,7 @@ func stalledWith(s *v1alpha1.Sync, reason string, words ...string) bool {
 
 func setSpec(t *testing.T, c client.Client, s *v1alpha1.Sync, mutate func(*v1alpha1.Sync)) {
 	t.Helper()
-	eventually(t, "updating the Sync", func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "updating the Sync", func(ctx context.Context) (bool, error) {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(s), s); err != nil {
 			return false, err
 		}
@@ -162,7 +163,7 @@ func TestSyncActsAsItsServiceAccount(t *testing.T) {
 	repo := git.CreateRepo(t, "tenant")
 	first := repo.Commit(t, map[string]string{"apps/mine.yaml": configMapYAML("mine", "hello")}, "mine")
 	for _, name := range []string{"git-credentials", "platform-credentials"} {
-		must(t, a.c.Create(t.Context(), &corev1.Secret{
+		harness.Must(t, a.c.Create(t.Context(), &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Namespace: team, Name: name},
 			Data:       map[string][]byte{"username": []byte("tenant"), "password": []byte("s3cret")},
 		}))
@@ -175,7 +176,7 @@ func TestSyncActsAsItsServiceAccount(t *testing.T) {
 	t.Run("applies what its account may, with credentials its account may read", func(t *testing.T) {
 		a.waitApplied(t, s, first)
 		cm := &corev1.ConfigMap{}
-		must(t, a.c.Get(t.Context(), client.ObjectKey{Namespace: team, Name: "mine"}, cm))
+		harness.Must(t, a.c.Get(t.Context(), client.ObjectKey{Namespace: team, Name: "mine"}, cm))
 	})
 
 	t.Run("another account does not ride on what the first one verified", func(t *testing.T) {
@@ -288,11 +289,11 @@ func TestCrossNamespaceObjectsAreRefusedWhole(t *testing.T) {
 		// found nothing (while the revision was refused).
 		a.reconcile(t, s)
 		got := &v1alpha1.Sync{}
-		must(t, a.c.Get(t.Context(), client.ObjectKeyFromObject(s), got))
+		harness.Must(t, a.c.Get(t.Context(), client.ObjectKeyFromObject(s), got))
 		got.Status = v1alpha1.SyncStatus{} // as a restore from a backup without status would leave it
-		must(t, a.c.Status().Update(t.Context(), got))
+		harness.Must(t, a.c.Status().Update(t.Context(), got))
 		a.events() // drop the events so far
-		eventually(t, "the manager's cache to see the wiped status", func(ctx context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, "the manager's cache to see the wiped status", func(ctx context.Context) (bool, error) {
 			cached := &v1alpha1.Sync{}
 			err := a.r.Client.Get(ctx, client.ObjectKeyFromObject(s), cached)
 			return err == nil && cached.ResourceVersion == got.ResourceVersion, err
@@ -315,7 +316,7 @@ func TestAnAuthorWithoutRightsChangesNothingThroughTether(t *testing.T) {
 	grant(t, a.c, team, team, "deployer", configMapsAll...)
 	// An object made by `kubectl apply` (client-side), which Tether would take over.
 	existing := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: victim, Name: "existing"}, Data: map[string]string{"greeting": "theirs"}}
-	must(t, a.c.Create(t.Context(), existing, client.FieldOwner("kubectl-client-side-apply")))
+	harness.Must(t, a.c.Create(t.Context(), existing, client.FieldOwner("kubectl-client-side-apply")))
 	repo := gitserver.Start(t, gitserver.Options{}).CreateRepo(t, "tenant")
 	repo.Commit(t, map[string]string{
 		"apps/mine.yaml":     configMapYAML("mine", "hello"),
@@ -376,7 +377,7 @@ func TestAnAuthorWithoutRightsChangesNothingThroughTether(t *testing.T) {
 
 	t.Run("patch: orphaning on deletion is refused", func(t *testing.T) {
 		setSpec(t, a.c, s, func(s *v1alpha1.Sync) { s.Spec.DeletionPolicy = v1alpha1.DeletionPolicyOrphan })
-		must(t, a.c.Delete(t.Context(), s))
+		harness.Must(t, a.c.Delete(t.Context(), s))
 		a.waitFor(t, s, "deletion blocked: Forbidden to patch", func(s *v1alpha1.Sync) bool {
 			c := condition(s, v1alpha1.ReadyCondition)
 			return c.Reason == v1alpha1.ReasonDeletionBlocked && strings.Contains(c.Message, "ConfigMap/"+victim+"/temp: orphan failed") &&
@@ -397,7 +398,7 @@ func TestAnAuthorWithoutRightsChangesNothingThroughTether(t *testing.T) {
 
 	t.Run("with the rights back, deletion completes", func(t *testing.T) {
 		grant(t, a.c, victim, team, "deployer", configMapsAll...)
-		eventually(t, "the Sync to be gone", func(ctx context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, "the Sync to be gone", func(ctx context.Context) (bool, error) {
 			err := a.c.Get(ctx, client.ObjectKeyFromObject(s), &v1alpha1.Sync{})
 			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 		})
@@ -411,7 +412,7 @@ func TestAnAuthorWithoutRightsChangesNothingThroughTether(t *testing.T) {
 // in ns.
 func waitDenied(t *testing.T, c client.Client, ns, accountNS, name, verb string) {
 	t.Helper()
-	eventually(t, "RBAC to stop "+name+" "+verb+"ing configmaps in "+ns, func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "RBAC to stop "+name+" "+verb+"ing configmaps in "+ns, func(ctx context.Context) (bool, error) {
 		ok, err := canI(ctx, c, ns, tethersync.ServiceAccountUser(accountNS, name), verb, "configmaps")
 		return !ok, err
 	})

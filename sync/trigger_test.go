@@ -18,6 +18,7 @@ import (
 	tethersync "tether.dev/tether/sync"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 )
 
 var hookSecret = []byte("generic-hook-secret")
@@ -45,12 +46,12 @@ func postPush(t testing.TB, receiver, url, branch string, secret []byte) int {
 	t.Helper()
 	body := []byte(fmt.Sprintf(`{"url": %q, "branch": %q}`, url, branch))
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, receiver+source.WebhookPathPrefix+source.ReceiverGeneric, bytes.NewReader(body))
-	must(t, err)
+	harness.Must(t, err)
 	if secret != nil {
 		req.Header.Set("X-Tether-Signature", "sha256="+hex.EncodeToString(source.Sign(body, secret)))
 	}
 	resp, err := http.DefaultClient.Do(req)
-	must(t, err)
+	harness.Must(t, err)
 	resp.Body.Close()
 	return resp.StatusCode
 }
@@ -123,10 +124,10 @@ func TestATagPushReachesTheSyncsThatFollowARange(t *testing.T) {
 	second := repo.Tag(t, "v1.1.0")
 	body := []byte(fmt.Sprintf(`{"url": %q, "tag": "v1.1.0"}`, repo.URL()))
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, receiver+source.WebhookPathPrefix+source.ReceiverGeneric, bytes.NewReader(body))
-	must(t, err)
+	harness.Must(t, err)
 	req.Header.Set("X-Tether-Signature", "sha256="+hex.EncodeToString(source.Sign(body, hookSecret)))
 	resp, err := http.DefaultClient.Do(req)
-	must(t, err)
+	harness.Must(t, err)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("tag push: status %d, want 202", resp.StatusCode)
@@ -167,7 +168,7 @@ func BenchmarkWebhookToReconcile(b *testing.B) {
 					b.Fatalf("%s was not applied within %s", commit, waitTimeout)
 				}
 				time.Sleep(2 * time.Millisecond)
-				must(b, a.c.Get(b.Context(), client.ObjectKeyFromObject(s), got))
+				harness.Must(b, a.c.Get(b.Context(), client.ObjectKeyFromObject(s), got))
 			}
 			applied = append(applied, time.Since(start))
 		}
@@ -205,7 +206,7 @@ func TestALoopOfReconcileRequestsListsNoMoreOftenThanTheMinimumInterval(t *testi
 		last = fmt.Sprintf("loop-%d", i)
 		patch := client.MergeFrom(s.DeepCopy())
 		s.Annotations = map[string]string{tethersync.ReconcileRequestedAnnotation: last}
-		must(t, a.c.Patch(t.Context(), s, patch))
+		harness.Must(t, a.c.Patch(t.Context(), s, patch))
 		// The loop's cadence, not a wait for anything: the assertion below counts
 		// listings over the window this loop and its answer actually took.
 		time.Sleep(50 * time.Millisecond)

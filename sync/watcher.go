@@ -54,8 +54,8 @@ type Watcher struct {
 	unsettledMu gosync.Mutex
 	// unsettled holds the objects whose status changes re-assess their Sync, and
 	// bySync the same objects by Sync, so that FollowStatus replaces a Sync's set.
-	unsettled map[apply.ObjectRef]bool
-	bySync    map[types.NamespacedName][]apply.ObjectRef
+	unsettled map[v1alpha1.ObjectRef]bool
+	bySync    map[types.NamespacedName][]v1alpha1.ObjectRef
 	// ignoreStatus drops every status-only change, as before health followed the
 	// cluster (WatcherOptions.IgnoreStatus).
 	ignoreStatus bool
@@ -99,8 +99,8 @@ func NewWatcher(c cache.Cache, opts ...WatcherOptions) *Watcher {
 		kinds:  map[schema.GroupVersionKind]*watchedKind{},
 		syncs:  map[types.NamespacedName][]schema.GroupVersionKind{},
 
-		unsettled: map[apply.ObjectRef]bool{},
-		bySync:    map[types.NamespacedName][]apply.ObjectRef{},
+		unsettled: map[v1alpha1.ObjectRef]bool{},
+		bySync:    map[types.NamespacedName][]v1alpha1.ObjectRef{},
 	}
 	for _, o := range opts {
 		w.ignoreStatus = w.ignoreStatus || o.IgnoreStatus
@@ -156,7 +156,7 @@ func (w *Watcher) Forget(ctx context.Context, sync types.NamespacedName) {
 // Healthy, trigger a reconcile of sync, in place of those FollowStatus was last
 // given for it. An object's status changes are dropped again once its Sync judges
 // it Healthy.
-func (w *Watcher) FollowStatus(sync types.NamespacedName, refs []apply.ObjectRef) {
+func (w *Watcher) FollowStatus(sync types.NamespacedName, refs []v1alpha1.ObjectRef) {
 	w.unsettledMu.Lock()
 	defer w.unsettledMu.Unlock()
 	for _, ref := range w.bySync[sync] {
@@ -205,7 +205,7 @@ func (w *Watcher) followsStatus(gvk schema.GroupVersionKind, namespace, name str
 	}
 	w.unsettledMu.Lock()
 	defer w.unsettledMu.Unlock()
-	return w.unsettled[apply.ObjectRef{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: namespace, Name: name}]
+	return w.unsettled[v1alpha1.ObjectRef{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: namespace, Name: name}]
 }
 
 // ResourceVersion reports an object's resourceVersion from the informer of its kind,

@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"tether.dev/tether/api/v1alpha1"
-	"tether.dev/tether/apply"
 )
 
 func TestWatcherTriggersOnlySyncsOfTheNamespacesItServes(t *testing.T) {
@@ -48,8 +47,8 @@ func TestWatcherFollowsTheStatusThatMayTellHealth(t *testing.T) {
 	deployments := schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
 	autoscalers := schema.GroupVersionKind{Group: "autoscaling", Version: "v2", Kind: "HorizontalPodAutoscaler"}
 	sync := types.NamespacedName{Namespace: "team-a", Name: "app"}
-	web := apply.ObjectRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "team-a", Name: "web"}
-	webHPA := apply.ObjectRef{Group: "autoscaling", Version: "v2", Kind: "HorizontalPodAutoscaler", Namespace: "team-a", Name: "web"}
+	web := v1alpha1.ObjectRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "team-a", Name: "web"}
+	webHPA := v1alpha1.ObjectRef{Group: "autoscaling", Version: "v2", Kind: "HorizontalPodAutoscaler", Namespace: "team-a", Name: "web"}
 	object := func(name, rv string) *metav1.PartialObjectMetadata {
 		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
 			Namespace: "team-a", Name: name, Generation: 2, ResourceVersion: rv,
@@ -68,21 +67,21 @@ func TestWatcherFollowsTheStatusThatMayTellHealth(t *testing.T) {
 		name    string
 		opts    WatcherOptions
 		kind    schema.GroupVersionKind
-		follow  []apply.ObjectRef
+		follow  []v1alpha1.ObjectRef
 		changed string
 		want    bool
 	}{
-		{"a status change of an object not yet Healthy", WatcherOptions{}, autoscalers, []apply.ObjectRef{webHPA}, "web", true},
-		{"a status change of a Healthy object of a kind with heartbeats", WatcherOptions{}, autoscalers, []apply.ObjectRef{webHPA}, "api", false},
+		{"a status change of an object not yet Healthy", WatcherOptions{}, autoscalers, []v1alpha1.ObjectRef{webHPA}, "web", true},
+		{"a status change of a Healthy object of a kind with heartbeats", WatcherOptions{}, autoscalers, []v1alpha1.ObjectRef{webHPA}, "api", false},
 		{"a status change once every object is Healthy", WatcherOptions{}, autoscalers, nil, "web", false},
 		{"a status change of a Healthy workload", WatcherOptions{}, deployments, nil, "web", true},
 		{"a status change of a Healthy workload with OnlyUnsettledStatus", WatcherOptions{OnlyUnsettledStatus: true}, deployments, nil, "web", false},
-		{"a status change of an unsettled workload with OnlyUnsettledStatus", WatcherOptions{OnlyUnsettledStatus: true}, deployments, []apply.ObjectRef{web}, "web", true},
-		{"a status change with IgnoreStatus", WatcherOptions{IgnoreStatus: true}, deployments, []apply.ObjectRef{web}, "web", false},
+		{"a status change of an unsettled workload with OnlyUnsettledStatus", WatcherOptions{OnlyUnsettledStatus: true}, deployments, []v1alpha1.ObjectRef{web}, "web", true},
+		{"a status change with IgnoreStatus", WatcherOptions{IgnoreStatus: true}, deployments, []v1alpha1.ObjectRef{web}, "web", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := NewWatcher(nil, tc.opts)
-			w.FollowStatus(sync, []apply.ObjectRef{web, webHPA})
+			w.FollowStatus(sync, []v1alpha1.ObjectRef{web, webHPA})
 			w.FollowStatus(sync, tc.follow) // replaces what the Sync followed before
 			w.onUpdate(tc.kind, object(tc.changed, "1"), object(tc.changed, "2"))
 			if got := triggered(w); got != tc.want {
@@ -101,7 +100,7 @@ func TestWatcherFollowsTheStatusThatMayTellHealth(t *testing.T) {
 	})
 	t.Run("forgetting a Sync stops following its objects", func(t *testing.T) {
 		w := NewWatcher(nil)
-		w.FollowStatus(sync, []apply.ObjectRef{webHPA})
+		w.FollowStatus(sync, []v1alpha1.ObjectRef{webHPA})
 		w.Forget(t.Context(), sync)
 		w.onUpdate(autoscalers, object("web", "1"), object("web", "2"))
 		if triggered(w) {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"tether.dev/tether/test/harness"
 	"tether.dev/tether/test/selfsigned"
 )
 
@@ -46,7 +47,7 @@ func denyingWebhook(t *testing.T, c client.Client, ns string, msgBytes int) func
 		_ = json.NewEncoder(w).Encode(review)
 	}))
 	caPEM, cert, err := selfsigned.Loopback("deny-webhook")
-	must(t, err)
+	harness.Must(t, err)
 	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
@@ -64,7 +65,7 @@ func denyingWebhook(t *testing.T, c client.Client, ns string, msgBytes int) func
 			TimeoutSeconds:          ptr.To[int32](10),
 		}},
 	}
-	must(t, c.Create(t.Context(), hook))
+	harness.Must(t, c.Create(t.Context(), hook))
 	t.Cleanup(func() { _ = c.Delete(t.Context(), hook) })
 	return func() int { return len(served) }
 }

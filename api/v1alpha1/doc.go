@@ -5,6 +5,12 @@
 // resolve defaults. It does no I/O. spec is desired state written by users; status is
 // observed state written only by Tether's reconciler, under its own field manager.
 //
+// Two things every other package shares are declared here, once: the identity of
+// a managed object (ObjectRef, with its one key and its inventory form, embedded
+// inline in the status types that name an object), and the reasons of conditions
+// and Events with what each means (Reasons, from which the failure metric's label
+// set and docs/reasons.md are derived).
+//
 // The CRD manifest in deploy/base/crd and zz_generated.deepcopy.go are generated from
 // these types by controller-gen ('make generate'); 'make verify' fails when they are stale.
 //

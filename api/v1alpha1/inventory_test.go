@@ -6,7 +6,7 @@ import (
 )
 
 func TestInventoryEntryRoundTrips(t *testing.T) {
-	for _, e := range []InventoryEntry{
+	for _, e := range []ObjectRef{
 		{Version: "v1", Kind: "ConfigMap", Namespace: "web", Name: "config"},
 		{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "web", Name: "api.v2"},
 		{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole", Name: "system:odd_name_with_underscores"},

@@ -42,9 +42,11 @@ const (
 	// ReasonPruneLimit: more of the inventory left git than spec.pruneLimit allows;
 	// nothing was pruned.
 	ReasonPruneLimit = "PruneLimitExceeded"
-	// ReasonSecretNotFound and ReasonSecretUnreadable: spec.source.secretRef names a
-	// Secret that does not exist, or that cannot be read.
-	ReasonSecretNotFound   = "SecretNotFound"
+	// ReasonSecretNotFound: spec.source.secretRef names a Secret that does not
+	// exist; git is asked again at the interval.
+	ReasonSecretNotFound = "SecretNotFound"
+	// ReasonSecretUnreadable: the Secret spec.source.secretRef names cannot be read,
+	// or holds none of the keys Tether reads.
 	ReasonSecretUnreadable = "SecretUnreadable"
 	// ReasonFieldFight: Tether stopped correcting fields another manager kept
 	// changing back (the reason of the FieldConflict condition).
@@ -97,6 +99,62 @@ const (
 	ReasonKindVanished = "KindVanished"
 )
 
+// Reasons of a git failure (SourceReady and Ready False): each names a cause a
+// user can act on, and the message says more. The source package classes its
+// errors (source.FetchError) with these.
+const (
+	// ReasonRefNotFound: the branch or tag does not exist on the remote (any more).
+	ReasonRefNotFound = "RefNotFound"
+	// ReasonNoMatchingTag: no tag of the remote satisfies the semver range.
+	ReasonNoMatchingTag = "NoMatchingTag"
+	// ReasonInvalidSemVer: the semver range cannot be parsed.
+	ReasonInvalidSemVer = "InvalidSemVer"
+	// ReasonUnsupportedRef: the ref names nothing this build can follow.
+	ReasonUnsupportedRef = "UnsupportedRef"
+	// ReasonGitOperation: any other failure of git itself.
+	ReasonGitOperation = "GitOperationFailed"
+	// ReasonUnsupportedURL: the URL's scheme is not one Tether speaks.
+	ReasonUnsupportedURL = "UnsupportedURL"
+	// ReasonCommitNotFound: a pinned commit is on no branch of the remote.
+	ReasonCommitNotFound = "CommitNotFound"
+	// ReasonCacheUnreadable: the on-disk cache was damaged; it is discarded and
+	// the next fetch clones afresh.
+	ReasonCacheUnreadable = "CacheUnreadable"
+	// ReasonHostUnreachable: the host could not be reached (name resolution,
+	// connection refused, timeout).
+	ReasonHostUnreachable = "HostUnreachable"
+	// ReasonAuthenticationFailed: the remote refused the credentials, or asked for
+	// some and none were given.
+	ReasonAuthenticationFailed = "AuthenticationFailed"
+	// ReasonRepositoryNotFound: the host has no such repository (hosts also say so
+	// to clients without access).
+	ReasonRepositoryNotFound = "RepositoryNotFound"
+	// ReasonInvalidCredentials: the credentials cannot be used as given (an
+	// unreadable SSH key, an SSH URL without a key).
+	ReasonInvalidCredentials = "InvalidCredentials"
+	// ReasonHostKeyUnknown: known_hosts has no key for the SSH host.
+	ReasonHostKeyUnknown = "HostKeyUnknown"
+	// ReasonHostKeyMismatch: the SSH host presented a key that known_hosts does not
+	// list for it: a changed host key, or someone in the middle.
+	ReasonHostKeyMismatch = "HostKeyMismatch"
+	// ReasonCacheFull: the git cache is over the agent's size cap
+	// (--max-git-cache-bytes); the commit is fetched once repositories no Sync
+	// uses have been removed, or the cap raised.
+	ReasonCacheFull = "CacheFull"
+	// ReasonHostBusy: the host already has as many fetches running as the agent
+	// allows at once (a slow host); the caller retries shortly. Not a failure of
+	// the Sync.
+	ReasonHostBusy = "HostBusy"
+	// ReasonHistoryRewritten: the ref now names a commit that does not descend
+	// from the one applied through it (a force-push to an older commit, a
+	// rewritten history). The caller holds the applied revision until the Sync
+	// accepts the new commit (AcceptRevisionAnnotation).
+	ReasonHistoryRewritten = "HistoryRewritten"
+	// ReasonCertificateUntrusted: the HTTPS certificate is not signed by a trusted
+	// authority (see the caFile key).
+	ReasonCertificateUntrusted = "CertificateUntrusted"
+)
+
 // Reasons of the Events recorded when a Sync's health (status.health) changes, one
 // Event per change: Normal when it turns Healthy, Progressing (ReasonProgressing) or
 // Suspended (ReasonSuspended), Warning when it turns Degraded or Missing. They are
@@ -117,3 +175,104 @@ const (
 	// names the kind, the expression and the error.
 	ReasonHealthCheckInvalid = "HealthCheckInvalid"
 )
+
+// ReasonMeaning is what one reason does to a Sync: whether the Sync is stalled or
+// retried, and whether a False Ready condition with it counts as a failure. The
+// table Reasons holds one for every reason above; the metrics, the reconciler's
+// error mapping and the generated docs/reasons.md all read it, so a reason is
+// declared once, here, with its meaning.
+//
+// +kubebuilder:object:generate=false
+type ReasonMeaning struct {
+	// Reason is the value in conditions and Events.
+	Reason string
+	// Stalls: a Sync that fails for this reason is Stalled (Ready False, Stalled
+	// True): retrying cannot help until git, the Sync or the cluster changes, so it
+	// is looked at again only at its interval, with the last good state kept.
+	Stalls bool
+	// Retries: a Sync that fails for this reason keeps working on it (Ready False,
+	// Reconciling True): it is retried with backoff, or at its interval for git.
+	Retries bool
+	// Failure: a False Ready condition with this reason is a failure that
+	// tether_sync_failure reports by name; any other reason is reported as Other,
+	// so that the label's values stay bounded.
+	Failure bool
+}
+
+// Reasons is every reason a Sync's conditions and Events carry, with what it
+// means. A reason declared above and missing here fails the package's tests.
+var Reasons = []ReasonMeaning{
+	{Reason: ReasonSucceeded},
+	{Reason: ReasonProgressing},
+	{Reason: ReasonRetrying},
+	{Reason: ReasonReconcileFailed, Retries: true, Failure: true},
+	{Reason: ReasonSuspended},
+
+	{Reason: ReasonRenderFailed, Stalls: true, Failure: true},
+	{Reason: ReasonRenderLimitExceeded, Stalls: true, Failure: true},
+	// Stalled when the API server refuses the objects, retried when the dry-run
+	// failed for a reason of the cluster's (a timeout, a 5xx).
+	{Reason: ReasonValidationFailed, Stalls: true, Retries: true, Failure: true},
+	{Reason: ReasonApplyFailed, Stalls: true, Failure: true},
+	{Reason: ReasonRevisionTooLarge, Stalls: true, Failure: true},
+	{Reason: ReasonEmptyRender, Stalls: true, Failure: true},
+	{Reason: ReasonPruneLimit, Stalls: true, Failure: true},
+	{Reason: ReasonSecretNotFound, Retries: true, Failure: true},
+	{Reason: ReasonSecretUnreadable, Retries: true, Failure: true},
+	{Reason: ReasonFieldFight},
+	{Reason: ReasonFieldConflict},
+
+	{Reason: ReasonServiceAccountNotFound, Stalls: true, Failure: true},
+	{Reason: ReasonForbidden, Stalls: true, Failure: true},
+	{Reason: ReasonCrossNamespace, Stalls: true, Failure: true},
+	{Reason: ReasonImpersonationUnavailable, Stalls: true, Failure: true},
+
+	{Reason: ReasonDeleting, Failure: true},
+	{Reason: ReasonDeletionBlocked, Retries: true, Failure: true},
+	{Reason: ReasonObjectsLeftBehind},
+
+	{Reason: ReasonApplied},
+	{Reason: ReasonDriftCorrected},
+	{Reason: ReasonFinalized},
+	{Reason: ReasonInventoryRebuilt},
+	{Reason: ReasonKindVanished},
+
+	{Reason: ReasonRefNotFound, Retries: true, Failure: true},
+	{Reason: ReasonNoMatchingTag, Retries: true, Failure: true},
+	{Reason: ReasonInvalidSemVer, Stalls: true, Failure: true},
+	{Reason: ReasonUnsupportedRef, Retries: true, Failure: true},
+	{Reason: ReasonGitOperation, Retries: true, Failure: true},
+	{Reason: ReasonUnsupportedURL, Stalls: true, Failure: true},
+	{Reason: ReasonCommitNotFound, Retries: true, Failure: true},
+	{Reason: ReasonCacheUnreadable, Retries: true, Failure: true},
+	{Reason: ReasonHostUnreachable, Retries: true, Failure: true},
+	{Reason: ReasonAuthenticationFailed, Retries: true, Failure: true},
+	{Reason: ReasonRepositoryNotFound, Retries: true, Failure: true},
+	{Reason: ReasonInvalidCredentials, Retries: true, Failure: true},
+	{Reason: ReasonHostKeyUnknown, Retries: true, Failure: true},
+	{Reason: ReasonHostKeyMismatch, Retries: true, Failure: true},
+	{Reason: ReasonCacheFull, Retries: true, Failure: true},
+	// Waiting on a slow host is not a failure of the Sync: it is asked again
+	// shortly, with nothing in its conditions.
+	{Reason: ReasonHostBusy},
+	{Reason: ReasonHistoryRewritten, Retries: true, Failure: true},
+	{Reason: ReasonCertificateUntrusted, Retries: true, Failure: true},
+
+	{Reason: ReasonHealthy},
+	// Ready False (Degraded) when spec.wait holds Ready back for health.
+	{Reason: ReasonDegraded, Failure: true},
+	{Reason: ReasonMissing},
+	{Reason: ReasonHealthUnknown},
+	{Reason: ReasonHealthCheckInvalid, Stalls: true, Failure: true},
+}
+
+// MeaningOf returns the meaning of reason, and false for a reason Reasons does
+// not hold.
+func MeaningOf(reason string) (ReasonMeaning, bool) {
+	for _, m := range Reasons {
+		if m.Reason == reason {
+			return m, true
+		}
+	}
+	return ReasonMeaning{}, false
+}

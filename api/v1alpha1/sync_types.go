@@ -434,16 +434,7 @@ type SyncStatus struct {
 // GivenUpField is one field of one managed object that Tether left to another
 // field manager after a fight.
 type GivenUpField struct {
-	// +optional
-	Group string `json:"group,omitempty"`
-	// +required
-	Version string `json:"version"`
-	// +required
-	Kind string `json:"kind"`
-	// +optional
-	Namespace string `json:"namespace,omitempty"`
-	// +required
-	Name string `json:"name"`
+	ObjectRef `json:",inline"`
 	// jsonPointer (RFC 6901) of the field, e.g. /spec/replicas.
 	// +required
 	JSONPointer string `json:"jsonPointer"`
@@ -473,16 +464,7 @@ type ResourceSummary struct {
 
 // ResourceStatus is one managed object and what Tether last saw of it.
 type ResourceStatus struct {
-	// +optional
-	Group string `json:"group,omitempty"`
-	// +required
-	Version string `json:"version"`
-	// +required
-	Kind string `json:"kind"`
-	// +optional
-	Namespace string `json:"namespace,omitempty"`
-	// +required
-	Name string `json:"name"`
+	ObjectRef `json:",inline"`
 	// sync of this object.
 	// +optional
 	Sync SyncStatusCode `json:"sync,omitempty"`

@@ -373,32 +373,19 @@ func setupReconciler(mgr ctrl.Manager, cfg *rest.Config, f *controllerFlags) err
 	if err != nil {
 		return fmt.Errorf("creating discovery client: %w", err)
 	}
-	// Credentials are read straight from the API server: the cached client would
-	// watch every Secret in the cluster. Each Secret a Sync names is watched on its
-	// own, metadata only (SecretWatch).
-	secrets, err := client.NewWithWatch(cfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
-	if err != nil {
-		return fmt.Errorf("creating Secrets client: %w", err)
-	}
 	metrics, err := addMetrics(mgr, f)
 	if err != nil {
 		return err
 	}
 	managerOpts := apply.ManagerOptions{LiveVersions: watcher, Discovery: disco, VerifiedCacheBytes: f.verifiedBytes}
 	applier := apply.NewManager(applyClient, managerOpts)
-	r := &tethersync.Reconciler{
-		Client:      mgr.GetClient(),
-		Source:      src,
-		Applier:     applier,
-		Finder:      applier,
-		Reader:      mgr.GetAPIReader(),
-		Watcher:     watcher,
-		Secrets:     secrets,
-		SecretWatch: tethersync.NewSecretWatch(),
-		// The pods of a workload that is not healthy name why; read on demand, as
-		// the agent, never cached.
-		Pods:    mgr.GetAPIReader(),
-		Trigger: trigger,
+	applyOpts := apply.DefaultOptions()
+	applyOpts.NeverTakeOver = f.neverTakeOver
+	r, err := tethersync.NewReconciler(mgr, tethersync.Parts{
+		Source:       src,
+		Applier:      applier,
+		Finder:       applier,
+		ApplyOptions: applyOpts,
 		Tenancy: tethersync.NewTenancy(tethersync.TenancyOptions{
 			Impersonate:           impersonator(cfg, mgr, managerOpts),
 			Accounts:              mgr.GetAPIReader(),
@@ -406,11 +393,13 @@ func setupReconciler(mgr ctrl.Manager, cfg *rest.Config, f *controllerFlags) err
 			DefaultServiceAccount: f.defaultServiceAccount,
 			AllowCrossNamespace:   f.allowCrossNamespace,
 		}),
-		Recorder: mgr.GetEventRecorderFor("tether"),
-		Metrics:  metrics,
-		Apply:    apply.DefaultOptions(),
+		Watcher: watcher,
+		Trigger: trigger,
+		Metrics: metrics,
+	})
+	if err != nil {
+		return err
 	}
-	r.Apply.NeverTakeOver = f.neverTakeOver
 	syncOpts := tethersync.DefaultOptions()
 	syncOpts.Concurrency = f.concurrency
 	syncOpts.MinInterval = f.minInterval

@@ -19,6 +19,7 @@ import (
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/apply"
+	"tether.dev/tether/plan"
 	"tether.dev/tether/source"
 	tethersync "tether.dev/tether/sync"
 )
@@ -193,18 +194,18 @@ func failures(cs *apply.ChangeSet) error {
 // create it: a first diff of an app that brings its own namespace would otherwise
 // fail. Such objects are shown created, as rendered, without the server's defaults
 // or validation; the returned set names them.
-func showInNewNamespaces(cs *apply.ChangeSet, objs []*unstructured.Unstructured) map[apply.ObjectRef]bool {
+func showInNewNamespaces(cs *apply.ChangeSet, objs []*unstructured.Unstructured) map[v1alpha1.ObjectRef]bool {
 	created := map[string]bool{}
 	for _, c := range cs.Changes {
 		if c.Action == apply.ActionCreated && c.Object.Group == "" && c.Object.Kind == "Namespace" {
 			created[c.Object.Name] = true
 		}
 	}
-	rendered := map[apply.ObjectRef]*unstructured.Unstructured{}
+	rendered := map[v1alpha1.ObjectRef]*unstructured.Unstructured{}
 	for _, o := range objs {
 		rendered[apply.RefOf(o)] = o // ApplyAll gave it its namespace
 	}
-	unvalidated := map[apply.ObjectRef]bool{}
+	unvalidated := map[v1alpha1.ObjectRef]bool{}
 	for i, c := range cs.Changes {
 		obj := rendered[c.Object]
 		if c.Action == apply.ActionFailed && created[c.Object.Namespace] && apierrors.IsNotFound(c.Err) && obj != nil {
@@ -246,7 +247,7 @@ func desiredState(ctx context.Context, f *diffFlags, c client.Client, stderr io.
 }
 
 // desiredOfSync renders a Sync's source and maps it to an apply exactly as the
-// agent would (tethersync.ForApply), so that a Sync the agent has converged shows
+// agent would (plan.ForApply), so that a Sync the agent has converged shows
 // no difference.
 func desiredOfSync(ctx context.Context, f *diffFlags, c client.Client, stderr io.Writer) (*desired, error) {
 	s, live, err := loadSync(ctx, f, c)
@@ -270,7 +271,7 @@ func desiredOfSync(ctx context.Context, f *diffFlags, c client.Client, stderr io
 	if live != nil {
 		givenUp = live.Status.FieldsGivenUp
 	}
-	opts := tethersync.ForApply(s, objs, apply.DefaultOptions(), givenUp)
+	opts := plan.ForApply(s, objs, apply.DefaultOptions(), givenUp)
 	opts.DryRun = true
 	return &desired{objects: objs, opts: opts, sync: s, live: live}, nil
 }
@@ -379,7 +380,7 @@ func newDiffManager(ctx context.Context, kube *kubeFlags) (client.Client, *apply
 // printDiffs writes a unified diff of each object the dry-run found missing or
 // different, and reports whether there was one. Objects in unvalidated get a note
 // that the server has not seen them.
-func printDiffs(w io.Writer, cs *apply.ChangeSet, unvalidated map[apply.ObjectRef]bool) (bool, error) {
+func printDiffs(w io.Writer, cs *apply.ChangeSet, unvalidated map[v1alpha1.ObjectRef]bool) (bool, error) {
 	differs := false
 	for _, c := range cs.Changes {
 		if c.Action != apply.ActionCreated && c.Action != apply.ActionConfigured {

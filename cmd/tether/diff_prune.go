@@ -7,7 +7,7 @@ import (
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/apply"
-	tethersync "tether.dev/tether/sync"
+	"tether.dev/tether/plan"
 )
 
 // diffPrunes prints the objects a sync of d.sync would prune, or leave behind,
@@ -20,8 +20,8 @@ func diffPrunes(ctx context.Context, m *apply.Manager, d *desired, applied *appl
 	if err != nil {
 		return false, err
 	}
-	stale := tethersync.LeftGit(inventory, applied)
-	if held := tethersync.PruneHeld(d.sync, stale, len(inventory), len(d.objects) == 0); held != "" {
+	stale := plan.LeftGit(inventory, applied)
+	if held := plan.PruneHeld(d.sync, stale, len(inventory), len(d.objects) == 0); held != "" {
 		for _, ref := range stale {
 			if _, err := fmt.Fprintf(w, "diff %s (left in the cluster)\n# not in git any more; not pruned: %s\n", ref, held); err != nil {
 				return true, err
@@ -29,7 +29,7 @@ func diffPrunes(ctx context.Context, m *apply.Manager, d *desired, applied *appl
 		}
 		return true, nil
 	}
-	opts := tethersync.PruneOptionsFor(d.sync, applied, apply.DefaultOptions().Concurrency)
+	opts := plan.PruneOptionsFor(d.sync, applied, apply.DefaultOptions().Concurrency)
 	opts.DryRun = true
 	cs, err := m.Prune(ctx, stale, opts)
 	differs := false
@@ -51,14 +51,14 @@ func diffPrunes(ctx context.Context, m *apply.Manager, d *desired, applied *appl
 
 // appliedBefore lists the objects the Sync applied: its inventory, or the objects
 // that carry its label and owner mark.
-func appliedBefore(ctx context.Context, m *apply.Manager, d *desired) ([]apply.ObjectRef, error) {
+func appliedBefore(ctx context.Context, m *apply.Manager, d *desired) ([]v1alpha1.ObjectRef, error) {
 	if d.live != nil {
-		if refs := tethersync.Inventory(d.live.Status); len(refs) > 0 {
+		if refs := plan.Inventory(d.live.Status); len(refs) > 0 {
 			return refs, nil
 		}
 	}
 	s := d.sync
-	refs, err := m.FindOwned(ctx, tethersync.FindOptionsFor(s))
+	refs, err := m.FindOwned(ctx, plan.FindOptionsFor(s))
 	if err != nil {
 		return nil, fmt.Errorf("finding the objects of Sync %s/%s by label %s: %w", s.Namespace, s.Name, v1alpha1.SyncLabel, err)
 	}

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"tether.dev/tether/api/v1alpha1"
-	tethersync "tether.dev/tether/sync"
+	"tether.dev/tether/plan"
 	"tether.dev/tether/test/gitserver"
 )
 
@@ -45,11 +45,11 @@ func TestDiffShowsWhatLeftGitByItsLabel(t *testing.T) {
 	// The Sync lives in the test's namespace: the label search covers the cluster.
 	owner := &v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "web"}}
 	applied := []*unstructured.Unstructured{decode(t, fmt.Sprintf(prunedConfigMap, "web-a")), decode(t, fmt.Sprintf(prunedConfigMap, "web-b"))}
-	tethersync.MarkOwned(applied, owner)
+	plan.MarkOwned(applied, owner)
 	e.applyObjects(t, applied...)
 	// Another Sync's object, and an unmarked one, carry the same kind in the namespace.
 	other := decode(t, fmt.Sprintf(prunedConfigMap, "not-ours"))
-	tethersync.MarkOwned([]*unstructured.Unstructured{other}, &v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "other"}})
+	plan.MarkOwned([]*unstructured.Unstructured{other}, &v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "other"}})
 	e.applyObjects(t, other, decode(t, fmt.Sprintf(prunedConfigMap, "unmarked")))
 	repo.Commit(t, map[string]string{"apps/web/b.yaml": ""}, "remove web-b")
 

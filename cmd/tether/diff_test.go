@@ -19,8 +19,8 @@ import (
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/apply"
+	"tether.dev/tether/plan"
 	"tether.dev/tether/source"
-	tethersync "tether.dev/tether/sync"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
 )
@@ -186,7 +186,7 @@ spec:
 
 	t.Run("after the agent's apply nothing differs", func(t *testing.T) {
 		cm := decode(t, configMap)
-		tethersync.MarkOwned([]*unstructured.Unstructured{cm}, &v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: "tether-system", Name: "web"}})
+		plan.MarkOwned([]*unstructured.Unstructured{cm}, &v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: "tether-system", Name: "web"}})
 		e.applyObjects(t, cm)
 		out, errOut, code := e.diff(t, "-f", syncFile)
 		if code != 0 || out != "" || errOut != "tether: no differences: the cluster holds what git declares\n" {

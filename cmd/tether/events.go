@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
-	tethersync "tether.dev/tether/sync"
+	"tether.dev/tether/plan"
 )
 
 func newEventsCommand(kube *kubeFlags) *cobra.Command {
@@ -94,7 +94,7 @@ func syncEvents(ctx context.Context, c client.Reader, s *v1alpha1.Sync) ([]corev
 	type involved struct{ kind, namespace, name string }
 	wanted := map[involved]bool{{"Sync", s.Namespace, s.Name}: true}
 	namespaces := map[string]bool{s.Namespace: true}
-	for _, r := range tethersync.Inventory(s.Status) {
+	for _, r := range plan.Inventory(s.Status) {
 		if r.Namespace != "" {
 			wanted[involved{r.Kind, r.Namespace, r.Name}] = true
 			namespaces[r.Namespace] = true

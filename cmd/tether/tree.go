@@ -11,7 +11,7 @@ import (
 	"golang.org/x/term"
 
 	"tether.dev/tether/api/v1alpha1"
-	tethersync "tether.dev/tether/sync"
+	"tether.dev/tether/plan"
 )
 
 // treeFlags are the command line of `tether tree`.
@@ -90,7 +90,7 @@ func (p *treePrinter) print(s *v1alpha1.Sync) {
 	}
 	p.line("", head)
 	byNamespace := map[string]map[string][]v1alpha1.ResourceStatus{}
-	for _, r := range tethersync.InventoryDetail(s.Status) {
+	for _, r := range plan.InventoryDetail(s.Status) {
 		if s.Spec.Suspend {
 			r.Sync = v1alpha1.SyncStatusUnknown // not compared while suspended
 		}

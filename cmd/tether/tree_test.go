@@ -27,8 +27,8 @@ func treeFixture() *v1alpha1.Sync {
 				"web_web-config__ConfigMap_v1",
 			},
 			Resources: []v1alpha1.ResourceStatus{{
-				Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "web", Name: "api",
-				Sync: v1alpha1.SyncStatusSynced, Health: v1alpha1.HealthDegraded, Message: "ProgressDeadlineExceeded\nsecond line",
+				ObjectRef: v1alpha1.ObjectRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "web", Name: "api"},
+				Sync:      v1alpha1.SyncStatusSynced, Health: v1alpha1.HealthDegraded, Message: "ProgressDeadlineExceeded\nsecond line",
 			}},
 		},
 	}

@@ -1,9 +1,12 @@
 // Command apidocs writes the API reference (docs/api.md) from the Sync CRD that
 // controller-gen generates from the Go types, so that the reference says what
-// `kubectl explain` says: the same descriptions, types, defaults and validation.
-// `make docs` runs it and `make verify` checks that its output is committed.
+// `kubectl explain` says: the same descriptions, types, defaults and validation;
+// and the table of reasons (docs/reasons.md) from api/v1alpha1's Reasons and the
+// comments of the constants that declare them. `make docs` runs it and
+// `make verify` checks that its output is committed.
 //
 //	go run ./hack/apidocs deploy/base/crd/tether.dev_syncs.yaml > docs/api.md
+//	go run ./hack/apidocs reasons api/v1alpha1/reasons.go > docs/reasons.md
 package main
 
 import (
@@ -18,11 +21,17 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: apidocs CRD.yaml")
+	var out []byte
+	var err error
+	switch {
+	case len(os.Args) == 2:
+		out, err = reference(os.Args[1])
+	case len(os.Args) == 3 && os.Args[1] == "reasons":
+		out, err = reasonsTable(os.Args[2])
+	default:
+		fmt.Fprintln(os.Stderr, "usage: apidocs CRD.yaml | apidocs reasons reasons.go")
 		os.Exit(2)
 	}
-	out, err := reference(os.Args[1])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "apidocs:", err)
 		os.Exit(1)

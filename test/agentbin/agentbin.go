@@ -3,17 +3,14 @@
 package agentbin
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -63,25 +60,4 @@ func Client(tb testing.TB) client.Client {
 	}
 	controlplane.InstallCRDs(tb, cp.Config(), filepath.Join("..", "..", "deploy", "base", "crd"))
 	return c
-}
-
-// Eventually polls cond every 200 ms until it holds, failing tb after timeout with
-// the last error or unmet condition. It also works from a Cleanup (after the
-// test's context is cancelled).
-func Eventually(tb testing.TB, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
-	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(tb.Context()), timeout)
-	defer cancel()
-	var last error
-	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		ok, err := cond(ctx)
-		if err != nil {
-			last = err
-			return false, nil
-		}
-		return ok, nil
-	})
-	if err != nil {
-		tb.Fatalf("waiting until %s: %v (last error: %v)", what, err, last)
-	}
 }

@@ -2,8 +2,6 @@ package alerts
 
 import (
 	"bytes"
-	"context"
-	"net"
 	"os/exec"
 	gosync "sync"
 	"syscall"
@@ -14,6 +12,7 @@ import (
 
 	"tether.dev/tether/test/agentbin"
 	"tether.dev/tether/test/controlplane"
+	"tether.dev/tether/test/harness"
 )
 
 // waitTimeout bounds every wait for something to happen: a guard against hangs, not
@@ -40,7 +39,7 @@ type replica struct {
 // newReplica reserves the addresses of a replica, so that Prometheus can be told
 // its target before it starts.
 func newReplica(t *testing.T, name string) *replica {
-	return &replica{name: name, metricsAddr: freeAddr(t), log: &lockedBuffer{}, done: make(chan error, 1)}
+	return &replica{name: name, metricsAddr: harness.FreeAddr(t), log: &lockedBuffer{}, done: make(chan error, 1)}
 }
 
 // start runs the replica against the shared control plane until the test ends (or
@@ -50,7 +49,7 @@ func (r *replica) start(t *testing.T, leaseNamespace string) {
 	r.cmd = exec.Command(tetherBinary, "controller",
 		"--kubeconfig", controlplane.Shared(t).KubeconfigPath(),
 		"--metrics-bind-address", r.metricsAddr,
-		"--health-probe-bind-address", freeAddr(t),
+		"--health-probe-bind-address", harness.FreeAddr(t),
 		"--webhook-bind-address", "0",
 		"--cache-dir", t.TempDir(),
 		"--leader-elect",
@@ -97,22 +96,6 @@ func (r *replica) kill(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("%s did not exit within 30s of SIGKILL", r.name)
 	}
-}
-
-// eventually polls cond until it holds, failing the test after waitTimeout.
-func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
-	t.Helper()
-	agentbin.Eventually(t, waitTimeout, what, cond)
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 type lockedBuffer struct {

@@ -17,6 +17,7 @@ import (
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 	"tether.dev/tether/test/promserver"
 )
 
@@ -75,7 +76,7 @@ func TestAlertsFireAndResolveInARealPrometheus(t *testing.T) {
 			t.Parallel()
 			app := w.newApp(t, "drift", map[string]string{"cm.yaml": configMap("drift", "from-git")}, false)
 			cm := &corev1.ConfigMap{}
-			must(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			harness.Must(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
 				if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "drift"}, cm); err != nil {
 					return err
 				}
@@ -92,17 +93,17 @@ func TestAlertsFireAndResolveInARealPrometheus(t *testing.T) {
 			app := w.newApp(t, "broken", map[string]string{"cm.yaml": configMap("broken", "1")}, true)
 			app.repo.Commit(t, map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: broken\ndata: [\n"}, "a broken manifest")
 			w.waitAlert(t, "TetherSyncFailed", app.sync.Name, "firing")
-			eventually(t, "tether_sync_failure names the reason", func(ctx context.Context) (bool, error) {
+			harness.Eventually(t, waitTimeout, "tether_sync_failure names the reason", func(ctx context.Context) (bool, error) {
 				v, err := prom.Value(ctx, fmt.Sprintf(`max by (reason) (tether_sync_failure{namespace=%q,name="broken"})`, ns))
 				return v == 1, err
 			})
 			vec, err := prom.Query(t.Context(), fmt.Sprintf(`max by (reason) (tether_sync_failure{namespace=%q,name="broken"})`, ns))
-			must(t, err)
+			harness.Must(t, err)
 			if got := string(vec[0].Metric["reason"]); got != v1alpha1.ReasonRenderFailed {
 				t.Errorf("tether_sync_failure reason = %q, want %s", got, v1alpha1.ReasonRenderFailed)
 			}
 			// Event-based tooling hears of it too: one Warning Event naming the file.
-			eventually(t, "a Warning RenderFailed Event names the file", func(ctx context.Context) (bool, error) {
+			harness.Eventually(t, waitTimeout, "a Warning RenderFailed Event names the file", func(ctx context.Context) (bool, error) {
 				events := &corev1.EventList{}
 				if err := c.List(ctx, events, client.InNamespace(ns)); err != nil {
 					return false, err
@@ -152,7 +153,7 @@ func TestAlertsFireAndResolveInARealPrometheus(t *testing.T) {
 		leader, standby = w.leader(t, replicas)
 		killed := time.Now()
 		leader.kill(t)
-		eventually(t, "the standby takes the lease", func(ctx context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, "the standby takes the lease", func(ctx context.Context) (bool, error) {
 			v, err := prom.Value(ctx, fmt.Sprintf(`tether_leader{instance=%q}`, standby.metricsAddr))
 			return v == 1, err
 		})
@@ -163,7 +164,7 @@ func TestAlertsFireAndResolveInARealPrometheus(t *testing.T) {
 		deadline := time.Now().Add(quietWindow)
 		for time.Now().Before(deadline) {
 			alerts, err := prom.Alerts(t.Context())
-			must(t, err)
+			harness.Must(t, err)
 			for _, a := range alerts {
 				// The dashboard's Syncs (in another namespace) fail on purpose; the
 				// agent's alerts have no namespace, and only firing counts for them.
@@ -183,7 +184,7 @@ func TestAlertsFireAndResolveInARealPrometheus(t *testing.T) {
 
 	t.Run("killing both replicas fires TetherAgentDown", func(t *testing.T) {
 		standby.kill(t)
-		eventually(t, "TetherAgentDown fires", func(ctx context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, "TetherAgentDown fires", func(ctx context.Context) (bool, error) {
 			state, err := alertState(ctx, prom, "TetherAgentDown", nil)
 			return state == promv1.AlertStateFiring, err
 		})
@@ -225,8 +226,8 @@ func (w *world) newApp(t *testing.T, name string, files map[string]string, selfH
 			SelfHeal:    &selfHeal,
 		},
 	}
-	must(t, w.c.Create(t.Context(), s))
-	eventually(t, name+" has applied its first commit", func(ctx context.Context) (bool, error) {
+	harness.Must(t, w.c.Create(t.Context(), s))
+	harness.Eventually(t, waitTimeout, name+" has applied its first commit", func(ctx context.Context) (bool, error) {
 		got := &v1alpha1.Sync{}
 		if err := w.c.Get(ctx, client.ObjectKeyFromObject(s), got); err != nil {
 			return false, err
@@ -247,24 +248,24 @@ func (w *world) dashboardWork(t *testing.T) {
 	fought := other.newApp(t, "fought", map[string]string{"cm.yaml": configMap("fought", "from-git")}, true)
 	missing := &v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Name: "missing", Namespace: other.ns}, Spec: *fought.sync.Spec.DeepCopy()}
 	missing.Spec.Source.Ref = v1alpha1.GitRef{Branch: "no-such-branch"}
-	must(t, w.c.Create(t.Context(), missing))
+	harness.Must(t, w.c.Create(t.Context(), missing))
 
 	key := client.ObjectKey{Namespace: other.ns, Name: "fought"}
 	for round := range 3 {
 		cm := &corev1.ConfigMap{}
-		must(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		harness.Must(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
 			if err := w.c.Get(t.Context(), key, cm); err != nil {
 				return err
 			}
 			cm.Data["v"] = fmt.Sprintf("fighter-%d", round)
 			return w.c.Update(t.Context(), cm, client.FieldOwner("fighter"))
 		}))
-		eventually(t, fmt.Sprintf("Tether corrects the fighter's change %d", round), func(ctx context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, fmt.Sprintf("Tether corrects the fighter's change %d", round), func(ctx context.Context) (bool, error) {
 			err := w.c.Get(ctx, key, cm)
 			return cm.Data["v"] == "from-git", err
 		})
 	}
-	eventually(t, "Prometheus has the field fight and the failing fetch", func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "Prometheus has the field fight and the failing fetch", func(ctx context.Context) (bool, error) {
 		fights, err := w.prom.Value(ctx, fmt.Sprintf(`sum(tether_field_fights_total{namespace=%q,name="fought",manager="fighter"})`, other.ns))
 		if err != nil {
 			return false, err
@@ -299,7 +300,7 @@ func alertState(ctx context.Context, prom *promserver.Server, alertname string, 
 // waitAlert waits until alertname is in state for the Sync named name.
 func (w *world) waitAlert(t *testing.T, alertname, name string, state promv1.AlertState) {
 	t.Helper()
-	eventually(t, fmt.Sprintf("%s is %s for %s", alertname, state, name), func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, fmt.Sprintf("%s is %s for %s", alertname, state, name), func(ctx context.Context) (bool, error) {
 		got, err := alertState(ctx, w.prom, alertname, map[string]string{"namespace": w.ns, "name": name})
 		return got == state, err
 	})
@@ -309,7 +310,7 @@ func (w *world) waitAlert(t *testing.T, alertname, name string, state promv1.Ale
 // named name: it has resolved.
 func (w *world) waitNoAlert(t *testing.T, alertname, name string) {
 	t.Helper()
-	eventually(t, fmt.Sprintf("%s resolves for %s", alertname, name), func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, fmt.Sprintf("%s resolves for %s", alertname, name), func(ctx context.Context) (bool, error) {
 		got, err := alertState(ctx, w.prom, alertname, map[string]string{"namespace": w.ns, "name": name})
 		return got == "", err
 	})
@@ -319,7 +320,7 @@ func (w *world) waitNoAlert(t *testing.T, alertname, name string) {
 // Prometheus has its Ready series at 1 (so the quiet is not the absence of data).
 func (w *world) waitQuiet(t *testing.T, name string) {
 	t.Helper()
-	eventually(t, "no alert for "+name, func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "no alert for "+name, func(ctx context.Context) (bool, error) {
 		ready, err := w.prom.Value(ctx, fmt.Sprintf(`max(tether_sync_ready{namespace=%q,name=%q})`, w.ns, name))
 		if err != nil || ready != 1 {
 			return false, err
@@ -340,7 +341,7 @@ func (w *world) waitQuiet(t *testing.T, name string) {
 // leader returns the replica that holds the lease, as Prometheus sees it, and the other.
 func (w *world) leader(t *testing.T, replicas []*replica) (leader, standby *replica) {
 	t.Helper()
-	eventually(t, "Prometheus sees one leader", func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "Prometheus sees one leader", func(ctx context.Context) (bool, error) {
 		vec, err := w.prom.Query(ctx, `tether_leader == 1`)
 		if err != nil || len(vec) != 1 {
 			return false, err
@@ -361,7 +362,7 @@ func (w *world) leader(t *testing.T, replicas []*replica) (leader, standby *repl
 func (w *world) continuous(t *testing.T, start, end time.Time) {
 	t.Helper()
 	m, err := w.prom.QueryRange(t.Context(), fmt.Sprintf(`max by (name) (tether_sync_ready{namespace=%q})`, w.ns), start, end, time.Second)
-	must(t, err)
+	harness.Must(t, err)
 	want := int(end.Sub(start)/time.Second) + 1
 	if len(m) != 4 {
 		t.Errorf("%d Syncs have tether_sync_ready series across the kill, want 4: %v", len(m), m)
@@ -402,11 +403,4 @@ spec:
       - name: app
         image: registry.k8s.io/pause:3.10
 `, name, selector)) + "\n"
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"tether.dev/tether/test/harness"
 	"tether.dev/tether/test/promserver"
 )
 
@@ -66,7 +67,7 @@ func checkDashboard(t *testing.T, prom *promserver.Server) {
 	t.Helper()
 	for _, q := range dashboardQueries(t) {
 		expr := grafanaVariables.Replace(q.expr)
-		eventually(t, "panel "+q.panel+" shows data: "+expr, func(ctx context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, "panel "+q.panel+" shows data: "+expr, func(ctx context.Context) (bool, error) {
 			vec, err := prom.Query(ctx, expr)
 			return len(vec) > 0, err
 		})

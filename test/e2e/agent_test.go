@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,6 +17,7 @@ import (
 
 	"tether.dev/tether/test/agentbin"
 	"tether.dev/tether/test/controlplane"
+	"tether.dev/tether/test/harness"
 )
 
 // waitTimeout bounds every wait for the agent to do something. It is a guard against
@@ -69,7 +68,7 @@ func startAgentWith(t *testing.T, kubeconfig string, flags ...string) *agent {
 // other: what users run, at its default flags.
 func launchAgent(t testing.TB, kubeconfig string, flags ...string) *agent {
 	t.Helper()
-	a := &agent{log: &lockedWriter{w: &bytes.Buffer{}}, metricsAddr: freeAddr(t), webhookAddr: freeAddr(t), done: make(chan error, 1)}
+	a := &agent{log: &lockedWriter{w: &bytes.Buffer{}}, metricsAddr: harness.FreeAddr(t), webhookAddr: harness.FreeAddr(t), done: make(chan error, 1)}
 	secrets := t.TempDir()
 	for _, receiver := range []string{"generic", "github"} {
 		if err := os.WriteFile(filepath.Join(secrets, receiver), append(webhookSecret, '\n'), 0o600); err != nil {
@@ -79,7 +78,7 @@ func launchAgent(t testing.TB, kubeconfig string, flags ...string) *agent {
 	a.cmd = exec.Command(tetherBinary, append([]string{"controller",
 		"--kubeconfig", kubeconfig,
 		"--metrics-bind-address", a.metricsAddr,
-		"--health-probe-bind-address", freeAddr(t),
+		"--health-probe-bind-address", harness.FreeAddr(t),
 		"--webhook-bind-address", a.webhookAddr,
 		"--webhook-secrets-dir", secrets,
 		"--cache-dir", t.TempDir(),
@@ -151,29 +150,6 @@ func (a *agent) running(t *testing.T) {
 		t.Fatalf("tether exited: %v", err)
 	default:
 	}
-}
-
-// eventually polls cond until it holds, failing the test after waitTimeout. The last
-// error or unmet condition is reported, so a failure says what was being waited for.
-func eventually(t testing.TB, what string, cond func(ctx context.Context) (bool, error)) {
-	t.Helper()
-	eventuallyWithin(t, waitTimeout, what, cond)
-}
-
-// eventuallyWithin is eventually with a timeout of its own.
-func eventuallyWithin(t testing.TB, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
-	t.Helper()
-	agentbin.Eventually(t, timeout, what, cond)
-}
-
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // kubectl runs the control plane's kubectl against the shared control plane.

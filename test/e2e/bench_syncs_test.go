@@ -19,6 +19,7 @@ import (
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 	"tether.dev/tether/test/workload"
 )
 
@@ -66,14 +67,14 @@ func BenchmarkShippedBinaryManySyncs(b *testing.B) {
 	cp := controlplane.Shared(b)
 	for b.Loop() {
 		floor, err := workload.Floor(b.Context(), cp.Config(), files, controlplane.NewNamespace(b, cp.Config()), floorWorkers)
-		must(b, err)
+		harness.Must(b, err)
 
 		c := unthrottledClient(b)
 		ns := controlplane.NewNamespace(b, cp.Config())
 		repo := gitserver.Start(b, gitserver.Options{}).CreateRepo(b, "monorepo")
 		commit := repo.Commit(b, files, fmt.Sprintf("%d teams", n))
 		a := launchAgent(b, cp.KubeconfigPath(), strings.Fields(os.Getenv("TETHER_BENCH_AGENT_FLAGS"))...)
-		eventually(b, "the agent serves metrics", func(context.Context) (bool, error) {
+		harness.Eventually(b, waitTimeout, "the agent serves metrics", func(context.Context) (bool, error) {
 			_, err := a.scrape()
 			return err == nil, err
 		})
@@ -194,9 +195,9 @@ var managedResources = map[string]bool{"configmaps": true, "deployments": true, 
 func sampleFleet(tb testing.TB, a *agent, cp *controlplane.ControlPlane, repo *gitserver.Repo) fleetSample {
 	tb.Helper()
 	agentMetrics, err := scrapeAgent(a)
-	must(tb, err)
+	harness.Must(tb, err)
 	api, err := scrapeAPIServer(cp.Config())
-	must(tb, err)
+	harness.Must(tb, err)
 	syncController := func(l map[string]string) bool { return l["controller"] == "sync" || l["name"] == "sync" }
 	queue, ok := agentMetrics.histogram("workqueue_queue_duration_seconds", syncController)
 	if !ok {
@@ -258,7 +259,7 @@ func requestsByKind(counts map[string]float64) string {
 func unthrottledClient(tb testing.TB) client.Client {
 	tb.Helper()
 	c, err := client.New(unthrottledConfig(tb), client.Options{Scheme: newClient(tb).Scheme()})
-	must(tb, err)
+	harness.Must(tb, err)
 	return c
 }
 
@@ -291,7 +292,7 @@ func createTeamSyncs(tb testing.TB, c client.Client, ns, url string, n int, inte
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		must(tb, err)
+		harness.Must(tb, err)
 	}
 }
 
@@ -304,7 +305,7 @@ func createTeamSyncs(tb testing.TB, c client.Client, ns, url string, n int, inte
 func waitAllReady(tb testing.TB, ns string, n int, commit string) func() {
 	tb.Helper()
 	c, err := client.NewWithWatch(unthrottledConfig(tb), client.Options{Scheme: newClient(tb).Scheme()})
-	must(tb, err)
+	harness.Must(tb, err)
 	timeout := waitTimeout + time.Duration(n)*time.Second
 	ctx, cancel := context.WithTimeout(tb.Context(), timeout)
 	w, err := c.Watch(ctx, &v1alpha1.SyncList{}, client.InNamespace(ns))
@@ -343,7 +344,7 @@ func readyAt(s *v1alpha1.Sync, commit string) bool {
 func countReady(tb testing.TB, c client.Client, ns, commit string) int {
 	tb.Helper()
 	list := &v1alpha1.SyncList{}
-	must(tb, c.List(tb.Context(), list, client.InNamespace(ns)))
+	harness.Must(tb, c.List(tb.Context(), list, client.InNamespace(ns)))
 	ready := 0
 	for _, s := range list.Items {
 		if readyAt(&s, commit) {
@@ -388,14 +389,14 @@ func seconds(s float64) string {
 func cpuTime(tb testing.TB, pid int) time.Duration {
 	tb.Helper()
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	must(tb, err)
+	harness.Must(tb, err)
 	// The command name, in parentheses, may hold spaces; the fields after it are
 	// fixed: utime and stime are the 12th and 13th.
 	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
 	ticks := 0
 	for _, f := range fields[11:13] {
 		n, err := strconv.Atoi(f)
-		must(tb, err)
+		harness.Must(tb, err)
 		ticks += n
 	}
 	return time.Duration(ticks) * time.Second / clockTicks

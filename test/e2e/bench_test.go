@@ -18,6 +18,7 @@ import (
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 	"tether.dev/tether/test/workload"
 )
 
@@ -46,7 +47,7 @@ func BenchmarkShippedBinaryFirstSync(b *testing.B) {
 	cp := controlplane.Shared(b)
 	for b.Loop() {
 		floor, err := workload.Floor(b.Context(), cp.Config(), files, controlplane.NewNamespace(b, cp.Config()), floorWorkers)
-		must(b, err)
+		harness.Must(b, err)
 
 		c := newClient(b)
 		ns := controlplane.NewNamespace(b, cp.Config())
@@ -54,12 +55,12 @@ func BenchmarkShippedBinaryFirstSync(b *testing.B) {
 		commit := repo.Commit(b, files, fmt.Sprintf("%d apps", apps))
 		profiles := os.Getenv("TETHER_BENCH_PROFILE_DIR")
 		var flags []string
-		pprofAddr := freeAddr(b)
+		pprofAddr := harness.FreeAddr(b)
 		if profiles != "" {
 			flags = append(flags, "--pprof-bind-address", pprofAddr)
 		}
 		a := launchAgent(b, cp.KubeconfigPath(), flags...)
-		eventually(b, "the agent serves metrics", func(context.Context) (bool, error) {
+		harness.Eventually(b, waitTimeout, "the agent serves metrics", func(context.Context) (bool, error) {
 			_, err := a.scrape()
 			return err == nil, err
 		})
@@ -73,7 +74,7 @@ func BenchmarkShippedBinaryFirstSync(b *testing.B) {
 		}
 		start := time.Now()
 		for _, s := range syncs {
-			must(b, c.Create(b.Context(), s))
+			harness.Must(b, c.Create(b.Context(), s))
 		}
 		for _, s := range syncs {
 			waitRevisionWithin(b, c, s, commit, max(waitTimeout, time.Duration(objects)*50*time.Millisecond))
@@ -140,14 +141,14 @@ func benchFiles(n int) (files map[string]string, paths []string) {
 func saveHeapProfile(tb testing.TB, addr, path string) {
 	tb.Helper()
 	resp, err := http.Get("http://" + addr + "/debug/pprof/heap") //nolint:noctx // a test's one-shot read
-	must(tb, err)
+	harness.Must(tb, err)
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
-	must(tb, err)
+	harness.Must(tb, err)
 	if resp.StatusCode != http.StatusOK {
 		tb.Fatalf("reading the agent's heap profile: %s: %s", resp.Status, data)
 	}
-	must(tb, os.WriteFile(path, data, 0o600))
+	harness.Must(tb, os.WriteFile(path, data, 0o600))
 	tb.Logf("the agent's heap profile: %s", path)
 }
 
@@ -159,11 +160,11 @@ var restRequests = regexp.MustCompile(`(?m)^rest_client_requests_total\{[^}]*\} 
 func requestsSent(tb testing.TB, a *agent) int {
 	tb.Helper()
 	page, err := a.scrape()
-	must(tb, err)
+	harness.Must(tb, err)
 	total := 0
 	for _, m := range restRequests.FindAllStringSubmatch(page, -1) {
 		n, err := strconv.Atoi(m[1])
-		must(tb, err)
+		harness.Must(tb, err)
 		total += n
 	}
 	if total == 0 {
@@ -189,7 +190,7 @@ func peakRSS(tb testing.TB, pid int) int64 {
 func memoryOf(tb testing.TB, pid int) memory {
 	tb.Helper()
 	m, err := readMemory(pid)
-	must(tb, err)
+	harness.Must(tb, err)
 	return m
 }
 
@@ -262,12 +263,12 @@ func waitWatching(tb testing.TB, c client.Client, ns, url string) {
 	tb.Helper()
 	probe := gitSync(ns, "probe", url, ".", time.Hour)
 	probe.Spec.Suspend = true
-	must(tb, c.Create(tb.Context(), probe))
-	eventually(tb, "the agent reports on a probe Sync", func(ctx context.Context) (bool, error) {
+	harness.Must(tb, c.Create(tb.Context(), probe))
+	harness.Eventually(tb, waitTimeout, "the agent reports on a probe Sync", func(ctx context.Context) (bool, error) {
 		got := &v1alpha1.Sync{}
 		err := c.Get(ctx, client.ObjectKeyFromObject(probe), got)
 		return err == nil && got.Status.ObservedGeneration == got.Generation, err
 	})
-	must(tb, c.Delete(tb.Context(), probe))
+	harness.Must(tb, c.Delete(tb.Context(), probe))
 	waitGone(tb, c, probe)
 }

@@ -20,6 +20,7 @@ import (
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 )
 
 // The command line against a running agent: every verb runs as the real binary
@@ -203,7 +204,7 @@ func TestCLIFollowsACommitIntoTheCluster(t *testing.T) {
 	})
 
 	// Gone while the agent runs, so that no later test's agent finds it.
-	must(t, c.Delete(t.Context(), sync))
+	harness.Must(t, c.Delete(t.Context(), sync))
 	waitGone(t, c, sync)
 }
 
@@ -278,6 +279,6 @@ func TestDiffOfASyncTheAgentConverged(t *testing.T) {
 		}
 	})
 
-	must(t, c.Delete(t.Context(), sync))
+	harness.Must(t, c.Delete(t.Context(), sync))
 	waitGone(t, c, sync)
 }

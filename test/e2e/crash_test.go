@@ -19,6 +19,7 @@ import (
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 )
 
 // newObjects is how many objects the interrupted revision creates: enough that the
@@ -58,18 +59,18 @@ func interruptedApply(t *testing.T, sig syscall.Signal) {
 	waitRevision(t, c, s, first)
 
 	repo.Commit(t, configMaps("new", newObjects), "many new config maps")
-	eventually(t, "the first object of the new revision exists", func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "the first object of the new revision exists", func(ctx context.Context) (bool, error) {
 		return true, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "new-000"}, &corev1.ConfigMap{})
 	})
 	a.stop(t, sig)
 
 	t.Run("every labelled object is in the inventory", func(t *testing.T) {
 		got := &v1alpha1.Sync{}
-		must(t, c.Get(t.Context(), client.ObjectKeyFromObject(s), got))
+		harness.Must(t, c.Get(t.Context(), client.ObjectKeyFromObject(s), got))
 		labelled := labelledConfigMaps(t, c, s)
 		var missing []string
 		for _, name := range labelled {
-			id := v1alpha1.InventoryEntry{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: name}.ID()
+			id := v1alpha1.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: name}.ID()
 			if !slices.Contains(got.Status.Inventory, id) {
 				missing = append(missing, name)
 			}
@@ -97,7 +98,7 @@ func interruptedApply(t *testing.T, sig syscall.Signal) {
 	})
 
 	t.Run("deleting the Sync removes the rest", func(t *testing.T) {
-		must(t, c.Delete(t.Context(), s))
+		harness.Must(t, c.Delete(t.Context(), s))
 		waitGone(t, c, s)
 		if got := labelledConfigMaps(t, c, s); len(got) != 0 {
 			t.Errorf("config maps left after the Sync was deleted: %v", got)
@@ -136,7 +137,7 @@ func gitSync(ns, name, url, path string, interval time.Duration) *v1alpha1.Sync 
 // of this test is left for the agents of later tests in the shared cluster.
 func createSync(t *testing.T, c client.Client, s *v1alpha1.Sync) {
 	t.Helper()
-	must(t, c.Create(t.Context(), s))
+	harness.Must(t, c.Create(t.Context(), s))
 	t.Cleanup(func() {
 		if err := c.Delete(context.WithoutCancel(t.Context()), s); client.IgnoreNotFound(err) != nil {
 			t.Errorf("deleting Sync %s: %v", s.Name, err)
@@ -149,7 +150,7 @@ func createSync(t *testing.T, c client.Client, s *v1alpha1.Sync) {
 // waitGone waits until Sync s no longer exists: its finalizer has done its work.
 func waitGone(t testing.TB, c client.Client, s *v1alpha1.Sync) {
 	t.Helper()
-	eventually(t, "the Sync "+s.Name+" is gone", func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "the Sync "+s.Name+" is gone", func(ctx context.Context) (bool, error) {
 		err := c.Get(ctx, client.ObjectKeyFromObject(s), &v1alpha1.Sync{})
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})
@@ -164,7 +165,7 @@ func waitRevision(t testing.TB, c client.Client, s *v1alpha1.Sync, commit string
 // waitRevisionWithin waits at most timeout until the Sync is Ready at commit.
 func waitRevisionWithin(t testing.TB, c client.Client, s *v1alpha1.Sync, commit string, timeout time.Duration) {
 	t.Helper()
-	eventuallyWithin(t, timeout, "the Sync is Ready at "+commit, func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, timeout, "the Sync is Ready at "+commit, func(ctx context.Context) (bool, error) {
 		got := &v1alpha1.Sync{}
 		if err := c.Get(ctx, client.ObjectKeyFromObject(s), got); err != nil {
 			return false, err
@@ -172,13 +173,6 @@ func waitRevisionWithin(t testing.TB, c client.Client, s *v1alpha1.Sync, commit 
 		ready := apimeta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.ReadyCondition)
 		return ready && strings.HasSuffix(got.Status.LastAppliedRevision, commit), nil
 	})
-}
-
-func must(t testing.TB, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 func ptrIntOrString(v string) *intstr.IntOrString {

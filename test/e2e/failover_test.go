@@ -19,6 +19,7 @@ import (
 
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 )
 
 // failoverObjects is the size of the revision the leader is killed in the middle
@@ -70,7 +71,7 @@ func TestFailoverUnderFire(t *testing.T) {
 	c := newClient(t)
 	cp := controlplane.Shared(t)
 	cs, err := kubernetes.NewForConfig(cp.Config())
-	must(t, err)
+	harness.Must(t, err)
 	in := applyInstall(t, "install.yaml")
 	ns := controlplane.NewNamespace(t, cp.Config())
 	repo := gitserver.Start(t, gitserver.Options{}).CreateRepo(t, "failover")
@@ -79,12 +80,12 @@ func TestFailoverUnderFire(t *testing.T) {
 	objects := recordConfigMaps(t, cs, ns)
 
 	leader := startReplica(t, in)
-	eventually(t, "the first replica holds the Lease", func(context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "the first replica holds the Lease", func(context.Context) (bool, error) {
 		_, ok := leader.aud.first(leaseWrite)
 		return ok, nil
 	})
 	standby := startReplica(t, in)
-	eventually(t, "the second replica stands by (reads the Lease)", func(context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "the second replica stands by (reads the Lease)", func(context.Context) (bool, error) {
 		_, ok := standby.aud.first(func(r apiRequest) bool { return r.resource == "leases" && r.verb == "get" })
 		return ok, nil
 	})
@@ -93,7 +94,7 @@ func TestFailoverUnderFire(t *testing.T) {
 
 	var killed time.Time
 	t.Run("SIGKILL mid-sync: the standby takes over and completes the sync", func(t *testing.T) {
-		eventually(t, "a tenth of the objects exist", func(context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, "a tenth of the objects exist", func(context.Context) (bool, error) {
 			return objects.added() >= failoverObjects/10, nil
 		})
 		leader.stop(t, syscall.SIGKILL)
@@ -134,13 +135,13 @@ func TestFailoverUnderFire(t *testing.T) {
 
 	third := startReplica(t, in) // started here: it runs until the test ends
 	t.Run("SIGTERM: the leader releases the Lease and a standby takes it at once", func(t *testing.T) {
-		eventually(t, "the third replica stands by (reads the Lease)", func(context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, "the third replica stands by (reads the Lease)", func(context.Context) (bool, error) {
 			_, ok := third.aud.first(func(r apiRequest) bool { return r.resource == "leases" && r.verb == "get" })
 			return ok, nil
 		})
 		standby.stop(t, syscall.SIGTERM)
 		stopped := time.Now()
-		eventually(t, "the third replica holds the Lease", func(context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, "the third replica holds the Lease", func(context.Context) (bool, error) {
 			_, ok := third.aud.first(leaseWrite)
 			return ok, nil
 		})
@@ -153,8 +154,8 @@ func TestFailoverUnderFire(t *testing.T) {
 
 	t.Run("the new leader reconciles: drift is corrected by watch", func(t *testing.T) {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cm-042"}}
-		must(t, c.Patch(t.Context(), cm, client.RawPatch(types.MergePatchType, []byte(`{"data":{"n":"drifted"}}`)), client.FieldOwner("e2e-drift")))
-		eventually(t, "the drift is corrected", func(ctx context.Context) (bool, error) {
+		harness.Must(t, c.Patch(t.Context(), cm, client.RawPatch(types.MergePatchType, []byte(`{"data":{"n":"drifted"}}`)), client.FieldOwner("e2e-drift")))
+		harness.Eventually(t, waitTimeout, "the drift is corrected", func(ctx context.Context) (bool, error) {
 			err := c.Get(ctx, client.ObjectKeyFromObject(cm), cm)
 			return err == nil && cm.Data["n"] == "42", err
 		})
@@ -162,7 +163,7 @@ func TestFailoverUnderFire(t *testing.T) {
 
 	// Also leaves no Sync behind for a later test's agent to finalize.
 	t.Run("the new leader runs the Sync's finalizer: deleting it deletes its objects", func(t *testing.T) {
-		must(t, c.Delete(t.Context(), s))
+		harness.Must(t, c.Delete(t.Context(), s))
 		waitGone(t, c, s)
 		if left := labelledConfigMaps(t, c, s); len(left) != 0 {
 			t.Errorf("%d config maps left after the Sync was deleted", len(left))
@@ -178,7 +179,7 @@ type leaseLog struct {
 func recordLeases(t *testing.T, cs kubernetes.Interface) *leaseLog {
 	t.Helper()
 	w, err := cs.CoordinationV1().Leases(agentNamespace).Watch(t.Context(), metav1.ListOptions{FieldSelector: "metadata.name=" + leaseName})
-	must(t, err)
+	harness.Must(t, err)
 	return &leaseLog{events: recordEvents[*coordinationv1.Lease](t, w)}
 }
 
@@ -211,7 +212,7 @@ type configMapLog struct {
 func recordConfigMaps(t *testing.T, cs kubernetes.Interface, ns string) *configMapLog {
 	t.Helper()
 	w, err := cs.CoreV1().ConfigMaps(ns).Watch(t.Context(), metav1.ListOptions{})
-	must(t, err)
+	harness.Must(t, err)
 	return &configMapLog{events: recordEvents[*corev1.ConfigMap](t, w)}
 }
 

@@ -20,6 +20,7 @@ import (
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/faultproxy"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 )
 
 // faultsFullEnv set to 1 runs the fault suite at full size (`make test-faults`);
@@ -89,7 +90,7 @@ func TestTheAgentConvergesThroughAPIServerFaults(t *testing.T) {
 	}
 	// Once the agent has taken up every Sync under the faults (each carries the
 	// finalizer), a commit changes every object and removes one per Sync.
-	eventually(t, "every Sync is taken up", func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "every Sync is taken up", func(ctx context.Context) (bool, error) {
 		for _, s := range syncs {
 			got := &v1alpha1.Sync{}
 			if err := c.Get(ctx, client.ObjectKeyFromObject(s), got); err != nil || len(got.Finalizers) == 0 {
@@ -230,7 +231,7 @@ func faultConfigMaps(i, n int, v string) map[string]string {
 func syncConfigMaps(t *testing.T, c client.Client, s *v1alpha1.Sync) []corev1.ConfigMap {
 	t.Helper()
 	list := &corev1.ConfigMapList{}
-	must(t, c.List(context.WithoutCancel(t.Context()), list, client.InNamespace(s.Namespace), client.MatchingLabels{v1alpha1.SyncLabel: v1alpha1.SyncLabelValue(s.Namespace, s.Name)}))
+	harness.Must(t, c.List(context.WithoutCancel(t.Context()), list, client.InNamespace(s.Namespace), client.MatchingLabels{v1alpha1.SyncLabel: v1alpha1.SyncLabelValue(s.Namespace, s.Name)}))
 	slices.SortFunc(list.Items, func(a, b corev1.ConfigMap) int { return strings.Compare(a.Name, b.Name) })
 	return list.Items
 }

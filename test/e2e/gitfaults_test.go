@@ -19,6 +19,7 @@ import (
 	"tether.dev/tether/source"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 )
 
 // gitFaultInterval is the Sync's interval in the git fault tests: recovery is
@@ -95,7 +96,7 @@ func TestGitFaultsKeepTheLastGoodState(t *testing.T) {
 			// minutes are a fight, which Tether gives up.
 			drifted := fmt.Sprintf("app-%03d", i)
 			driftConfigMapKey(t, c, ns, drifted, "n", "drifted")
-			eventually(t, "the drift is corrected from the last good revision", func(ctx context.Context) (bool, error) {
+			harness.Eventually(t, waitTimeout, "the drift is corrected from the last good revision", func(ctx context.Context) (bool, error) {
 				cm := &corev1.ConfigMap{}
 				err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: drifted}, cm)
 				return err == nil && cm.Data["n"] == strconv.Itoa(i), err
@@ -104,7 +105,7 @@ func TestGitFaultsKeepTheLastGoodState(t *testing.T) {
 				t.Errorf("config maps = %v, want the same objects as before the fault: %v", after, uids)
 			}
 			cur := &v1alpha1.Sync{}
-			must(t, c.Get(t.Context(), client.ObjectKeyFromObject(s), cur))
+			harness.Must(t, c.Get(t.Context(), client.ObjectKeyFromObject(s), cur))
 			if !strings.HasSuffix(cur.Status.LastAppliedRevision, second) {
 				t.Errorf("lastAppliedRevision = %s, want the last good %s", cur.Status.LastAppliedRevision, second)
 			}
@@ -132,7 +133,7 @@ func TestGitFaultsKeepTheLastGoodState(t *testing.T) {
 				apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.ReadyCondition).Reason == source.ReasonHistoryRewritten
 		})
 		patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, v1alpha1.AcceptRevisionAnnotation, first)
-		must(t, c.Patch(t.Context(), &v1alpha1.Sync{ObjectMeta: s.ObjectMeta}, client.RawPatch(types.MergePatchType, patch)))
+		harness.Must(t, c.Patch(t.Context(), &v1alpha1.Sync{ObjectMeta: s.ObjectMeta}, client.RawPatch(types.MergePatchType, patch)))
 		waitRevision(t, c, s, first)
 		if got := labelledConfigMaps(t, c, s); strings.Join(got, ",") != "app-000,app-001,app-002" {
 			t.Errorf("config maps = %v, want the three of %s", got, first)
@@ -164,7 +165,7 @@ func TestRotatedCredentialsAreUsedAtOnce(t *testing.T) {
 	git.SetPassword("after-rotation")
 	second := repo.Commit(t, configMaps("app", 2), "a second config map")
 	requested := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, "tether.dev/reconcile-requested-at", time.Now().Format(time.RFC3339Nano))
-	must(t, c.Patch(t.Context(), &v1alpha1.Sync{ObjectMeta: s.ObjectMeta}, client.RawPatch(types.MergePatchType, requested)))
+	harness.Must(t, c.Patch(t.Context(), &v1alpha1.Sync{ObjectMeta: s.ObjectMeta}, client.RawPatch(types.MergePatchType, requested)))
 	waitForSync(t, c, s, "the old password is refused", func(s *v1alpha1.Sync) bool {
 		ready := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.ReadyCondition)
 		return ready != nil && ready.Reason == source.ReasonAuthenticationFailed
@@ -172,7 +173,7 @@ func TestRotatedCredentialsAreUsedAtOnce(t *testing.T) {
 
 	rotated := time.Now()
 	secret.Data["password"] = []byte("after-rotation")
-	must(t, c.Update(t.Context(), secret))
+	harness.Must(t, c.Update(t.Context(), secret))
 	waitRevision(t, c, s, second)
 	t.Logf("Ready at the new commit %s after the Secret was rotated (interval 1h)", time.Since(rotated).Round(time.Millisecond))
 }

@@ -24,6 +24,7 @@ import (
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 )
 
 // Limits on the agent's resident memory (VmHWM), against the shipped 512 MiB
@@ -127,7 +128,7 @@ func TestTheAgentSurvivesEveryHostileInputAtOnce(t *testing.T) {
 
 	t.Run("each hostile Sync fails alone, saying why", func(t *testing.T) {
 		for name, h := range hostile {
-			eventually(t, name+" is not Ready and says why", func(ctx context.Context) (bool, error) {
+			harness.Eventually(t, waitTimeout, name+" is not Ready and says why", func(ctx context.Context) (bool, error) {
 				got := &v1alpha1.Sync{}
 				if err := c.Get(ctx, client.ObjectKeyFromObject(syncs[name]), got); err != nil {
 					return false, err
@@ -167,7 +168,7 @@ func TestTheAgentSurvivesEveryHostileInputAtOnce(t *testing.T) {
 		}
 		for name, s := range syncs {
 			got := &v1alpha1.Sync{}
-			must(t, c.Get(t.Context(), client.ObjectKeyFromObject(s), got))
+			harness.Must(t, c.Get(t.Context(), client.ObjectKeyFromObject(s), got))
 			for _, cond := range got.Status.Conditions {
 				if strings.Contains(cond.Message, host.secret) {
 					t.Errorf("Sync %s's %s condition quotes the host's answer: %q", name, cond.Type, cond.Message)
@@ -208,7 +209,7 @@ func TestTheWorstYAMLWithinTheBoundsCostsAtMostHalfTheLimit(t *testing.T) {
 	// Each render is judged by the validation that follows it: the objects are
 	// refused by the API server, so the render happened.
 	refusedAt := func(s *v1alpha1.Sync, commit string) {
-		eventually(t, s.Name+" rendered "+commit+" and was refused", func(ctx context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, s.Name+" rendered "+commit+" and was refused", func(ctx context.Context) (bool, error) {
 			got := &v1alpha1.Sync{}
 			if err := c.Get(ctx, client.ObjectKeyFromObject(s), got); err != nil {
 				return false, err
@@ -314,32 +315,32 @@ func (h *refusingGitHost) url() string { return h.srv.URL }
 func treeBomb(t *testing.T, dir string, n int) {
 	t.Helper()
 	repo, err := git.PlainOpen(dir)
-	must(t, err)
+	harness.Must(t, err)
 	store := repo.Storer
 	blob := store.NewEncodedObject()
 	blob.SetType(plumbing.BlobObject)
 	w, err := blob.Writer()
-	must(t, err)
+	harness.Must(t, err)
 	_, err = w.Write([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"))
-	must(t, err)
-	must(t, w.Close())
+	harness.Must(t, err)
+	harness.Must(t, w.Close())
 	blobHash, err := store.SetEncodedObject(blob)
-	must(t, err)
+	harness.Must(t, err)
 	tree := func(mode filemode.FileMode, hash plumbing.Hash, prefix string) plumbing.Hash {
 		tr := &object.Tree{}
 		for i := range n {
 			tr.Entries = append(tr.Entries, object.TreeEntry{Name: fmt.Sprintf("%s%05d", prefix, i), Mode: mode, Hash: hash})
 		}
 		obj := store.NewEncodedObject()
-		must(t, tr.Encode(obj))
+		harness.Must(t, tr.Encode(obj))
 		h, err := store.SetEncodedObject(obj)
-		must(t, err)
+		harness.Must(t, err)
 		return h
 	}
 	files := tree(filemode.Regular, blobHash, "f")
 	root := tree(filemode.Dir, files, "d")
 	head, err := repo.Head()
-	must(t, err)
+	harness.Must(t, err)
 	commit := &object.Commit{
 		Author:       object.Signature{Name: "bomb", Email: "bomb@example.com", When: time.Now()},
 		Committer:    object.Signature{Name: "bomb", Email: "bomb@example.com", When: time.Now()},
@@ -348,10 +349,10 @@ func treeBomb(t *testing.T, dir string, n int) {
 		ParentHashes: []plumbing.Hash{head.Hash()},
 	}
 	obj := store.NewEncodedObject()
-	must(t, commit.Encode(obj))
+	harness.Must(t, commit.Encode(obj))
 	hash, err := store.SetEncodedObject(obj)
-	must(t, err)
-	must(t, store.SetReference(plumbing.NewHashReference(head.Name(), hash)))
+	harness.Must(t, err)
+	harness.Must(t, store.SetReference(plumbing.NewHashReference(head.Name(), hash)))
 }
 
 // webhookFlood is clients sending unauthenticated near-limit bodies to the agent's
@@ -438,5 +439,5 @@ func (b *slowBody) Read(p []byte) (int, error) {
 func requestReconcile(t *testing.T, c client.Client, s *v1alpha1.Sync) {
 	t.Helper()
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, v1alpha1.ReconcileRequestedAnnotation, time.Now().Format(time.RFC3339Nano))
-	must(t, c.Patch(t.Context(), s.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(patch))))
+	harness.Must(t, c.Patch(t.Context(), s.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(patch))))
 }

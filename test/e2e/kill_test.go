@@ -11,6 +11,7 @@ import (
 
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 )
 
 // killScript is a sequence of commits, each as the files it writes ("" removes one):
@@ -44,7 +45,7 @@ func TestKilledAtRandomPointsTheAgentConvergesToGit(t *testing.T) {
 	a := startAgent(t)
 	s := gitSync(ns, "kills", repo.URL(), "apps", 2*time.Second)
 	s.Spec.PruneLimit, s.Spec.AllowEmpty = ptrIntOrString("100%"), true
-	must(t, c.Create(t.Context(), s))
+	harness.Must(t, c.Create(t.Context(), s))
 
 	want := map[string]string{}
 	for i := 0; i < kills; i++ {
@@ -75,7 +76,7 @@ func TestKilledAtRandomPointsTheAgentConvergesToGit(t *testing.T) {
 		}
 	}
 
-	must(t, c.Delete(t.Context(), s))
+	harness.Must(t, c.Delete(t.Context(), s))
 	time.Sleep(time.Duration(rng.Int63n(int64(time.Second)))) // a random kill point in the deletion
 	a.stop(t, syscall.SIGKILL)
 	startAgent(t)

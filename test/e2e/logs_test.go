@@ -15,6 +15,7 @@ import (
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 )
 
 // TestABrokenSyncIsLoggedOnceWithoutAStackTrace: a Sync that fails the same way at
@@ -30,14 +31,14 @@ func TestABrokenSyncIsLoggedOnceWithoutAStackTrace(t *testing.T) {
 	s := gitSync(ns, "broken", repo.URL(), "app", time.Second)
 	createSync(t, c, s)
 
-	eventually(t, "the Sync is Stalled", func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "the Sync is Stalled", func(ctx context.Context) (bool, error) {
 		got := &v1alpha1.Sync{}
 		err := c.Get(ctx, client.ObjectKeyFromObject(s), got)
 		return err == nil && apimeta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.StalledCondition), err
 	})
 	// Three more reconciles of the same failure, at the interval.
 	stalledAt := reconcilesOf(t, a, ns, "broken")
-	eventually(t, "three more reconciles", func(context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "three more reconciles", func(context.Context) (bool, error) {
 		return reconcilesOf(t, a, ns, "broken") >= stalledAt+3, nil
 	})
 
@@ -71,6 +72,6 @@ func reconcilesOf(t testing.TB, a *agent, ns, name string) int {
 		return 0
 	}
 	n, err := strconv.Atoi(m[1])
-	must(t, err)
+	harness.Must(t, err)
 	return n
 }

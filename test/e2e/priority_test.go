@@ -7,6 +7,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"tether.dev/tether/test/harness"
 )
 
 // flowControl is the name of the install's PriorityLevelConfiguration and
@@ -20,7 +22,7 @@ const flowControl = "tether"
 func waitFlowControl(t *testing.T, c client.Client) string {
 	t.Helper()
 	schema := flowControlObject("FlowSchema")
-	eventually(t, "the API server to take in FlowSchema "+flowControl, func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "the API server to take in FlowSchema "+flowControl, func(ctx context.Context) (bool, error) {
 		if err := c.Get(ctx, client.ObjectKey{Name: flowControl}, schema); err != nil {
 			return false, err
 		}
@@ -33,7 +35,7 @@ func waitFlowControl(t *testing.T, c client.Client) string {
 		return false, nil
 	})
 	level := flowControlObject("PriorityLevelConfiguration")
-	must(t, c.Get(t.Context(), client.ObjectKey{Name: flowControl}, level))
+	harness.Must(t, c.Get(t.Context(), client.ObjectKey{Name: flowControl}, level))
 	return string(level.GetUID())
 }
 

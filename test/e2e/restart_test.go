@@ -2,72 +2,68 @@ package e2e
 
 import (
 	"context"
-	"strings"
-	"syscall"
+	"fmt"
+	"os"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"tether.dev/tether/api/v1alpha1"
-	"tether.dev/tether/source"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 )
 
-// TestARestartWithGitDownStillCorrectsDrift restarts the agent (a new container
-// in the same pod: the cache directory, an emptyDir, is kept) while its git host
-// is down. The new agent cannot ask git, yet it renders the revision the Sync
-// applied from its git cache, as its own record of what it applied says, and
-// corrects drift from it; nothing is pruned, and the Sync says git is down.
-func TestARestartWithGitDownStillCorrectsDrift(t *testing.T) {
+// TestTheAgentSurvivesAnAPIServerRestart restarts kube-apiserver and etcd while the
+// agent applies a large revision: without a restart of its own, the agent completes
+// the sync, and its watches resume (drift is corrected with a one-hour interval, so
+// only a watch can see it).
+func TestTheAgentSurvivesAnAPIServerRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("restarts the control plane")
+	}
+	n := 300
+	if os.Getenv(faultsFullEnv) == "1" {
+		n = 1000
+	}
 	c := newClient(t)
-	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	cp := controlplane.Shared(t)
+	ns := controlplane.NewNamespace(t, cp.Config())
 	git := gitserver.Start(t, gitserver.Options{})
-	repo := git.CreateRepo(t, "deploy")
-	front := gitserver.StartFront(t, git)
-	applied := repo.Commit(t, configMaps("app", 3), "three config maps")
-	cache := t.TempDir()
-	kubeconfig := controlplane.Shared(t).KubeconfigPath()
-	before := startAgentWith(t, kubeconfig, "--cache-dir", cache, "--git-list-timeout", "2s")
-	s := gitSync(ns, "restarted", front.URL("deploy"), "apps", gitFaultInterval)
+	repo := git.CreateRepo(t, "restart")
+	commit := repo.Commit(t, configMaps("cm", n), fmt.Sprintf("%d config maps", n))
+	a := startAgent(t)
+	s := gitSync(ns, "restart", repo.URL(), "apps", time.Hour)
 	createSync(t, c, s)
-	waitRevision(t, c, s, applied)
-	uids := configMapUIDs(t, c, s)
-
-	before.stop(t, syscall.SIGTERM)
-	front.Set(gitserver.Refuse)
-	t.Cleanup(func() { front.Set(gitserver.Forward) })
-	startAgentWith(t, kubeconfig, "--cache-dir", cache, "--git-list-timeout", "2s")
-
-	waitForSync(t, c, s, "the restarted agent reports git down", func(s *v1alpha1.Sync) bool {
-		ready := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.ReadyCondition)
-		return ready != nil && ready.Status == metav1.ConditionFalse && ready.Reason == source.ReasonHostUnreachable
+	harness.Eventually(t, waitTimeout, "the sync has begun", func(ctx context.Context) (bool, error) {
+		return true, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cm-000"}, &corev1.ConfigMap{})
 	})
-	driftConfigMapKey(t, c, ns, "app-001", "n", "drifted")
-	eventually(t, "the drift is corrected from the revision applied before the restart", func(ctx context.Context) (bool, error) {
+	if created := len(labelledConfigMaps(t, c, s)); created == n {
+		t.Fatalf("all %d objects existed before the restart: this would test nothing", n)
+	} else {
+		t.Logf("restarting with %d of %d objects created", created, n)
+	}
+	start := time.Now()
+	harness.Must(t, cp.Restart(t.Context()))
+	t.Logf("kube-apiserver and etcd were down for %v", time.Since(start).Round(time.Millisecond))
+
+	waitRevision(t, c, s, commit)
+	a.running(t)
+	t.Logf("the sync of %d objects completed %v after the restart began", n, time.Since(start).Round(time.Millisecond))
+	if got := len(labelledConfigMaps(t, c, s)); got != n {
+		t.Errorf("%d config maps, want %d", got, n)
+	}
+
+	t.Run("watches resume: drift is corrected without an interval", func(t *testing.T) {
 		cm := &corev1.ConfigMap{}
-		err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "app-001"}, cm)
-		return err == nil && cm.Data["n"] == "1", err
-	})
-	if after := configMapUIDs(t, c, s); len(after) != len(uids) {
-		t.Errorf("config maps = %v, want the same as before the restart: %v", after, uids)
-	}
-	got := &v1alpha1.Sync{}
-	must(t, c.Get(t.Context(), client.ObjectKeyFromObject(s), got))
-	if !strings.HasSuffix(got.Status.LastAppliedRevision, applied) {
-		t.Errorf("lastAppliedRevision = %s, want %s", got.Status.LastAppliedRevision, applied)
-	}
-
-	// Deleted while this agent runs: the cleanups stop it before they would wait
-	// for the Sync's finalizer.
-	front.Set(gitserver.Forward)
-	must(t, c.Delete(t.Context(), got))
-	eventually(t, "the Sync to be gone", func(ctx context.Context) (bool, error) {
-		err := c.Get(ctx, client.ObjectKeyFromObject(s), &v1alpha1.Sync{})
-		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+		harness.Must(t, c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "cm-007"}, cm))
+		cm.Data["n"] = "edited"
+		harness.Must(t, c.Update(t.Context(), cm, client.FieldOwner("kubectl-edit")))
+		harness.Eventually(t, waitTimeout, "the edit is reverted", func(ctx context.Context) (bool, error) {
+			got := &corev1.ConfigMap{}
+			err := c.Get(ctx, client.ObjectKeyFromObject(cm), got)
+			return err == nil && got.Data["n"] == "7", err
+		})
 	})
 }

@@ -15,6 +15,7 @@ import (
 
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 )
 
 // usedElsewhere are rights the agent needs in situations these tests do not make.
@@ -89,7 +90,7 @@ func TestAMissingPermissionIsNamedByItsRequest(t *testing.T) {
 	waitRevision(t, c, s, rev)
 	// The Applied event is recorded asynchronously after the status write: wait for
 	// its refusal rather than for a while.
-	eventually(t, "the Event of the apply is refused", func(context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "the Event of the apply is refused", func(context.Context) (bool, error) {
 		return slices.ContainsFunc(aud.refusedOwn(), func(r apiRequest) bool { return r.resource == "events" }), nil
 	})
 	problems := agentRightsProblems(t, in, aud, a, "no tenant")
@@ -97,7 +98,7 @@ func TestAMissingPermissionIsNamedByItsRequest(t *testing.T) {
 	if !slices.Contains(problems, want) {
 		t.Errorf("the rights check does not name the refused request %q; it found:\n%s", want, strings.Join(problems, "\n"))
 	}
-	must(t, c.Delete(t.Context(), s))
+	harness.Must(t, c.Delete(t.Context(), s))
 	waitGone(t, c, s)
 }
 

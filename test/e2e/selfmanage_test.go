@@ -21,6 +21,7 @@ import (
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 )
 
 // TestTetherManagesItself installs deploy/install.yaml, then creates a Sync of a git
@@ -38,12 +39,12 @@ func TestTetherManagesItself(t *testing.T) {
 	first := repo.Commit(t, files, "Tether's install, as released")
 	before := liveUIDs(t, c, in)
 	deployment := &appsv1.Deployment{}
-	must(t, c.Get(t.Context(), client.ObjectKey{Namespace: agentNamespace, Name: "tether"}, deployment))
+	harness.Must(t, c.Get(t.Context(), client.ObjectKey{Namespace: agentNamespace, Name: "tether"}, deployment))
 
 	r := startReplica(t, in)
 	s := gitSync(agentNamespace, "e2e-tether", repo.URL(), "deploy/default", time.Hour)
 	s.Spec.Destination.Namespace = agentNamespace
-	must(t, c.Create(t.Context(), s))
+	harness.Must(t, c.Create(t.Context(), s))
 	t.Cleanup(func() {
 		// Orphan: what the Sync applied is the install, which applyInstall removes.
 		ctx := context.WithoutCancel(t.Context())
@@ -76,7 +77,7 @@ func TestTetherManagesItself(t *testing.T) {
 		// Deployment, which its ReplicaSets inherit), but its pods roll only when the
 		// pod template changes.
 		after := &appsv1.Deployment{}
-		must(t, c.Get(t.Context(), client.ObjectKeyFromObject(deployment), after))
+		harness.Must(t, c.Get(t.Context(), client.ObjectKeyFromObject(deployment), after))
 		if diff := cmp.Diff(deployment.Spec, after.Spec); diff != "" {
 			t.Errorf("adopting the Deployment changed its spec (-before +after):\n%s", diff)
 		}
@@ -91,7 +92,7 @@ func TestTetherManagesItself(t *testing.T) {
 			return s.Status.LastAppliedRevision == "main@sha1:"+rev && isReady(s)
 		})
 		after := &appsv1.Deployment{}
-		must(t, c.Get(t.Context(), client.ObjectKeyFromObject(deployment), after))
+		harness.Must(t, c.Get(t.Context(), client.ObjectKeyFromObject(deployment), after))
 		if image := after.Spec.Template.Spec.Containers[0].Image; image != "ghcr.io/tether-dev/tether:v0.1.1" {
 			t.Errorf("the Deployment runs %s, want ghcr.io/tether-dev/tether:v0.1.1", image)
 		}
@@ -197,7 +198,7 @@ func deployCopy(t *testing.T) map[string]string {
 			files[filepath.ToSlash(rel)] = string(data)
 			return err
 		})
-		must(t, err)
+		harness.Must(t, err)
 	}
 	return files
 }
@@ -223,14 +224,14 @@ func liveObject(t *testing.T, c client.Client, obj *unstructured.Unstructured) *
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
-	must(t, err)
+	harness.Must(t, err)
 	return live
 }
 
 // waitAbsent waits until the object is gone.
 func waitAbsent(t *testing.T, c client.Client, apiVersion, kind, ns, name string) {
 	t.Helper()
-	eventually(t, kind+" "+name+" is gone", func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, kind+" "+name+" is gone", func(ctx context.Context) (bool, error) {
 		err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: apiVersion, Kind: kind}})
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})

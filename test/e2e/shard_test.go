@@ -20,6 +20,7 @@ import (
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 )
 
 // TestShardsReconcileOnlyTheirOwnSyncs runs three agents, --shard a, --shard b and
@@ -68,7 +69,7 @@ func TestShardsReconcileOnlyTheirOwnSyncs(t *testing.T) {
 	t.Run("each shard elects its leader on a Lease of its own", func(t *testing.T) {
 		for _, name := range shardLeases {
 			lease := &coordinationv1.Lease{}
-			must(t, c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, lease))
+			harness.Must(t, c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, lease))
 			if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
 				t.Errorf("Lease %s has no holder", name)
 			}
@@ -85,11 +86,11 @@ func TestShardsReconcileOnlyTheirOwnSyncs(t *testing.T) {
 
 	t.Run("a Sync relabelled to another shard is reconciled by that shard", func(t *testing.T) {
 		patch := fmt.Appendf(nil, `{"metadata":{"labels":{%q:"a"}}}`, v1alpha1.ShardLabel)
-		must(t, c.Patch(t.Context(), &v1alpha1.Sync{ObjectMeta: syncs["b"].ObjectMeta}, client.RawPatch(types.MergePatchType, patch)))
+		harness.Must(t, c.Patch(t.Context(), &v1alpha1.Sync{ObjectMeta: syncs["b"].ObjectMeta}, client.RawPatch(types.MergePatchType, patch)))
 		files["b/cm.yaml"] = strings.Replace(files["b/cm.yaml"], `v: "1"`, `v: "2"`, 1)
 		second := repo.Commit(t, map[string]string{"b/cm.yaml": files["b/cm.yaml"]}, "change b's config map")
 		waitRevision(t, c, syncs["b"], second)
-		eventually(t, "shard a's agent reports sync-b and shard b's agent does not", func(context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, "shard a's agent reports sync-b and shard b's agent does not", func(context.Context) (bool, error) {
 			return slices.Equal(reportedSyncs(t, agents["a"], ns), []string{"sync-a", "sync-b"}) && len(reportedSyncs(t, agents["b"], ns)) == 0, nil
 		})
 	})
@@ -104,7 +105,7 @@ func shardedDeployments(t *testing.T) []*unstructured.Unstructured {
 	var out []*unstructured.Unstructured
 	for _, doc := range strings.Split(kubectl(t, "kustomize", filepath.Join("..", "..", "deploy", "overlays", "sharded")), "\n---\n") {
 		obj := &unstructured.Unstructured{}
-		must(t, yaml.Unmarshal([]byte(doc), &obj.Object))
+		harness.Must(t, yaml.Unmarshal([]byte(doc), &obj.Object))
 		if obj.GetKind() == "Deployment" {
 			out = append(out, obj)
 		}

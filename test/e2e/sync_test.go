@@ -15,6 +15,7 @@ import (
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 )
 
 const appConfig = `apiVersion: v1
@@ -81,7 +82,7 @@ func TestSyncTakesCommitsIntoTheCluster(t *testing.T) {
 
 	t.Run("objects appear, applied by field manager tether", func(t *testing.T) {
 		cm := &corev1.ConfigMap{}
-		eventually(t, "the ConfigMap exists", func(ctx context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, "the ConfigMap exists", func(ctx context.Context) (bool, error) {
 			return true, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-config"}, cm)
 		})
 		if got := cm.Data["greeting"]; got != "hello" {
@@ -136,7 +137,7 @@ func TestSyncTakesCommitsIntoTheCluster(t *testing.T) {
 	second := repo.Commit(t, map[string]string{"apps/web/config.yaml": fmt.Sprintf(appConfig, "bonjour")}, "greet in French")
 
 	t.Run("a pushed change is applied within the interval", func(t *testing.T) {
-		eventually(t, "the ConfigMap says bonjour", func(ctx context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, "the ConfigMap says bonjour", func(ctx context.Context) (bool, error) {
 			cm := &corev1.ConfigMap{}
 			err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-config"}, cm)
 			return cm.Data["greeting"] == "bonjour", err
@@ -194,7 +195,7 @@ func TestSyncTakesCommitsIntoTheCluster(t *testing.T) {
 func waitForSync(t *testing.T, c client.Client, sync *v1alpha1.Sync, what string, cond func(*v1alpha1.Sync) bool) *v1alpha1.Sync {
 	t.Helper()
 	s := &v1alpha1.Sync{}
-	eventually(t, what, func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, what, func(ctx context.Context) (bool, error) {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(sync), s); err != nil {
 			return false, err
 		}

@@ -20,6 +20,7 @@ import (
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 )
 
 // TestATenantNamespaceDeletedUnderTheNamespacedInstallFinishes installs
@@ -49,15 +50,15 @@ func TestATenantNamespaceDeletedUnderTheNamespacedInstallFinishes(t *testing.T) 
 		return s.Status.LastAppliedRevision == "main@sha1:"+first && isReady(s)
 	})
 
-	must(t, c.Delete(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tenant}}))
+	harness.Must(t, c.Delete(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tenant}}))
 	for _, obj := range bindings {
-		must(t, client.IgnoreNotFound(c.Delete(t.Context(), obj)))
+		harness.Must(t, client.IgnoreNotFound(c.Delete(t.Context(), obj)))
 	}
 	waitAgentMayNot(t, tenant, "list", "syncs", "tether.dev")
 	waitAgentMayNot(t, tenant, "impersonate", "serviceaccounts", "")
 
 	t.Run("the Sync lets go once its namespace took the agent's rights there", func(t *testing.T) {
-		must(t, c.Delete(t.Context(), web))
+		harness.Must(t, c.Delete(t.Context(), web))
 		waitGone(t, c, web)
 	})
 	t.Run("nothing was deleted with the agent's own rights", func(t *testing.T) {
@@ -87,7 +88,7 @@ func TestATenantNamespaceDeletedUnderTheNamespacedInstallFinishes(t *testing.T) 
 			}
 		}
 		// What the right is for: the Sync, being deleted, is let go.
-		must(t, c.Delete(t.Context(), other))
+		harness.Must(t, c.Delete(t.Context(), other))
 		err := asAgent.Patch(t.Context(), other.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))
 		if err != nil {
 			t.Errorf("the agent taking its finalizer off: %v", err)
@@ -150,7 +151,7 @@ func waitAgentMayNot(t *testing.T, ns, verb, resource, group string) {
 		t.Fatal(err)
 	}
 	user := "system:serviceaccount:" + agentNamespace + ":" + agentAccount
-	eventually(t, fmt.Sprintf("%s to be refused %s %s in %s", user, verb, resource, ns), func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, fmt.Sprintf("%s to be refused %s %s in %s", user, verb, resource, ns), func(ctx context.Context) (bool, error) {
 		review, err := cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 			User:               user,
 			Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + agentNamespace, "system:authenticated"},

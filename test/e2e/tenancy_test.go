@@ -22,6 +22,7 @@ import (
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 )
 
 // The tenant namespaces deploy/overlays/namespaced names.
@@ -196,7 +197,7 @@ func TestTenantsUnderTheNamespacedInstall(t *testing.T) {
 			&v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: teamA, Name: "reach"}},
 			&v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: teamA, Name: "sneaky"}},
 		} {
-			eventually(t, fmt.Sprintf("%T %s to be gone", obj, client.ObjectKeyFromObject(obj)), func(ctx context.Context) (bool, error) {
+			harness.Eventually(t, waitTimeout, fmt.Sprintf("%T %s to be gone", obj, client.ObjectKeyFromObject(obj)), func(ctx context.Context) (bool, error) {
 				err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj)
 				return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 			})
@@ -275,7 +276,7 @@ func TestTenantsUnderTheDefaultInstall(t *testing.T) {
 
 	t.Run("the agent leads through the install's Lease", func(t *testing.T) {
 		lease := &coordinationv1.Lease{}
-		must(t, c.Get(t.Context(), client.ObjectKey{Namespace: agentNamespace, Name: leaseName}, lease))
+		harness.Must(t, c.Get(t.Context(), client.ObjectKey{Namespace: agentNamespace, Name: leaseName}, lease))
 		if h := lease.Spec.HolderIdentity; h == nil || *h == "" {
 			t.Errorf("Lease %s/%s has no holder", agentNamespace, leaseName)
 		}
@@ -430,7 +431,7 @@ func driftConfigMapKey(t *testing.T, c client.Client, ns, name, key, value strin
 // waitConfigMap waits until ConfigMap web-config (appConfig) in ns says greeting.
 func waitConfigMap(t *testing.T, c client.Client, ns, greeting string) {
 	t.Helper()
-	eventually(t, fmt.Sprintf("ConfigMap %s/web-config to say %s", ns, greeting), func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, fmt.Sprintf("ConfigMap %s/web-config to say %s", ns, greeting), func(ctx context.Context) (bool, error) {
 		cm := &corev1.ConfigMap{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-config"}, cm); err != nil {
 			return false, err
@@ -451,7 +452,7 @@ func anyRequest(reqs []apiRequest, match func(apiRequest) bool) bool {
 // waitEvent waits for an Event of reason about Sync s.
 func waitEvent(t *testing.T, c client.Client, s *v1alpha1.Sync, reason string) {
 	t.Helper()
-	eventually(t, "an Event "+reason+" about Sync "+s.Name, func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "an Event "+reason+" about Sync "+s.Name, func(ctx context.Context) (bool, error) {
 		events := &corev1.EventList{}
 		if err := c.List(ctx, events, client.InNamespace(s.Namespace)); err != nil {
 			return false, err

@@ -5,12 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -21,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"tether.dev/tether/test/controlplane"
+	"tether.dev/tether/test/harness"
 )
 
 // Binary returns the path of name (prometheus or promtool) in the test binaries'
@@ -71,7 +70,7 @@ func Start(t testing.TB, opts Options) *Server {
 	if err := os.WriteFile(config, configFile(opts), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
+	addr := harness.FreeAddr(t)
 	s := &Server{URL: "http://" + addr, log: &bytes.Buffer{}, done: make(chan error, 1)}
 	s.cmd = exec.Command(Binary(t, "prometheus"),
 		"--config.file="+config,
@@ -258,14 +257,4 @@ func (s *Server) Value(ctx context.Context, expr string) (float64, error) {
 		return float64(vec[0].Value), nil
 	}
 	return 0, fmt.Errorf("query %s: %d samples, want one", expr, len(vec))
-}
-
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return net.JoinHostPort("127.0.0.1", strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
 }

@@ -20,6 +20,7 @@ import (
 	"tether.dev/tether/health"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 )
 
 // BenchmarkHealthFollowsRollout measures how long after its last object became
@@ -78,7 +79,7 @@ func measureRollouts(b *testing.B, opts agentOptions, repo *gitserver.Repo, roll
 		})
 	}
 	wg.Wait()
-	must(b, errors.Join(errs...))
+	harness.Must(b, errors.Join(errs...))
 	return lags
 }
 

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
+
+	"tether.dev/tether/test/harness"
 )
 
 // captureDir, when set (go test ./test/rollout -args -capture ../../health/testdata),
@@ -31,14 +33,14 @@ func capture(t *testing.T, c client.Client, gvk schema.GroupVersionKind, ns, nam
 	}
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(gvk)
-	must(t, c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, obj))
+	harness.Must(t, c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, obj))
 	docs := []*unstructured.Unstructured{obj}
 	if pods {
 		sel, _, _ := unstructured.NestedStringMap(obj.Object, "spec", "selector", "matchLabels")
 		list := &unstructured.UnstructuredList{}
 		list.SetAPIVersion("v1")
 		list.SetKind("PodList")
-		must(t, c.List(t.Context(), list, client.InNamespace(ns), client.MatchingLabels(sel)))
+		harness.Must(t, c.List(t.Context(), list, client.InNamespace(ns), client.MatchingLabels(sel)))
 		for i := range list.Items {
 			docs = append(docs, &list.Items[i])
 		}
@@ -64,16 +66,16 @@ func writeFixture(t *testing.T, file, how string, docs ...*unstructured.Unstruct
 		d.SetManagedFields(nil)
 		unstructured.RemoveNestedField(d.Object, "metadata", "annotations", "kubectl.kubernetes.io/last-applied-configuration")
 		data, err := yaml.Marshal(d.Object)
-		must(t, err)
+		harness.Must(t, err)
 		out = append(out, string(data))
 	}
 	path := filepath.Join(*captureDir, file+".yaml")
-	must(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	harness.Must(t, os.MkdirAll(filepath.Dir(path), 0o755))
 	header := "# Captured live from the control plane of test/rollout (" + t.Name() + ").\n"
 	if how != "" {
 		header += "# " + how + "\n"
 	}
-	must(t, os.WriteFile(path, []byte(header+strings.Join(out, "---\n")), 0o644))
+	harness.Must(t, os.WriteFile(path, []byte(header+strings.Join(out, "---\n")), 0o644))
 }
 
 var (
@@ -96,7 +98,7 @@ func firstPod(t testing.TB, c client.Client, ns, app string) string {
 	t.Helper()
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "PodList"})
-	must(t, c.List(t.Context(), list, client.InNamespace(ns), client.MatchingLabels{"app": app}))
+	harness.Must(t, c.List(t.Context(), list, client.InNamespace(ns), client.MatchingLabels{"app": app}))
 	if len(list.Items) == 0 {
 		t.Fatalf("no pod of %s in %s", app, ns)
 	}

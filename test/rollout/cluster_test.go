@@ -16,6 +16,7 @@ import (
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/test/controlplane"
+	"tether.dev/tether/test/harness"
 )
 
 // The kinds whose health no controller of a bare cluster decides alone: a load
@@ -87,7 +88,7 @@ func setStatus(t testing.TB, c client.Client, gvk schema.GroupVersionKind, ns, n
 	obj.SetGroupVersionKind(gvk)
 	obj.SetNamespace(ns)
 	obj.SetName(name)
-	must(t, c.Status().Patch(t.Context(), obj, client.RawPatch(types.MergePatchType, []byte(`{"status": `+status+`}`))))
+	harness.Must(t, c.Status().Patch(t.Context(), obj, client.RawPatch(types.MergePatchType, []byte(`{"status": `+status+`}`))))
 }
 
 // TestAutoscalersAndAggregatedAPIsAreJudged runs the real autoscaler controller
@@ -209,11 +210,11 @@ spec:
 func createObject(t *testing.T, c client.Client, ns, doc string) *unstructured.Unstructured {
 	t.Helper()
 	obj := &unstructured.Unstructured{}
-	must(t, yaml.Unmarshal([]byte(doc), &obj.Object))
+	harness.Must(t, yaml.Unmarshal([]byte(doc), &obj.Object))
 	if ns != "" {
 		obj.SetNamespace(ns)
 	}
-	must(t, c.Create(t.Context(), obj))
+	harness.Must(t, c.Create(t.Context(), obj))
 	t.Cleanup(func() {
 		if err := c.Delete(context.WithoutCancel(t.Context()), obj.DeepCopy()); err != nil && !apierrors.IsNotFound(err) {
 			t.Errorf("deleting %s %s: %v", obj.GetKind(), obj.GetName(), err)

@@ -13,6 +13,7 @@ import (
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/health"
 	"tether.dev/tether/test/controlplane"
+	"tether.dev/tether/test/harness"
 )
 
 // TestACronJobWhoseLastJobFailedIsDegraded runs two CronJobs through the real
@@ -88,7 +89,7 @@ func waitLive(t *testing.T, c client.Client, ns, name, what string, cond func(*u
 	t.Helper()
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(cronJobKind)
-	eventually(t, what, func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, what, func(ctx context.Context) (bool, error) {
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {
 			return false, err
 		}

@@ -15,6 +15,7 @@ import (
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 )
 
 // crashStatus is what a kubelet reports of a pod whose container app began to
@@ -111,9 +112,9 @@ func measureFollowing(b *testing.B, opts agentOptions, files map[string]string, 
 	for i := range deployments {
 		pod := &corev1.Pod{}
 		pod.Namespace, pod.Name = ns, firstPod(b, a.c, ns, fmt.Sprintf("web%d", i))
-		must(b, a.c.Delete(b.Context(), pod))
+		harness.Must(b, a.c.Delete(b.Context(), pod))
 	}
-	eventually(b, "every Deployment ready again", func(ctx context.Context) (bool, error) {
+	harness.Eventually(b, waitTimeout, "every Deployment ready again", func(ctx context.Context) (bool, error) {
 		list := &appsv1.DeploymentList{}
 		if err := a.c.List(ctx, list, client.InNamespace(ns)); err != nil {
 			return false, err

@@ -20,7 +20,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -34,6 +33,7 @@ import (
 	tethersync "tether.dev/tether/sync"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 )
 
 func TestMain(m *testing.M) {
@@ -73,13 +73,13 @@ func startAgent(tb testing.TB, opts agentOptions) *agent {
 	cfg.QPS, cfg.Burst = 500, 1000
 	controlplane.InstallCRDs(tb, cfg, filepath.Join("..", "..", "deploy", "base", "crd"))
 	scheme := runtime.NewScheme()
-	must(tb, clientgoscheme.AddToScheme(scheme))
-	must(tb, v1alpha1.AddToScheme(scheme))
-	must(tb, apiextensionsv1.AddToScheme(scheme))
+	harness.Must(tb, clientgoscheme.AddToScheme(scheme))
+	harness.Must(tb, v1alpha1.AddToScheme(scheme))
+	harness.Must(tb, apiextensionsv1.AddToScheme(scheme))
 	a := &agent{metrics: prometheus.NewRegistry(), requests: &atomic.Int64{}}
 	var err error
 	a.c, err = client.New(cfg, client.Options{Scheme: scheme})
-	must(tb, err)
+	harness.Must(tb, err)
 	// Every request of the agent (watches included, counted once) is counted; the
 	// test's own client above is not.
 	cfg = rest.CopyConfig(cfg)
@@ -89,32 +89,28 @@ func startAgent(tb testing.TB, opts agentOptions) *agent {
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 	})
-	must(tb, err)
+	harness.Must(tb, err)
 	applyClient, err := client.New(cfg, client.Options{Scheme: scheme, Mapper: mgr.GetRESTMapper()})
-	must(tb, err)
+	harness.Must(tb, err)
 	src, err := source.New(source.Options{CacheDir: tb.TempDir(), AllowFileURLs: true})
-	must(tb, err)
+	harness.Must(tb, err)
 	watcher := tethersync.NewWatcher(mgr.GetCache(), tethersync.WatcherOptions{IgnoreStatus: opts.ignoreStatus, OnlyUnsettledStatus: opts.onlyUnsettledStatus})
 	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
-	must(tb, err)
+	harness.Must(tb, err)
 	applier := apply.NewManager(applyClient, apply.ManagerOptions{LiveVersions: watcher, Discovery: disco})
-	r := &tethersync.Reconciler{
-		Client:   mgr.GetClient(),
-		Source:   src,
-		Applier:  applier,
-		Finder:   applier,
-		Reader:   mgr.GetAPIReader(),
-		Watcher:  watcher,
-		Secrets:  mgr.GetAPIReader(),
-		Pods:     mgr.GetAPIReader(),
-		Recorder: mgr.GetEventRecorderFor("tether"),
-		Metrics:  tethersync.NewMetrics(a.metrics, tethersync.DefaultMetricsOptions()),
-		Apply:    apply.DefaultOptions(),
-	}
+	r, err := tethersync.NewReconciler(mgr, tethersync.Parts{
+		Source:       src,
+		Applier:      applier,
+		Finder:       applier,
+		ApplyOptions: apply.DefaultOptions(),
+		Watcher:      watcher,
+		Metrics:      tethersync.NewMetrics(a.metrics, tethersync.DefaultMetricsOptions()),
+	})
+	harness.Must(tb, err)
 	syncOpts := tethersync.DefaultOptions()
 	syncOpts.SkipNameValidation = true
 	syncOpts.MinInterval = time.Second
-	must(tb, r.SetupWithManager(mgr, syncOpts))
+	harness.Must(tb, r.SetupWithManager(mgr, syncOpts))
 
 	ctx, cancel := context.WithCancel(context.WithoutCancel(tb.Context()))
 	done := make(chan error, 1)
@@ -147,7 +143,7 @@ func (t countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 func (a *agent) reconciles(tb testing.TB, ns string) uint64 {
 	tb.Helper()
 	families, err := a.metrics.Gather()
-	must(tb, err)
+	harness.Must(tb, err)
 	var n uint64
 	for _, f := range families {
 		if f.GetName() != "tether_reconcile_duration_seconds" {
@@ -182,7 +178,7 @@ func (a *agent) newSync(tb testing.TB, ns string, repo *gitserver.Repo, mutate .
 	for _, m := range mutate {
 		m(s)
 	}
-	must(tb, a.c.Create(tb.Context(), s))
+	harness.Must(tb, a.c.Create(tb.Context(), s))
 	return s
 }
 
@@ -190,7 +186,7 @@ func (a *agent) newSync(tb testing.TB, ns string, repo *gitserver.Repo, mutate .
 func (a *agent) waitFor(tb testing.TB, s *v1alpha1.Sync, what string, cond func(*v1alpha1.Sync) bool) *v1alpha1.Sync {
 	tb.Helper()
 	got := &v1alpha1.Sync{}
-	eventually(tb, what, func(ctx context.Context) (bool, error) {
+	harness.Eventually(tb, waitTimeout, what, func(ctx context.Context) (bool, error) {
 		if err := a.c.Get(ctx, client.ObjectKeyFromObject(s), got); err != nil {
 			return false, err
 		}
@@ -215,7 +211,7 @@ func (a *agent) waitHealth(tb testing.TB, s *v1alpha1.Sync, commit string, code 
 func (a *agent) events(tb testing.TB, s *v1alpha1.Sync) []event {
 	tb.Helper()
 	list := &corev1.EventList{}
-	must(tb, a.c.List(tb.Context(), list, client.InNamespace(s.Namespace),
+	harness.Must(tb, a.c.List(tb.Context(), list, client.InNamespace(s.Namespace),
 		client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("involvedObject.name", s.Name)}))
 	var out []event
 	for _, e := range list.Items {
@@ -256,12 +252,12 @@ func (a *agent) recordStatuses(tb testing.TB, s *v1alpha1.Sync) *statusLog {
 	tb.Helper()
 	cfg := controlplane.Shared(tb).Config()
 	scheme := runtime.NewScheme()
-	must(tb, v1alpha1.AddToScheme(scheme))
+	harness.Must(tb, v1alpha1.AddToScheme(scheme))
 	wc, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
-	must(tb, err)
+	harness.Must(tb, err)
 	w, err := wc.Watch(tb.Context(), &v1alpha1.SyncList{}, client.InNamespace(s.Namespace),
 		client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("metadata.name", s.Name)})
-	must(tb, err)
+	harness.Must(tb, err)
 	log := &statusLog{}
 	done := make(chan struct{})
 	go func() {
@@ -313,25 +309,6 @@ func condition(s v1alpha1.SyncStatus, condType string) *metav1.Condition {
 	return apimeta.FindStatusCondition(s.Conditions, condType)
 }
 
-func eventually(tb testing.TB, what string, cond func(ctx context.Context) (bool, error)) {
-	tb.Helper()
-	ctx, cancel := context.WithTimeout(tb.Context(), waitTimeout)
-	defer cancel()
-	var last error
-	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		ok, err := cond(ctx)
-		// The client's rate limiter refuses a request that would end after the
-		// deadline, before the deadline: keep the state the test waited on.
-		if err != nil && ctx.Err() == nil && !strings.Contains(err.Error(), "would exceed context deadline") {
-			last = err
-		}
-		return ok && err == nil, nil
-	})
-	if err != nil {
-		tb.Fatalf("waiting until %s: %v (last: %v)", what, err, last)
-	}
-}
-
 func describe(s *v1alpha1.Sync) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "revision %q sync %s health %s", s.Status.LastAppliedRevision, s.Status.Sync, s.Status.Health)
@@ -342,11 +319,4 @@ func describe(s *v1alpha1.Sync) string {
 		fmt.Fprintf(&b, "; %s/%s %s %s: %.200s", r.Kind, r.Name, r.Sync, r.Health, r.Message)
 	}
 	return b.String()
-}
-
-func must(tb testing.TB, err error) {
-	tb.Helper()
-	if err != nil {
-		tb.Fatal(err)
-	}
 }

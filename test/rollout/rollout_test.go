@@ -16,6 +16,7 @@ import (
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 )
 
 // deployment is the Deployment web, of one pause container named app. podAnnotations go
@@ -111,7 +112,7 @@ func TestRolloutGoesProgressingThenHealthy(t *testing.T) {
 		// controller marks pods not ready when the fake node's heartbeat lags on a
 		// loaded machine): every further Event must still be a transition.
 		want := []string{"Normal/Progressing", "Normal/Healthy", "Normal/Progressing", "Normal/Healthy"}
-		eventually(t, "the health Events", func(_ context.Context) (bool, error) {
+		harness.Eventually(t, waitTimeout, "the health Events", func(_ context.Context) (bool, error) {
 			events := healthEvents(a.events(t, s))
 			got := typesAndReasons(events)
 			if len(got) < len(want) || !slices.Equal(got[:len(want)], want) {
@@ -174,7 +175,7 @@ func TestPodsThatNeverBecomeReadyAreDegradedAfterTheProgressDeadline(t *testing.
 	if c := condition(got.Status, v1alpha1.HealthyCondition); c == nil || c.Reason != v1alpha1.ReasonDegraded || !strings.Contains(c.Message, "ProgressDeadlineExceeded") {
 		t.Errorf("Healthy condition = %+v, want False, Degraded, naming the deadline", c)
 	}
-	eventually(t, "a Warning Event that the Sync is Degraded", func(_ context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "a Warning Event that the Sync is Degraded", func(_ context.Context) (bool, error) {
 		for _, e := range a.events(t, s) {
 			if e.Type == corev1.EventTypeWarning && e.Reason == v1alpha1.ReasonDegraded && strings.Contains(e.Message, "ProgressDeadlineExceeded") {
 				return true, nil
@@ -383,8 +384,8 @@ spec:
 		// protection finalizer that keeps it while it is bound. Deleted first: the
 		// protection controller puts the finalizer back on a volume that is not
 		// being deleted.
-		must(t, a.c.Delete(t.Context(), pv))
-		must(t, a.c.Patch(t.Context(), pv, client.RawPatch(types.MergePatchType, []byte(`{"metadata": {"finalizers": null}}`))))
+		harness.Must(t, a.c.Delete(t.Context(), pv))
+		harness.Must(t, a.c.Patch(t.Context(), pv, client.RawPatch(types.MergePatchType, []byte(`{"metadata": {"finalizers": null}}`))))
 		got := a.waitFor(t, s, "the claim lost Degraded", func(s *v1alpha1.Sync) bool {
 			lost, _ := resource(s.Status, "PersistentVolumeClaim", "lost")
 			return lost.Health == v1alpha1.HealthDegraded

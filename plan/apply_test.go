@@ -1,4 +1,4 @@
-package sync_test
+package plan_test
 
 import (
 	"testing"
@@ -10,7 +10,7 @@ import (
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/apply"
-	tethersync "tether.dev/tether/sync"
+	"tether.dev/tether/plan"
 )
 
 func TestForApplyMapsASyncToTheOptionsOfItsApply(t *testing.T) {
@@ -28,9 +28,9 @@ func TestForApplyMapsASyncToTheOptionsOfItsApply(t *testing.T) {
 	obj.SetAPIVersion("v1")
 	obj.SetKind("ConfigMap")
 	obj.SetName("cfg")
-	givenUp := []v1alpha1.GivenUpField{{Version: "v1", Kind: "ConfigMap", Namespace: "web", Name: "cfg", JSONPointer: "/data/a", Manager: "fighter"}}
+	givenUp := []v1alpha1.GivenUpField{{ObjectRef: v1alpha1.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: "web", Name: "cfg"}, JSONPointer: "/data/a", Manager: "fighter"}}
 
-	opts := tethersync.ForApply(s, []*unstructured.Unstructured{obj}, base, givenUp)
+	opts := plan.ForApply(s, []*unstructured.Unstructured{obj}, base, givenUp)
 
 	if opts.DefaultNamespace != "web" {
 		t.Errorf("DefaultNamespace = %q, want the destination's web", opts.DefaultNamespace)
@@ -41,7 +41,7 @@ func TestForApplyMapsASyncToTheOptionsOfItsApply(t *testing.T) {
 	if opts.IgnoreScaledReplicas {
 		t.Error("IgnoreScaledReplicas is on though the Sync turned ignoreAutoscaledReplicas off")
 	}
-	want := map[apply.ObjectRef][]string{{Version: "v1", Kind: "ConfigMap", Namespace: "web", Name: "cfg"}: {"/data/a"}}
+	want := map[v1alpha1.ObjectRef][]string{{Version: "v1", Kind: "ConfigMap", Namespace: "web", Name: "cfg"}: {"/data/a"}}
 	if diff := cmp.Diff(want, opts.IgnoreFields); diff != "" {
 		t.Errorf("IgnoreFields from the given-up fields (-want +got):\n%s", diff)
 	}
@@ -57,13 +57,13 @@ func TestForApplyMapsASyncToTheOptionsOfItsApply(t *testing.T) {
 }
 
 func TestLeftGitAndPruneHeld(t *testing.T) {
-	cm := func(name, version string) apply.ObjectRef {
-		return apply.ObjectRef{Group: "apps", Version: version, Kind: "Deployment", Namespace: "web", Name: name}
+	cm := func(name, version string) v1alpha1.ObjectRef {
+		return v1alpha1.ObjectRef{Group: "apps", Version: version, Kind: "Deployment", Namespace: "web", Name: name}
 	}
-	inventory := []apply.ObjectRef{cm("a", "v1"), cm("b", "v1"), cm("c", "v1beta1")}
+	inventory := []v1alpha1.ObjectRef{cm("a", "v1"), cm("b", "v1"), cm("c", "v1beta1")}
 	cs := &apply.ChangeSet{Changes: []apply.Change{{Object: cm("a", "v1")}, {Object: cm("c", "v1")}}}
-	stale := tethersync.LeftGit(inventory, cs)
-	if diff := cmp.Diff([]apply.ObjectRef{cm("b", "v1")}, stale); diff != "" {
+	stale := plan.LeftGit(inventory, cs)
+	if diff := cmp.Diff([]v1alpha1.ObjectRef{cm("b", "v1")}, stale); diff != "" {
 		t.Errorf("left git (an object under another version has not) (-want +got):\n%s", diff)
 	}
 	for _, tc := range []struct {
@@ -81,7 +81,7 @@ func TestLeftGitAndPruneHeld(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &v1alpha1.Sync{Spec: tc.spec}
-			if got := tethersync.PruneHeld(s, inventory[:tc.stale], len(inventory), tc.empty); got != tc.want {
+			if got := plan.PruneHeld(s, inventory[:tc.stale], len(inventory), tc.empty); got != tc.want {
 				t.Errorf("PruneHeld = %q, want %q", got, tc.want)
 			}
 		})

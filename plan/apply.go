@@ -1,0 +1,98 @@
+package plan
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/apply"
+)
+
+// The one mapping from a Sync to an apply. The agent and `tether diff` both turn a
+// Sync and the objects its revision renders to into an apply through these
+// functions, so that a diff shows exactly what the agent would do: the same marks,
+// the same namespace, the same fields left alone, the same objects pruned.
+
+// ForApply marks objs as owned by s (MarkOwned) and returns the options of their
+// apply: base (the agent's options, or apply.DefaultOptions for the CLI) with s's
+// destination namespace, its spec.ignoreDifferences, its
+// spec.ignoreAutoscaledReplicas, and the fields given up after a fight with another
+// manager (the agent's own record, or status.fieldsGivenUp as it last wrote it).
+func ForApply(s *v1alpha1.Sync, objs []*unstructured.Unstructured, base apply.Options, givenUp []v1alpha1.GivenUpField) apply.Options {
+	MarkOwned(objs, s)
+	opts := base
+	opts.DefaultNamespace = s.Spec.Destination.Namespace
+	opts.Ignore = append(append([]v1alpha1.IgnoreRule(nil), base.Ignore...), s.Spec.IgnoreDifferences...)
+	opts.IgnoreScaledReplicas = base.IgnoreScaledReplicas && s.Spec.IgnoreAutoscaledReplicasEnabled()
+	opts.IgnoreFields = ignoredFields(givenUp)
+	return opts
+}
+
+// MarkOwned gives objs the marks of the Sync that applies them: the
+// tether.dev/owned-by annotation, which prune and claims check, and the
+// tether.dev/sync label, which a lost inventory is rebuilt from.
+func MarkOwned(objs []*unstructured.Unstructured, s *v1alpha1.Sync) {
+	owner, label := Owner(s), v1alpha1.SyncLabelValue(s.Namespace, s.Name)
+	for _, o := range objs {
+		annotations := o.GetAnnotations()
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		annotations[v1alpha1.OwnedByAnnotation] = owner
+		o.SetAnnotations(annotations)
+		labels := o.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels[v1alpha1.SyncLabel] = label
+		o.SetLabels(labels)
+	}
+}
+
+// Owner is the value of the tether.dev/owned-by annotation on the objects s
+// applies: "<namespace>/<name>".
+func Owner(s *v1alpha1.Sync) string { return s.Namespace + "/" + s.Name }
+
+// ignoredFields turns given-up fields into apply.Options.IgnoreFields.
+func ignoredFields(fields []v1alpha1.GivenUpField) map[v1alpha1.ObjectRef][]string {
+	if len(fields) == 0 {
+		return nil
+	}
+	out := map[v1alpha1.ObjectRef][]string{}
+	for _, f := range fields {
+		out[f.ObjectRef] = append(out[f.ObjectRef], f.JSONPointer)
+	}
+	return out
+}
+
+// GivenUpField is the status entry of one field of ref given up to manager.
+func GivenUpField(ref v1alpha1.ObjectRef, pointer, manager string) v1alpha1.GivenUpField {
+	return v1alpha1.GivenUpField{ObjectRef: ref, JSONPointer: pointer, Manager: manager}
+}
+
+// PruneOptionsFor returns the options of a prune of s's objects after the apply
+// applied: only objects s owns, and not those the apply still holds under another
+// version.
+func PruneOptionsFor(s *v1alpha1.Sync, applied *apply.ChangeSet, concurrency int) apply.PruneOptions {
+	return apply.PruneOptions{Owner: Owner(s), Keep: liveUIDs(applied), Concurrency: concurrency}
+}
+
+// FindOptionsFor returns the options that find the objects s applied by their
+// label and owner mark, all over the cluster: how a lost inventory is rebuilt.
+func FindOptionsFor(s *v1alpha1.Sync) apply.FindOptions {
+	return apply.FindOptions{Label: v1alpha1.SyncLabel, Value: v1alpha1.SyncLabelValue(s.Namespace, s.Name), Owner: Owner(s)}
+}
+
+// liveUIDs are the UIDs of the objects an apply left in the cluster.
+func liveUIDs(cs *apply.ChangeSet) map[types.UID]bool {
+	out := map[types.UID]bool{}
+	if cs == nil {
+		return out
+	}
+	for _, c := range cs.Changes {
+		if c.Live != nil {
+			out[c.Live.GetUID()] = true
+		}
+	}
+	return out
+}

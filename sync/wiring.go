@@ -1,0 +1,99 @@
+package sync
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"tether.dev/tether/apply"
+)
+
+// Parts are the collaborators of a Reconciler that one agent chooses and another
+// may choose differently (a test counts the applier's requests, records Events
+// in memory). What every agent wires the same way (its readers, the watch of
+// credentials Secrets) NewReconciler wires itself, so that a test runs the
+// configuration that ships.
+type Parts struct {
+	// What the Sync's revision is made of and how it reaches the cluster.
+
+	// Source fetches and renders revisions.
+	Source Source
+	// Applier applies, prunes and orphans as the agent.
+	Applier Applier
+	// Finder, when set, rebuilds an empty inventory from the labelled objects
+	// (usually the same apply.Manager as Applier).
+	Finder Finder
+	// ApplyOptions are the options of every apply; DefaultNamespace is set per Sync.
+	ApplyOptions apply.Options
+
+	// Who each Sync acts as: nil, the agent itself.
+	Tenancy *Tenancy
+
+	// What starts a reconcile.
+
+	// Watcher watches the kinds each Sync applies (drift, health).
+	Watcher *Watcher
+	// Trigger queues the Syncs a push notification concerns.
+	Trigger *Trigger
+
+	// Who is told.
+
+	// Recorder records the Sync's Events; nil records them as the manager's
+	// "tether".
+	Recorder record.EventRecorder
+	// Metrics counts the work as it is done.
+	Metrics *Metrics
+}
+
+// NewReconciler wires a Reconciler over mgr with parts, as `tether controller`
+// runs it: Syncs are read from the manager's cache (Client) and, on a status
+// conflict, straight from the API server (Reader); the pods of a workload that is
+// not healthy are read on demand, never cached (Pods); credentials Secrets are read
+// through a client of their own that can watch, so that no Secret is cached and
+// each one a Sync names is watched on its own, metadata only (Secrets,
+// SecretWatch). Call SetupWithManager to start it.
+func NewReconciler(mgr ctrl.Manager, parts Parts) (*Reconciler, error) {
+	secrets, err := client.NewWithWatch(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+	if err != nil {
+		return nil, fmt.Errorf("creating Secrets client: %w", err)
+	}
+	recorder := parts.Recorder
+	if recorder == nil {
+		recorder = mgr.GetEventRecorderFor("tether")
+	}
+	return &Reconciler{
+		Client:       mgr.GetClient(),
+		Reader:       mgr.GetAPIReader(),
+		Pods:         mgr.GetAPIReader(),
+		Secrets:      secrets,
+		SecretWatch:  NewSecretWatch(),
+		Source:       parts.Source,
+		Applier:      parts.Applier,
+		Finder:       parts.Finder,
+		ApplyOptions: parts.ApplyOptions,
+		Tenancy:      parts.Tenancy,
+		Watcher:      parts.Watcher,
+		Trigger:      parts.Trigger,
+		Recorder:     recorder,
+		Metrics:      parts.Metrics,
+	}, nil
+}
+
+// forget drops all the Reconciler and its collaborators hold for a Sync that is
+// gone: its metrics, fights, inventory searches, last good revision, request
+// spacing, Secret watch and object watches.
+func (r *Reconciler) forget(ctx context.Context, key types.NamespacedName) {
+	r.Metrics.Forget(key.Namespace, key.Name)
+	r.fights.forget(key)
+	r.searched.Delete(key)
+	r.good.forget(key)
+	r.requests.forget(key)
+	r.SecretWatch.Forget(key)
+	if r.Watcher != nil {
+		r.Watcher.Forget(ctx, key)
+	}
+}
