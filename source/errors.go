@@ -141,7 +141,7 @@ func gitCauses(err error) iter.Seq[error] {
 			if !yield(e) {
 				return
 			}
-			switch x := e.(type) {
+			switch x := e.(type) { //nolint:errorlint // this walk looks at each layer in turn; errors.As would skip those in between
 			case *plumbing.UnexpectedError:
 				e = x.Err
 			case *plumbing.PermanentError:

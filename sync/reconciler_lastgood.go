@@ -62,7 +62,7 @@ func (g *goodRevisions) store(key types.NamespacedName, rev goodRevision) error 
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name()) //nolint:errcheck // gone after the rename
+	defer func() { _ = os.Remove(tmp.Name()) }() // gone after the rename
 	if _, err := tmp.Write(data); err != nil {
 		_ = tmp.Close()
 		return err
