@@ -92,7 +92,7 @@ func TestRenderEndsAtItsDeadline(t *testing.T) {
 	dir := t.TempDir()
 	var many strings.Builder
 	for i := range 4000 {
-		fmt.Fprintf(&many, "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-%d}\ndata: {n: \"%d\"}\n", i, i)
+		fmt.Fprintf(&many, "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-%d}\ndata: {index: \"%d\"}\n", i, i)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "many.yaml"), []byte(many.String()), 0o600); err != nil {
 		t.Fatal(err)

@@ -30,7 +30,7 @@ func configMaps(prefix string, n int) map[string]string {
 	files := map[string]string{}
 	for i := 0; i < n; i++ {
 		name := fmt.Sprintf("%s-%03d", prefix, i)
-		files["apps/"+name+".yaml"] = fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s}\ndata: {n: \"%d\"}\n", name, i)
+		files["apps/"+name+".yaml"] = fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s}\ndata: {index: \"%d\"}\n", name, i)
 	}
 	return files
 }

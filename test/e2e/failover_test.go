@@ -154,10 +154,10 @@ func TestFailoverUnderFire(t *testing.T) {
 
 	t.Run("the new leader reconciles: drift is corrected by watch", func(t *testing.T) {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cm-042"}}
-		harness.Must(t, c.Patch(t.Context(), cm, client.RawPatch(types.MergePatchType, []byte(`{"data":{"n":"drifted"}}`)), client.FieldOwner("e2e-drift")))
+		harness.Must(t, c.Patch(t.Context(), cm, client.RawPatch(types.MergePatchType, []byte(`{"data":{"index":"drifted"}}`)), client.FieldOwner("e2e-drift")))
 		harness.Eventually(t, waitTimeout, "the drift is corrected", func(ctx context.Context) (bool, error) {
 			err := c.Get(ctx, client.ObjectKeyFromObject(cm), cm)
-			return err == nil && cm.Data["n"] == "42", err
+			return err == nil && cm.Data["index"] == "42", err
 		})
 	})
 

@@ -95,11 +95,11 @@ func TestGitFaultsKeepTheLastGoodState(t *testing.T) {
 			// Each case drifts another object: three corrections of one field within
 			// minutes are a fight, which Tether gives up.
 			drifted := fmt.Sprintf("app-%03d", i)
-			driftConfigMapKey(t, c, ns, drifted, "n", "drifted")
+			driftConfigMapKey(t, c, ns, drifted, "index", "drifted")
 			harness.Eventually(t, waitTimeout, "the drift is corrected from the last good revision", func(ctx context.Context) (bool, error) {
 				cm := &corev1.ConfigMap{}
 				err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: drifted}, cm)
-				return err == nil && cm.Data["n"] == strconv.Itoa(i), err
+				return err == nil && cm.Data["index"] == strconv.Itoa(i), err
 			})
 			if after := configMapUIDs(t, c, s); !maps.Equal(after, uids) {
 				t.Errorf("config maps = %v, want the same objects as before the fault: %v", after, uids)

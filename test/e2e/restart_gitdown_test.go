@@ -48,11 +48,11 @@ func TestARestartWithGitDownStillCorrectsDrift(t *testing.T) {
 		ready := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.ReadyCondition)
 		return ready != nil && ready.Status == metav1.ConditionFalse && ready.Reason == source.ReasonHostUnreachable
 	})
-	driftConfigMapKey(t, c, ns, "app-001", "n", "drifted")
+	driftConfigMapKey(t, c, ns, "app-001", "index", "drifted")
 	harness.Eventually(t, waitTimeout, "the drift is corrected from the revision applied before the restart", func(ctx context.Context) (bool, error) {
 		cm := &corev1.ConfigMap{}
 		err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "app-001"}, cm)
-		return err == nil && cm.Data["n"] == "1", err
+		return err == nil && cm.Data["index"] == "1", err
 	})
 	if after := configMapUIDs(t, c, s); len(after) != len(uids) {
 		t.Errorf("config maps = %v, want the same as before the restart: %v", after, uids)

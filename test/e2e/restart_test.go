@@ -58,12 +58,12 @@ func TestTheAgentSurvivesAnAPIServerRestart(t *testing.T) {
 	t.Run("watches resume: drift is corrected without an interval", func(t *testing.T) {
 		cm := &corev1.ConfigMap{}
 		harness.Must(t, c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "cm-007"}, cm))
-		cm.Data["n"] = "edited"
+		cm.Data["index"] = "edited"
 		harness.Must(t, c.Update(t.Context(), cm, client.FieldOwner("kubectl-edit")))
 		harness.Eventually(t, waitTimeout, "the edit is reverted", func(ctx context.Context) (bool, error) {
 			got := &corev1.ConfigMap{}
 			err := c.Get(ctx, client.ObjectKeyFromObject(cm), got)
-			return err == nil && got.Data["n"] == "7", err
+			return err == nil && got.Data["index"] == "7", err
 		})
 	})
 }

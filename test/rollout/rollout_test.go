@@ -437,7 +437,7 @@ status: {phase: Warming}
 ---
 apiVersion: example.tether.dev/v1
 kind: Gadget
-metadata: {name: on}
+metadata: {name: "on"}
 status: {phase: "On"}
 `})
 	check := v1alpha1.HealthCheck{
