@@ -207,15 +207,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, err
 	}
 
-	st := newStatusBuilder(obj, r.now)
+	st := plan.NewStatus(obj, r.now)
 	defer func() {
 		err = errors.Join(err, r.report(ctx, obj, st, err))
-		if err == nil && st.requestWait > 0 && (result.RequeueAfter == 0 || result.RequeueAfter > st.requestWait) {
+		if err == nil && st.RequestWait() > 0 && (result.RequeueAfter == 0 || result.RequeueAfter > st.RequestWait()) {
 			// A request for a reconcile left waiting is answered after the wait,
 			// whatever this reconcile's outcome.
-			result.RequeueAfter = st.requestWait
+			result.RequeueAfter = st.RequestWait()
 		}
-		if !st.skipReport {
+		if !st.IsGone() {
 			r.Metrics.ObserveReconcile(obj, r.now().Sub(start))
 		}
 	}()
@@ -226,7 +226,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return r.finalize(ctx, obj, st)
 	}
 	if obj.Spec.Suspend {
-		st.suspended()
+		st.Suspended()
 		return ctrl.Result{}, nil
 	}
 	interval := r.interval(obj)
@@ -276,14 +276,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 	changes, err := converge(ctx, id, obj, snap)
 	r.watch(ctx, obj, changes)
-	diff := st.applied(changes)
+	diff := st.Applied(changes)
 	if drift && changes != nil && !changes.DryRun {
 		logDrift(ctx, changes)
 		r.settleFights(obj, changes)
 	}
-	st.fieldConflicts(r.fights.conflicts(obj), r.fights.givenUp(obj))
+	st.FieldConflicts(r.fights.conflicts(obj), r.fights.givenUp(obj))
 	if err != nil {
-		st.leftGitNote("prune waits until every object applies")
+		st.LeftGitNote("prune waits until every object applies")
 		return r.onError(st, interval, err)
 	}
 	if sourceErr != nil {
@@ -297,14 +297,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err != nil {
 		return r.onError(st, interval, err)
 	}
-	st.ready(snap.Revision.String(), obj.Spec.Wait)
+	st.Ready(snap.Revision.String(), obj.Spec.Wait)
 	r.rememberGood(ctx, obj, snap)
-	return ctrl.Result{RequeueAfter: jitter(st.requeueAfter(interval))}, nil
+	return ctrl.Result{RequeueAfter: jitter(st.RequeueAfter(interval))}, nil
 }
 
 // fetchAndRender reads the desired state: the ref resolved to a commit, and the
 // Sync's path at that commit rendered to objects.
-func (r *Reconciler) fetchAndRender(ctx context.Context, obj *v1alpha1.Sync, id Identity, st *statusBuilder) (*source.Snapshot, error) {
+func (r *Reconciler) fetchAndRender(ctx context.Context, obj *v1alpha1.Sync, id Identity, st *plan.Status) (*source.Snapshot, error) {
 	fetchStart := r.now()
 	// Syncs sharing a repository and credentials share a poll (see maxAge).
 	req, wait, err := r.sourceRequest(ctx, obj, id)
@@ -312,7 +312,7 @@ func (r *Reconciler) fetchAndRender(ctx context.Context, obj *v1alpha1.Sync, id 
 		return nil, err
 	}
 	if wait > 0 {
-		st.requestWaits(obj, wait)
+		st.RequestWaits(obj, wait)
 	}
 	snap, err := r.fetchRevision(ctx, obj, st, req, fetchStart)
 	if errors.Is(err, source.ErrNoSuchPath) && req.MaxAge > 0 {
@@ -325,13 +325,13 @@ func (r *Reconciler) fetchAndRender(ctx context.Context, obj *v1alpha1.Sync, id 
 }
 
 // fetchRevision fetches req and renders the Sync's path at the commit.
-func (r *Reconciler) fetchRevision(ctx context.Context, obj *v1alpha1.Sync, st *statusBuilder, req source.Request, fetchStart time.Time) (*source.Snapshot, error) {
+func (r *Reconciler) fetchRevision(ctx context.Context, obj *v1alpha1.Sync, st *plan.Status, req source.Request, fetchStart time.Time) (*source.Snapshot, error) {
 	rev, err := r.Source.Fetch(ctx, req)
 	r.Metrics.ObserveFetch(obj, r.now().Sub(fetchStart), err)
 	if err != nil {
 		return nil, err
 	}
-	st.fetched(rev.String())
+	st.Fetched(rev.String())
 	if err := r.checkHistory(ctx, obj, rev); err != nil {
 		return nil, err
 	}
@@ -339,7 +339,7 @@ func (r *Reconciler) fetchRevision(ctx context.Context, obj *v1alpha1.Sync, st *
 	if err != nil {
 		return nil, err
 	}
-	st.rendered(rev.String(), len(snap.Objects))
+	st.Rendered(rev.String(), len(snap.Objects))
 	return snap, nil
 }
 
@@ -431,19 +431,19 @@ func (r *Reconciler) watch(ctx context.Context, obj *v1alpha1.Sync, cs *apply.Ch
 // assess judges the health of what the cluster now holds, and has the Watcher
 // follow the status of every object that is not Healthy yet, so that the next
 // change of it re-assesses the Sync at once.
-func (r *Reconciler) assess(ctx context.Context, obj *v1alpha1.Sync, id Identity, checker *health.Checker, st *statusBuilder, changes *apply.ChangeSet) {
+func (r *Reconciler) assess(ctx context.Context, obj *v1alpha1.Sync, id Identity, checker *health.Checker, st *plan.Status, changes *apply.ChangeSet) {
 	var unsettled []v1alpha1.ObjectRef
 	for _, c := range changes.Changes {
 		res := checker.Compute(c.Live)
 		if res.Code != v1alpha1.HealthHealthy && health.WantsPods(c.Live) {
 			res = checker.Compute(c.Live, podsOf(ctx, id.Pods, c.Live)...)
 		}
-		st.objectHealth(c.Object, res.Code, res.Message)
+		st.ObjectHealth(c.Object, res.Code, res.Message)
 		if res.Code != v1alpha1.HealthHealthy && c.Live != nil {
 			unsettled = append(unsettled, c.Object)
 		}
 	}
-	st.aggregateHealth()
+	st.AggregateHealth()
 	if r.Watcher != nil {
 		r.Watcher.FollowStatus(client.ObjectKeyFromObject(obj), unsettled)
 	}
@@ -452,17 +452,17 @@ func (r *Reconciler) assess(ctx context.Context, obj *v1alpha1.Sync, id Identity
 // onError is the one place that maps an error to behaviour. Bad input in git stalls
 // the Sync until the next interval (or a new commit); anything else is returned so
 // the queue retries it with exponential backoff.
-func (r *Reconciler) onError(st *statusBuilder, interval time.Duration, err error) (ctrl.Result, error) {
+func (r *Reconciler) onError(st *plan.Status, interval time.Duration, err error) (ctrl.Result, error) {
 	var fe *source.FetchError
 	var rendered *source.RenderError
 	var held *plan.HeldError
 	var refused *RefusedError
 	switch {
 	case errors.As(err, &held):
-		st.stalled(held.Reason, err)
+		st.Stalled(held.Reason, err)
 		return ctrl.Result{RequeueAfter: interval}, nil
 	case errors.As(err, &refused):
-		st.stalled(refused.Reason, err)
+		st.Stalled(refused.Reason, err)
 		return ctrl.Result{RequeueAfter: interval}, nil
 	case errors.As(err, &fe) && fe.Reason == source.ReasonHostBusy:
 		// Waiting on a slow host: not a failure of this Sync.
@@ -470,40 +470,40 @@ func (r *Reconciler) onError(st *statusBuilder, interval time.Duration, err erro
 	case errors.As(err, &fe) && plan.Stalls(fe.Reason):
 		// The Sync itself is wrong (a range or URL that cannot be used, a Secret its
 		// identity may not read): retrying cannot help until it changes.
-		st.sourceFailed(fe.Reason, err)
-		st.stalled(fe.Reason, err)
+		st.SourceFailed(fe.Reason, err)
+		st.Stalled(fe.Reason, err)
 		return ctrl.Result{RequeueAfter: interval}, nil
 	case errors.As(err, &fe):
 		// Git is down, or refuses: the cluster keeps the last good revision (drift is
 		// still corrected from it, by watch) and git is asked again at the interval,
 		// not after an exponential backoff that would outlast the outage by minutes.
-		st.sourceFailed(fe.Reason, err)
+		st.SourceFailed(fe.Reason, err)
 		return ctrl.Result{RequeueAfter: jitter(interval)}, nil
 	case errors.As(err, &rendered):
 		reason := rendered.Reason
 		if reason == "" {
 			reason = v1alpha1.ReasonRenderFailed
 		}
-		st.stalled(reason, err)
+		st.Stalled(reason, err)
 		return ctrl.Result{RequeueAfter: interval}, nil
 	case apply.IsInvalid(err) && isForbidden(err):
 		// The Sync's identity may not do it: retrying cannot help until its rights,
 		// the Sync or git change.
-		st.stalled(v1alpha1.ReasonForbidden, err)
+		st.Stalled(v1alpha1.ReasonForbidden, err)
 		return ctrl.Result{RequeueAfter: interval}, nil
 	case apply.IsValidation(err) && apply.IsInvalid(err):
 		// Nothing of the revision was written; git has to change.
-		st.stalled(v1alpha1.ReasonValidationFailed, err)
+		st.Stalled(v1alpha1.ReasonValidationFailed, err)
 		return ctrl.Result{RequeueAfter: interval}, nil
 	case apply.IsValidation(err):
 		// A dry-run failed for a reason of the cluster's (a timeout, a 5xx): retry.
-		st.retrying(v1alpha1.ReasonValidationFailed, err)
+		st.Retrying(v1alpha1.ReasonValidationFailed, err)
 		return ctrl.Result{}, err
 	case apply.IsInvalid(err):
-		st.stalled(v1alpha1.ReasonApplyFailed, err)
+		st.Stalled(v1alpha1.ReasonApplyFailed, err)
 		return ctrl.Result{RequeueAfter: interval}, nil
 	}
-	st.retrying(v1alpha1.ReasonReconcileFailed, err)
+	st.Retrying(v1alpha1.ReasonReconcileFailed, err)
 	return ctrl.Result{}, err
 }
 
@@ -581,21 +581,21 @@ const statusWriteGrace = 10 * time.Second
 
 // report writes the status the reconcile built, once, and logs the outcome. It
 // writes even when ctx was cancelled, within statusWriteGrace.
-func (r *Reconciler) report(ctx context.Context, obj *v1alpha1.Sync, st *statusBuilder, reconcileErr error) error {
+func (r *Reconciler) report(ctx context.Context, obj *v1alpha1.Sync, st *plan.Status, reconcileErr error) error {
 	log := ctrl.LoggerFrom(ctx)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), statusWriteGrace)
 	defer cancel()
-	if st.skipReport {
+	if st.IsGone() {
 		r.Metrics.Forget(obj.Namespace, obj.Name)
 		if r.Watcher != nil {
 			r.Watcher.Forget(ctx, client.ObjectKeyFromObject(obj))
 		}
 		return nil
 	}
-	status := st.build()
+	status := st.Build()
 	r.Metrics.ObserveStatus(obj, status, r.now())
 	r.recordFailure(obj, obj.Status, status)
-	if failure := cmp.Or(reconcileErr, st.failure); failure != nil {
+	if failure := cmp.Or(reconcileErr, st.Failure()); failure != nil {
 		// Logged at error level once, when it starts or changes; a Sync that fails
 		// the same way at every interval would otherwise fill the log with it.
 		if readyChanged(obj.Status, status) {

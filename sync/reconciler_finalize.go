@@ -42,7 +42,7 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, obj *v1alpha1.Sync) er
 // with Orphan it releases them; once none is left it removes the finalizer. It is
 // level-triggered like everything else: each pass works on what is still there,
 // and status says what deletion waits for.
-func (r *Reconciler) finalize(ctx context.Context, obj *v1alpha1.Sync, st *statusBuilder) (ctrl.Result, error) {
+func (r *Reconciler) finalize(ctx context.Context, obj *v1alpha1.Sync, st *plan.Status) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(obj, v1alpha1.Finalizer) {
 		return ctrl.Result{}, nil
 	}
@@ -54,7 +54,7 @@ func (r *Reconciler) finalize(ctx context.Context, obj *v1alpha1.Sync, st *statu
 		return r.deletionWaits(st, err)
 	}
 	var refs []v1alpha1.ObjectRef
-	for _, o := range st.inventory() {
+	for _, o := range st.Inventory() {
 		refs = append(refs, o.ObjectRef)
 	}
 	opts := apply.PruneOptions{Owner: plan.Owner(obj), FieldManager: r.ApplyOptions.FieldManager, Concurrency: r.ApplyOptions.Concurrency}
@@ -66,8 +66,8 @@ func (r *Reconciler) finalize(ctx context.Context, obj *v1alpha1.Sync, st *statu
 		r.Metrics.CountChanges(obj, cs)
 		r.reportVanishedKinds(obj, cs)
 	}
-	st.deleting(cs)
-	if len(st.inventory()) > 0 {
+	st.Deleting(cs)
+	if len(st.Inventory()) > 0 {
 		if err != nil && r.accountGoneWithNamespace(ctx, obj, err) {
 			return r.leaveBehind(ctx, obj, st, cs, err)
 		}
@@ -78,13 +78,13 @@ func (r *Reconciler) finalize(ctx context.Context, obj *v1alpha1.Sync, st *statu
 }
 
 // removeFinalizer lets the Sync go.
-func (r *Reconciler) removeFinalizer(ctx context.Context, obj *v1alpha1.Sync, st *statusBuilder) (ctrl.Result, error) {
+func (r *Reconciler) removeFinalizer(ctx context.Context, obj *v1alpha1.Sync, st *plan.Status) (ctrl.Result, error) {
 	base := obj.DeepCopy()
 	controllerutil.RemoveFinalizer(obj, v1alpha1.Finalizer)
 	if err := r.Client.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}), client.FieldOwner(StatusFieldManager)); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	st.skipReport = true // the Sync is gone, or about to be
+	st.Gone() // the Sync is gone, or about to be
 	return ctrl.Result{}, nil
 }
 
@@ -142,7 +142,7 @@ func accountCannotAct(err error) bool {
 // namespace go with it; those elsewhere (other namespaces, cluster-scoped) that the
 // last pass (cs, nil when none ran) did not delete stay, and a Warning Event names
 // them.
-func (r *Reconciler) leaveBehind(ctx context.Context, obj *v1alpha1.Sync, st *statusBuilder, cs *apply.ChangeSet, cause error) (ctrl.Result, error) {
+func (r *Reconciler) leaveBehind(ctx context.Context, obj *v1alpha1.Sync, st *plan.Status, cs *apply.ChangeSet, cause error) (ctrl.Result, error) {
 	deleted := map[string]bool{}
 	if cs != nil {
 		for _, c := range cs.Changes {
@@ -152,7 +152,7 @@ func (r *Reconciler) leaveBehind(ctx context.Context, obj *v1alpha1.Sync, st *st
 		}
 	}
 	var elsewhere []string
-	for _, o := range st.inventory() {
+	for _, o := range st.Inventory() {
 		if o.Namespace != obj.Namespace && !deleted[o.Key()] {
 			elsewhere = append(elsewhere, o.String())
 		}
@@ -172,18 +172,11 @@ func (r *Reconciler) leaveBehind(ctx context.Context, obj *v1alpha1.Sync, st *st
 
 // deletionWaits reports what keeps a Sync from going: objects still terminating, or
 // objects that could not be deleted.
-func (r *Reconciler) deletionWaits(st *statusBuilder, err error) (ctrl.Result, error) {
-	names := make([]string, 0, len(st.objects))
-	for _, res := range st.objects {
-		names = append(names, res.String())
-	}
+func (r *Reconciler) deletionWaits(st *plan.Status, err error) (ctrl.Result, error) {
 	if err != nil {
-		st.set(v1alpha1.ReadyCondition, metav1.ConditionFalse, v1alpha1.ReasonDeletionBlocked, "Deletion is blocked: "+err.Error())
-		st.set(v1alpha1.ReconcilingCondition, metav1.ConditionTrue, v1alpha1.ReasonDeletionBlocked, "Retrying with backoff")
+		st.DeletionBlocked(err)
 		return ctrl.Result{}, errors.Join(errors.New("deletion blocked"), err)
 	}
-	st.set(v1alpha1.ReadyCondition, metav1.ConditionFalse, v1alpha1.ReasonDeleting,
-		fmt.Sprintf("Waiting for %d objects to be deleted: %s", len(names), strings.Join(names, ", ")))
-	st.set(v1alpha1.ReconcilingCondition, metav1.ConditionTrue, v1alpha1.ReasonDeleting, "Deleting the objects of this Sync")
+	st.WaitingForDeletion()
 	return ctrl.Result{RequeueAfter: deletionPoll}, nil
 }

@@ -17,26 +17,26 @@ import (
 	"tether.dev/tether/source"
 )
 
-// prune deletes the objects that left git (diff.stale), within the Sync's limits,
+// prune deletes the objects that left git (diff.Stale), within the Sync's limits,
 // and records the outcome in the inventory. It runs only after an apply without
 // failures.
-func (r *Reconciler) prune(ctx context.Context, id Identity, obj *v1alpha1.Sync, st *statusBuilder, snap *source.Snapshot, applied *apply.ChangeSet, diff inventoryDiff) (*apply.ChangeSet, error) {
-	candidates := diff.stale
+func (r *Reconciler) prune(ctx context.Context, id Identity, obj *v1alpha1.Sync, st *plan.Status, snap *source.Snapshot, applied *apply.ChangeSet, diff plan.InventoryDiff) (*apply.ChangeSet, error) {
+	candidates := diff.Stale
 	switch {
 	case len(candidates) == 0:
 		return nil, nil
 	case !obj.Spec.PruneEnabled():
-		st.leftGitNote("prune is off")
+		st.LeftGitNote("prune is off")
 		return nil, nil
 	}
-	if err := plan.CheckPruneLimit(obj, len(candidates), diff.before, len(snap.Objects) == 0); err != nil {
-		st.leftGitNote("prune held back")
+	if err := plan.CheckPruneLimit(obj, len(candidates), diff.Before, len(snap.Objects) == 0); err != nil {
+		st.LeftGitNote("prune held back")
 		return nil, err
 	}
 	cs, err := id.Applier.Prune(ctx, candidates, plan.PruneOptionsFor(obj, applied, r.ApplyOptions.Concurrency))
 	r.Metrics.CountChanges(obj, cs)
 	r.reportVanishedKinds(obj, cs)
-	st.pruned(cs)
+	st.Pruned(cs)
 	return cs, err
 }
 
@@ -130,9 +130,9 @@ func (r *Reconciler) mustSearch(obj *v1alpha1.Sync) bool {
 // from a backup without status) by their label, before anything is pruned, and adds
 // them to it with an Event. A new Sync costs nothing; a Sync without a Finder keeps
 // its inventory as it is.
-func (r *Reconciler) rebuildInventory(ctx context.Context, obj *v1alpha1.Sync, st *statusBuilder) error {
+func (r *Reconciler) rebuildInventory(ctx context.Context, obj *v1alpha1.Sync, st *plan.Status) error {
 	key := client.ObjectKeyFromObject(obj)
-	if len(st.inventory()) > 0 {
+	if len(st.Inventory()) > 0 {
 		r.searched.Delete(key)
 		return nil
 	}
@@ -154,7 +154,7 @@ func (r *Reconciler) rebuildInventory(ctx context.Context, obj *v1alpha1.Sync, s
 		r.searched.Store(key, obj.UID)
 		return nil
 	}
-	st.adopted(found)
+	st.Adopted(found)
 	r.Recorder.Eventf(obj, corev1.EventTypeNormal, v1alpha1.ReasonInventoryRebuilt,
 		"The inventory was empty; rebuilt it from %d objects labelled %s=%s", len(found), v1alpha1.SyncLabel, v1alpha1.SyncLabelValue(obj.Namespace, obj.Name))
 	return nil
