@@ -31,7 +31,7 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, obj *v1alpha1.Sync) er
 	}
 	base := obj.DeepCopy()
 	controllerutil.AddFinalizer(obj, v1alpha1.Finalizer)
-	if err := r.Client.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}), client.FieldOwner(StatusFieldManager)); err != nil {
+	if err := r.Cluster.Syncs.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}), client.FieldOwner(StatusFieldManager)); err != nil {
 		return fmt.Errorf("adding finalizer to Sync %s/%s: %w", obj.Namespace, obj.Name, err)
 	}
 	return nil
@@ -57,13 +57,13 @@ func (r *Reconciler) finalize(ctx context.Context, obj *v1alpha1.Sync, st *plan.
 	for _, o := range st.Inventory() {
 		refs = append(refs, o.ObjectRef)
 	}
-	opts := apply.PruneOptions{Owner: plan.Owner(obj), FieldManager: r.ApplyOptions.FieldManager, Concurrency: r.ApplyOptions.Concurrency}
+	opts := apply.PruneOptions{Owner: plan.Owner(obj), FieldManager: r.Agent.ApplyOptions.FieldManager, Concurrency: r.Agent.ApplyOptions.Concurrency}
 	var cs *apply.ChangeSet
 	if obj.Spec.EffectiveDeletionPolicy() == v1alpha1.DeletionPolicyOrphan {
 		cs, err = id.Applier.Orphan(ctx, refs, opts)
 	} else {
 		cs, err = id.Applier.Prune(ctx, refs, opts)
-		r.Metrics.CountChanges(obj, cs)
+		r.Observers.Metrics.CountChanges(obj, cs)
 		r.reportVanishedKinds(obj, cs)
 	}
 	st.Deleting(cs)
@@ -73,7 +73,7 @@ func (r *Reconciler) finalize(ctx context.Context, obj *v1alpha1.Sync, st *plan.
 		}
 		return r.deletionWaits(st, err)
 	}
-	r.Recorder.Eventf(obj, corev1.EventTypeNormal, v1alpha1.ReasonFinalized, "Deletion policy %s: every object applied by this Sync was handled", obj.Spec.EffectiveDeletionPolicy())
+	r.Observers.Recorder.Eventf(obj, corev1.EventTypeNormal, v1alpha1.ReasonFinalized, "Deletion policy %s: every object applied by this Sync was handled", obj.Spec.EffectiveDeletionPolicy())
 	return r.removeFinalizer(ctx, obj, st)
 }
 
@@ -81,7 +81,7 @@ func (r *Reconciler) finalize(ctx context.Context, obj *v1alpha1.Sync, st *plan.
 func (r *Reconciler) removeFinalizer(ctx context.Context, obj *v1alpha1.Sync, st *plan.Status) (ctrl.Result, error) {
 	base := obj.DeepCopy()
 	controllerutil.RemoveFinalizer(obj, v1alpha1.Finalizer)
-	if err := r.Client.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}), client.FieldOwner(StatusFieldManager)); err != nil {
+	if err := r.Cluster.Syncs.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}), client.FieldOwner(StatusFieldManager)); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	st.Gone() // the Sync is gone, or about to be
@@ -97,12 +97,12 @@ func (r *Reconciler) removeFinalizer(ctx context.Context, obj *v1alpha1.Sync, st
 // deleted by mistake, rights withdrawn in a namespace that stays) keeps the Sync
 // waiting, so that a person can mend it.
 func (r *Reconciler) accountGoneWithNamespace(ctx context.Context, obj *v1alpha1.Sync, err error) bool {
-	if r.Tenancy.accountOf(obj) == "" || !accountCannotAct(err) {
+	if r.Agent.Tenancy.accountOf(obj) == "" || !accountCannotAct(err) {
 		return false
 	}
-	reader := r.Reader
+	reader := r.Cluster.Fresh
 	if reader == nil {
-		return false // Client would cache and watch every namespace
+		return false // Cluster.Syncs would cache and watch every namespace
 	}
 	ns := &metav1.PartialObjectMetadata{}
 	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
@@ -157,7 +157,7 @@ func (r *Reconciler) leaveBehind(ctx context.Context, obj *v1alpha1.Sync, st *pl
 			elsewhere = append(elsewhere, o.String())
 		}
 	}
-	account := ServiceAccountUser(obj.Namespace, r.Tenancy.accountOf(obj))
+	account := ServiceAccountUser(obj.Namespace, r.Agent.Tenancy.accountOf(obj))
 	msg := fmt.Sprintf("Namespace %s is being deleted and %s can no longer act (%v); ", obj.Namespace, account, cause)
 	if len(elsewhere) == 0 {
 		msg += "nothing outside the namespace was left"
@@ -166,7 +166,7 @@ func (r *Reconciler) leaveBehind(ctx context.Context, obj *v1alpha1.Sync, st *pl
 	}
 	// The namespace being deleted may refuse the Event; the log keeps it.
 	ctrl.LoggerFrom(ctx).Info("Releasing a Sync whose account went with its namespace", "account", account, "leftBehind", elsewhere)
-	r.Recorder.Event(obj, corev1.EventTypeWarning, v1alpha1.ReasonObjectsLeftBehind, msg)
+	r.Observers.Recorder.Event(obj, corev1.EventTypeWarning, v1alpha1.ReasonObjectsLeftBehind, msg)
 	return r.removeFinalizer(ctx, obj, st)
 }
 

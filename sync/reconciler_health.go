@@ -79,7 +79,7 @@ func (r *Reconciler) recordHealth(obj *v1alpha1.Sync, before v1alpha1.HealthStat
 	if c := apimeta.FindStatusCondition(status.Conditions, v1alpha1.HealthyCondition); c != nil && c.Message != "" {
 		msg += ": " + c.Message
 	}
-	r.Recorder.AnnotatedEventf(obj, map[string]string{"revision": status.LastAppliedRevision}, eventType, plan.HealthReason(now), "%s", msg)
+	r.Observers.Recorder.AnnotatedEventf(obj, map[string]string{"revision": status.LastAppliedRevision}, eventType, plan.HealthReason(now), "%s", msg)
 }
 
 // healthChecker compiles the Sync's spec.healthChecks. An expression that does not

@@ -46,9 +46,9 @@ func (r *Reconciler) patchStatus(ctx context.Context, obj *v1alpha1.Sync, status
 // may still hold the copy that conflicted) and next is asked again, so a concurrent
 // writer is never overwritten blindly.
 func (r *Reconciler) updateStatus(ctx context.Context, obj *v1alpha1.Sync, next func(cur v1alpha1.SyncStatus) (v1alpha1.SyncStatus, bool)) error {
-	reader := r.Reader
+	reader := r.Cluster.Fresh
 	if reader == nil {
-		reader = r.Client
+		reader = r.Cluster.Syncs
 	}
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		status, ok := next(obj.Status)
@@ -57,7 +57,7 @@ func (r *Reconciler) updateStatus(ctx context.Context, obj *v1alpha1.Sync, next 
 		}
 		base := obj.DeepCopy()
 		obj.Status = status
-		err := r.Client.Status().Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}), client.FieldOwner(StatusFieldManager))
+		err := r.Cluster.Syncs.Status().Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}), client.FieldOwner(StatusFieldManager))
 		if !apierrors.IsConflict(err) {
 			return err
 		}
