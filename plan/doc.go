@@ -2,7 +2,8 @@
 // and the packages that do the work (source, apply, health): what a Sync and the
 // objects its revision renders to mean for an apply and a prune, the inventory and
 // the guards on it (an empty render, a revision too large for the status, a prune
-// over the limit), and the label a failure is counted under.
+// over the limit), the status and conditions of a reconcile (Status), and the label
+// a failure is counted under.
 //
 // It owns no I/O: no client, no informer, no clock, no logging. Every function
 // takes what it decides on and returns the decision, so the agent (sync) and the
@@ -12,10 +13,17 @@
 // Data flows one way: sync reads the Sync, fetches and renders a revision (source),
 // asks plan what to apply (ForApply) and whether the revision may proceed
 // (CheckEmpty, CheckSize), has apply do it, asks plan what left git and may be
-// pruned (LeftGit, CheckPruneLimit, PruneOptionsFor), and writes the status. A
+// pruned (LeftGit, CheckPruneLimit, PruneOptionsFor), and writes the status that a
+// Status built from what each step recorded. A
 // refusal is a *HeldError carrying its reason from api/v1alpha1, which stalls the
 // Sync until git or the Sync changes.
 //
-// Not here yet: the status and conditions builder, still in sync
-// (reconciler_status.go, status_inventory.go).
+// Status accumulates one reconcile's outcome on top of the previous status, so
+// what the reconcile did not look at is carried over: each step records what it
+// did (Fetched, Rendered, Applied, Pruned, Adopted, ObjectHealth and
+// AggregateHealth, FieldConflicts) and how it ended (Ready, Stalled, Retrying,
+// SourceFailed, Suspended, DeletionBlocked, WaitingForDeletion), and Build returns
+// the status, the inventory compacted to fit (status_inventory.go). The clock is
+// the one NewStatus is handed; sync writes what Build returns (merging the
+// inventory with MergeInventory on a conflict), records Events and metrics.
 package plan

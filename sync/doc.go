@@ -33,7 +33,7 @@
 // Event with the Ready condition's reason. It consumes source and apply through the small interfaces
 // declared in reconciler.go.
 //
-// The inventory (status.inventory, status_inventory.go) is written ahead of every
+// The inventory (status.inventory, built by plan.Status) is written ahead of every
 // create, merged rather than overwritten on a conflict, written within a grace after
 // SIGTERM, and rebuilt from the tether.dev/sync label when it is empty; see
 // docs/apply-transaction.md.

@@ -187,7 +187,7 @@ func (a *agent) waitApplied(tb testing.TB, s *v1alpha1.Sync, commit string) *v1a
 	// writes that came after got (health following a rollout) move both on.
 	harness.Eventually(tb, waitTimeout, "the manager's cache to see the status", func(ctx context.Context) (bool, error) {
 		cached, live := &v1alpha1.Sync{}, &v1alpha1.Sync{}
-		if err := a.r.Client.Get(ctx, client.ObjectKeyFromObject(s), cached); err != nil {
+		if err := a.r.Cluster.Syncs.Get(ctx, client.ObjectKeyFromObject(s), cached); err != nil {
 			return false, err
 		}
 		if err := a.c.Get(ctx, client.ObjectKeyFromObject(s), live); err != nil {

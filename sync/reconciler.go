@@ -66,48 +66,78 @@ var (
 const StatusFieldManager = "tether-status"
 
 // Reconciler reconciles Sync objects. NewReconciler wires one over a manager, for
-// the agent and for every test alike; its readers and the Secret watch are the
-// manager's, the rest are the Parts it is given.
+// the agent and for every test alike; its Cluster readers and the Secret watch are
+// the manager's, the rest are the Parts it is given. Its collaborators are grouped
+// by role: how it reads the cluster, what the agent acts with, who is told and what
+// starts a reconcile; what it remembers between reconciles is its own.
 type Reconciler struct {
-	// Client reads Syncs (from the cache) and patches their status.
-	Client  client.Client
-	Source  Source
-	Applier Applier
-	// Finder, when set, rebuilds an empty inventory from the objects in the
-	// cluster that carry the Sync's label, before anything is pruned.
-	Finder   Finder
-	Recorder record.EventRecorder
-	Metrics  *Metrics
-	// Watcher, when set, watches the kinds each Sync applies and triggers a reconcile
-	// when a managed object changes, so that drift is seen at once.
-	Watcher *Watcher
-	// Secrets reads the credentials Secrets that Syncs name in spec.source.secretRef:
-	// the manager's API reader, so that no Secret is cached or watched.
-	Secrets client.Reader
-	// Reader reads a Sync straight from the API server when a status write meets a
+	Cluster   Cluster
+	Agent     Agent
+	Observers Observers
+	state     reconcilerState
+}
+
+// Cluster is how a Reconciler reads the cluster (and writes Syncs), one reader per
+// role.
+type Cluster struct {
+	// Syncs reads Syncs from the manager's cache and patches them and their status.
+	Syncs client.Client
+	// Fresh reads a Sync straight from the API server when a status write meets a
 	// conflict, so that the retry merges with the newest copy rather than with a
 	// cache that may still hold the stale one: the manager's API reader. Nil falls
-	// back to Client.
-	Reader client.Reader
+	// back to Syncs.
+	Fresh client.Reader
 	// Pods, when set, lists the pods of a workload that is not Healthy, so that its
 	// health names the pod and container that hold it up: the manager's API reader
 	// (pods are neither cached nor watched). Nil judges workloads by their own status.
 	// A Sync that acts as an account lists pods as that account (Identity.Pods).
 	Pods client.Reader
-	// Trigger, when set, queues the Syncs a push notification concerns at once.
-	Trigger *Trigger
-	// SecretWatch, when set, queues a Sync at once when its credentials Secret
-	// changes (when the identity's Secrets reader can watch).
-	SecretWatch *SecretWatch
+	// Secrets reads the credentials Secrets that Syncs name in spec.source.secretRef,
+	// through a client of its own so that no Secret is cached.
+	Secrets client.Reader
+}
+
+// Agent is what the agent fetches and applies with, as itself, and who a Sync acts
+// as instead (Tenancy).
+type Agent struct {
+	// Source fetches and renders revisions.
+	Source Source
+	// Applier applies, prunes and orphans as the agent.
+	Applier Applier
+	// Finder, when set, rebuilds an empty inventory from the objects in the
+	// cluster that carry the Sync's label, before anything is pruned.
+	Finder Finder
 	// Tenancy, when set, makes Syncs act as service accounts (spec.serviceAccountName
 	// or a default) instead of as the agent, and bounds their reach. Nil: every Sync
-	// acts as the agent, through Applier and Secrets.
+	// acts as the agent, through Applier and Cluster.Secrets.
 	Tenancy *Tenancy
 	// ApplyOptions are the options of every apply; DefaultNamespace is set per Sync.
 	ApplyOptions apply.Options
 	// Fights bounds the corrections of a field another manager keeps changing;
 	// zero means DefaultFightOptions.
 	Fights FightOptions
+}
+
+// Observers are told what a Reconciler does (Recorder, Metrics) and tell it when
+// to look at a Sync again (Watcher, Trigger, SecretWatch).
+type Observers struct {
+	// Recorder records the Sync's Events.
+	Recorder record.EventRecorder
+	// Metrics counts the work as it is done.
+	Metrics *Metrics
+	// Watcher, when set, watches the kinds each Sync applies and triggers a reconcile
+	// when a managed object changes, so that drift is seen at once.
+	Watcher *Watcher
+	// Trigger, when set, queues the Syncs a push notification concerns at once.
+	Trigger *Trigger
+	// SecretWatch, when set, queues a Sync at once when its credentials Secret
+	// changes (when the identity's Secrets reader can watch).
+	SecretWatch *SecretWatch
+}
+
+// reconcilerState is what a Reconciler remembers of the Syncs between reconciles,
+// and the settings SetupWithManager gives it.
+type reconcilerState struct {
 	fights fightTracker
 	// searched holds the Syncs whose empty inventory a label search found nothing
 	// for (by name, the UID searched as value), so that a Sync that keeps failing
@@ -117,10 +147,10 @@ type Reconciler struct {
 	// correct drift from while git cannot be asked; kept on disk too with
 	// Options.LastGoodDir.
 	good goodRevisions
-	// minInterval is Options.MinInterval.
-	minInterval time.Duration
 	// requests spaces the ref listings requests for a reconcile force.
 	requests requestSpacing
+	// minInterval is Options.MinInterval.
+	minInterval time.Duration
 	// now is the clock; tests may replace it.
 	now func() time.Time
 }
@@ -158,17 +188,17 @@ const hostBusyRequeue = 5 * time.Second
 // interval is how often obj polls: its spec.source.interval, but no less than the
 // agent's minimum.
 func (r *Reconciler) interval(obj *v1alpha1.Sync) time.Duration {
-	return max(obj.Spec.Source.IntervalOrDefault(), r.minInterval)
+	return max(obj.Spec.Source.IntervalOrDefault(), r.state.minInterval)
 }
 
 // SetupWithManager registers the reconciler with mgr. Only spec changes (generation)
 // of a Sync trigger it; its own status writes do not.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts Options) error {
-	if r.now == nil {
-		r.now = time.Now
+	if r.state.now == nil {
+		r.state.now = time.Now
 	}
-	r.minInterval = opts.MinInterval
-	r.good.dir = opts.LastGoodDir
+	r.state.minInterval = opts.MinInterval
+	r.state.good.dir = opts.LastGoodDir
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Sync{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WithOptions(controller.Options{
@@ -176,17 +206,17 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts Options) error {
 			RateLimiter:             cappedBackoff(opts.MinBackoff, opts.MaxBackoff, r.intervalOf(mgr.GetClient())),
 			SkipNameValidation:      &opts.SkipNameValidation,
 		})
-	if r.Watcher != nil {
-		b = b.WatchesRawSource(r.Watcher.Source())
+	if r.Observers.Watcher != nil {
+		b = b.WatchesRawSource(r.Observers.Watcher.Source())
 	}
-	if r.Trigger != nil {
-		b = b.WatchesRawSource(r.Trigger.Source())
+	if r.Observers.Trigger != nil {
+		b = b.WatchesRawSource(r.Observers.Trigger.Source())
 	}
-	if r.SecretWatch != nil {
-		if err := mgr.Add(r.SecretWatch); err != nil {
+	if r.Observers.SecretWatch != nil {
+		if err := mgr.Add(r.Observers.SecretWatch); err != nil {
 			return err
 		}
-		b = b.WatchesRawSource(r.SecretWatch.Source())
+		b = b.WatchesRawSource(r.Observers.SecretWatch.Source())
 	}
 	return b.Complete(r)
 }
@@ -194,9 +224,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts Options) error {
 // Reconcile brings one Sync a step closer to its desired state and reports what it
 // saw. It is a straight line of steps; see the package documentation.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
-	start := r.now()
+	start := r.state.now()
 	obj := &v1alpha1.Sync{}
-	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+	if err := r.Cluster.Syncs.Get(ctx, req.NamespacedName, obj); err != nil {
 		if client.IgnoreNotFound(err) == nil {
 			r.forget(ctx, req.NamespacedName)
 		}
@@ -207,16 +237,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, err
 	}
 
-	st := newStatusBuilder(obj, r.now)
+	st := plan.NewStatus(obj, r.state.now)
 	defer func() {
 		err = errors.Join(err, r.report(ctx, obj, st, err))
-		if err == nil && st.requestWait > 0 && (result.RequeueAfter == 0 || result.RequeueAfter > st.requestWait) {
+		if err == nil && st.RequestWait() > 0 && (result.RequeueAfter == 0 || result.RequeueAfter > st.RequestWait()) {
 			// A request for a reconcile left waiting is answered after the wait,
 			// whatever this reconcile's outcome.
-			result.RequeueAfter = st.requestWait
+			result.RequeueAfter = st.RequestWait()
 		}
-		if !st.skipReport {
-			r.Metrics.ObserveReconcile(obj, r.now().Sub(start))
+		if !st.IsGone() {
+			r.Observers.Metrics.ObserveReconcile(obj, r.state.now().Sub(start))
 		}
 	}()
 	if err := r.rebuildInventory(ctx, obj, st); err != nil {
@@ -226,7 +256,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return r.finalize(ctx, obj, st)
 	}
 	if obj.Spec.Suspend {
-		st.suspended()
+		st.Suspended()
 		return ctrl.Result{}, nil
 	}
 	interval := r.interval(obj)
@@ -255,7 +285,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		err = plan.CheckSize(obj, snap)
 	}
 	if err == nil {
-		err = r.Tenancy.checkReach(obj, snap.Objects)
+		err = r.Agent.Tenancy.checkReach(obj, snap.Objects)
 	}
 	if err != nil {
 		return r.onError(st, interval, err)
@@ -276,14 +306,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 	changes, err := converge(ctx, id, obj, snap)
 	r.watch(ctx, obj, changes)
-	diff := st.applied(changes)
+	diff := st.Applied(changes)
 	if drift && changes != nil && !changes.DryRun {
 		logDrift(ctx, changes)
 		r.settleFights(obj, changes)
 	}
-	st.fieldConflicts(r.fights.conflicts(obj), r.fights.givenUp(obj))
+	st.FieldConflicts(r.state.fights.conflicts(obj), r.state.fights.givenUp(obj))
 	if err != nil {
-		st.leftGitNote("prune waits until every object applies")
+		st.LeftGitNote("prune waits until every object applies")
 		return r.onError(st, interval, err)
 	}
 	if sourceErr != nil {
@@ -297,49 +327,49 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err != nil {
 		return r.onError(st, interval, err)
 	}
-	st.ready(snap.Revision.String(), obj.Spec.Wait)
+	st.Ready(snap.Revision.String(), obj.Spec.Wait)
 	r.rememberGood(ctx, obj, snap)
-	return ctrl.Result{RequeueAfter: jitter(st.requeueAfter(interval))}, nil
+	return ctrl.Result{RequeueAfter: jitter(st.RequeueAfter(interval))}, nil
 }
 
 // fetchAndRender reads the desired state: the ref resolved to a commit, and the
 // Sync's path at that commit rendered to objects.
-func (r *Reconciler) fetchAndRender(ctx context.Context, obj *v1alpha1.Sync, id Identity, st *statusBuilder) (*source.Snapshot, error) {
-	fetchStart := r.now()
+func (r *Reconciler) fetchAndRender(ctx context.Context, obj *v1alpha1.Sync, id Identity, st *plan.Status) (*source.Snapshot, error) {
+	fetchStart := r.state.now()
 	// Syncs sharing a repository and credentials share a poll (see maxAge).
 	req, wait, err := r.sourceRequest(ctx, obj, id)
 	if err != nil {
 		return nil, err
 	}
 	if wait > 0 {
-		st.requestWaits(obj, wait)
+		st.RequestWaits(obj, wait)
 	}
 	snap, err := r.fetchRevision(ctx, obj, st, req, fetchStart)
 	if errors.Is(err, source.ErrNoSuchPath) && req.MaxAge > 0 {
 		// The answer may have come from a listing made before the push that
 		// added the path: git is asked once more before it is called missing.
 		req.MaxAge = 0
-		snap, err = r.fetchRevision(ctx, obj, st, req, r.now())
+		snap, err = r.fetchRevision(ctx, obj, st, req, r.state.now())
 	}
 	return snap, err
 }
 
 // fetchRevision fetches req and renders the Sync's path at the commit.
-func (r *Reconciler) fetchRevision(ctx context.Context, obj *v1alpha1.Sync, st *statusBuilder, req source.Request, fetchStart time.Time) (*source.Snapshot, error) {
-	rev, err := r.Source.Fetch(ctx, req)
-	r.Metrics.ObserveFetch(obj, r.now().Sub(fetchStart), err)
+func (r *Reconciler) fetchRevision(ctx context.Context, obj *v1alpha1.Sync, st *plan.Status, req source.Request, fetchStart time.Time) (*source.Snapshot, error) {
+	rev, err := r.Agent.Source.Fetch(ctx, req)
+	r.Observers.Metrics.ObserveFetch(obj, r.state.now().Sub(fetchStart), err)
 	if err != nil {
 		return nil, err
 	}
-	st.fetched(rev.String())
+	st.Fetched(rev.String())
 	if err := r.checkHistory(ctx, obj, rev); err != nil {
 		return nil, err
 	}
-	snap, err := r.Source.Render(ctx, rev, obj.Spec.Source.PathOrDefault())
+	snap, err := r.Agent.Source.Render(ctx, rev, obj.Spec.Source.PathOrDefault())
 	if err != nil {
 		return nil, err
 	}
-	st.rendered(rev.String(), len(snap.Objects))
+	st.Rendered(rev.String(), len(snap.Objects))
 	return snap, nil
 }
 
@@ -355,12 +385,12 @@ func (r *Reconciler) compareSnapshot(ctx context.Context, id Identity, obj *v1al
 }
 
 func (r *Reconciler) applyAll(ctx context.Context, id Identity, obj *v1alpha1.Sync, snap *source.Snapshot, dryRun bool) (*apply.ChangeSet, error) {
-	opts := plan.ForApply(obj, snap.Objects, r.ApplyOptions, r.fights.givenUp(obj))
+	opts := plan.ForApply(obj, snap.Objects, r.Agent.ApplyOptions, r.state.fights.givenUp(obj))
 	opts.DryRun = dryRun
 	opts.BeforeWrite = r.recordAhead(obj)
 	r.prepareWatch(ctx, obj, snap)
 	changes, err := id.Applier.ApplyAll(ctx, snap.Objects, opts)
-	r.Metrics.CountChanges(obj, changes)
+	r.Observers.Metrics.CountChanges(obj, changes)
 	return changes, err
 }
 
@@ -378,13 +408,13 @@ func logDrift(ctx context.Context, cs *apply.ChangeSet) {
 // settleFights counts the fields a drift correction took back from another
 // manager, and gives up those fought over too often: an Event and a metric each.
 func (r *Reconciler) settleFights(obj *v1alpha1.Sync, cs *apply.ChangeSet) {
-	opts := r.Fights
+	opts := r.Agent.Fights
 	if opts.Threshold < 1 || opts.Window <= 0 {
 		opts = DefaultFightOptions()
 	}
-	for _, k := range r.fights.observe(obj, cs, r.now(), opts) {
-		r.Metrics.CountFieldFight(obj, k.manager)
-		r.Recorder.Eventf(obj, corev1.EventTypeWarning, v1alpha1.ReasonFieldConflict, "%s", r.fights.message(obj, k))
+	for _, k := range r.state.fights.observe(obj, cs, r.state.now(), opts) {
+		r.Observers.Metrics.CountFieldFight(obj, k.manager)
+		r.Observers.Recorder.Eventf(obj, corev1.EventTypeWarning, v1alpha1.ReasonFieldConflict, "%s", r.state.fights.message(obj, k))
 	}
 }
 
@@ -396,7 +426,7 @@ const watchSyncWait = 10 * time.Second
 // that the apply knows from the watch which objects do not exist yet and spares
 // reading them: a first sync costs a dry-run and an apply per object.
 func (r *Reconciler) prepareWatch(ctx context.Context, obj *v1alpha1.Sync, snap *source.Snapshot) {
-	if r.Watcher == nil {
+	if r.Observers.Watcher == nil {
 		return
 	}
 	seen := map[schema.GroupVersionKind]bool{}
@@ -407,12 +437,12 @@ func (r *Reconciler) prepareWatch(ctx context.Context, obj *v1alpha1.Sync, snap 
 			kinds = append(kinds, gvk)
 		}
 	}
-	r.Watcher.Prepare(ctx, client.ObjectKeyFromObject(obj), kinds, watchSyncWait)
+	r.Observers.Watcher.Prepare(ctx, client.ObjectKeyFromObject(obj), kinds, watchSyncWait)
 }
 
 // watch makes the Watcher follow the kinds this Sync now has in the cluster.
 func (r *Reconciler) watch(ctx context.Context, obj *v1alpha1.Sync, cs *apply.ChangeSet) {
-	if r.Watcher == nil || cs == nil {
+	if r.Observers.Watcher == nil || cs == nil {
 		return
 	}
 	seen := map[schema.GroupVersionKind]bool{}
@@ -423,7 +453,7 @@ func (r *Reconciler) watch(ctx context.Context, obj *v1alpha1.Sync, cs *apply.Ch
 			kinds = append(kinds, gvk)
 		}
 	}
-	if err := r.Watcher.Track(ctx, client.ObjectKeyFromObject(obj), kinds); err != nil {
+	if err := r.Observers.Watcher.Track(ctx, client.ObjectKeyFromObject(obj), kinds); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "watching managed kinds; drift is seen at the next interval")
 	}
 }
@@ -431,38 +461,38 @@ func (r *Reconciler) watch(ctx context.Context, obj *v1alpha1.Sync, cs *apply.Ch
 // assess judges the health of what the cluster now holds, and has the Watcher
 // follow the status of every object that is not Healthy yet, so that the next
 // change of it re-assesses the Sync at once.
-func (r *Reconciler) assess(ctx context.Context, obj *v1alpha1.Sync, id Identity, checker *health.Checker, st *statusBuilder, changes *apply.ChangeSet) {
+func (r *Reconciler) assess(ctx context.Context, obj *v1alpha1.Sync, id Identity, checker *health.Checker, st *plan.Status, changes *apply.ChangeSet) {
 	var unsettled []v1alpha1.ObjectRef
 	for _, c := range changes.Changes {
 		res := checker.Compute(c.Live)
 		if res.Code != v1alpha1.HealthHealthy && health.WantsPods(c.Live) {
 			res = checker.Compute(c.Live, podsOf(ctx, id.Pods, c.Live)...)
 		}
-		st.objectHealth(c.Object, res.Code, res.Message)
+		st.ObjectHealth(c.Object, res.Code, res.Message)
 		if res.Code != v1alpha1.HealthHealthy && c.Live != nil {
 			unsettled = append(unsettled, c.Object)
 		}
 	}
-	st.aggregateHealth()
-	if r.Watcher != nil {
-		r.Watcher.FollowStatus(client.ObjectKeyFromObject(obj), unsettled)
+	st.AggregateHealth()
+	if r.Observers.Watcher != nil {
+		r.Observers.Watcher.FollowStatus(client.ObjectKeyFromObject(obj), unsettled)
 	}
 }
 
 // onError is the one place that maps an error to behaviour. Bad input in git stalls
 // the Sync until the next interval (or a new commit); anything else is returned so
 // the queue retries it with exponential backoff.
-func (r *Reconciler) onError(st *statusBuilder, interval time.Duration, err error) (ctrl.Result, error) {
+func (r *Reconciler) onError(st *plan.Status, interval time.Duration, err error) (ctrl.Result, error) {
 	var fe *source.FetchError
 	var rendered *source.RenderError
 	var held *plan.HeldError
 	var refused *RefusedError
 	switch {
 	case errors.As(err, &held):
-		st.stalled(held.Reason, err)
+		st.Stalled(held.Reason, err)
 		return ctrl.Result{RequeueAfter: interval}, nil
 	case errors.As(err, &refused):
-		st.stalled(refused.Reason, err)
+		st.Stalled(refused.Reason, err)
 		return ctrl.Result{RequeueAfter: interval}, nil
 	case errors.As(err, &fe) && fe.Reason == source.ReasonHostBusy:
 		// Waiting on a slow host: not a failure of this Sync.
@@ -470,40 +500,40 @@ func (r *Reconciler) onError(st *statusBuilder, interval time.Duration, err erro
 	case errors.As(err, &fe) && plan.Stalls(fe.Reason):
 		// The Sync itself is wrong (a range or URL that cannot be used, a Secret its
 		// identity may not read): retrying cannot help until it changes.
-		st.sourceFailed(fe.Reason, err)
-		st.stalled(fe.Reason, err)
+		st.SourceFailed(fe.Reason, err)
+		st.Stalled(fe.Reason, err)
 		return ctrl.Result{RequeueAfter: interval}, nil
 	case errors.As(err, &fe):
 		// Git is down, or refuses: the cluster keeps the last good revision (drift is
 		// still corrected from it, by watch) and git is asked again at the interval,
 		// not after an exponential backoff that would outlast the outage by minutes.
-		st.sourceFailed(fe.Reason, err)
+		st.SourceFailed(fe.Reason, err)
 		return ctrl.Result{RequeueAfter: jitter(interval)}, nil
 	case errors.As(err, &rendered):
 		reason := rendered.Reason
 		if reason == "" {
 			reason = v1alpha1.ReasonRenderFailed
 		}
-		st.stalled(reason, err)
+		st.Stalled(reason, err)
 		return ctrl.Result{RequeueAfter: interval}, nil
 	case apply.IsInvalid(err) && isForbidden(err):
 		// The Sync's identity may not do it: retrying cannot help until its rights,
 		// the Sync or git change.
-		st.stalled(v1alpha1.ReasonForbidden, err)
+		st.Stalled(v1alpha1.ReasonForbidden, err)
 		return ctrl.Result{RequeueAfter: interval}, nil
 	case apply.IsValidation(err) && apply.IsInvalid(err):
 		// Nothing of the revision was written; git has to change.
-		st.stalled(v1alpha1.ReasonValidationFailed, err)
+		st.Stalled(v1alpha1.ReasonValidationFailed, err)
 		return ctrl.Result{RequeueAfter: interval}, nil
 	case apply.IsValidation(err):
 		// A dry-run failed for a reason of the cluster's (a timeout, a 5xx): retry.
-		st.retrying(v1alpha1.ReasonValidationFailed, err)
+		st.Retrying(v1alpha1.ReasonValidationFailed, err)
 		return ctrl.Result{}, err
 	case apply.IsInvalid(err):
-		st.stalled(v1alpha1.ReasonApplyFailed, err)
+		st.Stalled(v1alpha1.ReasonApplyFailed, err)
 		return ctrl.Result{RequeueAfter: interval}, nil
 	}
-	st.retrying(v1alpha1.ReasonReconcileFailed, err)
+	st.Retrying(v1alpha1.ReasonReconcileFailed, err)
 	return ctrl.Result{}, err
 }
 
@@ -521,14 +551,14 @@ func (r *Reconciler) recordApplied(obj *v1alpha1.Sync, snap *source.Snapshot, cs
 	reason, verb := v1alpha1.ReasonApplied, "Applied revision"
 	if drift && cs.Changed() {
 		reason, verb = v1alpha1.ReasonDriftCorrected, "Corrected drift from revision"
-		r.Metrics.CountDriftCorrection(obj)
+		r.Observers.Metrics.CountDriftCorrection(obj)
 	}
 	msg := fmt.Sprintf("%s %s: %d created, %d configured, %d unchanged, %d pruned", verb, snap.Revision,
 		cs.Count(apply.ActionCreated), cs.Count(apply.ActionConfigured), cs.Count(apply.ActionUnchanged), prunedN)
 	if prunedN > 0 {
 		msg += " (" + pruneSummary(pruned) + ")"
 	}
-	r.Recorder.AnnotatedEventf(obj, map[string]string{"revision": snap.Revision.String()}, corev1.EventTypeNormal, reason, "%s", msg)
+	r.Observers.Recorder.AnnotatedEventf(obj, map[string]string{"revision": snap.Revision.String()}, corev1.EventTypeNormal, reason, "%s", msg)
 }
 
 // maxEventMessage bounds a Warning Event's message (the API server's limit on an
@@ -560,7 +590,7 @@ func (r *Reconciler) recordFailure(obj *v1alpha1.Sync, before, after v1alpha1.Sy
 	if len(msg) > maxEventMessage {
 		msg = msg[:maxEventMessage-3] + "..."
 	}
-	r.Recorder.AnnotatedEventf(obj, map[string]string{"revision": after.SourceRevision}, corev1.EventTypeWarning, cond.Reason, "%s", msg)
+	r.Observers.Recorder.AnnotatedEventf(obj, map[string]string{"revision": after.SourceRevision}, corev1.EventTypeWarning, cond.Reason, "%s", msg)
 }
 
 // readyChanged reports whether the Ready condition of after differs from before's
@@ -581,21 +611,21 @@ const statusWriteGrace = 10 * time.Second
 
 // report writes the status the reconcile built, once, and logs the outcome. It
 // writes even when ctx was cancelled, within statusWriteGrace.
-func (r *Reconciler) report(ctx context.Context, obj *v1alpha1.Sync, st *statusBuilder, reconcileErr error) error {
+func (r *Reconciler) report(ctx context.Context, obj *v1alpha1.Sync, st *plan.Status, reconcileErr error) error {
 	log := ctrl.LoggerFrom(ctx)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), statusWriteGrace)
 	defer cancel()
-	if st.skipReport {
-		r.Metrics.Forget(obj.Namespace, obj.Name)
-		if r.Watcher != nil {
-			r.Watcher.Forget(ctx, client.ObjectKeyFromObject(obj))
+	if st.IsGone() {
+		r.Observers.Metrics.Forget(obj.Namespace, obj.Name)
+		if r.Observers.Watcher != nil {
+			r.Observers.Watcher.Forget(ctx, client.ObjectKeyFromObject(obj))
 		}
 		return nil
 	}
-	status := st.build()
-	r.Metrics.ObserveStatus(obj, status, r.now())
+	status := st.Build()
+	r.Observers.Metrics.ObserveStatus(obj, status, r.state.now())
 	r.recordFailure(obj, obj.Status, status)
-	if failure := cmp.Or(reconcileErr, st.failure); failure != nil {
+	if failure := cmp.Or(reconcileErr, st.Failure()); failure != nil {
 		// Logged at error level once, when it starts or changes; a Sync that fails
 		// the same way at every interval would otherwise fill the log with it.
 		if readyChanged(obj.Status, status) {
@@ -612,7 +642,7 @@ func (r *Reconciler) report(ctx context.Context, obj *v1alpha1.Sync, st *statusB
 	if len(status.Inventory) > 0 {
 		// A search that found nothing is outdated once there is an inventory: if it
 		// is lost again, search again.
-		r.searched.Delete(client.ObjectKeyFromObject(obj))
+		r.state.searched.Delete(client.ObjectKeyFromObject(obj))
 	}
 	log.V(1).Info("reconciled", "revision", status.LastAppliedRevision, "sync", status.Sync, "health", status.Health)
 	return nil

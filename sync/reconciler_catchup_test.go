@@ -49,7 +49,7 @@ func TestACachedSyncWithoutItsInventoryIsReadAgainBeforeASearch(t *testing.T) {
 	if err := c.Status().Update(ctx, s); err != nil {
 		t.Fatal(err)
 	}
-	r := &Reconciler{Reader: c, Finder: noFinder{}}
+	r := &Reconciler{Cluster: Cluster{Fresh: c}, Agent: Agent{Finder: noFinder{}}}
 
 	t.Run("a cache behind the agent's own inventory costs one read, not a search", func(t *testing.T) {
 		if !r.mustSearch(cached) {

@@ -64,7 +64,7 @@ func TestEveryFailureIsOneWarningEvent(t *testing.T) {
 			// The next reconcile must read the failure from the cache, as a resync would.
 			harness.Eventually(t, waitTimeout, "the manager's cache to see the failure", func(ctx context.Context) (bool, error) {
 				cached := &v1alpha1.Sync{}
-				err := e.a.r.Client.Get(ctx, client.ObjectKeyFromObject(e.sync), cached)
+				err := e.a.r.Cluster.Syncs.Get(ctx, client.ObjectKeyFromObject(e.sync), cached)
 				return readyReason(cached) == tc.reason, err
 			})
 			e.a.reconcile(t, e.sync)

@@ -267,7 +267,7 @@ func TestAFightEndsInAFieldConflict(t *testing.T) {
 		}
 		harness.Eventually(t, waitTimeout, "the status is written", func(ctx context.Context) (bool, error) {
 			got := &v1alpha1.Sync{}
-			err := a.r.Client.Get(ctx, client.ObjectKeyFromObject(s), got)
+			err := a.r.Cluster.Syncs.Get(ctx, client.ObjectKeyFromObject(s), got)
 			return err == nil && got.Status.ObservedGeneration == got.Generation, err
 		})
 	}

@@ -3,11 +3,9 @@ package sync
 import (
 	"fmt"
 	"sort"
-	"strings"
 	gosync "sync"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"tether.dev/tether/api/v1alpha1"
@@ -154,15 +152,4 @@ func fightMessage(k fightKey, path string, n int, window time.Duration) string {
 	return fmt.Sprintf("%s %s: %s changed it back after each of %d corrections within %s; Tether stopped correcting it "+
 		"until the Sync changes or Tether restarts. To leave it to %s, add to spec.ignoreDifferences: %s",
 		k.object, path, k.manager, n, window, k.manager, rule)
-}
-
-// fieldConflicts sets the FieldConflict condition and status.fieldsGivenUp from
-// the fields given up.
-func (b *statusBuilder) fieldConflicts(msgs []string, fields []v1alpha1.GivenUpField) {
-	b.status.FieldsGivenUp = fields
-	if len(msgs) == 0 {
-		b.remove(v1alpha1.FieldConflictCondition)
-		return
-	}
-	b.set(v1alpha1.FieldConflictCondition, metav1.ConditionTrue, v1alpha1.ReasonFieldFight, strings.Join(msgs, "\n"))
 }

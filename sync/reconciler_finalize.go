@@ -31,7 +31,7 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, obj *v1alpha1.Sync) er
 	}
 	base := obj.DeepCopy()
 	controllerutil.AddFinalizer(obj, v1alpha1.Finalizer)
-	if err := r.Client.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}), client.FieldOwner(StatusFieldManager)); err != nil {
+	if err := r.Cluster.Syncs.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}), client.FieldOwner(StatusFieldManager)); err != nil {
 		return fmt.Errorf("adding finalizer to Sync %s/%s: %w", obj.Namespace, obj.Name, err)
 	}
 	return nil
@@ -42,7 +42,7 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, obj *v1alpha1.Sync) er
 // with Orphan it releases them; once none is left it removes the finalizer. It is
 // level-triggered like everything else: each pass works on what is still there,
 // and status says what deletion waits for.
-func (r *Reconciler) finalize(ctx context.Context, obj *v1alpha1.Sync, st *statusBuilder) (ctrl.Result, error) {
+func (r *Reconciler) finalize(ctx context.Context, obj *v1alpha1.Sync, st *plan.Status) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(obj, v1alpha1.Finalizer) {
 		return ctrl.Result{}, nil
 	}
@@ -54,37 +54,37 @@ func (r *Reconciler) finalize(ctx context.Context, obj *v1alpha1.Sync, st *statu
 		return r.deletionWaits(st, err)
 	}
 	var refs []v1alpha1.ObjectRef
-	for _, o := range st.inventory() {
+	for _, o := range st.Inventory() {
 		refs = append(refs, o.ObjectRef)
 	}
-	opts := apply.PruneOptions{Owner: plan.Owner(obj), FieldManager: r.ApplyOptions.FieldManager, Concurrency: r.ApplyOptions.Concurrency}
+	opts := apply.PruneOptions{Owner: plan.Owner(obj), FieldManager: r.Agent.ApplyOptions.FieldManager, Concurrency: r.Agent.ApplyOptions.Concurrency}
 	var cs *apply.ChangeSet
 	if obj.Spec.EffectiveDeletionPolicy() == v1alpha1.DeletionPolicyOrphan {
 		cs, err = id.Applier.Orphan(ctx, refs, opts)
 	} else {
 		cs, err = id.Applier.Prune(ctx, refs, opts)
-		r.Metrics.CountChanges(obj, cs)
+		r.Observers.Metrics.CountChanges(obj, cs)
 		r.reportVanishedKinds(obj, cs)
 	}
-	st.deleting(cs)
-	if len(st.inventory()) > 0 {
+	st.Deleting(cs)
+	if len(st.Inventory()) > 0 {
 		if err != nil && r.accountGoneWithNamespace(ctx, obj, err) {
 			return r.leaveBehind(ctx, obj, st, cs, err)
 		}
 		return r.deletionWaits(st, err)
 	}
-	r.Recorder.Eventf(obj, corev1.EventTypeNormal, v1alpha1.ReasonFinalized, "Deletion policy %s: every object applied by this Sync was handled", obj.Spec.EffectiveDeletionPolicy())
+	r.Observers.Recorder.Eventf(obj, corev1.EventTypeNormal, v1alpha1.ReasonFinalized, "Deletion policy %s: every object applied by this Sync was handled", obj.Spec.EffectiveDeletionPolicy())
 	return r.removeFinalizer(ctx, obj, st)
 }
 
 // removeFinalizer lets the Sync go.
-func (r *Reconciler) removeFinalizer(ctx context.Context, obj *v1alpha1.Sync, st *statusBuilder) (ctrl.Result, error) {
+func (r *Reconciler) removeFinalizer(ctx context.Context, obj *v1alpha1.Sync, st *plan.Status) (ctrl.Result, error) {
 	base := obj.DeepCopy()
 	controllerutil.RemoveFinalizer(obj, v1alpha1.Finalizer)
-	if err := r.Client.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}), client.FieldOwner(StatusFieldManager)); err != nil {
+	if err := r.Cluster.Syncs.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}), client.FieldOwner(StatusFieldManager)); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	st.skipReport = true // the Sync is gone, or about to be
+	st.Gone() // the Sync is gone, or about to be
 	return ctrl.Result{}, nil
 }
 
@@ -97,12 +97,12 @@ func (r *Reconciler) removeFinalizer(ctx context.Context, obj *v1alpha1.Sync, st
 // deleted by mistake, rights withdrawn in a namespace that stays) keeps the Sync
 // waiting, so that a person can mend it.
 func (r *Reconciler) accountGoneWithNamespace(ctx context.Context, obj *v1alpha1.Sync, err error) bool {
-	if r.Tenancy.accountOf(obj) == "" || !accountCannotAct(err) {
+	if r.Agent.Tenancy.accountOf(obj) == "" || !accountCannotAct(err) {
 		return false
 	}
-	reader := r.Reader
+	reader := r.Cluster.Fresh
 	if reader == nil {
-		return false // Client would cache and watch every namespace
+		return false // Cluster.Syncs would cache and watch every namespace
 	}
 	ns := &metav1.PartialObjectMetadata{}
 	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
@@ -142,7 +142,7 @@ func accountCannotAct(err error) bool {
 // namespace go with it; those elsewhere (other namespaces, cluster-scoped) that the
 // last pass (cs, nil when none ran) did not delete stay, and a Warning Event names
 // them.
-func (r *Reconciler) leaveBehind(ctx context.Context, obj *v1alpha1.Sync, st *statusBuilder, cs *apply.ChangeSet, cause error) (ctrl.Result, error) {
+func (r *Reconciler) leaveBehind(ctx context.Context, obj *v1alpha1.Sync, st *plan.Status, cs *apply.ChangeSet, cause error) (ctrl.Result, error) {
 	deleted := map[string]bool{}
 	if cs != nil {
 		for _, c := range cs.Changes {
@@ -152,12 +152,12 @@ func (r *Reconciler) leaveBehind(ctx context.Context, obj *v1alpha1.Sync, st *st
 		}
 	}
 	var elsewhere []string
-	for _, o := range st.inventory() {
+	for _, o := range st.Inventory() {
 		if o.Namespace != obj.Namespace && !deleted[o.Key()] {
 			elsewhere = append(elsewhere, o.String())
 		}
 	}
-	account := ServiceAccountUser(obj.Namespace, r.Tenancy.accountOf(obj))
+	account := ServiceAccountUser(obj.Namespace, r.Agent.Tenancy.accountOf(obj))
 	msg := fmt.Sprintf("Namespace %s is being deleted and %s can no longer act (%v); ", obj.Namespace, account, cause)
 	if len(elsewhere) == 0 {
 		msg += "nothing outside the namespace was left"
@@ -166,24 +166,17 @@ func (r *Reconciler) leaveBehind(ctx context.Context, obj *v1alpha1.Sync, st *st
 	}
 	// The namespace being deleted may refuse the Event; the log keeps it.
 	ctrl.LoggerFrom(ctx).Info("Releasing a Sync whose account went with its namespace", "account", account, "leftBehind", elsewhere)
-	r.Recorder.Event(obj, corev1.EventTypeWarning, v1alpha1.ReasonObjectsLeftBehind, msg)
+	r.Observers.Recorder.Event(obj, corev1.EventTypeWarning, v1alpha1.ReasonObjectsLeftBehind, msg)
 	return r.removeFinalizer(ctx, obj, st)
 }
 
 // deletionWaits reports what keeps a Sync from going: objects still terminating, or
 // objects that could not be deleted.
-func (r *Reconciler) deletionWaits(st *statusBuilder, err error) (ctrl.Result, error) {
-	names := make([]string, 0, len(st.objects))
-	for _, res := range st.objects {
-		names = append(names, res.String())
-	}
+func (r *Reconciler) deletionWaits(st *plan.Status, err error) (ctrl.Result, error) {
 	if err != nil {
-		st.set(v1alpha1.ReadyCondition, metav1.ConditionFalse, v1alpha1.ReasonDeletionBlocked, "Deletion is blocked: "+err.Error())
-		st.set(v1alpha1.ReconcilingCondition, metav1.ConditionTrue, v1alpha1.ReasonDeletionBlocked, "Retrying with backoff")
+		st.DeletionBlocked(err)
 		return ctrl.Result{}, errors.Join(errors.New("deletion blocked"), err)
 	}
-	st.set(v1alpha1.ReadyCondition, metav1.ConditionFalse, v1alpha1.ReasonDeleting,
-		fmt.Sprintf("Waiting for %d objects to be deleted: %s", len(names), strings.Join(names, ", ")))
-	st.set(v1alpha1.ReconcilingCondition, metav1.ConditionTrue, v1alpha1.ReasonDeleting, "Deleting the objects of this Sync")
+	st.WaitingForDeletion()
 	return ctrl.Result{RequeueAfter: deletionPoll}, nil
 }

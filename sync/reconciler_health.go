@@ -15,6 +15,7 @@ import (
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/health"
+	"tether.dev/tether/plan"
 )
 
 // maxPods bounds the pods read to explain one workload's health: the first pod
@@ -78,7 +79,7 @@ func (r *Reconciler) recordHealth(obj *v1alpha1.Sync, before v1alpha1.HealthStat
 	if c := apimeta.FindStatusCondition(status.Conditions, v1alpha1.HealthyCondition); c != nil && c.Message != "" {
 		msg += ": " + c.Message
 	}
-	r.Recorder.AnnotatedEventf(obj, map[string]string{"revision": status.LastAppliedRevision}, eventType, healthReason(now), "%s", msg)
+	r.Observers.Recorder.AnnotatedEventf(obj, map[string]string{"revision": status.LastAppliedRevision}, eventType, plan.HealthReason(now), "%s", msg)
 }
 
 // healthChecker compiles the Sync's spec.healthChecks. An expression that does not

@@ -17,26 +17,26 @@ import (
 	"tether.dev/tether/source"
 )
 
-// prune deletes the objects that left git (diff.stale), within the Sync's limits,
+// prune deletes the objects that left git (diff.Stale), within the Sync's limits,
 // and records the outcome in the inventory. It runs only after an apply without
 // failures.
-func (r *Reconciler) prune(ctx context.Context, id Identity, obj *v1alpha1.Sync, st *statusBuilder, snap *source.Snapshot, applied *apply.ChangeSet, diff inventoryDiff) (*apply.ChangeSet, error) {
-	candidates := diff.stale
+func (r *Reconciler) prune(ctx context.Context, id Identity, obj *v1alpha1.Sync, st *plan.Status, snap *source.Snapshot, applied *apply.ChangeSet, diff plan.InventoryDiff) (*apply.ChangeSet, error) {
+	candidates := diff.Stale
 	switch {
 	case len(candidates) == 0:
 		return nil, nil
 	case !obj.Spec.PruneEnabled():
-		st.leftGitNote("prune is off")
+		st.LeftGitNote("prune is off")
 		return nil, nil
 	}
-	if err := plan.CheckPruneLimit(obj, len(candidates), diff.before, len(snap.Objects) == 0); err != nil {
-		st.leftGitNote("prune held back")
+	if err := plan.CheckPruneLimit(obj, len(candidates), diff.Before, len(snap.Objects) == 0); err != nil {
+		st.LeftGitNote("prune held back")
 		return nil, err
 	}
-	cs, err := id.Applier.Prune(ctx, candidates, plan.PruneOptionsFor(obj, applied, r.ApplyOptions.Concurrency))
-	r.Metrics.CountChanges(obj, cs)
+	cs, err := id.Applier.Prune(ctx, candidates, plan.PruneOptionsFor(obj, applied, r.Agent.ApplyOptions.Concurrency))
+	r.Observers.Metrics.CountChanges(obj, cs)
 	r.reportVanishedKinds(obj, cs)
-	st.pruned(cs)
+	st.Pruned(cs)
 	return cs, err
 }
 
@@ -99,14 +99,14 @@ func withEntries(st v1alpha1.SyncStatus, refs []v1alpha1.ObjectRef) (v1alpha1.Sy
 // objects), or the cache has not yet seen the inventory this agent wrote a moment
 // ago: a reconcile that a watch event queued while the one before was writing it.
 // One read tells the two apart; without it, every Sync of a large first sync
-// whose events outran the cache cost a list of every kind. Without a Reader (or
-// a Finder) nothing is read.
+// whose events outran the cache cost a list of every kind. Without a fresh reader
+// (Cluster.Fresh) or a Finder nothing is read.
 func (r *Reconciler) catchUp(ctx context.Context, obj *v1alpha1.Sync) (*v1alpha1.Sync, error) {
-	if r.Reader == nil || !r.mustSearch(obj) {
+	if r.Cluster.Fresh == nil || !r.mustSearch(obj) {
 		return obj, nil
 	}
 	fresh := &v1alpha1.Sync{}
-	if err := r.Reader.Get(ctx, client.ObjectKeyFromObject(obj), fresh); apierrors.IsNotFound(err) {
+	if err := r.Cluster.Fresh.Get(ctx, client.ObjectKeyFromObject(obj), fresh); apierrors.IsNotFound(err) {
 		return obj, nil
 	} else if err != nil {
 		return nil, fmt.Errorf("reading the Sync, whose cached copy has no inventory: %w", err)
@@ -118,10 +118,10 @@ func (r *Reconciler) catchUp(ctx context.Context, obj *v1alpha1.Sync) (*v1alpha1
 // empty though obj was reconciled before (it has Tether's finalizer), and no
 // search found nothing for it already.
 func (r *Reconciler) mustSearch(obj *v1alpha1.Sync) bool {
-	if r.Finder == nil || !controllerutil.ContainsFinalizer(obj, v1alpha1.Finalizer) || len(plan.InventoryDetail(obj.Status)) > 0 {
+	if r.Agent.Finder == nil || !controllerutil.ContainsFinalizer(obj, v1alpha1.Finalizer) || len(plan.InventoryDetail(obj.Status)) > 0 {
 		return false
 	}
-	uid, ok := r.searched.Load(client.ObjectKeyFromObject(obj))
+	uid, ok := r.state.searched.Load(client.ObjectKeyFromObject(obj))
 	return !ok || uid != obj.UID
 }
 
@@ -130,10 +130,10 @@ func (r *Reconciler) mustSearch(obj *v1alpha1.Sync) bool {
 // from a backup without status) by their label, before anything is pruned, and adds
 // them to it with an Event. A new Sync costs nothing; a Sync without a Finder keeps
 // its inventory as it is.
-func (r *Reconciler) rebuildInventory(ctx context.Context, obj *v1alpha1.Sync, st *statusBuilder) error {
+func (r *Reconciler) rebuildInventory(ctx context.Context, obj *v1alpha1.Sync, st *plan.Status) error {
 	key := client.ObjectKeyFromObject(obj)
-	if len(st.inventory()) > 0 {
-		r.searched.Delete(key)
+	if len(st.Inventory()) > 0 {
+		r.state.searched.Delete(key)
 		return nil
 	}
 	if !r.mustSearch(obj) {
@@ -145,17 +145,17 @@ func (r *Reconciler) rebuildInventory(ctx context.Context, obj *v1alpha1.Sync, s
 		return err
 	}
 	opts := plan.FindOptionsFor(obj)
-	opts.Namespace = r.Tenancy.searchNamespace(obj, id)
+	opts.Namespace = r.Agent.Tenancy.searchNamespace(obj, id)
 	found, err := id.Finder.FindOwned(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("rebuilding the inventory from label %s: %w", v1alpha1.SyncLabel, err)
 	}
 	if len(found) == 0 {
-		r.searched.Store(key, obj.UID)
+		r.state.searched.Store(key, obj.UID)
 		return nil
 	}
-	st.adopted(found)
-	r.Recorder.Eventf(obj, corev1.EventTypeNormal, v1alpha1.ReasonInventoryRebuilt,
+	st.Adopted(found)
+	r.Observers.Recorder.Eventf(obj, corev1.EventTypeNormal, v1alpha1.ReasonInventoryRebuilt,
 		"The inventory was empty; rebuilt it from %d objects labelled %s=%s", len(found), v1alpha1.SyncLabel, v1alpha1.SyncLabelValue(obj.Namespace, obj.Name))
 	return nil
 }
@@ -173,7 +173,7 @@ func (r *Reconciler) reportVanishedKinds(obj *v1alpha1.Sync, cs *apply.ChangeSet
 		}
 	}
 	if len(names) > 0 {
-		r.Recorder.Eventf(obj, corev1.EventTypeWarning, v1alpha1.ReasonKindVanished,
+		r.Observers.Recorder.Eventf(obj, corev1.EventTypeWarning, v1alpha1.ReasonKindVanished,
 			"Dropped %d objects from the inventory whose kind the API server no longer serves: %s", len(names), strings.Join(names, ", "))
 	}
 }

@@ -105,7 +105,7 @@ func (g *goodRevisions) forget(key types.NamespacedName) {
 // agent with obj's own credentials, so that it can be applied again while git
 // cannot be asked.
 func (r *Reconciler) rememberGood(ctx context.Context, obj *v1alpha1.Sync, snap *source.Snapshot) {
-	err := r.good.store(client.ObjectKeyFromObject(obj), goodRevision{
+	err := r.state.good.store(client.ObjectKeyFromObject(obj), goodRevision{
 		UID: obj.UID, URL: obj.Spec.Source.URL, Path: obj.Spec.Source.PathOrDefault(), Rev: snap.Revision,
 	})
 	if err != nil {
@@ -133,7 +133,7 @@ func (r *Reconciler) lastGood(ctx context.Context, obj *v1alpha1.Sync, fetchErr 
 	case fe.Reason == source.ReasonHostBusy, fe.Reason == source.ReasonInvalidSemVer, fe.Reason == source.ReasonUnsupportedURL, fe.Reason == v1alpha1.ReasonForbidden:
 		return nil
 	}
-	good, ok := r.good.load(client.ObjectKeyFromObject(obj))
+	good, ok := r.state.good.load(client.ObjectKeyFromObject(obj))
 	if !ok {
 		return nil
 	}
@@ -141,7 +141,7 @@ func (r *Reconciler) lastGood(ctx context.Context, obj *v1alpha1.Sync, fetchErr 
 		good.Rev.String() != obj.Status.LastAppliedRevision {
 		return nil
 	}
-	snap, err := r.Source.Render(ctx, good.Rev, good.Path)
+	snap, err := r.Agent.Source.Render(ctx, good.Rev, good.Path)
 	if err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "rendering the last applied revision again; drift is corrected once git answers", "revision", good.Rev.String())
 		return nil
@@ -163,7 +163,7 @@ func (r *Reconciler) checkHistory(ctx context.Context, obj *v1alpha1.Sync, rev s
 	if accepted := obj.GetAnnotations()[v1alpha1.AcceptRevisionAnnotation]; accepted == rev.Commit {
 		return nil
 	}
-	forward, err := r.Source.Descends(rev.URL, applied, rev.Commit)
+	forward, err := r.Agent.Source.Descends(rev.URL, applied, rev.Commit)
 	if err != nil {
 		ctrl.LoggerFrom(ctx).Info("cannot tell whether the ref moved forward; applying it", "ref", ref, "from", applied, "to", rev.Commit, "cause", err.Error())
 		return nil

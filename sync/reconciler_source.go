@@ -80,20 +80,20 @@ func (r *Reconciler) sourceRequest(ctx context.Context, obj *v1alpha1.Sync, id I
 		// A spec the agent has not acted on yet (a new Sync, or a changed one)
 		// comes with a push more often than not: it is answered by a listing
 		// made after the change, never one cached before it.
-		req.MaxAge = max(0, min(req.MaxAge, r.now().Sub(changed)))
+		req.MaxAge = max(0, min(req.MaxAge, r.state.now().Sub(changed)))
 	}
 	var wait time.Duration
 	if reconcileRequested(obj) {
 		// A request for a reconcile means "look at git now": whichever event
 		// started this reconcile, the answer must not come from a listing older
 		// than the request, and it forces one at most once per minimum interval.
-		force, age, after := r.requests.admit(client.ObjectKeyFromObject(obj), spec.URL,
-			obj.GetAnnotations()[v1alpha1.ReconcileRequestedAnnotation], r.now(), r.minInterval)
+		force, age, after := r.state.requests.admit(client.ObjectKeyFromObject(obj), spec.URL,
+			obj.GetAnnotations()[v1alpha1.ReconcileRequestedAnnotation], r.state.now(), r.state.minInterval)
 		switch {
 		case force:
 			// What every caller learnt of the repository before the request is
 			// stale, whatever credentials it was learnt with.
-			r.Source.Refresh(spec.URL)
+			r.Agent.Source.Refresh(spec.URL)
 			req.MaxAge = 0
 		case age > 0:
 			req.MaxAge = min(age, req.MaxAge)
@@ -109,13 +109,13 @@ func (r *Reconciler) sourceRequest(ctx context.Context, obj *v1alpha1.Sync, id I
 func (r *Reconciler) withAuth(ctx context.Context, obj *v1alpha1.Sync, id Identity, req source.Request) (source.Request, error) {
 	spec := obj.Spec.Source
 	if spec.SecretRef == nil {
-		r.SecretWatch.Forget(client.ObjectKeyFromObject(obj))
+		r.Observers.SecretWatch.Forget(client.ObjectKeyFromObject(obj))
 		return req, nil
 	}
 	auth, version, err := readAuth(ctx, id, obj.Namespace, spec.SecretRef.Name)
 	if err == nil || apierrors.IsNotFound(err) {
 		// A rotation (or the Secret's creation) queues the Sync at once.
-		r.SecretWatch.Track(client.ObjectKeyFromObject(obj), id.User, id.Secrets, obj.Namespace, spec.SecretRef.Name, version)
+		r.Observers.SecretWatch.Track(client.ObjectKeyFromObject(obj), id.User, id.Secrets, obj.Namespace, spec.SecretRef.Name, version)
 	}
 	if err != nil {
 		return req, &source.FetchError{URL: spec.URL, Ref: refLabel(spec.Ref), Reason: secretReason(err), Err: err}

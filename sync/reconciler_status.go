@@ -1,279 +1,16 @@
 package sync
 
 import (
-	"cmp"
 	"context"
-	"fmt"
-	"slices"
-	"strings"
-	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
-	"tether.dev/tether/health"
-	"tether.dev/tether/source"
+	"tether.dev/tether/plan"
 )
-
-// maxMessage bounds condition messages; a revision with many broken objects must not
-// produce a status the API server rejects.
-const maxMessage = 4096
-
-// progressingRequeue is how soon a Sync whose objects are still rolling out is looked
-// at again, so that its health follows the roll-out instead of lagging an interval.
-const progressingRequeue = 10 * time.Second
-
-// statusBuilder accumulates the status of one reconcile. It starts from the previous
-// status, so what this reconcile did not look at is carried over unchanged.
-type statusBuilder struct {
-	gen    int64
-	now    func() time.Time
-	status v1alpha1.SyncStatus
-	health map[v1alpha1.ObjectRef]objectHealth
-	// objects is the whole inventory with per-object detail, once this reconcile
-	// has looked at it (applied, pruned, rebuilt); build compacts it into
-	// status.inventory, status.resources and status.summary. Nil carries the
-	// previous inventory over as it was.
-	objects []v1alpha1.ResourceStatus
-	// failure is what kept this reconcile from applying the revision, when it is
-	// not returned to the queue (git unreachable, bad input): it is still logged.
-	failure error
-	// skipReport is set when the Sync is gone after this reconcile (its finalizer
-	// removed): there is no status to write and no series to keep.
-	skipReport bool
-	// requestWait is how soon to reconcile again for a request for a reconcile
-	// this one could not answer (see requestWaits); zero when none waits.
-	requestWait time.Duration
-}
-
-type objectHealth struct {
-	code v1alpha1.HealthStatusCode
-	msg  string
-}
-
-// newStatusBuilder starts the status of a reconcile of obj. The reconcile answers
-// the request for a reconcile that obj carries (status.lastHandledReconcileAt),
-// whatever its outcome: the status it writes is the answer.
-func newStatusBuilder(obj *v1alpha1.Sync, now func() time.Time) *statusBuilder {
-	b := &statusBuilder{gen: obj.Generation, now: now, status: *obj.Status.DeepCopy(), health: map[v1alpha1.ObjectRef]objectHealth{}}
-	if requested := obj.GetAnnotations()[v1alpha1.ReconcileRequestedAnnotation]; requested != "" {
-		b.status.LastHandledReconcileAt = requested
-	}
-	return b
-}
-
-func (b *statusBuilder) set(condType string, status metav1.ConditionStatus, reason, msg string) {
-	if len(msg) > maxMessage {
-		msg = msg[:maxMessage-3] + "..."
-	}
-	apimeta.SetStatusCondition(&b.status.Conditions, metav1.Condition{
-		Type: condType, Status: status, Reason: reason, Message: msg, ObservedGeneration: b.gen,
-	})
-}
-
-func (b *statusBuilder) remove(condType string) {
-	apimeta.RemoveStatusCondition(&b.status.Conditions, condType)
-}
-
-func (b *statusBuilder) fetched(rev string) { b.status.SourceRevision = rev }
-
-func (b *statusBuilder) rendered(rev string, objects int) {
-	b.set(v1alpha1.SourceReadyCondition, metav1.ConditionTrue, v1alpha1.ReasonSucceeded,
-		fmt.Sprintf("Fetched revision %s: %d objects", rev, objects))
-}
-
-// sourceFailed records a git failure, which is retried at the interval.
-func (b *statusBuilder) sourceFailed(reason string, err error) {
-	b.set(v1alpha1.SourceReadyCondition, metav1.ConditionFalse, reason, err.Error())
-	b.retrying(reason, err)
-}
-
-// retrying records a transient failure: not ready, still working on it.
-func (b *statusBuilder) retrying(reason string, err error) {
-	b.failure = err
-	b.set(v1alpha1.ReadyCondition, metav1.ConditionFalse, reason, err.Error())
-	b.set(v1alpha1.ReconcilingCondition, metav1.ConditionTrue, v1alpha1.ReasonRetrying, err.Error())
-	b.remove(v1alpha1.StalledCondition)
-}
-
-// stalled records a failure that only a change in git or in the Sync can fix.
-func (b *statusBuilder) stalled(reason string, err error) {
-	b.failure = err
-	if source.IsRenderError(err) {
-		b.set(v1alpha1.SourceReadyCondition, metav1.ConditionFalse, reason, err.Error())
-	}
-	b.set(v1alpha1.ReadyCondition, metav1.ConditionFalse, reason, err.Error())
-	b.set(v1alpha1.StalledCondition, metav1.ConditionTrue, reason, err.Error())
-	b.remove(v1alpha1.ReconcilingCondition)
-	b.status.Sync = v1alpha1.SyncStatusOutOfSync
-}
-
-// suspendedMessage is what every view of a suspended Sync says of it.
-const suspendedMessage = "Reconciliation is suspended: the cluster is neither compared with git nor corrected until the Sync is resumed"
-
-// suspended records that the Sync is suspended, the same way in every view: Ready
-// Unknown (nothing is compared, so nothing is known to be ready), sync Unknown for
-// the Sync and each object (a change made in the cluster meanwhile is not seen),
-// health as last judged.
-func (b *statusBuilder) suspended() {
-	b.set(v1alpha1.ReadyCondition, metav1.ConditionUnknown, v1alpha1.ReasonSuspended, suspendedMessage)
-	b.set(v1alpha1.ReconcilingCondition, metav1.ConditionFalse, v1alpha1.ReasonSuspended, suspendedMessage)
-	b.status.Sync = v1alpha1.SyncStatusUnknown
-	for i := range b.status.Resources {
-		b.status.Resources[i].Sync = v1alpha1.SyncStatusUnknown
-	}
-}
-
-func (b *statusBuilder) objectHealth(ref v1alpha1.ObjectRef, code v1alpha1.HealthStatusCode, msg string) {
-	b.health[ref] = objectHealth{code: code, msg: msg}
-}
-
-// maxUnhealthyNamed bounds how many objects the Healthy condition names.
-const maxUnhealthyNamed = 5
-
-// aggregateHealth folds per-object health into the inventory, status.health and the
-// Healthy condition, whose message names the worst objects and why.
-func (b *statusBuilder) aggregateHealth() {
-	codes := make([]v1alpha1.HealthStatusCode, 0, len(b.health))
-	var unhealthy []v1alpha1.ResourceStatus
-	for i := range b.objects {
-		r := &b.objects[i]
-		h, ok := b.health[r.ObjectRef]
-		if !ok {
-			continue
-		}
-		r.Health = h.code
-		if r.Message == "" {
-			r.Message = h.msg
-		}
-		codes = append(codes, h.code)
-		if h.code != v1alpha1.HealthHealthy {
-			unhealthy = append(unhealthy, v1alpha1.ResourceStatus{ObjectRef: v1alpha1.ObjectRef{Kind: r.Kind, Name: r.Name}, Health: h.code, Message: h.msg})
-		}
-	}
-	b.status.Health = health.Aggregate(codes...)
-	if b.status.Health == v1alpha1.HealthHealthy {
-		b.set(v1alpha1.HealthyCondition, metav1.ConditionTrue, v1alpha1.ReasonSucceeded, "All managed objects are healthy")
-		return
-	}
-	b.set(v1alpha1.HealthyCondition, metav1.ConditionFalse, healthReason(b.status.Health), unhealthyMessage(unhealthy, len(codes)))
-}
-
-// unhealthyMessage names the worst of the objects that are not healthy, and why.
-func unhealthyMessage(unhealthy []v1alpha1.ResourceStatus, total int) string {
-	slices.SortStableFunc(unhealthy, func(a, b v1alpha1.ResourceStatus) int {
-		return cmp.Compare(health.Severity(b.Health), health.Severity(a.Health))
-	})
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "%d of %d objects not healthy", len(unhealthy), total)
-	for i, r := range unhealthy {
-		if i == maxUnhealthyNamed {
-			fmt.Fprintf(&sb, "; and %d more", len(unhealthy)-i)
-			break
-		}
-		fmt.Fprintf(&sb, "; %s/%s %s", r.Kind, r.Name, r.Health)
-		if r.Message != "" {
-			sb.WriteString(": " + r.Message)
-		}
-	}
-	return sb.String()
-}
-
-// healthReason is the reason of the Healthy condition and of the Event recorded
-// when a Sync's health turns code.
-func healthReason(code v1alpha1.HealthStatusCode) string {
-	switch code {
-	case v1alpha1.HealthHealthy:
-		return v1alpha1.ReasonHealthy
-	case v1alpha1.HealthProgressing:
-		return v1alpha1.ReasonProgressing
-	case v1alpha1.HealthSuspended:
-		return v1alpha1.ReasonSuspended
-	case v1alpha1.HealthDegraded:
-		return v1alpha1.ReasonDegraded
-	case v1alpha1.HealthMissing:
-		return v1alpha1.ReasonMissing
-	}
-	return v1alpha1.ReasonHealthUnknown
-}
-
-// ready records a revision applied in full. lastAppliedTime moves only when the
-// applied revision changes, so a converged resync writes no status at all. With
-// wait (spec.wait), Ready also waits for the objects' health.
-func (b *statusBuilder) ready(rev string, wait bool) {
-	if b.status.LastAppliedRevision != rev || b.status.LastAppliedTime == nil {
-		t := metav1.NewTime(b.now())
-		b.status.LastAppliedTime = &t
-	}
-	b.status.LastAppliedRevision = rev
-	msg := "Applied revision " + rev
-	if b.status.Sync == v1alpha1.SyncStatusOutOfSync {
-		msg += "; the cluster has drifted from it and selfHeal is off (see status.resources)"
-	}
-	b.set(v1alpha1.ReadyCondition, metav1.ConditionTrue, v1alpha1.ReasonSucceeded, msg)
-	if wait {
-		b.waitForHealth(msg)
-	}
-	b.remove(v1alpha1.StalledCondition)
-	if b.status.Health == v1alpha1.HealthProgressing {
-		b.set(v1alpha1.ReconcilingCondition, metav1.ConditionTrue, v1alpha1.ReasonProgressing, "Waiting for objects to roll out")
-		return
-	}
-	b.remove(v1alpha1.ReconcilingCondition)
-}
-
-// waitForHealth holds Ready back while the applied objects are not healthy:
-// Unknown while they roll out (or are missing), False when one is Degraded, each
-// with the Healthy condition's account of which objects and why. Suspended objects
-// (a paused Deployment) are as the user wants them, and an Unknown health (no
-// reader can tell) would otherwise hold Ready forever: both count as ready.
-func (b *statusBuilder) waitForHealth(applied string) {
-	why := ""
-	if c := apimeta.FindStatusCondition(b.status.Conditions, v1alpha1.HealthyCondition); c != nil {
-		why = ": " + c.Message
-	}
-	switch b.status.Health {
-	case v1alpha1.HealthProgressing, v1alpha1.HealthMissing:
-		b.set(v1alpha1.ReadyCondition, metav1.ConditionUnknown, healthReason(b.status.Health), applied+"; waiting for its objects to be healthy"+why)
-	case v1alpha1.HealthDegraded:
-		b.set(v1alpha1.ReadyCondition, metav1.ConditionFalse, v1alpha1.ReasonDegraded, applied+"; its objects are not healthy"+why)
-	}
-}
-
-// requeueAfter is when to look again after a successful reconcile.
-func (b *statusBuilder) requeueAfter(interval time.Duration) time.Duration {
-	if b.status.Health == v1alpha1.HealthProgressing && progressingRequeue < interval {
-		return progressingRequeue
-	}
-	return interval
-}
-
-// requestWaits leaves obj's request for a reconcile unanswered: git may not be
-// asked for it before wait (the repository's minimum interval, see
-// requestSpacing), and the reconcile after wait answers it.
-func (b *statusBuilder) requestWaits(obj *v1alpha1.Sync, wait time.Duration) {
-	b.status.LastHandledReconcileAt = obj.Status.LastHandledReconcileAt
-	b.requestWait = wait
-}
-
-func (b *statusBuilder) build() v1alpha1.SyncStatus {
-	b.status.ObservedGeneration = b.gen
-	if b.objects != nil {
-		b.compact()
-	}
-	if b.status.Sync == "" {
-		b.status.Sync = v1alpha1.SyncStatusUnknown
-	}
-	if b.status.Health == "" {
-		b.status.Health = v1alpha1.HealthUnknown
-	}
-	return b.status
-}
 
 // patchStatus writes the status a reconcile built. On a conflict it merges with the
 // newest copy (see updateStatus): inventory entries another writer added since obj
@@ -294,7 +31,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, obj *v1alpha1.Sync, status
 			return cur, false
 		}
 		next := status
-		next.Inventory = mergeInventory(base, status.Inventory, cur.Inventory)
+		next.Inventory = plan.MergeInventory(base, status.Inventory, cur.Inventory)
 		if !equality.Semantic.DeepEqual(cur, next) {
 			before = cur.Health
 		}
@@ -309,9 +46,9 @@ func (r *Reconciler) patchStatus(ctx context.Context, obj *v1alpha1.Sync, status
 // may still hold the copy that conflicted) and next is asked again, so a concurrent
 // writer is never overwritten blindly.
 func (r *Reconciler) updateStatus(ctx context.Context, obj *v1alpha1.Sync, next func(cur v1alpha1.SyncStatus) (v1alpha1.SyncStatus, bool)) error {
-	reader := r.Reader
+	reader := r.Cluster.Fresh
 	if reader == nil {
-		reader = r.Client
+		reader = r.Cluster.Syncs
 	}
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		status, ok := next(obj.Status)
@@ -320,7 +57,7 @@ func (r *Reconciler) updateStatus(ctx context.Context, obj *v1alpha1.Sync, next 
 		}
 		base := obj.DeepCopy()
 		obj.Status = status
-		err := r.Client.Status().Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}), client.FieldOwner(StatusFieldManager))
+		err := r.Cluster.Syncs.Status().Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}), client.FieldOwner(StatusFieldManager))
 		if !apierrors.IsConflict(err) {
 			return err
 		}

@@ -218,7 +218,7 @@ func (t *Tenancy) clusterScoped(o *unstructured.Unstructured) bool {
 
 // identity returns who obj's requests act as.
 func (r *Reconciler) identity(ctx context.Context, obj *v1alpha1.Sync) (Identity, error) {
-	return r.Tenancy.identityOf(ctx, obj, Identity{Applier: r.Applier, Secrets: r.Secrets, Finder: r.Finder, Pods: r.Pods})
+	return r.Agent.Tenancy.identityOf(ctx, obj, Identity{Applier: r.Agent.Applier, Secrets: r.Cluster.Secrets, Finder: r.Agent.Finder, Pods: r.Cluster.Pods})
 }
 
 // isForbidden reports whether any object of err failed because its identity may

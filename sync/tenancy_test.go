@@ -295,7 +295,7 @@ func TestCrossNamespaceObjectsAreRefusedWhole(t *testing.T) {
 		a.events() // drop the events so far
 		harness.Eventually(t, waitTimeout, "the manager's cache to see the wiped status", func(ctx context.Context) (bool, error) {
 			cached := &v1alpha1.Sync{}
-			err := a.r.Client.Get(ctx, client.ObjectKeyFromObject(s), cached)
+			err := a.r.Cluster.Syncs.Get(ctx, client.ObjectKeyFromObject(s), cached)
 			return err == nil && cached.ResourceVersion == got.ResourceVersion, err
 		})
 		a.reconcile(t, s)

@@ -50,12 +50,12 @@ type Parts struct {
 }
 
 // NewReconciler wires a Reconciler over mgr with parts, as `tether controller`
-// runs it: Syncs are read from the manager's cache (Client) and, on a status
-// conflict, straight from the API server (Reader); the pods of a workload that is
-// not healthy are read on demand, never cached (Pods); credentials Secrets are read
+// runs it: Syncs are read from the manager's cache (Cluster.Syncs) and, on a status
+// conflict, straight from the API server (Cluster.Fresh); the pods of a workload that is
+// not healthy are read on demand, never cached (Cluster.Pods); credentials Secrets are read
 // through a client of their own that can watch, so that no Secret is cached and
-// each one a Sync names is watched on its own, metadata only (Secrets,
-// SecretWatch). Call SetupWithManager to start it.
+// each one a Sync names is watched on its own, metadata only (Cluster.Secrets,
+// Observers.SecretWatch). Call SetupWithManager to start it.
 func NewReconciler(mgr ctrl.Manager, parts Parts) (*Reconciler, error) {
 	secrets, err := client.NewWithWatch(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
 	if err != nil {
@@ -66,20 +66,26 @@ func NewReconciler(mgr ctrl.Manager, parts Parts) (*Reconciler, error) {
 		recorder = mgr.GetEventRecorderFor("tether")
 	}
 	return &Reconciler{
-		Client:       mgr.GetClient(),
-		Reader:       mgr.GetAPIReader(),
-		Pods:         mgr.GetAPIReader(),
-		Secrets:      secrets,
-		SecretWatch:  NewSecretWatch(),
-		Source:       parts.Source,
-		Applier:      parts.Applier,
-		Finder:       parts.Finder,
-		ApplyOptions: parts.ApplyOptions,
-		Tenancy:      parts.Tenancy,
-		Watcher:      parts.Watcher,
-		Trigger:      parts.Trigger,
-		Recorder:     recorder,
-		Metrics:      parts.Metrics,
+		Cluster: Cluster{
+			Syncs:   mgr.GetClient(),
+			Fresh:   mgr.GetAPIReader(),
+			Pods:    mgr.GetAPIReader(),
+			Secrets: secrets,
+		},
+		Agent: Agent{
+			Source:       parts.Source,
+			Applier:      parts.Applier,
+			Finder:       parts.Finder,
+			Tenancy:      parts.Tenancy,
+			ApplyOptions: parts.ApplyOptions,
+		},
+		Observers: Observers{
+			Recorder:    recorder,
+			Metrics:     parts.Metrics,
+			Watcher:     parts.Watcher,
+			Trigger:     parts.Trigger,
+			SecretWatch: NewSecretWatch(),
+		},
 	}, nil
 }
 
@@ -87,13 +93,13 @@ func NewReconciler(mgr ctrl.Manager, parts Parts) (*Reconciler, error) {
 // gone: its metrics, fights, inventory searches, last good revision, request
 // spacing, Secret watch and object watches.
 func (r *Reconciler) forget(ctx context.Context, key types.NamespacedName) {
-	r.Metrics.Forget(key.Namespace, key.Name)
-	r.fights.forget(key)
-	r.searched.Delete(key)
-	r.good.forget(key)
-	r.requests.forget(key)
-	r.SecretWatch.Forget(key)
-	if r.Watcher != nil {
-		r.Watcher.Forget(ctx, key)
+	r.Observers.Metrics.Forget(key.Namespace, key.Name)
+	r.state.fights.forget(key)
+	r.state.searched.Delete(key)
+	r.state.good.forget(key)
+	r.state.requests.forget(key)
+	r.Observers.SecretWatch.Forget(key)
+	if r.Observers.Watcher != nil {
+		r.Observers.Watcher.Forget(ctx, key)
 	}
 }

@@ -1,4 +1,4 @@
-package sync
+package plan
 
 import (
 	"encoding/json"
@@ -56,9 +56,9 @@ func TestTheStatusOfTenThousandObjectsFits(t *testing.T) {
 		{"500 rejected with 3 KB admission messages", 500, 3000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := newStatusBuilder(&v1alpha1.Sync{}, time.Now)
-			b.applied(tenThousand(tc.failed, tc.msgBytes))
-			st := b.build()
+			b := NewStatus(&v1alpha1.Sync{}, time.Now)
+			b.Applied(tenThousand(tc.failed, tc.msgBytes))
+			st := b.Build()
 			if n := statusBytes(t, st); n > maxStatus {
 				t.Errorf("status takes %d KiB, more than %d KiB", n>>10, maxStatus>>10)
 			}
@@ -74,12 +74,12 @@ func TestTheStatusOfTenThousandObjectsFits(t *testing.T) {
 
 func TestTheInventoryReadsBackWithItsDetail(t *testing.T) {
 	cs := tenThousand(3, 100)
-	b := newStatusBuilder(&v1alpha1.Sync{}, time.Now)
-	b.applied(cs)
-	st := b.build()
+	b := NewStatus(&v1alpha1.Sync{}, time.Now)
+	b.Applied(cs)
+	st := b.Build()
 
-	again := newStatusBuilder(&v1alpha1.Sync{Status: st}, time.Now)
-	objs := again.inventory()
+	again := NewStatus(&v1alpha1.Sync{Status: st}, time.Now)
+	objs := again.Inventory()
 	if len(objs) != 10000 {
 		t.Fatalf("read back %d objects, want 10000", len(objs))
 	}
@@ -102,11 +102,11 @@ func TestAnInventoryFromBeforeTheCompactFormIsRead(t *testing.T) {
 		{ObjectRef: v1alpha1.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: "web", Name: "a"}, Sync: v1alpha1.SyncStatusSynced},
 		{ObjectRef: v1alpha1.ObjectRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "web", Name: "b"}, Sync: v1alpha1.SyncStatusSynced},
 	}}
-	b := newStatusBuilder(&v1alpha1.Sync{Status: old}, time.Now)
-	diff := b.applied(&apply.ChangeSet{Changes: []apply.Change{{Object: v1alpha1.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: "web", Name: "a"}, Action: apply.ActionUnchanged}}})
+	b := NewStatus(&v1alpha1.Sync{Status: old}, time.Now)
+	diff := b.Applied(&apply.ChangeSet{Changes: []apply.Change{{Object: v1alpha1.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: "web", Name: "a"}, Action: apply.ActionUnchanged}}})
 	want := []v1alpha1.ObjectRef{{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "web", Name: "b"}}
-	if d := cmp.Diff(want, diff.stale); d != "" || diff.before != 2 {
-		t.Errorf("stale (-want +got):\n%s\nbefore = %d, want 2", d, diff.before)
+	if d := cmp.Diff(want, diff.Stale); d != "" || diff.Before != 2 {
+		t.Errorf("stale (-want +got):\n%s\nbefore = %d, want 2", d, diff.Before)
 	}
 }
 
@@ -115,7 +115,7 @@ func TestMergeInventoryKeepsWhatAnotherWriterAdded(t *testing.T) {
 	ours := []string{"web_a__ConfigMap_v1", "web_c__ConfigMap_v1"}                          // pruned b, created c
 	theirs := []string{"web_a__ConfigMap_v1", "web_b__ConfigMap_v1", "web_d__ConfigMap_v1"} // recorded d ahead
 	want := []string{"web_a__ConfigMap_v1", "web_c__ConfigMap_v1", "web_d__ConfigMap_v1"}
-	if d := cmp.Diff(want, mergeInventory(base, ours, theirs)); d != "" {
+	if d := cmp.Diff(want, MergeInventory(base, ours, theirs)); d != "" {
 		t.Errorf("merged (-want +got):\n%s", d)
 	}
 }

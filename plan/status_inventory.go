@@ -1,4 +1,4 @@
-package sync
+package plan
 
 import (
 	"sort"
@@ -6,7 +6,6 @@ import (
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/apply"
-	"tether.dev/tether/plan"
 )
 
 // The inventory is every object Tether applied for a Sync. It lives in the Sync's
@@ -18,7 +17,7 @@ import (
 
 // Bounds that keep a Sync's status under 768 KiB, half of etcd's object limit (1.5
 // MiB), by construction: at most 640 KiB of inventory ids (10,000 objects with names
-// of ordinary length; plan.CheckSize refuses more), at most maxDetails detailed objects
+// of ordinary length; CheckSize refuses more), at most maxDetails detailed objects
 // with messages of at most maxDetailMessage bytes (about 66 KiB), and conditions of
 // at most maxMessage bytes each.
 const (
@@ -26,45 +25,45 @@ const (
 	maxDetailMessage = 512
 )
 
-// inventory returns the objects this reconcile works on, loaded from the previous
+// Inventory returns the objects this reconcile works on, loaded from the previous
 // status the first time it is asked.
-func (b *statusBuilder) inventory() []v1alpha1.ResourceStatus {
+func (b *Status) Inventory() []v1alpha1.ResourceStatus {
 	if b.objects == nil {
-		b.objects = plan.InventoryDetail(b.status)
+		b.objects = InventoryDetail(b.status)
 	}
 	return b.objects
 }
 
-// inventoryDiff is what an apply found of the previous inventory.
-type inventoryDiff struct {
-	// stale are the entries git no longer declares: candidates for pruning. They
+// InventoryDiff is what an apply found of the previous inventory.
+type InventoryDiff struct {
+	// Stale are the entries git no longer declares: candidates for pruning. They
 	// stay in the inventory, out of sync, until they are pruned.
-	stale []v1alpha1.ObjectRef
-	// before is the size of the inventory before the apply, which prune limits
+	Stale []v1alpha1.ObjectRef
+	// Before is the size of the inventory before the apply, which prune limits
 	// are relative to.
-	before int
+	Before int
 }
 
-// applied records an apply's change set in the inventory and returns the diff
+// Applied records an apply's change set in the inventory and returns the diff
 // against the previous one.
-func (b *statusBuilder) applied(cs *apply.ChangeSet) inventoryDiff {
+func (b *Status) Applied(cs *apply.ChangeSet) InventoryDiff {
 	if cs == nil {
-		return inventoryDiff{}
+		return InventoryDiff{}
 	}
-	previous := b.inventory()
-	diff := inventoryDiff{before: len(previous)}
+	previous := b.Inventory()
+	diff := InventoryDiff{Before: len(previous)}
 	objects := make([]v1alpha1.ResourceStatus, 0, len(cs.Changes))
 	for _, c := range cs.Changes {
 		objects = append(objects, resourceOf(c, cs.DryRun))
 	}
-	desired := plan.InGit(cs) // as plan.LeftGit, which `tether diff` uses
+	desired := InGit(cs) // as plan.LeftGit, which `tether diff` uses
 	for _, old := range previous {
 		if desired[old.Key()] {
 			continue
 		}
 		old.Sync, old.Health, old.Message = v1alpha1.SyncStatusOutOfSync, "", notInGit
 		objects = append(objects, old)
-		diff.stale = append(diff.stale, old.ObjectRef)
+		diff.Stale = append(diff.Stale, old.ObjectRef)
 	}
 	b.setObjects(objects)
 	return diff
@@ -115,8 +114,8 @@ func joinNote(msg, note string) string {
 // what became of them.
 const notInGit = "not in git any more"
 
-// leftGitNote says, on every entry that left git, why it is still there.
-func (b *statusBuilder) leftGitNote(note string) {
+// LeftGitNote says, on every entry that left git, why it is still there.
+func (b *Status) LeftGitNote(note string) {
 	for i := range b.objects {
 		if r := &b.objects[i]; r.Message == notInGit {
 			r.Message = notInGit + "; " + note
@@ -124,16 +123,16 @@ func (b *statusBuilder) leftGitNote(note string) {
 	}
 }
 
-// pruned drops what a prune deleted or found not to be Tether's from the inventory,
+// Pruned drops what a prune deleted or found not to be Tether's from the inventory,
 // and keeps what it failed to delete, with the error, to retry.
-func (b *statusBuilder) pruned(cs *apply.ChangeSet) { b.recordPrune(cs, false) }
+func (b *Status) Pruned(cs *apply.ChangeSet) { b.recordPrune(cs, false) }
 
-// deleting records a prune as pruned does, except that deleted objects stay
+// Deleting records a prune as Pruned does, except that deleted objects stay
 // listed ("deleting") until a later pass finds them gone: a Sync being deleted
 // waits for them.
-func (b *statusBuilder) deleting(cs *apply.ChangeSet) { b.recordPrune(cs, true) }
+func (b *Status) Deleting(cs *apply.ChangeSet) { b.recordPrune(cs, true) }
 
-func (b *statusBuilder) recordPrune(cs *apply.ChangeSet, untilGone bool) {
+func (b *Status) recordPrune(cs *apply.ChangeSet, untilGone bool) {
 	if cs == nil {
 		return
 	}
@@ -142,7 +141,7 @@ func (b *statusBuilder) recordPrune(cs *apply.ChangeSet, untilGone bool) {
 		outcome[c.Object.Key()] = c
 	}
 	var kept []v1alpha1.ResourceStatus
-	for _, r := range b.inventory() {
+	for _, r := range b.Inventory() {
 		c, ok := outcome[r.Key()]
 		switch {
 		case !ok:
@@ -161,9 +160,9 @@ func (b *statusBuilder) recordPrune(cs *apply.ChangeSet, untilGone bool) {
 	b.setObjects(kept)
 }
 
-// adopted adds objects found in the cluster (a rebuilt inventory) to the inventory.
-func (b *statusBuilder) adopted(refs []v1alpha1.ObjectRef) {
-	objects := b.inventory()
+// Adopted adds objects found in the cluster (a rebuilt inventory) to the inventory.
+func (b *Status) Adopted(refs []v1alpha1.ObjectRef) {
+	objects := b.Inventory()
 	known := map[string]bool{}
 	for _, r := range objects {
 		known[r.Key()] = true
@@ -179,7 +178,7 @@ func (b *statusBuilder) adopted(refs []v1alpha1.ObjectRef) {
 
 // setObjects sets the inventory, sorted for a stable status, and the sync status
 // it implies.
-func (b *statusBuilder) setObjects(objects []v1alpha1.ResourceStatus) {
+func (b *Status) setObjects(objects []v1alpha1.ResourceStatus) {
 	if objects == nil {
 		objects = []v1alpha1.ResourceStatus{}
 	}
@@ -196,7 +195,7 @@ func (b *statusBuilder) setObjects(objects []v1alpha1.ResourceStatus) {
 // compact writes the inventory this reconcile built into the status: every object
 // as an id, the objects with something to say in detail (the worst first, bounded),
 // and counts.
-func (b *statusBuilder) compact() {
+func (b *Status) compact() {
 	ids := make([]string, len(b.objects))
 	sum := &v1alpha1.ResourceSummary{Total: int32(len(b.objects))}
 	var detailed []v1alpha1.ResourceStatus
@@ -264,10 +263,10 @@ func count(sum *v1alpha1.ResourceSummary, r v1alpha1.ResourceStatus) {
 	}
 }
 
-// mergeInventory merges the inventory this reconcile wrote (ours) with one another
+// MergeInventory merges the inventory this reconcile wrote (ours) with one another
 // writer wrote (theirs) since base was read: ours, plus what they added. With
 // nothing added it is ours as it was.
-func mergeInventory(base, ours, theirs []string) []string {
+func MergeInventory(base, ours, theirs []string) []string {
 	had := map[string]bool{}
 	for _, id := range base {
 		had[id] = true
