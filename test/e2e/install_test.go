@@ -266,7 +266,7 @@ func startAuditor(t *testing.T) *auditor {
 	// TLS: client-go sends no credentials to a plain-HTTP server.
 	a.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		proxy.ServeHTTP(&statusWriter{ResponseWriter: w, onHeader: func(code int) {
-			a.record(r, code, w.Header().Get("X-Kubernetes-PF-PriorityLevel-UID"))
+			a.record(r, code, w.Header().Get(priorityLevelHeader))
 		}}, r)
 	}))
 	t.Cleanup(a.srv.Close)
