@@ -58,7 +58,7 @@ func (m *Manager) ApplyAll(ctx context.Context, objs []*unstructured.Unstructure
 		for i, obj := range objs {
 			stage[i] = &step{obj: obj, change: Change{Object: RefOf(obj)}}
 		}
-		forEach(len(stage), opts.Concurrency, func(i int) { m.plan(ctx, stage[i], targets, opts) })
+		forEach(len(stage), opts.dryRunConcurrency(), func(i int) { m.plan(ctx, stage[i], targets, opts) })
 		if !opts.DryRun {
 			err := failures(changesOf(stage))
 			if err != nil {

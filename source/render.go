@@ -73,13 +73,7 @@ var kustomizationFiles = []string{"kustomization.yaml", "kustomization.yml", "Ku
 // the file at fault relative to root. A panic while rendering (in kustomize, in a
 // parser) is returned as a *RenderError too: repository content must not be able
 // to crash the agent.
-func Render(fs filesys.FileSystem, root, dir string, opts RenderOptions) ([]*unstructured.Unstructured, error) {
-	objs, _, err := renderSized(fs, root, dir, opts)
-	return objs, err
-}
-
-// renderSized is Render that also returns the size of the objects as JSON.
-func renderSized(fs filesys.FileSystem, root, dir string, opts RenderOptions) (objs []*unstructured.Unstructured, size int64, err error) {
+func Render(fs filesys.FileSystem, root, dir string, opts RenderOptions) (objs []*unstructured.Unstructured, err error) {
 	root, dir = filepath.Clean(root), filepath.Clean(dir)
 	rel := func(p string) string {
 		r, rerr := filepath.Rel(root, p)
@@ -90,11 +84,11 @@ func renderSized(fs filesys.FileSystem, root, dir string, opts RenderOptions) (o
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			objs, size, err = nil, 0, &RenderError{File: rel(dir), Err: fmt.Errorf("rendering panicked: %v", r)}
+			objs, err = nil, &RenderError{File: rel(dir), Err: fmt.Errorf("rendering panicked: %v", r)}
 		}
 	}()
 	if !fs.IsDir(dir) {
-		return nil, 0, &RenderError{File: rel(dir), Err: ErrNoSuchPath}
+		return nil, &RenderError{File: rel(dir), Err: ErrNoSuchPath}
 	}
 	budget := &byteBudget{max: opts.MaxBytes}
 	nodes := newNodeBudget(opts)
@@ -104,15 +98,15 @@ func renderSized(fs filesys.FileSystem, root, dir string, opts RenderOptions) (o
 		objs, err = renderPlain(fs, dir, rel, budget, nodes)
 	}
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	if opts.MaxObjects > 0 && len(objs) > opts.MaxObjects {
-		return nil, 0, &RenderError{File: rel(dir), Reason: v1alpha1.ReasonRenderLimitExceeded, Err: fmt.Errorf("renders %d objects, over the limit of %d", len(objs), opts.MaxObjects)}
+		return nil, &RenderError{File: rel(dir), Reason: v1alpha1.ReasonRenderLimitExceeded, Err: fmt.Errorf("renders %d objects, over the limit of %d", len(objs), opts.MaxObjects)}
 	}
 	if err := checkDuplicates(objs); err != nil {
-		return nil, 0, &RenderError{File: rel(dir), Err: err}
+		return nil, &RenderError{File: rel(dir), Err: err}
 	}
-	return objs, budget.used, nil
+	return objs, nil
 }
 
 func findKustomization(fs filesys.FileSystem, dir string) string {

@@ -8,7 +8,7 @@ import (
 )
 
 // renderCache keeps rendered objects by key, least recently used first out, within
-// a budget of bytes (the objects' size as JSON). A result larger than the whole
+// a budget of bytes (what the decoded objects take in memory, heldSize). A result larger than the whole
 // budget is not kept. It keeps the failures that a render of the same key would
 // meet again too (see lasting), each counted at the size of its message: a
 // Sync stalled on a commit that does not render asks again at every interval,
@@ -61,8 +61,8 @@ func (c *renderCache) lookup(key string) (*renderEntry, bool) {
 	return el.Value.(*renderEntry), true
 }
 
-func (c *renderCache) put(key string, objs []*unstructured.Unstructured, size int64) {
-	c.add(&renderEntry{key: key, objs: objs, size: size})
+func (c *renderCache) put(key string, objs []*unstructured.Unstructured) {
+	c.add(&renderEntry{key: key, objs: objs, size: heldSize(objs)})
 }
 
 // putError keeps err, the failure of key's render that every render of it would

@@ -8,31 +8,33 @@ import (
 )
 
 func TestRenderCacheIsBoundedInBytes(t *testing.T) {
-	c := newRenderCache(100)
-	objs := []*unstructured.Unstructured{{}}
-	c.put("a", objs, 40)
-	c.put("b", objs, 40)
+	objs := []*unstructured.Unstructured{{Object: map[string]any{"kind": "ConfigMap", "data": map[string]any{"k": "v"}}}}
+	one := heldSize(objs)
+	c := newRenderCache(2*one + one/2)
+	c.put("a", objs)
+	c.put("b", objs)
 	c.get("a") // a is now the most recently used
-	c.put("c", objs, 40)
+	c.put("c", objs)
 
 	held := map[string]bool{}
 	for _, k := range []string{"a", "b", "c"} {
 		_, held[k] = c.get(k)
 	}
 	if diff := cmp.Diff(map[string]bool{"a": true, "b": false, "c": true}, held); diff != "" {
-		t.Errorf("held after going over 100 bytes; the least recently used goes (-want +got):\n%s", diff)
+		t.Errorf("held after going over two and a half results' bytes; the least recently used goes (-want +got):\n%s", diff)
 	}
-	if n, bytes := c.size(); n != 2 || bytes != 80 {
-		t.Errorf("size = %d entries, %d bytes; want 2, 80", n, bytes)
+	if n, bytes := c.size(); n != 2 || bytes != 2*one {
+		t.Errorf("size = %d entries, %d bytes; want 2, %d", n, bytes, 2*one)
 	}
 
-	c.put("huge", objs, 101)
+	huge := append(objs, objs[0], objs[0])
+	c.put("huge", huge)
 	if _, ok := c.get("huge"); ok {
 		t.Error("a result larger than the whole budget was kept")
 	}
 
 	c.forget("a")
-	if n, bytes := c.size(); n != 1 || bytes != 40 {
-		t.Errorf("after forgetting a: %d entries, %d bytes; want 1, 40", n, bytes)
+	if n, bytes := c.size(); n != 1 || bytes != one {
+		t.Errorf("after forgetting a: %d entries, %d bytes; want 1, %d", n, bytes, one)
 	}
 }

@@ -50,7 +50,7 @@ func RenderDirectory(dir string, opts Options) ([]*unstructured.Unstructured, er
 	if err := c.check(rel); err != nil {
 		return nil, err
 	}
-	objs, _, err := renderCopied(c.fs, rel, opts)
+	objs, err := renderCopied(c.fs, rel, opts)
 	return objs, err
 }
 

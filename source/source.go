@@ -44,7 +44,8 @@ type Options struct {
 	// take; it bounds what kustomize or YAML aliases can make of a small input.
 	MaxRenderedBytes int64
 	// RenderCacheBytes bounds the rendered (commit, path) results kept in memory,
-	// by their size as JSON; the least recently used go first.
+	// by what the decoded objects take there (several times their size as JSON:
+	// about eight times for ordinary manifests); the least recently used go first.
 	RenderCacheBytes int64
 	// MaxConcurrentRenders is how many renders may run at once, whatever the
 	// number of workers: each may take up to MaxTreeSize and a few times
@@ -104,7 +105,7 @@ func DefaultOptions() Options {
 		MaxYAMLNodesPerRender: DefaultMaxYAMLNodesPerRender,
 		MaxObjects:            20000,
 		MaxRenderedBytes:      16 << 20,
-		RenderCacheBytes:      32 << 20,
+		RenderCacheBytes:      64 << 20,
 		MaxConcurrentRenders:  2,
 		MaxRendersGivenUp:     2,
 		RenderTimeout:         30 * time.Second,

@@ -116,9 +116,9 @@ func (s *Source) start(rev Revision, dir, key string) (*renderCall, bool) {
 	go func() {
 		defer close(call.done)
 		defer func() { <-s.live }()
-		objs, size, err := s.renderNow(rev, dir)
+		objs, err := s.renderNow(rev, dir)
 		if err == nil {
-			s.renders.put(key, objs, size)
+			s.renders.put(key, objs)
 		} else if lasting(err) {
 			s.renders.putError(key, err)
 		}
@@ -158,12 +158,12 @@ func lasting(err error) bool {
 	return errors.As(err, &re) && !errors.Is(err, ErrRenderTimeout)
 }
 
-// renderNow renders dir of rev and returns the objects and their size as JSON.
-// A panic becomes a RenderError: it runs in a goroutine of its own.
-func (s *Source) renderNow(rev Revision, dir string) (objs []*unstructured.Unstructured, size int64, err error) {
+// renderNow renders dir of rev. A panic becomes a RenderError: it runs in a
+// goroutine of its own.
+func (s *Source) renderNow(rev Revision, dir string) (objs []*unstructured.Unstructured, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			objs, size, err = nil, 0, &RenderError{File: dir, Err: fmt.Errorf("rendering panicked: %v", r)}
+			objs, err = nil, &RenderError{File: dir, Err: fmt.Errorf("rendering panicked: %v", r)}
 		}
 	}()
 	if s.beforeRender != nil {
@@ -171,7 +171,7 @@ func (s *Source) renderNow(rev Revision, dir string) (objs []*unstructured.Unstr
 	}
 	fs, err := s.tree(rev, dir)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	return renderCopied(fs, dir, s.opts)
 }
@@ -179,8 +179,8 @@ func (s *Source) renderNow(rev Revision, dir string) (objs []*unstructured.Unstr
 // renderCopied renders dir of the files a treeCopier copied, within opts: the
 // one way both the agent (a commit) and RenderDirectory (a directory on disk)
 // render, so that they cannot disagree.
-func renderCopied(fs *inMemoryFS, dir string, opts Options) ([]*unstructured.Unstructured, int64, error) {
-	return renderSized(fs, "/", path.Join("/", dir), RenderOptions{
+func renderCopied(fs *inMemoryFS, dir string, opts Options) ([]*unstructured.Unstructured, error) {
+	return Render(fs, "/", path.Join("/", dir), RenderOptions{
 		MaxObjects: opts.MaxObjects, MaxBytes: opts.MaxRenderedBytes,
 		MaxYAMLNodesPerFile: opts.MaxYAMLNodesPerFile, MaxYAMLNodesPerRender: opts.MaxYAMLNodesPerRender,
 	})
