@@ -70,6 +70,10 @@ type controllerFlags struct {
 	apiQPS          float64
 	apiBurst        int
 	neverTakeOver   []string
+	// How many objects of one Sync are written, and compared with the cluster
+	// (read and dry-run), at once.
+	applyConcurrency  int
+	dryRunConcurrency int
 	// Tenancy: who Syncs act as, how far they reach, which namespaces are served.
 	defaultServiceAccount string
 	allowCrossNamespace   bool
@@ -112,6 +116,8 @@ func controllerFlagSet(f *controllerFlags, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.leaderNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease. Default: the pod's namespace.")
 	bindLeaseFlags(fs, &f.lease)
 	fs.IntVar(&f.concurrency, "concurrency", tethersync.DefaultOptions().Concurrency, "How many Syncs are reconciled at once.")
+	fs.IntVar(&f.applyConcurrency, "apply-concurrency", apply.DefaultOptions().Concurrency, "How many objects of one Sync are written at once.")
+	fs.IntVar(&f.dryRunConcurrency, "dry-run-concurrency", apply.DefaultOptions().DryRunConcurrency, "How many objects of one Sync are compared with the cluster (read and dry-run) at once, when a revision is validated before any write; a dry-run writes nothing to etcd, so the API server answers more of them at once than writes.")
 	fs.StringVar(&f.cacheDir, "cache-dir", defaultCacheDir(), "Directory for cached git repositories; keep it across restarts to fetch less.")
 	fs.Float64Var(&f.apiQPS, "kube-api-qps", -1, "Sustained requests per second to the API server, limited in the agent; negative: no client-side limit (the default), the API server's Priority and Fairness protects it (see docs/performance.md). --concurrency bounds the requests in flight.")
 	fs.IntVar(&f.apiBurst, "kube-api-burst", 100, "Burst of requests to the API server, when --kube-api-qps limits them.")
@@ -381,6 +387,7 @@ func setupReconciler(mgr ctrl.Manager, cfg *rest.Config, f *controllerFlags) err
 	applier := apply.NewManager(applyClient, managerOpts)
 	applyOpts := apply.DefaultOptions()
 	applyOpts.NeverTakeOver = f.neverTakeOver
+	applyOpts.Concurrency, applyOpts.DryRunConcurrency = f.applyConcurrency, f.dryRunConcurrency
 	r, err := tethersync.NewReconciler(mgr, tethersync.Parts{
 		Source:       src,
 		Applier:      applier,

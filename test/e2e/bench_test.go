@@ -33,13 +33,15 @@ const floorWorkers = 8
 // the agent's requests per object (client-go's own count of what it sent, from the
 // agent's /metrics) and the agent's peak RSS. Run it with -benchtime=1x (make bench).
 //
-// Two environment variables change what it measures, for a run by hand:
+// Three environment variables change what it measures, for a run by hand:
 // TETHER_BENCH_APPS sets how many apps (of 4 objects) are synced (2500: the 10,000
 // objects of the memory goal at scale; past 250, by one Sync per 250 apps, under
 // apps/part-NN, since one Sync's inventory must fit in its status), and
 // TETHER_BENCH_PROFILE_DIR names a
 // directory where it saves the agent's heap profile once the Sync is Ready
-// (go tool pprof -sample_index=alloc_space shows what the first sync allocated).
+// (go tool pprof -sample_index=alloc_space shows what the first sync allocated),
+// and TETHER_BENCH_AGENT_FLAGS adds flags to the agent's (space-separated: a
+// run with "--dry-run-concurrency=8" beside one without measures that default).
 func BenchmarkShippedBinaryFirstSync(b *testing.B) {
 	apps := benchApps(b)
 	files, paths := benchFiles(apps)
@@ -54,7 +56,7 @@ func BenchmarkShippedBinaryFirstSync(b *testing.B) {
 		repo := gitserver.Start(b, gitserver.Options{}).CreateRepo(b, "bench")
 		commit := repo.Commit(b, files, fmt.Sprintf("%d apps", apps))
 		profiles := os.Getenv("TETHER_BENCH_PROFILE_DIR")
-		var flags []string
+		flags := strings.Fields(os.Getenv("TETHER_BENCH_AGENT_FLAGS"))
 		pprofAddr := harness.FreeAddr(b)
 		if profiles != "" {
 			flags = append(flags, "--pprof-bind-address", pprofAddr)
