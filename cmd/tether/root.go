@@ -52,6 +52,8 @@ pipeline; they take kubectl's connection flags (--kubeconfig, --context, -n, --a
 		newSuspendCommand(kube, false),
 		newTreeCommand(kube),
 		newEventsCommand(kube),
+		newHistoryCommand(kube),
+		newRollbackCommand(kube),
 		newVersionCommand(),
 		newDocsCommand(),
 	)
