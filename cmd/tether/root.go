@@ -54,6 +54,7 @@ pipeline; they take kubectl's connection flags (--kubeconfig, --context, -n, --a
 		newEventsCommand(kube),
 		newHistoryCommand(kube),
 		newRollbackCommand(kube),
+		newPreviewCommand(kube),
 		newVersionCommand(),
 		newDocsCommand(),
 	)
