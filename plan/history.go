@@ -114,7 +114,8 @@ func (r Rollback) Message() string {
 // The caller does not ask for a revision that is itself a rollback or a pin.
 func (b *Status) CheckRollback(spec *v1alpha1.RollbackSpec) (*Rollback, time.Duration) {
 	h := b.status.History
-	if spec == nil || !spec.OnFailure || len(h) == 0 || h[0].Health == v1alpha1.HealthHealthy {
+	// Suspended objects (a paused Deployment) are as someone wants them: no failure.
+	if spec == nil || !spec.OnFailure || len(h) == 0 || h[0].Health == v1alpha1.HealthHealthy || b.status.Health == v1alpha1.HealthSuspended {
 		return nil, 0
 	}
 	cur := h[0]

@@ -91,6 +91,7 @@ func TestCheckRollback(t *testing.T) {
 		{"a Degraded revision goes back to the last Healthy", on, v1alpha1.HealthDegraded, []v1alpha1.HistoryEntry{entry(rev("b"), at, v1alpha1.HealthDegraded), good}, v1alpha1.ReasonDegraded, 0},
 		{"a revision still progressing within the timeout waits", on, v1alpha1.HealthProgressing, []v1alpha1.HistoryEntry{entry(rev("b"), at.Add(-20*time.Second), v1alpha1.HealthProgressing), good}, "", 40 * time.Second},
 		{"a revision not Healthy after the timeout goes back", on, v1alpha1.HealthProgressing, []v1alpha1.HistoryEntry{entry(rev("b"), at.Add(-time.Minute), v1alpha1.HealthProgressing), good}, v1alpha1.ReasonHealthTimeout, 0},
+		{"a suspended rollout is no failure", on, v1alpha1.HealthSuspended, []v1alpha1.HistoryEntry{entry(rev("b"), at.Add(-time.Hour), v1alpha1.HealthSuspended), good}, "", 0},
 		{"a revision that reached Healthy is never rolled back", on, v1alpha1.HealthDegraded, []v1alpha1.HistoryEntry{entry(rev("b"), at.Add(-time.Hour), v1alpha1.HealthHealthy), good}, "", 0},
 		{"no Healthy revision before: nowhere to go", on, v1alpha1.HealthDegraded, []v1alpha1.HistoryEntry{entry(rev("b"), at, v1alpha1.HealthDegraded), entry(rev("a"), at.Add(-time.Hour), v1alpha1.HealthDegraded)}, "", 0},
 		{"the same commit applied earlier is no target", on, v1alpha1.HealthDegraded, []v1alpha1.HistoryEntry{entry(rev("b"), at, v1alpha1.HealthDegraded), entry(rev("b"), at.Add(-time.Hour), v1alpha1.HealthHealthy)}, "", 0},
