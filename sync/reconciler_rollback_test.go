@@ -163,6 +163,9 @@ func TestARevisionNotHealthyInTimeIsRolledBack(t *testing.T) {
 		if !warned {
 			t.Error("no Warning Event RolledBack naming the failed revision")
 		}
+		if n := a.rollbacks(t, ns, v1alpha1.ReasonHealthTimeout); n != 1 {
+			t.Errorf("tether_rollbacks_total{reason=HealthTimeout} = %v, want 1", n)
+		}
 	})
 
 	t.Run("the failed revision is not tried again while git still names it", func(t *testing.T) {
@@ -191,4 +194,27 @@ func TestARevisionNotHealthyInTimeIsRolledBack(t *testing.T) {
 			t.Errorf("ConfigMap web says %q, want %q", g, "three")
 		}
 	})
+}
+
+// rollbacks is tether_rollbacks_total of the Syncs of namespace ns for reason.
+func (a *agent) rollbacks(t *testing.T, ns, reason string) float64 {
+	t.Helper()
+	families, err := a.registry.Gather()
+	harness.Must(t, err)
+	var n float64
+	for _, f := range families {
+		if f.GetName() != "tether_rollbacks_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["namespace"] == ns && labels["reason"] == reason {
+				n += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return n
 }
