@@ -338,7 +338,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 	st.Ready(snap.Revision.String(), obj.Spec.Wait)
 	r.rememberGood(ctx, obj, snap)
-	r.recordHistory(ctx, obj, st, snap)
+	r.recordHistory(ctx, st, snap)
 	return ctrl.Result{RequeueAfter: jitter(r.checkRollback(obj, st, st.RequeueAfter(interval)))}, nil
 }
 

@@ -5,7 +5,6 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/plan"
 	"tether.dev/tether/source"
 )
@@ -14,7 +13,7 @@ import (
 // full, with the health it reached and, for a new entry, its commit's subject
 // (read from the git cache, made safe by source.Subject). A subject that cannot
 // be read costs only the message.
-func (r *Reconciler) recordHistory(ctx context.Context, obj *v1alpha1.Sync, st *plan.Status, snap *source.Snapshot) {
+func (r *Reconciler) recordHistory(ctx context.Context, st *plan.Status, snap *source.Snapshot) {
 	rev := snap.Revision.String()
 	subject := ""
 	if st.NeedsHistoryEntry(rev) {

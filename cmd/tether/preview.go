@@ -126,7 +126,7 @@ func runPreview(ctx context.Context, f *previewFlags, stdout, stderr io.Writer) 
 	for _, p := range report.Syncs {
 		changed = changed || p.Changed
 		if p.Error != "" {
-			errs = append(errs, fmt.Errorf("Sync %s/%s: %s", p.Namespace, p.Name, p.Error))
+			errs = append(errs, fmt.Errorf("previewing Sync %s/%s: %s", p.Namespace, p.Name, p.Error))
 		}
 	}
 	switch {
