@@ -26,4 +26,11 @@
 // the status, the inventory compacted to fit (status_inventory.go). The clock is
 // the one NewStatus is handed; sync writes what Build returns (merging the
 // inventory with MergeInventory on a conflict), records Events and metrics.
+//
+// history.go keeps status.history (History: one entry per revision applied in
+// full, with the health it reached) and decides automatic rollbacks from it
+// (CheckRollback: the newest revision never reached Healthy and is Degraded or past
+// spec.rollback.healthTimeout; LastHealthy is where it goes), and records pins and
+// rollbacks in the Pinned and RolledBack conditions. sync fetches and applies the
+// revision they name.
 package plan

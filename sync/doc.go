@@ -33,6 +33,15 @@
 // Event with the Ready condition's reason. It consumes source and apply through the small interfaces
 // declared in reconciler.go.
 //
+// Which commit is applied (reconciler_rollback.go): the ref's newest, unless the
+// Sync is pinned (tether.dev/pin-revision) or rolled back after a failure
+// (spec.rollback, plan.CheckRollback); then that commit is fetched by commit as
+// the Sync's identity and goes through the same render, checks and dry-run, while
+// the ref's newest is still fetched and reported. Every full apply adds to
+// status.history with the commit's subject (reconciler_history.go). A rollback is
+// an Event, a condition and a metric; it is remembered in memory until the cached
+// status shows it, so that a stale cache cannot roll back twice.
+//
 // The inventory (status.inventory, built by plan.Status) is written ahead of every
 // create, merged rather than overwritten on a conflict, written within a grace after
 // SIGTERM, and rebuilt from the tether.dev/sync label when it is empty; see

@@ -26,6 +26,7 @@ type Metrics struct {
 	fetchErrors   *prometheus.CounterVec
 	drift         *prometheus.CounterVec
 	fights        *prometheus.CounterVec
+	rollbacks     *prometheus.CounterVec
 
 	mu gosync.Mutex
 	// fetchURL remembers the (redacted) URL each Sync last fetched, so that the
@@ -84,6 +85,10 @@ func NewMetrics(reg prometheus.Registerer, opts MetricsOptions) *Metrics {
 			Name: "tether_field_fights_total",
 			Help: "Fields Tether stopped correcting because another field manager kept changing them back.",
 		}, []string{"namespace", "name", "manager"}),
+		rollbacks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tether_rollbacks_total",
+			Help: "Automatic rollbacks (spec.rollback.onFailure) to the last Healthy revision, by why the newer one failed (Degraded, HealthTimeout).",
+		}, []string{"namespace", "name", "reason"}),
 		fetchURL: map[string]string{},
 		synced:   map[string]time.Time{},
 	}
@@ -92,7 +97,7 @@ func NewMetrics(reg prometheus.Registerer, opts MetricsOptions) *Metrics {
 		Help: "Always 1 on a running agent; its labels name the build. Absent means no agent is scraped (TetherAgentDown).",
 	}, []string{"version", "goversion"})
 	build.WithLabelValues(opts.Version, runtime.Version()).Set(1)
-	reg.MustRegister(m.duration, m.applied, m.fetchDuration, m.fetchErrors, m.drift, m.fights, build)
+	reg.MustRegister(m.duration, m.applied, m.fetchDuration, m.fetchErrors, m.drift, m.fights, m.rollbacks, build)
 	return m
 }
 
@@ -181,6 +186,11 @@ func (m *Metrics) CountFieldFight(obj *v1alpha1.Sync, manager string) {
 	m.fights.WithLabelValues(obj.Namespace, obj.Name, manager).Inc()
 }
 
+// CountRollback counts one automatic rollback, by why the revision failed.
+func (m *Metrics) CountRollback(obj *v1alpha1.Sync, reason string) {
+	m.rollbacks.WithLabelValues(obj.Namespace, obj.Name, reason).Inc()
+}
+
 // ObserveStatus records the status a reconcile wrote: a Ready Sync was synced now.
 func (m *Metrics) ObserveStatus(obj *v1alpha1.Sync, st v1alpha1.SyncStatus, now time.Time) {
 	if !apimeta.IsStatusConditionTrue(st.Conditions, v1alpha1.ReadyCondition) {
@@ -201,7 +211,7 @@ func (m *Metrics) lastSynced(namespace, name string) time.Time {
 // Forget deletes every series of a Sync that no longer exists.
 func (m *Metrics) Forget(namespace, name string) {
 	match := prometheus.Labels{"namespace": namespace, "name": name}
-	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{m.duration, m.applied, m.drift, m.fights} {
+	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{m.duration, m.applied, m.drift, m.fights, m.rollbacks} {
 		v.DeletePartialMatch(match)
 	}
 	m.mu.Lock()

@@ -39,6 +39,8 @@ type Source interface {
 	// for a reconcile that may force a listing makes every Sync of the
 	// repository ask again.
 	Refresh(url string)
+	// Subject is a cached commit's subject, made safe to show, for the history.
+	Subject(url, commit string) (string, error)
 }
 
 // Applier makes the cluster hold a set of objects, and removes or releases what
@@ -149,6 +151,9 @@ type reconcilerState struct {
 	good goodRevisions
 	// requests spaces the ref listings requests for a reconcile force.
 	requests requestSpacing
+	// rollbacks holds, by Sync, the rollback last decided (rollbackMemo), until
+	// the cached status shows it.
+	rollbacks gosync.Map
 	// minInterval is Options.MinInterval.
 	minInterval time.Duration
 	// now is the clock; tests may replace it.
@@ -270,6 +275,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 
 	snap, err := r.fetchAndRender(ctx, obj, id, st)
+	if err == nil {
+		// A pin, or a rollback, applies an earlier commit; head is reported.
+		snap, err = r.chooseRevision(ctx, obj, id, st, snap)
+	}
 	// When git cannot be asked, the revision the cluster holds is applied again:
 	// drift is corrected, nothing is pruned, and git's failure is reported.
 	var sourceErr error
@@ -329,7 +338,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 	st.Ready(snap.Revision.String(), obj.Spec.Wait)
 	r.rememberGood(ctx, obj, snap)
-	return ctrl.Result{RequeueAfter: jitter(st.RequeueAfter(interval))}, nil
+	r.recordHistory(ctx, st, snap)
+	return ctrl.Result{RequeueAfter: jitter(r.checkRollback(obj, st, st.RequeueAfter(interval)))}, nil
 }
 
 // fetchAndRender reads the desired state: the ref resolved to a commit, and the

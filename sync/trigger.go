@@ -157,8 +157,9 @@ func (t *Trigger) Source() crsource.Source {
 }
 
 // onUpdate queues a Sync whose ReconcileRequestedAnnotation changed to a new value,
-// and one that accepts a new commit (v1alpha1.AcceptRevisionAnnotation), neither of
-// which changes its generation.
+// one that accepts a new commit (v1alpha1.AcceptRevisionAnnotation), and one whose
+// pin (v1alpha1.PinRevisionAnnotation) was set, changed or removed, none of which
+// changes its generation.
 func (t *Trigger) onUpdate(_ context.Context, e event.TypedUpdateEvent[*v1alpha1.Sync], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 	changed := func(key string) bool {
 		after := e.ObjectNew.GetAnnotations()[key]
@@ -168,7 +169,9 @@ func (t *Trigger) onUpdate(_ context.Context, e event.TypedUpdateEvent[*v1alpha1
 	// itself, at most once per repository per minimum interval (requestSpacing),
 	// so that a loop of annotation changes cannot make the host list refs in a
 	// loop.
-	if !changed(ReconcileRequestedAnnotation) && !changed(v1alpha1.AcceptRevisionAnnotation) {
+	pin := v1alpha1.PinRevisionAnnotation
+	repinned := e.ObjectNew.GetAnnotations()[pin] != e.ObjectOld.GetAnnotations()[pin]
+	if !changed(ReconcileRequestedAnnotation) && !changed(v1alpha1.AcceptRevisionAnnotation) && !repinned {
 		return
 	}
 	q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.ObjectNew)})

@@ -97,6 +97,25 @@ const (
 	// ReasonKindVanished: inventory entries whose kind the API server no longer
 	// serves were dropped: the objects cannot exist any more.
 	ReasonKindVanished = "KindVanished"
+
+	// History, pins and rollbacks (docs/rollback.md).
+
+	// ReasonPinned: the reason of the Pinned condition, True while the Sync applies
+	// the commit its tether.dev/pin-revision annotation names; the message names it
+	// and the commit its ref is at.
+	ReasonPinned = "Pinned"
+	// ReasonPinInvalid: the tether.dev/pin-revision annotation is not a full commit
+	// hash, or names a commit the repository does not hold; the Sync is Stalled,
+	// with the cluster as it was, until the annotation changes.
+	ReasonPinInvalid = "PinInvalid"
+	// ReasonRolledBack: the Warning Event of an automatic rollback
+	// (spec.rollback.onFailure): the message names the revision that failed, why,
+	// and the revision applied again in its place.
+	ReasonRolledBack = "RolledBack"
+	// ReasonHealthTimeout: the reason of the RolledBack condition when the failed
+	// revision was not Healthy within spec.rollback.healthTimeout (Degraded, the
+	// health reason, when it turned Degraded).
+	ReasonHealthTimeout = "HealthTimeout"
 )
 
 // Reasons of a git failure (SourceReady and Ready False): each names a cause a
@@ -236,6 +255,11 @@ var Reasons = []ReasonMeaning{
 	{Reason: ReasonFinalized},
 	{Reason: ReasonInventoryRebuilt},
 	{Reason: ReasonKindVanished},
+
+	{Reason: ReasonPinned},
+	{Reason: ReasonPinInvalid, Stalls: true, Failure: true},
+	{Reason: ReasonRolledBack},
+	{Reason: ReasonHealthTimeout},
 
 	{Reason: ReasonRefNotFound, Retries: true, Failure: true},
 	{Reason: ReasonNoMatchingTag, Retries: true, Failure: true},

@@ -30,6 +30,12 @@ const (
 	// ForceAnnotation set to "true" lets Tether delete and recreate an object whose
 	// immutable fields changed in git.
 	ForceAnnotation = "tether.dev/force"
+	// PinRevisionAnnotation on a Sync pins it to one commit (its full hash) of its
+	// repository: while it is set the Sync applies that commit, through the same
+	// dry-run gate as any other, keeps fetching its ref to report what git holds,
+	// and says so with the Pinned condition. `tether rollback` sets it; removing
+	// it (`tether rollback --undo`) resumes following the ref.
+	PinRevisionAnnotation = "tether.dev/pin-revision"
 )
 
 // ReconcileRequestedAnnotation on a Sync asks for a reconcile that looks at git at
@@ -63,6 +69,13 @@ const (
 	// another field manager kept changing back; its message names object, field and
 	// manager, and the ignore rule that would settle it.
 	FieldConflictCondition = "FieldConflict"
+	// PinnedCondition is True while the Sync applies the commit its
+	// tether.dev/pin-revision annotation names instead of its ref's newest.
+	PinnedCondition = "Pinned"
+	// RolledBackCondition is True while the Sync applies an earlier revision
+	// because the newest failed (spec.rollback.onFailure); its reason says why
+	// (Degraded or HealthTimeout) and its message names the failed revision.
+	RolledBackCondition = "RolledBack"
 )
 
 // Default values, resolved by the accessors below as well as by the API server's
@@ -71,6 +84,11 @@ const (
 	DefaultInterval   = time.Minute
 	DefaultPath       = "."
 	DefaultPruneLimit = "50%"
+	// DefaultHealthTimeout is how long a revision has to turn Healthy before
+	// spec.rollback counts it as failed.
+	DefaultHealthTimeout = 5 * time.Minute
+	// MaxHistory is how many applied revisions status.history keeps.
+	MaxHistory = 10
 )
 
 // Sync keeps the objects that a path of a git repository renders to applied in the
@@ -85,6 +103,7 @@ const (
 // +kubebuilder:printcolumn:name="Health",type=string,JSONPath=`.status.health`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Suspended",type=boolean,JSONPath=`.spec.suspend`
+// +kubebuilder:printcolumn:name="Pinned",type=string,JSONPath=`.metadata.annotations.tether\.dev/pin-revision`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Message",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
 type Sync struct {
@@ -183,6 +202,36 @@ type SyncSpec struct {
 	// +kubebuilder:validation:MaxItems=32
 	// +kubebuilder:validation:XValidation:rule="self.all(x, self.exists_one(y, y.apiVersion == x.apiVersion && y.kind == x.kind))",message="each apiVersion and kind may have one health check"
 	HealthChecks []HealthCheck `json:"healthChecks,omitempty"`
+
+	// rollback re-applies the last revision that was Healthy when a newer one
+	// fails. See docs/rollback.md.
+	// +optional
+	Rollback *RollbackSpec `json:"rollback,omitempty"`
+}
+
+// RollbackSpec says when a Sync goes back to its last Healthy revision by itself.
+type RollbackSpec struct {
+	// onFailure re-applies the last revision of status.history that was Healthy
+	// when the revision just applied turns Degraded, or is not Healthy within
+	// healthTimeout. The Sync stays there (condition RolledBack) until its ref
+	// names a newer commit, which it then tries; the failed commit is not tried
+	// again unless it is pushed again or a reconcile is requested.
+	// +optional
+	OnFailure bool `json:"onFailure,omitempty"`
+	// healthTimeout is how long a newly applied revision has to turn Healthy
+	// before it counts as failed, as a Go duration. Default 5m.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`
+	// +optional
+	HealthTimeout *metav1.Duration `json:"healthTimeout,omitempty"`
+}
+
+// HealthTimeoutOrDefault reports healthTimeout with its default (5m) applied.
+func (r *RollbackSpec) HealthTimeoutOrDefault() time.Duration {
+	if r == nil || r.HealthTimeout == nil || r.HealthTimeout.Duration <= 0 {
+		return DefaultHealthTimeout
+	}
+	return r.HealthTimeout.Duration
 }
 
 // HealthCheck judges objects of one kind with CEL expressions over the live
@@ -429,6 +478,55 @@ type SyncStatus struct {
 	// +optional
 	// +listType=atomic
 	FieldsGivenUp []GivenUpField `json:"fieldsGivenUp,omitempty"`
+	// history lists the revisions applied in full, newest first, at most 10: when
+	// each was applied and the health it reached. A revision applied again (a
+	// rollback, a pin) is a new entry.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=10
+	History []HistoryEntry `json:"history,omitempty"`
+	// rollback is set while the Sync applies an earlier revision because a newer
+	// one failed (spec.rollback.onFailure); the RolledBack condition says the same
+	// in words.
+	// +optional
+	Rollback *RollbackStatus `json:"rollback,omitempty"`
+}
+
+// HistoryEntry is one revision a Sync applied in full.
+type HistoryEntry struct {
+	// revision applied: "<ref>@sha1:<hash>".
+	// +kubebuilder:validation:MaxLength=512
+	// +required
+	Revision string `json:"revision"`
+	// appliedAt is when it was applied.
+	// +required
+	AppliedAt metav1.Time `json:"appliedAt"`
+	// health is the health the revision reached while it was applied: Healthy once
+	// it was, else the last seen.
+	// +optional
+	Health HealthStatusCode `json:"health,omitempty"`
+	// message is the commit's subject, its first line, bounded and stripped of
+	// control characters (it is text from git, written by anyone who can push).
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// RollbackStatus records an automatic rollback.
+type RollbackStatus struct {
+	// failedRevision is the revision that failed; it is not applied again until
+	// the ref moves on, or a reconcile is requested.
+	// +required
+	FailedRevision string `json:"failedRevision"`
+	// revision is the earlier revision applied in its place.
+	// +required
+	Revision string `json:"revision"`
+	// reason is why failedRevision failed: Degraded or HealthTimeout.
+	// +required
+	Reason string `json:"reason"`
+	// at is when the rollback was decided.
+	// +required
+	At metav1.Time `json:"at"`
 }
 
 // GivenUpField is one field of one managed object that Tether left to another

@@ -162,14 +162,21 @@ func diff(ctx context.Context, f *diffFlags, stdout, stderr io.Writer) (bool, er
 	if err != nil {
 		return false, err
 	}
-	cs, _ := m.ApplyAll(ctx, desired.objects, desired.opts) // its failures are in cs
-	unvalidated := showInNewNamespaces(cs, desired.objects)
-	differs, err := printDiffs(stdout, cs, unvalidated)
+	return compare(ctx, m, desired, stdout)
+}
+
+// compare dry-runs the apply of d, prints the diff of each object that differs
+// from the live cluster and, for a Sync, what it would prune, and reports whether
+// anything differs: `tether diff` and `tether preview` alike.
+func compare(ctx context.Context, m *apply.Manager, d *desired, w io.Writer) (bool, error) {
+	cs, _ := m.ApplyAll(ctx, d.objects, d.opts) // its failures are in cs
+	unvalidated := showInNewNamespaces(cs, d.objects)
+	differs, err := printDiffs(w, cs, unvalidated)
 	if err != nil {
 		return differs, err
 	}
-	if desired.sync != nil {
-		pruned, err := diffPrunes(ctx, m, desired, cs, stdout)
+	if d.sync != nil {
+		pruned, err := diffPrunes(ctx, m, d, cs, w)
 		differs = differs || pruned
 		if err != nil {
 			return differs, err
@@ -267,13 +274,20 @@ func desiredOfSync(ctx context.Context, f *diffFlags, c client.Client, stderr io
 	if err != nil {
 		return nil, err
 	}
+	return syncDesired(s, live, objs), nil
+}
+
+// syncDesired maps objs, rendered from s's source, to the dry-run apply the agent
+// would make of them (plan.ForApply), with the fields the Sync in the cluster
+// (live, nil when none) gave up.
+func syncDesired(s, live *v1alpha1.Sync, objs []*unstructured.Unstructured) *desired {
 	var givenUp []v1alpha1.GivenUpField
 	if live != nil {
 		givenUp = live.Status.FieldsGivenUp
 	}
 	opts := plan.ForApply(s, objs, apply.DefaultOptions(), givenUp)
 	opts.DryRun = true
-	return &desired{objects: objs, opts: opts, sync: s, live: live}, nil
+	return &desired{objects: objs, opts: opts, sync: s, live: live}
 }
 
 // loadSync returns the Sync to diff, from the cluster (NAME) or a manifest (-f),

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/source"
 )
 
 // getFlags are the command line of `tether get`.
@@ -114,22 +115,32 @@ func printObjects(w io.Writer, format string, list *v1alpha1.SyncList) error {
 // printSyncTable writes one line per Sync.
 func printSyncTable(w io.Writer, syncs []v1alpha1.Sync, namespaces bool, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
-	header := "NAME\tREVISION\tSYNC\tHEALTH\tREADY\tSUSPENDED\tAGE\tMESSAGE"
+	header := "NAME\tREVISION\tSYNC\tHEALTH\tREADY\tSUSPENDED\tPINNED\tAGE\tMESSAGE"
 	if namespaces {
 		header = "NAMESPACE\t" + header
 	}
 	fmt.Fprintln(tw, header)
 	for i := range syncs {
 		s := &syncs[i]
-		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", s.Name, orDash(shortRevision(s.Status.LastAppliedRevision)),
+		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", s.Name, orDash(shortRevision(s.Status.LastAppliedRevision)),
 			orDash(string(s.Status.Sync)), orDash(string(s.Status.Health)), readyStatus(s),
-			strconv.FormatBool(s.Spec.Suspend), age(s.CreationTimestamp, now), oneLine(readyMessage(s)))
+			strconv.FormatBool(s.Spec.Suspend), pinnedTo(s), age(s.CreationTimestamp, now), oneLine(readyMessage(s)))
 		if namespaces {
 			row = s.Namespace + "\t" + row
 		}
 		fmt.Fprintln(tw, row)
 	}
 	return tw.Flush()
+}
+
+// pinnedTo is the short commit the Sync is pinned to (tether.dev/pin-revision),
+// "-" when it follows its ref.
+func pinnedTo(s *v1alpha1.Sync) string {
+	pin := s.GetAnnotations()[v1alpha1.PinRevisionAnnotation]
+	if pin == "" {
+		return "-"
+	}
+	return shortRevision("sha1:" + source.OneLine(pin, 80))
 }
 
 // readyStatus is the Ready condition's status, "Unknown" while the status is of

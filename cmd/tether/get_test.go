@@ -25,8 +25,8 @@ func TestGetTable(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	want := [][]string{
-		{"NAMESPACE", "NAME", "REVISION", "SYNC", "HEALTH", "READY", "SUSPENDED", "AGE", "MESSAGE"},
-		{"tether-system", "web", "main@4f2c1a2", "Synced", "Degraded", "False", "true", "90m", "Waiting", "…"},
+		{"NAMESPACE", "NAME", "REVISION", "SYNC", "HEALTH", "READY", "SUSPENDED", "PINNED", "AGE", "MESSAGE"},
+		{"tether-system", "web", "main@4f2c1a2", "Synced", "Degraded", "False", "true", "-", "90m", "Waiting", "…"},
 	}
 	var got [][]string
 	for _, l := range lines {

@@ -52,6 +52,9 @@ pipeline; they take kubectl's connection flags (--kubeconfig, --context, -n, --a
 		newSuspendCommand(kube, false),
 		newTreeCommand(kube),
 		newEventsCommand(kube),
+		newHistoryCommand(kube),
+		newRollbackCommand(kube),
+		newPreviewCommand(kube),
 		newVersionCommand(),
 		newDocsCommand(),
 	)

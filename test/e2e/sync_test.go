@@ -119,7 +119,7 @@ func TestSyncTakesCommitsIntoTheCluster(t *testing.T) {
 	t.Run("kubectl shows the printer columns and explains the fields", func(t *testing.T) {
 		out := kubectl(t, "get", "syncs", "-A")
 		header := strings.Fields(strings.SplitN(out, "\n", 2)[0])
-		want := []string{"NAMESPACE", "NAME", "REVISION", "SYNC", "HEALTH", "READY", "SUSPENDED", "AGE"}
+		want := []string{"NAMESPACE", "NAME", "REVISION", "SYNC", "HEALTH", "READY", "SUSPENDED", "PINNED", "AGE"}
 		if strings.Join(header, " ") != strings.Join(want, " ") {
 			t.Errorf("kubectl get syncs -A header = %v, want %v\n%s", header, want, out)
 		}

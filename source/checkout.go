@@ -1,0 +1,86 @@
+package source
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Checkout is a local git repository (a clone, as a CI job has one) whose
+// commits are rendered the way the agent renders a fetched commit: the same tree
+// copier, within the same bounds, the same render. `tether preview` renders the
+// base and head of a pull request with it, commits that may be on no branch of
+// any remote (a pull request's merge commit).
+type Checkout struct {
+	repo *git.Repository
+	opts Options
+}
+
+// OpenCheckout opens the repository that holds dir (dir or a parent with .git).
+// opts bound each render, as they bound the agent's.
+func OpenCheckout(dir string, opts Options) (*Checkout, error) {
+	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	if err != nil {
+		return nil, fmt.Errorf("opening the git repository at %s: %w", dir, err)
+	}
+	return &Checkout{repo: repo, opts: opts}, nil
+}
+
+// Resolve returns the full commit hash that rev (a branch, tag, remote branch,
+// hash or expression such as HEAD~1) names.
+func (c *Checkout) Resolve(rev string) (string, error) {
+	h, err := c.repo.ResolveRevision(plumbing.Revision(rev))
+	if err != nil {
+		return "", fmt.Errorf("resolving %q: %w", rev, err)
+	}
+	return h.String(), nil
+}
+
+// RemoteURLs lists the URLs of the repository's remotes.
+func (c *Checkout) RemoteURLs() ([]string, error) {
+	remotes, err := c.repo.Remotes()
+	if err != nil {
+		return nil, err
+	}
+	var urls []string
+	for _, r := range remotes {
+		urls = append(urls, r.Config().URLs...)
+	}
+	return urls, nil
+}
+
+// Render renders dir (relative to the repository root) of commit; a dir the
+// commit does not hold renders to nothing. A panic in rendering becomes a
+// RenderError, as in the agent.
+func (c *Checkout) Render(commit, dir string) (objs []*unstructured.Unstructured, err error) {
+	clean, err := CleanPath(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			objs, err = nil, &RenderError{File: clean, Err: fmt.Errorf("rendering panicked: %v", r)}
+		}
+	}()
+	obj, err := c.repo.CommitObject(plumbing.NewHash(commit))
+	if err != nil {
+		return nil, fmt.Errorf("reading commit %s: %w", commit, err)
+	}
+	copier := newTreeCopier(gitStore{c.repo}, obj.TreeHash, c.opts)
+	if err := copier.copyFor(clean); err != nil {
+		return nil, err
+	}
+	if err := copier.check(clean); err != nil {
+		return nil, err
+	}
+	objs, _, err = renderCopied(copier.fs, clean, c.opts)
+	if errors.Is(err, ErrNoSuchPath) {
+		// A path the commit does not hold renders nothing: an app a pull request
+		// adds has no base.
+		return nil, nil
+	}
+	return objs, err
+}

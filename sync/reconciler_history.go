@@ -1,0 +1,26 @@
+package sync
+
+import (
+	"context"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"tether.dev/tether/plan"
+	"tether.dev/tether/source"
+)
+
+// recordHistory records in status.history that snap's revision is applied in
+// full, with the health it reached and, for a new entry, its commit's subject
+// (read from the git cache, made safe by source.Subject). A subject that cannot
+// be read costs only the message.
+func (r *Reconciler) recordHistory(ctx context.Context, st *plan.Status, snap *source.Snapshot) {
+	rev := snap.Revision.String()
+	subject := ""
+	if st.NeedsHistoryEntry(rev) {
+		var err error
+		if subject, err = r.Agent.Source.Subject(snap.Revision.URL, snap.Revision.Commit); err != nil {
+			ctrl.LoggerFrom(ctx).V(1).Info("cannot read the commit's subject for the history", "revision", rev, "error", err.Error())
+		}
+	}
+	st.History(rev, subject)
+}
