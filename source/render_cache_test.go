@@ -27,7 +27,7 @@ func TestRenderCacheIsBoundedInBytes(t *testing.T) {
 		t.Errorf("size = %d entries, %d bytes; want 2, %d", n, bytes, 2*one)
 	}
 
-	huge := append(objs, objs[0], objs[0])
+	huge := []*unstructured.Unstructured{objs[0], objs[0], objs[0]}
 	c.put("huge", huge)
 	if _, ok := c.get("huge"); ok {
 		t.Error("a result larger than the whole budget was kept")
