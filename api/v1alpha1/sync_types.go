@@ -86,6 +86,8 @@ const (
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Suspended",type=boolean,JSONPath=`.spec.suspend`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Phase",type=string,priority=1,JSONPath=`.status.run.phase`
+// +kubebuilder:printcolumn:name="Wave",type=integer,priority=1,JSONPath=`.status.run.wave`
 // +kubebuilder:printcolumn:name="Message",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
 type Sync struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -183,6 +185,13 @@ type SyncSpec struct {
 	// +kubebuilder:validation:MaxItems=32
 	// +kubebuilder:validation:XValidation:rule="self.all(x, self.exists_one(y, y.apiVersion == x.apiVersion && y.kind == x.kind))",message="each apiVersion and kind may have one health check"
 	HealthChecks []HealthCheck `json:"healthChecks,omitempty"`
+
+	// dependsOn lists Syncs that must be Ready at their current revision before
+	// this one applies anything, as Flux's dependsOn does. See docs/ordering.md.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	DependsOn []DependencyReference `json:"dependsOn,omitempty"`
 }
 
 // HealthCheck judges objects of one kind with CEL expressions over the live
@@ -429,6 +438,17 @@ type SyncStatus struct {
 	// +optional
 	// +listType=atomic
 	FieldsGivenUp []GivenUpField `json:"fieldsGivenUp,omitempty"`
+	// run is the ordered apply of a revision with hooks or waves: the phase and
+	// wave in progress, or where it failed. See docs/ordering.md.
+	// +optional
+	Run *RunStatus `json:"run,omitempty"`
+	// hooks lists the hook objects Tether created and has not deleted yet (their
+	// delete policies keep them), so that they are deleted before the hook runs
+	// again and when the Sync is deleted. Hooks are not in the inventory.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=100
+	Hooks []HookStatus `json:"hooks,omitempty"`
 }
 
 // GivenUpField is one field of one managed object that Tether left to another
