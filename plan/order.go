@@ -24,8 +24,8 @@ const (
 	PhaseSyncFail Phase = "SyncFail"
 )
 
-// rank is the place of a phase in a revision's run.
-func (p Phase) rank() int {
+// Rank is the place of a phase in a revision's run.
+func (p Phase) Rank() int {
 	switch p {
 	case PhasePreSync:
 		return 0

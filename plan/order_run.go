@@ -124,7 +124,7 @@ func stepOf(steps map[stepKey]*Step, p Phase, wave int) *Step {
 }
 
 func byPhaseAndWave(a, b Step) int {
-	return cmp.Or(cmp.Compare(a.Phase.rank(), b.Phase.rank()), cmp.Compare(a.Wave, b.Wave))
+	return cmp.Or(cmp.Compare(a.Phase.Rank(), b.Phase.Rank()), cmp.Compare(a.Wave, b.Wave))
 }
 
 func byKindAndName(a, b *unstructured.Unstructured) int {

@@ -45,6 +45,9 @@ type RunStatus struct {
 	// state of the run.
 	// +optional
 	State RunState `json:"state,omitempty"`
+	// reason of the failure (HookFailed, WaveFailed), when the run failed.
+	// +optional
+	Reason string `json:"reason,omitempty"`
 	// message says what the run waits for, or which object failed and why.
 	// +optional
 	Message string `json:"message,omitempty"`
