@@ -81,19 +81,20 @@ func (o Ordering) Has(p DeletePolicy) bool {
 	return false
 }
 
-// The annotations OrderingOf reads: Tether's first, then Argo CD's, then Helm's.
+// The annotations OrderingOf reads: Tether's first, then Argo CD's, then Helm's
+// (declared in api/v1alpha1, which source reads too).
 const (
-	WaveAnnotation             = "tether.dev/wave"
-	HookAnnotation             = "tether.dev/hook"
-	HookDeletePolicyAnnotation = "tether.dev/hook-delete-policy"
+	WaveAnnotation             = v1alpha1.WaveAnnotation
+	HookAnnotation             = v1alpha1.HookAnnotation
+	HookDeletePolicyAnnotation = v1alpha1.HookDeletePolicyAnnotation
 
-	ArgoWaveAnnotation             = "argocd.argoproj.io/sync-wave"
-	ArgoHookAnnotation             = "argocd.argoproj.io/hook"
-	ArgoHookDeletePolicyAnnotation = "argocd.argoproj.io/hook-delete-policy"
+	ArgoWaveAnnotation             = v1alpha1.ArgoWaveAnnotation
+	ArgoHookAnnotation             = v1alpha1.ArgoHookAnnotation
+	ArgoHookDeletePolicyAnnotation = v1alpha1.ArgoHookDeletePolicyAnnotation
 
-	HelmHookAnnotation             = "helm.sh/hook"
-	HelmHookWeightAnnotation       = "helm.sh/hook-weight"
-	HelmHookDeletePolicyAnnotation = "helm.sh/hook-delete-policy"
+	HelmHookAnnotation             = v1alpha1.HelmHookAnnotation
+	HelmHookWeightAnnotation       = v1alpha1.HelmHookWeightAnnotation
+	HelmHookDeletePolicyAnnotation = v1alpha1.HelmHookDeletePolicyAnnotation
 )
 
 // maxWave bounds a wave's magnitude; a larger number is a typo, not an order.

@@ -366,10 +366,12 @@ func newObject(fields map[string]any) (*unstructured.Unstructured, error) {
 
 // checkName refuses an object without a name. One with only generateName would
 // be created anew by every apply (server-side apply needs a name), an endless
-// retry instead of a clear error.
+// retry instead of a clear error; a hook may have one (plan names it for its run).
 func checkName(obj *unstructured.Unstructured) error {
 	switch {
 	case obj.GetName() != "":
+		return nil
+	case obj.GetGenerateName() != "" && v1alpha1.IsHookAnnotated(obj.GetAnnotations()):
 		return nil
 	case obj.GetGenerateName() != "":
 		return fmt.Errorf("%s has only metadata.generateName %q: Tether applies objects by name, so give it a metadata.name", obj.GetKind(), obj.GetGenerateName())

@@ -1,5 +1,35 @@
 package v1alpha1
 
+// The annotations that order a revision's objects (docs/ordering.md): Tether's,
+// and Argo CD's and Helm's, understood as the same thing (plan.OrderingOf reads
+// them; Tether's win over Argo CD's, which win over Helm's).
+const (
+	// WaveAnnotation: the object's wave ("-1"; default 0). Waves are applied in
+	// ascending order, each Healthy before the next.
+	WaveAnnotation = "tether.dev/wave"
+	// HookAnnotation: the phases the object is a hook of (PreSync, Sync,
+	// PostSync, SyncFail; Skip leaves it out). A hook runs once per revision
+	// applied, is not in the inventory, and may have only metadata.generateName.
+	HookAnnotation = "tether.dev/hook"
+	// HookDeletePolicyAnnotation: when a hook's object is deleted
+	// (BeforeHookCreation, the default; HookSucceeded; HookFailed).
+	HookDeletePolicyAnnotation = "tether.dev/hook-delete-policy"
+
+	ArgoWaveAnnotation             = "argocd.argoproj.io/sync-wave"
+	ArgoHookAnnotation             = "argocd.argoproj.io/hook"
+	ArgoHookDeletePolicyAnnotation = "argocd.argoproj.io/hook-delete-policy"
+
+	HelmHookAnnotation             = "helm.sh/hook"
+	HelmHookWeightAnnotation       = "helm.sh/hook-weight"
+	HelmHookDeletePolicyAnnotation = "helm.sh/hook-delete-policy"
+)
+
+// IsHookAnnotated reports whether annotations make an object a hook candidate
+// (any hook annotation set), which may then have only metadata.generateName.
+func IsHookAnnotated(annotations map[string]string) bool {
+	return annotations[HookAnnotation] != "" || annotations[ArgoHookAnnotation] != "" || annotations[HelmHookAnnotation] != ""
+}
+
 // DependencyReference names a Sync that another waits for.
 type DependencyReference struct {
 	// name of the Sync.
