@@ -37,6 +37,9 @@ func (b *Status) RunSucceeded(rev string) {
 	b.status.Run = &v1alpha1.RunStatus{Revision: rev, State: v1alpha1.RunSucceeded}
 }
 
+// Run is the ordered run this status records, if any.
+func (b *Status) Run() *v1alpha1.RunStatus { return b.status.Run }
+
 // Hooks are the hook objects the status records as created and not yet deleted.
 func (b *Status) Hooks() []v1alpha1.HookStatus { return b.status.Hooks }
 

@@ -403,7 +403,13 @@ func checkDuplicates(objs []*unstructured.Unstructured) error {
 	seen := make(map[string]bool, len(objs))
 	for _, o := range objs {
 		gvk := o.GroupVersionKind()
-		key := gvk.Group + "/" + gvk.Kind + "/" + o.GetNamespace() + "/" + o.GetName()
+		name := o.GetName()
+		if name == "" {
+			// A hook with only generateName: two with the same prefix would be
+			// given the same name for a run.
+			name = "generateName:" + o.GetGenerateName()
+		}
+		key := gvk.Group + "/" + gvk.Kind + "/" + o.GetNamespace() + "/" + name
 		if seen[key] {
 			return fmt.Errorf("%s %s is declared twice", gvk.Kind, objectName(o))
 		}
@@ -413,8 +419,12 @@ func checkDuplicates(objs []*unstructured.Unstructured) error {
 }
 
 func objectName(o *unstructured.Unstructured) string {
-	if o.GetNamespace() == "" {
-		return o.GetName()
+	name := o.GetName()
+	if name == "" {
+		name = o.GetGenerateName() + "*"
 	}
-	return o.GetNamespace() + "/" + o.GetName()
+	if o.GetNamespace() == "" {
+		return name
+	}
+	return o.GetNamespace() + "/" + name
 }

@@ -150,6 +150,8 @@ type reconcilerState struct {
 	good goodRevisions
 	// requests spaces the ref listings requests for a reconcile force.
 	requests requestSpacing
+	// runs holds, by Sync, the status.run this agent last recorded (lastRun).
+	runs gosync.Map
 	// minInterval is Options.MinInterval.
 	minInterval time.Duration
 	// now is the clock; tests may replace it.

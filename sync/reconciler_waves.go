@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
@@ -42,8 +44,10 @@ type orderedRun struct {
 	checker *health.Checker
 	obj     *v1alpha1.Sync
 	id      Identity
-	opts    apply.Options // of the inventory's objects
-	hooks   apply.Options // of hooks: no write-ahead inventory
+	// prev is where the run stood after the reconcile before (lastRun).
+	prev  *v1alpha1.RunStatus
+	opts  apply.Options // of the inventory's objects
+	hooks apply.Options // of hooks: no write-ahead inventory
 	// gate holds the dry-run of every object and hook, by key.
 	gate map[string]apply.Change
 	// applied holds the inventory's objects written (or found unchanged) by this
@@ -62,6 +66,31 @@ func (r *Reconciler) newOrderedRun(run *plan.Run, st *plan.Status, checker *heal
 	return &orderedRun{r: r, st: st, run: run, checker: checker, gate: map[string]apply.Change{}, applied: map[string]apply.Change{}}
 }
 
+// rememberedRun is the status.run this agent last recorded for a Sync.
+type rememberedRun struct {
+	uid types.UID
+	run v1alpha1.RunStatus
+}
+
+// lastRun is where obj's run stood after this agent's last reconcile of it, or,
+// when this agent has not run it (a restart, a new leader), as its status says.
+// The cache may not have caught up with the last status write yet: a hook that
+// failed and was deleted (HookFailed) must not run again on a stale read.
+func (r *Reconciler) lastRun(obj *v1alpha1.Sync) *v1alpha1.RunStatus {
+	if v, ok := r.state.runs.Load(client.ObjectKeyFromObject(obj)); ok && v.(rememberedRun).uid == obj.UID {
+		run := v.(rememberedRun).run
+		return &run
+	}
+	return obj.Status.Run
+}
+
+// rememberRun keeps the run st records, for lastRun.
+func (r *Reconciler) rememberRun(obj *v1alpha1.Sync, st *plan.Status) {
+	if run := st.Run(); run != nil {
+		r.state.runs.Store(client.ObjectKeyFromObject(obj), rememberedRun{uid: obj.UID, run: *run})
+	}
+}
+
 // hookChanges are the hooks this reconcile created or looked at, for the Watcher.
 func (o *orderedRun) hookChanges() *apply.ChangeSet {
 	if o == nil {
@@ -75,7 +104,8 @@ func (o *orderedRun) hookChanges() *apply.ChangeSet {
 // and a *plan.WaitingError while a step waits for its objects, a
 // *plan.HeldError when a step failed.
 func (o *orderedRun) converge(ctx context.Context, id Identity, obj *v1alpha1.Sync, snap *source.Snapshot) (*apply.ChangeSet, error) {
-	o.id, o.obj = id, obj
+	o.id, o.obj, o.prev = id, obj, o.r.lastRun(obj)
+	defer o.r.rememberRun(obj, o.st)
 	if err := o.stillFailed(); err != nil {
 		return nil, err
 	}
@@ -106,7 +136,7 @@ func (o *orderedRun) converge(ctx context.Context, id Identity, obj *v1alpha1.Sy
 // stillFailed keeps a failed run failed until a new commit or a request for a
 // reconcile: the same revision is not tried again at every interval.
 func (o *orderedRun) stillFailed() error {
-	prev := o.obj.Status.Run
+	prev := o.prev
 	if prev == nil || prev.Revision != o.run.Revision || prev.State != v1alpha1.RunFailed || requested(o.obj) {
 		return nil
 	}
@@ -122,7 +152,7 @@ func requested(obj *v1alpha1.Sync) bool {
 
 // started reports whether the run of this revision started in an earlier reconcile.
 func (o *orderedRun) started() bool {
-	prev := o.obj.Status.Run
+	prev := o.prev
 	return prev != nil && prev.Revision == o.run.Revision && prev.State == v1alpha1.RunRunning
 }
 
@@ -225,7 +255,7 @@ func (o *orderedRun) step(ctx context.Context, s plan.Step) error {
 // phaseStarts records an Event when the run reaches a phase it had not reached
 // in an earlier reconcile.
 func (o *orderedRun) phaseStarts(s plan.Step) {
-	prev := o.obj.Status.Run
+	prev := o.prev
 	if prev != nil && prev.Revision == o.run.Revision && plan.Phase(prev.Phase).Rank() >= s.Phase.Rank() {
 		return
 	}
@@ -372,44 +402,35 @@ func (o *orderedRun) withPolicy(p plan.DeletePolicy) []v1alpha1.ObjectRef {
 	return out
 }
 
-// retryOrClearEarlier prepares a run's first reconcile: a run of this revision
-// that failed and is asked again (a request for a reconcile) starts afresh, its
-// hook objects deleted; the hook objects of earlier revisions whose policy is
-// BeforeHookCreation are deleted before this run creates its own.
+// retryOrClearEarlier starts a run: a run of this revision that failed and is
+// asked again (a request for a reconcile) starts afresh, once its hook objects
+// are deleted; the hook objects of earlier revisions whose policy is
+// BeforeHookCreation are deleted before this run creates its own (one under the
+// same name is waited for by runHooks).
 func (o *orderedRun) retryOrClearEarlier(ctx context.Context) error {
 	if o.started() {
 		return nil
 	}
+	first := o.run.Steps[0]
+	o.st.RunAt(o.run.Revision, first.Phase, first.Wave, "starting")
 	prefix := o.run.Revision + "/"
-	retry := o.obj.Status.Run != nil && o.obj.Status.Run.Revision == o.run.Revision
+	retry := o.prev != nil && o.prev.Revision == o.run.Revision
 	var stale []v1alpha1.ObjectRef
 	for _, h := range o.st.Hooks() {
 		this := strings.HasPrefix(h.Run, prefix)
-		if retry && this || !this && containsString(h.DeletePolicies, string(plan.BeforeHookCreation)) {
+		if retry && this || !this && slices.Contains(h.DeletePolicies, string(plan.BeforeHookCreation)) {
 			stale = append(stale, h.ObjectRef)
 		}
 	}
-	if len(stale) == 0 {
-		return nil
-	}
-	if err := o.deleteHooks(ctx, stale); err != nil {
+	if err := o.deleteHooks(ctx, stale); err != nil || !retry || len(stale) == 0 {
 		return err
 	}
-	return &plan.WaitingError{Reason: v1alpha1.ReasonProgressing, Msg: fmt.Sprintf("waiting for %d hook objects of an earlier run to be deleted", len(stale))}
+	return &plan.WaitingError{Reason: v1alpha1.ReasonProgressing, Msg: fmt.Sprintf("retrying revision %s: waiting for %d hook objects of its failed run to be deleted", o.run.Revision, len(stale))}
 }
 
 // deleteHooks deletes hook objects of this run's Sync.
 func (o *orderedRun) deleteHooks(ctx context.Context, refs []v1alpha1.ObjectRef) error {
 	return o.r.pruneHooks(ctx, o.id, o.obj, o.st, refs)
-}
-
-func containsString(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // deleteHooksOf deletes the hook objects a Sync being deleted still has

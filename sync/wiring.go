@@ -98,6 +98,7 @@ func (r *Reconciler) forget(ctx context.Context, key types.NamespacedName) {
 	r.state.searched.Delete(key)
 	r.state.good.forget(key)
 	r.state.requests.forget(key)
+	r.state.runs.Delete(key)
 	r.Observers.SecretWatch.Forget(key)
 	if r.Observers.Watcher != nil {
 		r.Observers.Watcher.Forget(ctx, key)
