@@ -60,7 +60,7 @@ type orderedRun struct {
 // newOrderedRun prepares the ordered apply of run, or returns nil when the run is
 // one set (no hooks, one wave) and is applied as before.
 func (r *Reconciler) newOrderedRun(run *plan.Run, st *plan.Status, checker *health.Checker) *orderedRun {
-	if !run.Ordered() {
+	if !run.Ordered() || len(run.Steps) == 0 {
 		return nil
 	}
 	return &orderedRun{r: r, st: st, run: run, checker: checker, gate: map[string]apply.Change{}, applied: map[string]apply.Change{}}

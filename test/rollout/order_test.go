@@ -24,12 +24,13 @@ import (
 )
 
 // hookJob is a Job written as Argo CD users write hooks: generateName and the
-// argocd.argoproj.io annotations given as "key: value" lines. fail makes its pod
-// fail (kwok's fault stage); otherwise kwok completes it.
-func hookJob(generateName string, fail bool, annotations ...string) string {
+// argocd.argoproj.io annotations given as "key: value" lines. fault, a kwok fault
+// annotation or "", is set on its pod: FailAnnotation makes it fail,
+// NeverReadyAnnotation keeps it running; without one kwok completes it.
+func hookJob(generateName, fault string, annotations ...string) string {
 	pod := ""
-	if fail {
-		pod = fmt.Sprintf("%q: \"true\"", controlplane.FailAnnotation)
+	if fault != "" {
+		pod = fmt.Sprintf("%q: \"true\"", fault)
 	}
 	return fmt.Sprintf(`apiVersion: batch/v1
 kind: Job
@@ -81,6 +82,32 @@ func (a *agent) hookJobs(t *testing.T, ns string) map[string][]batchv1.Job {
 	return out
 }
 
+// finishPods takes the kwok fault annotation off the pods of Jobs in ns that
+// carry it (waiting for one to exist), so that kwok completes them.
+func (a *agent) finishPods(t *testing.T, ns, fault string) {
+	t.Helper()
+	harness.Eventually(t, waitTimeout, "a Job's pod with "+fault+" to finish", func(ctx context.Context) (bool, error) {
+		pods := &corev1.PodList{}
+		if err := a.c.List(ctx, pods, client.InNamespace(ns), client.HasLabels{"batch.kubernetes.io/job-name"}); err != nil {
+			return false, err
+		}
+		finished := 0
+		for i := range pods.Items {
+			p := &pods.Items[i]
+			if _, ok := p.Annotations[fault]; !ok || p.DeletionTimestamp != nil {
+				continue
+			}
+			patch := client.MergeFrom(p.DeepCopy())
+			delete(p.Annotations, fault)
+			if err := a.c.Patch(ctx, p, patch); err != nil {
+				return false, err
+			}
+			finished++
+		}
+		return finished > 0, nil
+	})
+}
+
 // appliedAt is when the field manager tether last changed obj, by the API server's
 // clock.
 func appliedAt(t *testing.T, obj client.Object) time.Time {
@@ -109,7 +136,7 @@ func pollEvery2s(s *v1alpha1.Sync) {
 func TestAMigrationJobCompletesBeforeTheDeploymentChanges(t *testing.T) {
 	a := startAgent(t, agentOptions{})
 	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
-	migrate := hookJob("migrate-", false, "argocd.argoproj.io/hook: PreSync")
+	migrate := hookJob("migrate-", "", "argocd.argoproj.io/hook: PreSync")
 	repo, first := startRepo(t, map[string]string{"web.yaml": deployment("1", 1, nil), "migrate.yaml": migrate})
 	s := a.newSync(t, ns, repo, pollEvery2s)
 	a.waitHealth(t, s, first, v1alpha1.HealthHealthy)
@@ -117,7 +144,22 @@ func TestAMigrationJobCompletesBeforeTheDeploymentChanges(t *testing.T) {
 		t.Fatalf("hook Jobs after the first revision: %v, want one of its PreSync run", keys(jobs))
 	}
 
-	second := repo.Commit(t, prefixed(map[string]string{"web.yaml": deployment("2", 1, nil)}), "second")
+	// The second revision's migration runs until the test lets it finish: the
+	// Deployment must not change meanwhile.
+	second := repo.Commit(t, prefixed(map[string]string{
+		"web.yaml":     deployment("2", 1, nil),
+		"migrate.yaml": hookJob("migrate-", controlplane.NeverReadyAnnotation, "argocd.argoproj.io/hook: PreSync"),
+	}), "second")
+	a.waitFor(t, s, "the second run waiting for its migration Job", func(s *v1alpha1.Sync) bool {
+		r := s.Status.Run
+		return r != nil && r.Revision == revisionOf(second) && r.Phase == "PreSync" && strings.Contains(r.Message, "waiting for Job/"+ns+"/migrate-")
+	})
+	web := &appsv1.Deployment{}
+	harness.Must(t, a.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "web"}, web))
+	if v := web.Spec.Template.Annotations["version"]; v != "1" {
+		t.Fatalf("Deployment web is at version %q while the migration runs, want still 1", v)
+	}
+	a.finishPods(t, ns, controlplane.NeverReadyAnnotation)
 	a.waitHealth(t, s, second, v1alpha1.HealthHealthy)
 	jobs := a.hookJobs(t, ns)
 	run := jobs[revisionOf(second)+"/PreSync"]
@@ -128,7 +170,6 @@ func TestAMigrationJobCompletesBeforeTheDeploymentChanges(t *testing.T) {
 	if !strings.HasPrefix(job.Name, "migrate-") || job.Status.CompletionTime == nil {
 		t.Fatalf("Job %s: completionTime %v; want a completed migrate- Job", job.Name, job.Status.CompletionTime)
 	}
-	web := &appsv1.Deployment{}
 	harness.Must(t, a.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "web"}, web))
 	changed := appliedAt(t, web)
 	t.Logf("API server timestamps: Job %s created %s, completed %s; Deployment web changed by tether %s",
@@ -175,7 +216,7 @@ func TestAFailingPreSyncHookStopsTheRevision(t *testing.T) {
 	second := repo.Commit(t, prefixed(map[string]string{
 		"settings.yaml": settings("2"),
 		"added.yaml":    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: added}\n",
-		"migrate.yaml":  hookJob("migrate-", true, "argocd.argoproj.io/hook: PreSync"),
+		"migrate.yaml":  hookJob("migrate-", controlplane.FailAnnotation, "argocd.argoproj.io/hook: PreSync"),
 		"notify.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: failed-note\n  annotations: {argocd.argoproj.io/hook: SyncFail}\n",
 	}), "second")
 	got := a.waitFor(t, s, "Stalled by the failed PreSync hook", func(s *v1alpha1.Sync) bool {
@@ -219,8 +260,8 @@ func TestWavesRollOutInOrder(t *testing.T) {
 		"second.yaml": wavedDeployment("second", 0),
 		"third.yaml":  wavedDeployment("third", 1),
 		// HookSucceeded: deleted once the run succeeded; HookFailed alone: kept.
-		"smoke.yaml":  hookJob("smoke-", false, "argocd.argoproj.io/hook: PostSync", "argocd.argoproj.io/hook-delete-policy: HookSucceeded"),
-		"report.yaml": hookJob("report-", false, "argocd.argoproj.io/hook: PostSync", "argocd.argoproj.io/hook-delete-policy: HookFailed"),
+		"smoke.yaml":  hookJob("smoke-", "", "argocd.argoproj.io/hook: PostSync", "argocd.argoproj.io/hook-delete-policy: HookSucceeded"),
+		"report.yaml": hookJob("report-", "", "argocd.argoproj.io/hook: PostSync", "argocd.argoproj.io/hook-delete-policy: HookFailed"),
 	})
 	s := a.newSync(t, ns, repo, pollEvery2s)
 	log := a.recordStatuses(t, s)
