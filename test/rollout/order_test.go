@@ -247,6 +247,39 @@ func TestAFailingPreSyncHookStopsTheRevision(t *testing.T) {
 	if n := a.counter(t, "tether_hook_failures_total", ns, "PreSync"); n != 1 {
 		t.Errorf("tether_hook_failures_total{phase=PreSync} = %v, want 1", n)
 	}
+
+	// The revision is not tried again at every interval (2 s here), but a
+	// requested reconcile runs it afresh: a new Job, which fails again.
+	failedRun := a.hookJobs(t, ns)[revisionOf(second)+"/PreSync"]
+	if len(failedRun) != 1 {
+		t.Fatalf("Jobs of the failed run: %v, want one", names(failedRun))
+	}
+	requested := time.Now().Format(time.RFC3339Nano)
+	patch := client.MergeFrom(got.DeepCopy())
+	got.Annotations = map[string]string{v1alpha1.ReconcileRequestedAnnotation: requested}
+	harness.Must(t, a.c.Patch(t.Context(), got, patch))
+	harness.Eventually(t, waitTimeout, "the requested reconcile runs the PreSync hook again", func(context.Context) (bool, error) {
+		run := a.hookJobs(t, ns)[revisionOf(second)+"/PreSync"]
+		return len(run) == 1 && run[0].UID != failedRun[0].UID && run[0].Status.Failed > 0, nil
+	})
+
+	// The next commit fixes the migration and goes through.
+	third := repo.Commit(t, prefixed(map[string]string{"migrate.yaml": hookJob("migrate-", "", "argocd.argoproj.io/hook: PreSync")}), "third")
+	a.waitFor(t, s, "the third revision applied", func(s *v1alpha1.Sync) bool {
+		return s.Status.LastAppliedRevision == revisionOf(third) && isReady(s)
+	})
+	harness.Must(t, a.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "settings"}, cm))
+	if cm.Data["level"] != "2" {
+		t.Errorf("ConfigMap settings says level %q after the fixed revision, want 2", cm.Data["level"])
+	}
+	if jobs := a.hookJobs(t, ns); len(jobs) != 1 || len(jobs[revisionOf(third)+"/PreSync"]) != 1 {
+		t.Errorf("hook Jobs after the fixed revision: %v, want its own alone (BeforeHookCreation)", keys(jobs))
+	}
+}
+
+func isReady(s *v1alpha1.Sync) bool {
+	c := condition(s.Status, v1alpha1.ReadyCondition)
+	return c != nil && c.Status == metav1.ConditionTrue
 }
 
 // TestWavesRollOutInOrder: Deployments in waves -1, 0 and 1 are created one wave
