@@ -70,6 +70,8 @@ func (r *Reconciler) newOrderedRun(run *plan.Run, st *plan.Status, checker *heal
 type rememberedRun struct {
 	uid types.UID
 	run v1alpha1.RunStatus
+	// request is the request for a reconcile that reconcile answered.
+	request string
 }
 
 // lastRun is where obj's run stood after this agent's last reconcile of it, or,
@@ -87,7 +89,7 @@ func (r *Reconciler) lastRun(obj *v1alpha1.Sync) *v1alpha1.RunStatus {
 // rememberRun keeps the run st records, for lastRun.
 func (r *Reconciler) rememberRun(obj *v1alpha1.Sync, st *plan.Status) {
 	if run := st.Run(); run != nil {
-		r.state.runs.Store(client.ObjectKeyFromObject(obj), rememberedRun{uid: obj.UID, run: *run})
+		r.state.runs.Store(client.ObjectKeyFromObject(obj), rememberedRun{uid: obj.UID, run: *run, request: obj.GetAnnotations()[v1alpha1.ReconcileRequestedAnnotation]})
 	}
 }
 
@@ -137,16 +139,19 @@ func (o *orderedRun) converge(ctx context.Context, id Identity, obj *v1alpha1.Sy
 // reconcile: the same revision is not tried again at every interval.
 func (o *orderedRun) stillFailed() error {
 	prev := o.prev
-	if prev == nil || prev.Revision != o.run.Revision || prev.State != v1alpha1.RunFailed || requested(o.obj) {
+	if prev == nil || prev.Revision != o.run.Revision || prev.State != v1alpha1.RunFailed || o.r.requested(o.obj) {
 		return nil
 	}
 	return &plan.HeldError{Reason: prev.Reason, Msg: prev.Message}
 }
 
-// requested reports whether obj carries a request for a reconcile it has not
-// answered yet.
-func requested(obj *v1alpha1.Sync) bool {
+// requested reports whether obj carries a request for a reconcile that neither
+// its status nor this agent's last reconcile of it (on a cache that lags) answered.
+func (r *Reconciler) requested(obj *v1alpha1.Sync) bool {
 	at := obj.GetAnnotations()[v1alpha1.ReconcileRequestedAnnotation]
+	if v, ok := r.state.runs.Load(client.ObjectKeyFromObject(obj)); ok && v.(rememberedRun).uid == obj.UID && v.(rememberedRun).request == at {
+		return false
+	}
 	return at != "" && at != obj.Status.LastHandledReconcileAt
 }
 
@@ -286,10 +291,14 @@ func (o *orderedRun) runHooks(ctx context.Context, phase plan.Phase, hooks []pla
 	}
 	cs, err := o.id.Applier.ApplyAll(ctx, objs, o.hooks)
 	o.r.Observers.Metrics.CountHookRuns(o.obj, string(phase), cs.Count(apply.ActionCreated))
+	byKey := make(map[string]plan.Hook, len(hooks))
+	for _, h := range hooks {
+		byKey[h.Ref().Key()] = h
+	}
 	var created []v1alpha1.HookStatus
-	for i, c := range cs.Changes {
-		if c.Live != nil {
-			created = append(created, plan.HookStatusOf(hooks[i]))
+	for _, c := range cs.Changes {
+		if h, ok := byKey[c.Object.Key()]; ok && c.Live != nil {
+			created = append(created, plan.HookStatusOf(h))
 		}
 	}
 	o.st.HooksCreated(created)
