@@ -3,6 +3,7 @@ package plan
 import (
 	"slices"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"tether.dev/tether/api/v1alpha1"
@@ -72,4 +73,39 @@ func HookStatusOf(h Hook) v1alpha1.HookStatus {
 		policies[i] = string(p)
 	}
 	return v1alpha1.HookStatus{ObjectRef: h.Ref(), Run: h.Object.GetAnnotations()[HookRunAnnotation], DeletePolicies: policies}
+}
+
+// MergeRun returns the status.run to write when the status changed under a
+// reconcile (a conflict): its own, when it moved the run on from base (the status
+// it started from); otherwise cur's, the newer writer's.
+func MergeRun(base, ours, cur *v1alpha1.RunStatus) *v1alpha1.RunStatus {
+	if equality.Semantic.DeepEqual(base, ours) {
+		return cur
+	}
+	return ours
+}
+
+// MergeHooks returns the status.hooks to write on a conflict: this reconcile's
+// entries, and those a newer writer added since base. An entry this reconcile
+// dropped (its object deleted) stays dropped.
+func MergeHooks(base, ours, cur []v1alpha1.HookStatus) []v1alpha1.HookStatus {
+	inBase := map[string]bool{}
+	for _, h := range base {
+		inBase[h.Key()] = true
+	}
+	out := slices.Clone(ours)
+	have := map[string]bool{}
+	for _, h := range ours {
+		have[h.Key()] = true
+	}
+	for _, h := range cur {
+		if !inBase[h.Key()] && !have[h.Key()] {
+			out = append(out, h)
+			have[h.Key()] = true
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }

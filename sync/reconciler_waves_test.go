@@ -21,8 +21,9 @@ import (
 )
 
 // orderedConfigMap is a ConfigMap named name (generated when it ends in "-") with
-// annotations given as "key: value" and one datum.
-func orderedConfigMap(name, value string, annotations ...string) string {
+// annotations given as "key: value" and one datum, value "1".
+func orderedConfigMap(name string, annotations ...string) string {
+	const value = "1"
 	meta := "name: " + name
 	if strings.HasSuffix(name, "-") {
 		meta = "generateName: " + name
@@ -47,11 +48,11 @@ func TestHooksStayOutOfTheInventoryAndDriftCorrection(t *testing.T) {
 	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
 	repo := gitserver.NewLocalRepo(t, "web")
 	commit := repo.Commit(t, map[string]string{
-		"apps/cfg.yaml":    orderedConfigMap("cfg", "1"),
-		"apps/early.yaml":  orderedConfigMap("early", "1", "tether.dev/wave: \"-1\""),
-		"apps/pre.yaml":    orderedConfigMap("pre-", "1", "argocd.argoproj.io/hook: PreSync"),
-		"apps/during.yaml": orderedConfigMap("during", "1", "tether.dev/hook: Sync", "tether.dev/hook-delete-policy: HookSucceeded"),
-		"apps/test.yaml":   orderedConfigMap("test", "1", "helm.sh/hook: test"),
+		"apps/cfg.yaml":    orderedConfigMap("cfg"),
+		"apps/early.yaml":  orderedConfigMap("early", "tether.dev/wave: \"-1\""),
+		"apps/pre.yaml":    orderedConfigMap("pre-", "argocd.argoproj.io/hook: PreSync"),
+		"apps/during.yaml": orderedConfigMap("during", "tether.dev/hook: Sync", "tether.dev/hook-delete-policy: HookSucceeded"),
+		"apps/test.yaml":   orderedConfigMap("test", "helm.sh/hook: test"),
 	}, "hooks and waves")
 	s := a.newSync(t, ns, repo.FileURL())
 	got := a.waitApplied(t, s, commit)
@@ -104,8 +105,8 @@ func TestAnOrderThatCannotBeReadOrValidatedWritesNothing(t *testing.T) {
 	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
 	repo := gitserver.NewLocalRepo(t, "web")
 	repo.Commit(t, map[string]string{
-		"apps/cfg.yaml":  orderedConfigMap("cfg", "1"),
-		"apps/late.yaml": orderedConfigMap("late", "1", "argocd.argoproj.io/sync-wave: soon"),
+		"apps/cfg.yaml":  orderedConfigMap("cfg"),
+		"apps/late.yaml": orderedConfigMap("late", "argocd.argoproj.io/sync-wave: soon"),
 	}, "a wave that is no number")
 	s := a.newSync(t, ns, repo.FileURL(), func(s *v1alpha1.Sync) { s.Spec.Source.Interval.Duration = 2 * time.Second })
 	a.waitFor(t, s, "Stalled with InvalidOrdering", func(s *v1alpha1.Sync) bool {
@@ -114,8 +115,8 @@ func TestAnOrderThatCannotBeReadOrValidatedWritesNothing(t *testing.T) {
 	})
 
 	repo.Commit(t, map[string]string{
-		"apps/late.yaml": orderedConfigMap("late", "1", "argocd.argoproj.io/sync-wave: \"1\""),
-		"apps/bad.yaml":  orderedConfigMap("Bad-", "1", "argocd.argoproj.io/hook: PreSync"),
+		"apps/late.yaml": orderedConfigMap("late", "argocd.argoproj.io/sync-wave: \"1\""),
+		"apps/bad.yaml":  orderedConfigMap("Bad-", "argocd.argoproj.io/hook: PreSync"),
 	}, "a hook the API server refuses")
 	a.waitFor(t, s, "Stalled with ValidationFailed naming the hook", func(s *v1alpha1.Sync) bool {
 		c := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.StalledCondition)
