@@ -14,7 +14,6 @@ import (
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/plan"
-	"tether.dev/tether/source"
 )
 
 // checkDependencies holds a Sync back until every Sync it names in
@@ -37,7 +36,10 @@ func (r *Reconciler) checkDependencies(ctx context.Context, obj *v1alpha1.Sync) 
 		return dep, true
 	})
 	if lookupErr != nil {
-		return lookupErr
+		// A dependency the agent cannot read (a namespace it does not watch)
+		// does not become readable by retrying hot: it is waited on at the
+		// interval, and said so.
+		return &plan.WaitingError{Reason: v1alpha1.ReasonDependencyNotReady, Msg: "waiting for dependencies: " + lookupErr.Error()}
 	}
 	return err
 }
@@ -87,20 +89,4 @@ func readyOf(s *v1alpha1.Sync) string {
 		return ""
 	}
 	return fmt.Sprintf("%s/%d", c.Status, c.ObservedGeneration)
-}
-
-// orderOf reads the order of snap's objects (plan.Order) and returns it with a
-// snapshot that holds the inventory's objects alone: hooks and skipped objects are
-// never applied as managed objects, drift-corrected or pruned.
-func orderOf(snap *source.Snapshot) (*plan.Run, *source.Snapshot, error) {
-	run, err := plan.Order(snap.Objects, snap.Revision.String())
-	if err != nil {
-		return nil, snap, err
-	}
-	if len(run.Resources) == len(snap.Objects) {
-		return run, snap, nil
-	}
-	only := *snap
-	only.Objects = run.Resources
-	return run, &only, nil
 }

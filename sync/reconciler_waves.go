@@ -470,3 +470,19 @@ func (r *Reconciler) pruneHooks(ctx context.Context, id Identity, obj *v1alpha1.
 	st.HooksDeleted(gone)
 	return err
 }
+
+// orderOf reads the order of snap's objects (plan.Order) and returns it with a
+// snapshot that holds the inventory's objects alone: hooks and skipped objects are
+// never applied as managed objects, drift-corrected or pruned.
+func orderOf(snap *source.Snapshot) (*plan.Run, *source.Snapshot, error) {
+	run, err := plan.Order(snap.Objects, snap.Revision.String())
+	if err != nil {
+		return nil, snap, err
+	}
+	if len(run.Resources) == len(snap.Objects) {
+		return run, snap, nil
+	}
+	only := *snap
+	only.Objects = run.Resources
+	return run, &only, nil
+}
