@@ -110,6 +110,17 @@ func Order(objs []*unstructured.Unstructured, revision string) (*Run, error) {
 	return run, nil
 }
 
+// ManagedObjects returns the objects of a revision that a Sync keeps applied (its
+// inventory): hooks and skipped objects left out. `tether diff` compares these with
+// the cluster, as the agent corrects drift of these alone.
+func ManagedObjects(objs []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	run, err := Order(objs, "")
+	if err != nil {
+		return nil, err
+	}
+	return run.Resources, nil
+}
+
 type stepKey struct {
 	phase Phase
 	wave  int

@@ -167,3 +167,15 @@ func TestMarkHooksKeepsHooksOutOfTheInventoryLabel(t *testing.T) {
 		t.Errorf("hook marks: labels %v annotations %v", h.GetLabels(), h.GetAnnotations())
 	}
 }
+
+func TestManagedObjectsLeaveHooksOut(t *testing.T) {
+	t.Parallel()
+	objs, err := plan.ManagedObjects([]*unstructured.Unstructured{
+		object("ConfigMap", "a", "argocd.argoproj.io/sync-wave=2"),
+		object("Job", "migrate-", "argocd.argoproj.io/hook=PreSync"),
+		object("Pod", "test", "helm.sh/hook=test"),
+	})
+	if err != nil || len(objs) != 1 || objs[0].GetName() != "a" {
+		t.Errorf("ManagedObjects() = %d objects, %v; want ConfigMap a alone", len(objs), err)
+	}
+}
