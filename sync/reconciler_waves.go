@@ -426,12 +426,18 @@ func (o *orderedRun) retryOrClearEarlier(ctx context.Context) error {
 	retry := o.prev != nil && o.prev.Revision == o.run.Revision
 	var stale []v1alpha1.ObjectRef
 	for _, h := range o.st.Hooks() {
-		this := strings.HasPrefix(h.Run, prefix)
-		if retry && this || !this && slices.Contains(h.DeletePolicies, string(plan.BeforeHookCreation)) {
+		if !strings.HasPrefix(h.Run, prefix) && slices.Contains(h.DeletePolicies, string(plan.BeforeHookCreation)) {
 			stale = append(stale, h.ObjectRef)
 		}
 	}
-	if err := o.deleteHooks(ctx, stale); err != nil || !retry || len(stale) == 0 {
+	if retry {
+		// The failed run's hook objects, found by the names the run gives them
+		// (status.hooks may not list one created just before a crash).
+		for _, h := range o.run.Hooks {
+			stale = append(stale, apply.RefOf(h))
+		}
+	}
+	if err := o.deleteHooks(ctx, stale); err != nil || !retry {
 		return err
 	}
 	return &plan.WaitingError{Reason: v1alpha1.ReasonProgressing, Msg: fmt.Sprintf("retrying revision %s: waiting for %d hook objects of its failed run to be deleted", o.run.Revision, len(stale))}
