@@ -258,9 +258,20 @@ func TestAFailingPreSyncHookStopsTheRevision(t *testing.T) {
 	patch := client.MergeFrom(got.DeepCopy())
 	got.Annotations = map[string]string{v1alpha1.ReconcileRequestedAnnotation: requested}
 	harness.Must(t, a.c.Patch(t.Context(), got, patch))
-	harness.Eventually(t, waitTimeout, "the requested reconcile runs the PreSync hook again", func(context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "the requested reconcile runs the PreSync hook again", func(ctx context.Context) (bool, error) {
 		run := a.hookJobs(t, ns)[revisionOf(second)+"/PreSync"]
-		return len(run) == 1 && run[0].UID != failedRun[0].UID && run[0].Status.Failed > 0, nil
+		if len(run) == 1 && run[0].UID != failedRun[0].UID && run[0].Status.Failed > 0 {
+			return true, nil
+		}
+		now := &v1alpha1.Sync{}
+		if err := a.c.Get(ctx, client.ObjectKeyFromObject(s), now); err != nil {
+			return false, err
+		}
+		var jobs []string
+		for _, j := range run {
+			jobs = append(jobs, fmt.Sprintf("%s uid %s failed %d", j.Name, j.UID, j.Status.Failed))
+		}
+		return false, fmt.Errorf("jobs %v (failed run's uid %s); run %+v; handled %q; %s", jobs, failedRun[0].UID, now.Status.Run, now.Status.LastHandledReconcileAt, describe(now))
 	})
 
 	// The next commit fixes the migration and goes through.
