@@ -22,6 +22,15 @@ func (b *Status) Waiting(reason string, err error) {
 	b.remove(v1alpha1.StalledCondition)
 }
 
+// RunFrom records run as where the ordered run stands, before this reconcile moves
+// it on: the freshest record of it (the agent's own, when the status it read lags).
+func (b *Status) RunFrom(run *v1alpha1.RunStatus) {
+	if run != nil {
+		run = run.DeepCopy()
+	}
+	b.status.Run = run
+}
+
 // RunAt records the phase and wave an ordered run of rev is at, and what it waits
 // for.
 func (b *Status) RunAt(rev string, phase Phase, wave int, msg string) {

@@ -44,3 +44,14 @@ func TestMergeOrderOnAConflict(t *testing.T) {
 		})
 	}
 }
+
+func TestRunFromCopiesTheRun(t *testing.T) {
+	t.Parallel()
+	st := plan.NewStatus(&v1alpha1.Sync{}, nil)
+	run := &v1alpha1.RunStatus{Revision: "r1", State: v1alpha1.RunFailed}
+	st.RunFrom(run)
+	run.State = v1alpha1.RunRunning
+	if got := st.Run(); got == nil || got.State != v1alpha1.RunFailed {
+		t.Errorf("Run() = %+v, want the Failed run as it was handed in", got)
+	}
+}

@@ -107,6 +107,10 @@ func (o *orderedRun) hookChanges() *apply.ChangeSet {
 // *plan.HeldError when a step failed.
 func (o *orderedRun) converge(ctx context.Context, id Identity, obj *v1alpha1.Sync, snap *source.Snapshot) (*apply.ChangeSet, error) {
 	o.id, o.obj, o.prev = id, obj, o.r.lastRun(obj)
+	// Every path of this reconcile writes the run as it found it at its freshest,
+	// or as it moved it on: a status read from a lagging cache must not set it
+	// back (a failed run back to Running would skip its retry, or run it again).
+	o.st.RunFrom(o.prev)
 	defer o.r.rememberRun(obj, o.st)
 	if err := o.stillFailed(); err != nil {
 		return nil, err
