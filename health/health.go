@@ -38,6 +38,8 @@ var readers = map[schema.GroupKind]reader{
 	{Group: "apps", Kind: "Deployment"}:                               readDeployment,
 	{Group: "apps", Kind: "StatefulSet"}:                              readStatefulSet,
 	{Group: "apps", Kind: "DaemonSet"}:                                readDaemonSet,
+	{Group: "apps", Kind: "ReplicaSet"}:                               withoutPods(readReplicaSet),
+	{Kind: "ReplicationController"}:                                   withoutPods(readReplicaSet),
 	{Group: "batch", Kind: "Job"}:                                     readJob,
 	{Group: "batch", Kind: "CronJob"}:                                 withoutPods(readCronJob),
 	{Group: "networking.k8s.io", Kind: "Ingress"}:                     withoutPods(readIngress),

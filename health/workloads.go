@@ -97,6 +97,38 @@ func readDaemonSet(obj *unstructured.Unstructured, pods []*unstructured.Unstruct
 	return withPods(res, pods), nil
 }
 
+// readReplicaSet: a ReplicaSet (or ReplicationController) applied bare, not by a
+// Deployment, is Healthy once its controller observed its spec and every desired
+// replica is available; Degraded when its controller reports a ReplicaFailure
+// (a quota or admission that refuses its pods). kstatus would call one without
+// conditions Healthy at once, before a single pod runs.
+func readReplicaSet(obj *unstructured.Unstructured) (Result, error) {
+	conditions, _, err := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	if err != nil {
+		return Result{}, err
+	}
+	for _, raw := range conditions {
+		c, _ := raw.(map[string]any)
+		if c["type"] == "ReplicaFailure" && c["status"] == "True" {
+			reason, _ := c["reason"].(string)
+			message, _ := c["message"].(string)
+			return Result{Code: v1alpha1.HealthDegraded, Message: why(reason, message)}, nil
+		}
+	}
+	observed, _, _ := unstructured.NestedInt64(obj.Object, "status", "observedGeneration")
+	if observed < obj.GetGeneration() {
+		return Result{Code: v1alpha1.HealthProgressing, Message: "waiting for the controller to observe the new spec"}, nil
+	}
+	want, found, _ := unstructured.NestedInt64(obj.Object, "spec", "replicas")
+	if !found {
+		want = 1
+	}
+	if available, _, _ := unstructured.NestedInt64(obj.Object, "status", "availableReplicas"); available < want {
+		return result(v1alpha1.HealthProgressing, "%d of %d replicas available", available, want), nil
+	}
+	return healthy, nil
+}
+
 func replicas(r *int32) int32 {
 	if r == nil {
 		return 1

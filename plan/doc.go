@@ -18,6 +18,15 @@
 // refusal is a *HeldError carrying its reason from api/v1alpha1, which stalls the
 // Sync until git or the Sync changes.
 //
+// Order (order.go, order_run.go, depends.go): OrderingOf reads an object's wave,
+// hook phases and delete policies from its annotations (Tether's, Argo CD's, and
+// Helm's hooks mapped), a pure function of the annotations alone so that a chart
+// renderer reaches the same answer; Order splits a rendered revision into the
+// inventory's objects, the hooks (copied and named for the run, HookName) and the
+// steps sorted by phase, wave, kind and name; CheckDependencies decides whether a
+// Sync may proceed given the Syncs it depends on (a cycle is a *HeldError, a
+// dependency not Ready a *WaitingError).
+//
 // Status accumulates one reconcile's outcome on top of the previous status, so
 // what the reconcile did not look at is carried over: each step records what it
 // did (Fetched, Rendered, Applied, Pruned, Adopted, ObjectHealth and

@@ -84,7 +84,7 @@
 // large is built; deep nesting fails within a fixed bound, the rendered output is
 // bounded in bytes and objects (a render over any of these bounds fails with
 // v1alpha1.ReasonRenderLimitExceeded), an object with only generateName is
-// refused, and a panic while rendering becomes an error. At most
+// refused unless it is a hook (v1alpha1.IsHookAnnotated), and a panic while rendering becomes an error. At most
 // MaxConcurrentRenders renders run at once,
 // each within RenderTimeout: a caller whose render passes it gets
 // ErrRenderTimeout and gives back its slot at once (as it does when its context

@@ -360,10 +360,12 @@ func newObject(fields map[string]any) (*unstructured.Unstructured, error) {
 
 // checkName refuses an object without a name. One with only generateName would
 // be created anew by every apply (server-side apply needs a name), an endless
-// retry instead of a clear error.
+// retry instead of a clear error; a hook may have one (plan names it for its run).
 func checkName(obj *unstructured.Unstructured) error {
 	switch {
 	case obj.GetName() != "":
+		return nil
+	case obj.GetGenerateName() != "" && v1alpha1.IsHookAnnotated(obj.GetAnnotations()):
 		return nil
 	case obj.GetGenerateName() != "":
 		return fmt.Errorf("%s has only metadata.generateName %q: Tether applies objects by name, so give it a metadata.name", obj.GetKind(), obj.GetGenerateName())
@@ -395,7 +397,13 @@ func checkDuplicates(objs []*unstructured.Unstructured) error {
 	seen := make(map[string]bool, len(objs))
 	for _, o := range objs {
 		gvk := o.GroupVersionKind()
-		key := gvk.Group + "/" + gvk.Kind + "/" + o.GetNamespace() + "/" + o.GetName()
+		name := o.GetName()
+		if name == "" {
+			// A hook with only generateName: two with the same prefix would be
+			// given the same name for a run.
+			name = "generateName:" + o.GetGenerateName()
+		}
+		key := gvk.Group + "/" + gvk.Kind + "/" + o.GetNamespace() + "/" + name
 		if seen[key] {
 			return fmt.Errorf("%s %s is declared twice", gvk.Kind, objectName(o))
 		}
@@ -405,8 +413,12 @@ func checkDuplicates(objs []*unstructured.Unstructured) error {
 }
 
 func objectName(o *unstructured.Unstructured) string {
-	if o.GetNamespace() == "" {
-		return o.GetName()
+	name := o.GetName()
+	if name == "" {
+		name = o.GetGenerateName() + "*"
 	}
-	return o.GetNamespace() + "/" + o.GetName()
+	if o.GetNamespace() == "" {
+		return name
+	}
+	return o.GetNamespace() + "/" + name
 }

@@ -94,6 +94,20 @@ items:
 	})
 }
 
+func hookWithGenerateName(prefix string) string {
+	return "apiVersion: batch/v1\nkind: Job\nmetadata: {generateName: " + prefix + ", annotations: {argocd.argoproj.io/hook: PreSync}}\n"
+}
+
+func TestRenderKeepsHooksWithOnlyGenerateName(t *testing.T) {
+	objs, err := render(t, map[string]string{"hooks.yaml": hookWithGenerateName("migrate-") + "---\n" + hookWithGenerateName("smoke-")}, ".")
+	if err != nil {
+		t.Fatalf("Render(): %v: a hook may have only generateName (plan names it for its run)", err)
+	}
+	if len(objs) != 2 || objs[0].GetGenerateName() != "migrate-" || objs[1].GetGenerateName() != "smoke-" {
+		t.Errorf("rendered %v, want the two hooks", ids(objs))
+	}
+}
+
 func TestRenderErrorsNameTheFile(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -114,6 +128,8 @@ func TestRenderErrorsNameTheFile(t *testing.T) {
 			"apps/web", "apps/web", "no such directory"},
 		{"the same object twice", map[string]string{"a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n", "b.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"},
 			".", ".", "ConfigMap a is declared twice"},
+		{"two hooks with the same generateName", map[string]string{"a.yaml": hookWithGenerateName("migrate-"), "b.yaml": hookWithGenerateName("migrate-")},
+			".", ".", "Job migrate-* is declared twice"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -62,6 +62,15 @@
 // named by spec.source.secretRef are read per fetch straight from the API server
 // (reconciler_source.go) and handed to source; Secrets are never cached or watched.
 //
+// Order (reconciler_waves.go, reconciler_depends.go, docs/ordering.md): a Sync with
+// spec.dependsOn waits, before it fetches, until the Syncs it names are Ready
+// (plan.CheckDependencies); a watch of Syncs queues the dependents of one whose
+// readiness changed. A new revision with hooks or waves (plan.Order) is applied as
+// a run across reconciles: the whole revision dry-run first, then each phase and
+// wave applied and waited for until Healthy, the run's progress in status.run and,
+// in memory, for reconciles whose cache lags the last status write. Drift
+// correction applies the inventory's objects as one set and runs no hook.
+//
 // Who a Sync acts as (tenancy.go): before anything else, the reconciler resolves the
 // Sync's Identity. A Sync that names a ServiceAccount (spec.serviceAccountName, or
 // the agent's default) gets an Applier and a Secrets reader whose every request

@@ -27,6 +27,8 @@ type Metrics struct {
 	drift         *prometheus.CounterVec
 	fights        *prometheus.CounterVec
 	rollbacks     *prometheus.CounterVec
+	hookRuns      *prometheus.CounterVec
+	hookFailures  *prometheus.CounterVec
 
 	mu gosync.Mutex
 	// fetchURL remembers the (redacted) URL each Sync last fetched, so that the
@@ -89,6 +91,14 @@ func NewMetrics(reg prometheus.Registerer, opts MetricsOptions) *Metrics {
 			Name: "tether_rollbacks_total",
 			Help: "Automatic rollbacks (spec.rollback.onFailure) to the last Healthy revision, by why the newer one failed (Degraded, HealthTimeout).",
 		}, []string{"namespace", "name", "reason"}),
+		hookRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tether_hook_runs_total",
+			Help: "Hook objects created for a revision's run, by phase (PreSync, Sync, PostSync, SyncFail).",
+		}, []string{"namespace", "name", "phase"}),
+		hookFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tether_hook_failures_total",
+			Help: "Hooks that failed (a Job that failed, an object Degraded), by phase.",
+		}, []string{"namespace", "name", "phase"}),
 		fetchURL: map[string]string{},
 		synced:   map[string]time.Time{},
 	}
@@ -97,7 +107,7 @@ func NewMetrics(reg prometheus.Registerer, opts MetricsOptions) *Metrics {
 		Help: "Always 1 on a running agent; its labels name the build. Absent means no agent is scraped (TetherAgentDown).",
 	}, []string{"version", "goversion"})
 	build.WithLabelValues(opts.Version, runtime.Version()).Set(1)
-	reg.MustRegister(m.duration, m.applied, m.fetchDuration, m.fetchErrors, m.drift, m.fights, m.rollbacks, build)
+	reg.MustRegister(m.duration, m.applied, m.fetchDuration, m.fetchErrors, m.drift, m.fights, m.rollbacks, m.hookRuns, m.hookFailures, build)
 	return m
 }
 
@@ -191,6 +201,18 @@ func (m *Metrics) CountRollback(obj *v1alpha1.Sync, reason string) {
 	m.rollbacks.WithLabelValues(obj.Namespace, obj.Name, reason).Inc()
 }
 
+// CountHookRuns counts n hook objects created at phase.
+func (m *Metrics) CountHookRuns(obj *v1alpha1.Sync, phase string, n int) {
+	if n > 0 {
+		m.hookRuns.WithLabelValues(obj.Namespace, obj.Name, phase).Add(float64(n))
+	}
+}
+
+// CountHookFailure counts one hook that failed at phase.
+func (m *Metrics) CountHookFailure(obj *v1alpha1.Sync, phase string) {
+	m.hookFailures.WithLabelValues(obj.Namespace, obj.Name, phase).Inc()
+}
+
 // ObserveStatus records the status a reconcile wrote: a Ready Sync was synced now.
 func (m *Metrics) ObserveStatus(obj *v1alpha1.Sync, st v1alpha1.SyncStatus, now time.Time) {
 	if !apimeta.IsStatusConditionTrue(st.Conditions, v1alpha1.ReadyCondition) {
@@ -211,7 +233,7 @@ func (m *Metrics) lastSynced(namespace, name string) time.Time {
 // Forget deletes every series of a Sync that no longer exists.
 func (m *Metrics) Forget(namespace, name string) {
 	match := prometheus.Labels{"namespace": namespace, "name": name}
-	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{m.duration, m.applied, m.drift, m.fights, m.rollbacks} {
+	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{m.duration, m.applied, m.drift, m.fights, m.rollbacks, m.hookRuns, m.hookFailures} {
 		v.DeletePartialMatch(match)
 	}
 	m.mu.Lock()

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"tether.dev/tether/api/v1alpha1"
@@ -154,6 +155,8 @@ type reconcilerState struct {
 	// rollbacks holds, by Sync, the rollback last decided (rollbackMemo), until
 	// the cached status shows it.
 	rollbacks gosync.Map
+	// runs holds, by Sync, the status.run this agent last recorded (lastRun).
+	runs gosync.Map
 	// minInterval is Options.MinInterval.
 	minInterval time.Duration
 	// now is the clock; tests may replace it.
@@ -217,6 +220,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	if r.Observers.Trigger != nil {
 		b = b.WatchesRawSource(r.Observers.Trigger.Source())
 	}
+	b = b.Watches(&v1alpha1.Sync{}, handler.EnqueueRequestsFromMapFunc(r.dependents), builder.WithPredicates(readinessChanged()))
 	if r.Observers.SecretWatch != nil {
 		if err := mgr.Add(r.Observers.SecretWatch); err != nil {
 			return err
@@ -274,6 +278,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return r.onError(st, interval, err)
 	}
 
+	if err := r.checkDependencies(ctx, obj); err != nil {
+		return r.onError(st, interval, err)
+	}
+
 	snap, err := r.fetchAndRender(ctx, obj, id, st)
 	if err == nil {
 		// A pin, or a rollback, applies an earlier commit; head is reported.
@@ -296,6 +304,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err == nil {
 		err = r.Agent.Tenancy.checkReach(obj, snap.Objects)
 	}
+	var run *plan.Run
+	if err == nil {
+		run, snap, err = orderOf(snap)
+	}
 	if err != nil {
 		return r.onError(st, interval, err)
 	}
@@ -313,8 +325,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if drift && !obj.Spec.SelfHealEnabled() {
 		converge = r.compareSnapshot
 	}
+	// A new revision with hooks or waves is applied in order (reconciler_waves.go);
+	// drift is corrected as one set, with no hook.
+	var ordered *orderedRun
+	if !drift && sourceErr == nil {
+		if ordered = r.newOrderedRun(run, st, checker); ordered != nil {
+			converge = ordered.converge
+		}
+	}
 	changes, err := converge(ctx, id, obj, snap)
-	r.watch(ctx, obj, changes)
+	r.watch(ctx, obj, changes, ordered.hookChanges())
 	diff := st.Applied(changes)
 	if drift && changes != nil && !changes.DryRun {
 		logDrift(ctx, changes)
@@ -450,17 +470,23 @@ func (r *Reconciler) prepareWatch(ctx context.Context, obj *v1alpha1.Sync, snap 
 	r.Observers.Watcher.Prepare(ctx, client.ObjectKeyFromObject(obj), kinds, watchSyncWait)
 }
 
-// watch makes the Watcher follow the kinds this Sync now has in the cluster.
-func (r *Reconciler) watch(ctx context.Context, obj *v1alpha1.Sync, cs *apply.ChangeSet) {
-	if r.Observers.Watcher == nil || cs == nil {
+// watch makes the Watcher follow the kinds this Sync now has in the cluster (its
+// objects', and its hooks' while a run follows them).
+func (r *Reconciler) watch(ctx context.Context, obj *v1alpha1.Sync, sets ...*apply.ChangeSet) {
+	if r.Observers.Watcher == nil || len(sets) == 0 || sets[0] == nil {
 		return
 	}
 	seen := map[schema.GroupVersionKind]bool{}
 	var kinds []schema.GroupVersionKind
-	for _, c := range cs.Changes {
-		if gvk := c.Object.GroupVersionKind(); c.Live != nil && !seen[gvk] {
-			seen[gvk] = true
-			kinds = append(kinds, gvk)
+	for _, cs := range sets {
+		if cs == nil {
+			continue
+		}
+		for _, c := range cs.Changes {
+			if gvk := c.Object.GroupVersionKind(); c.Live != nil && !seen[gvk] {
+				seen[gvk] = true
+				kinds = append(kinds, gvk)
+			}
 		}
 	}
 	if err := r.Observers.Watcher.Track(ctx, client.ObjectKeyFromObject(obj), kinds); err != nil {
@@ -497,7 +523,18 @@ func (r *Reconciler) onError(st *plan.Status, interval time.Duration, err error)
 	var rendered *source.RenderError
 	var held *plan.HeldError
 	var refused *RefusedError
+	var waiting *plan.WaitingError
 	switch {
+	case errors.As(err, &waiting):
+		// Waiting on something that requeues the Sync when it changes (a
+		// dependency, a wave's objects): not a failure.
+		st.Waiting(waiting.Reason, err)
+		if waiting.Reason == v1alpha1.ReasonDependencyNotReady {
+			// A dependency's change queues the Sync (dependents); the interval
+			// is the safety net.
+			return ctrl.Result{RequeueAfter: jitter(interval)}, nil
+		}
+		return ctrl.Result{RequeueAfter: jitter(min(interval, runRequeue))}, nil
 	case errors.As(err, &held):
 		st.Stalled(held.Reason, err)
 		return ctrl.Result{RequeueAfter: interval}, nil

@@ -53,6 +53,9 @@ func (r *Reconciler) finalize(ctx context.Context, obj *v1alpha1.Sync, st *plan.
 		}
 		return r.deletionWaits(st, err)
 	}
+	if err := r.deleteHooksOf(ctx, id, obj, st); err != nil {
+		return r.deletionWaits(st, err)
+	}
 	var refs []v1alpha1.ObjectRef
 	for _, o := range st.Inventory() {
 		refs = append(refs, o.ObjectRef)

@@ -99,6 +99,7 @@ func (r *Reconciler) forget(ctx context.Context, key types.NamespacedName) {
 	r.state.good.forget(key)
 	r.state.requests.forget(key)
 	r.state.rollbacks.Delete(key)
+	r.state.runs.Delete(key)
 	r.Observers.SecretWatch.Forget(key)
 	if r.Observers.Watcher != nil {
 		r.Observers.Watcher.Forget(ctx, key)

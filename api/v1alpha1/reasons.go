@@ -116,6 +116,29 @@ const (
 	// revision was not Healthy within spec.rollback.healthTimeout (Degraded, the
 	// health reason, when it turned Degraded).
 	ReasonHealthTimeout = "HealthTimeout"
+	// Order: dependencies between Syncs, waves and hooks (docs/ordering.md).
+
+	// ReasonDependencyNotReady: a Sync named in spec.dependsOn is not Ready at its
+	// current revision, or does not exist; the message names each. The Sync waits,
+	// and is looked at again when a dependency changes.
+	ReasonDependencyNotReady = "DependencyNotReady"
+	// ReasonDependencyCycle: spec.dependsOn leads back to this Sync; the message
+	// names the cycle. Nothing is applied until a Sync of the cycle changes.
+	ReasonDependencyCycle = "DependencyCycle"
+	// ReasonInvalidOrdering: an object's wave, hook or delete-policy annotation
+	// cannot be read; the message names the object and the annotation. Nothing of
+	// the revision was applied.
+	ReasonInvalidOrdering = "InvalidOrdering"
+	// ReasonHookFailed: a hook of the revision failed (a Job that failed, an object
+	// Degraded); the message names it and why. The revision stopped there and its
+	// SyncFail hooks ran; the next commit or a requested reconcile tries again.
+	ReasonHookFailed = "HookFailed"
+	// ReasonWaveFailed: an object of a wave turned Degraded before the next wave
+	// could start; the message names it and why. The revision stopped there.
+	ReasonWaveFailed = "WaveFailed"
+	// ReasonPhaseStarted: the Normal Event recorded as each phase (PreSync, Sync,
+	// PostSync, SyncFail) of a revision starts.
+	ReasonPhaseStarted = "PhaseStarted"
 )
 
 // Reasons of a git failure (SourceReady and Ready False): each names a cause a
@@ -260,6 +283,12 @@ var Reasons = []ReasonMeaning{
 	{Reason: ReasonPinInvalid, Stalls: true, Failure: true},
 	{Reason: ReasonRolledBack},
 	{Reason: ReasonHealthTimeout},
+	{Reason: ReasonDependencyNotReady},
+	{Reason: ReasonDependencyCycle, Stalls: true, Failure: true},
+	{Reason: ReasonInvalidOrdering, Stalls: true, Failure: true},
+	{Reason: ReasonHookFailed, Stalls: true, Failure: true},
+	{Reason: ReasonWaveFailed, Stalls: true, Failure: true},
+	{Reason: ReasonPhaseStarted},
 
 	{Reason: ReasonRefNotFound, Retries: true, Failure: true},
 	{Reason: ReasonNoMatchingTag, Retries: true, Failure: true},

@@ -105,6 +105,8 @@ const (
 // +kubebuilder:printcolumn:name="Suspended",type=boolean,JSONPath=`.spec.suspend`
 // +kubebuilder:printcolumn:name="Pinned",type=string,JSONPath=`.metadata.annotations.tether\.dev/pin-revision`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Phase",type=string,priority=1,JSONPath=`.status.run.phase`
+// +kubebuilder:printcolumn:name="Wave",type=integer,priority=1,JSONPath=`.status.run.wave`
 // +kubebuilder:printcolumn:name="Message",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
 type Sync struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -203,6 +205,12 @@ type SyncSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(x, self.exists_one(y, y.apiVersion == x.apiVersion && y.kind == x.kind))",message="each apiVersion and kind may have one health check"
 	HealthChecks []HealthCheck `json:"healthChecks,omitempty"`
 
+	// dependsOn lists Syncs that must be Ready at their current revision before
+	// this one applies anything, as Flux's dependsOn does. See docs/ordering.md.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	DependsOn []DependencyReference `json:"dependsOn,omitempty"`
 	// rollback re-applies the last revision that was Healthy when a newer one
 	// fails. See docs/rollback.md.
 	// +optional
@@ -478,6 +486,17 @@ type SyncStatus struct {
 	// +optional
 	// +listType=atomic
 	FieldsGivenUp []GivenUpField `json:"fieldsGivenUp,omitempty"`
+	// run is the ordered apply of a revision with hooks or waves: the phase and
+	// wave in progress, or where it failed. See docs/ordering.md.
+	// +optional
+	Run *RunStatus `json:"run,omitempty"`
+	// hooks lists the hook objects Tether created and has not deleted yet (their
+	// delete policies keep them), so that they are deleted before the hook runs
+	// again and when the Sync is deleted. Hooks are not in the inventory.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=100
+	Hooks []HookStatus `json:"hooks,omitempty"`
 	// history lists the revisions applied in full, newest first, at most 10: when
 	// each was applied and the health it reached. A revision applied again (a
 	// rollback, a pin) is a new entry.

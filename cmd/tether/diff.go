@@ -244,6 +244,9 @@ func desiredState(ctx context.Context, f *diffFlags, c client.Client, stderr io.
 	var objs []*unstructured.Unstructured
 	if f.dir != "" {
 		objs, err = renderDir(ctx, f.dir, source.DefaultOptions().RenderTimeout)
+		if err == nil {
+			objs, err = plan.ManagedObjects(objs)
+		}
 	} else {
 		ref := v1alpha1.GitRef{Branch: f.branch, Tag: f.tag, Commit: f.commit}
 		objs, err = fetchAndRender(ctx, source.Request{URL: f.url, Ref: ref}, f.path)
@@ -366,7 +369,8 @@ func fetchAndRender(ctx context.Context, req source.Request, path string) ([]*un
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", rev, err)
 	}
-	return snap.Objects, nil
+	// Hooks run once per revision applied and are not kept in sync: no diff.
+	return plan.ManagedObjects(snap.Objects)
 }
 
 // newDiffManager connects to the cluster. One request up front turns an

@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/plan"
@@ -18,6 +20,7 @@ import (
 type treeFlags struct {
 	kube  *kubeFlags
 	color string
+	deps  bool
 }
 
 func newTreeCommand(kube *kubeFlags) *cobra.Command {
@@ -28,7 +31,8 @@ func newTreeCommand(kube *kubeFlags) *cobra.Command {
 		Long: `Show the inventory of a Sync (every object it applied) as a tree, by namespace
 and kind, with each object's sync and health status and, where the agent has
 something to say, its message. Colours mark what is not Synced and Healthy when
-the output is a terminal (--color).`,
+the output is a terminal (--color). With --deps, show instead the Syncs it depends
+on (spec.dependsOn), and theirs, each with whether it is Ready.`,
 		Args:              oneName,
 		ValidArgsFunction: completeSyncNames(kube),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -38,6 +42,7 @@ the output is a terminal (--color).`,
 			return f.run(cmd.Context(), args[0], cmd.OutOrStdout())
 		},
 	}
+	cmd.Flags().BoolVar(&f.deps, "deps", false, "Show the Syncs this one depends on (spec.dependsOn), and theirs, instead of its objects.")
 	cmd.Flags().StringVar(&f.color, "color", "auto", "Colour the statuses: auto (on a terminal, unless NO_COLOR is set), always or never.")
 	kube.bind(cmd)
 	return cmd
@@ -53,6 +58,19 @@ func (f *treeFlags) run(ctx context.Context, name string, w io.Writer) error {
 		return err
 	}
 	p := &treePrinter{w: w, color: useColor(f.color, w)}
+	if f.deps {
+		p.printDeps(s, func(n types.NamespacedName) (*v1alpha1.Sync, error) {
+			dep := &v1alpha1.Sync{}
+			if err := t.c.Get(ctx, n, dep); err != nil {
+				if apierrors.IsNotFound(err) {
+					return nil, nil
+				}
+				return nil, fmt.Errorf("reading Sync %s: %w", n, err)
+			}
+			return dep, nil
+		})
+		return p.err
+	}
 	p.print(s)
 	return p.err
 }
