@@ -29,17 +29,27 @@ var ErrNoSuchPath = errors.New("no such directory in the repository")
 // be changed in place. A copy per call of everything would cost as much memory
 // as the rendered revision at every reconcile.
 func (s *Source) Render(ctx context.Context, rev Revision, dir string) (*Snapshot, error) {
+	return s.RenderDecrypted(ctx, rev, dir, nil)
+}
+
+// RenderDecrypted is Render decrypting the SOPS files the render reads with
+// dec (nil decrypts nothing). The plaintext stays in memory: in the objects
+// returned and in the in-memory render cache, where renders are kept apart by
+// the digest of dec's keys, so that other keys (a rotation) render again and
+// never see a render made with the old ones. Nothing decrypted is written to
+// the on-disk cache, which holds git objects only.
+func (s *Source) RenderDecrypted(ctx context.Context, rev Revision, dir string, dec *Decryption) (*Snapshot, error) {
 	clean, err := CleanPath(dir)
 	if err != nil {
 		return nil, err
 	}
-	key := rev.URL + "\x00" + rev.Commit + "\x00" + clean
+	key := rev.URL + "\x00" + rev.Commit + "\x00" + clean + "\x00" + dec.digest()
 	if err := s.renders.failure(key); err != nil {
 		return nil, err
 	}
 	objs, ok := s.renders.get(key)
 	if !ok {
-		if objs, err = s.render(ctx, rev, clean, key); err != nil {
+		if objs, err = s.render(ctx, rev, clean, key, dec); err != nil {
 			return nil, err
 		}
 	}
@@ -68,7 +78,7 @@ type renderCall struct {
 // key, and at most MaxConcurrentRenders + MaxRendersGivenUp renders run at
 // once, given up on or not: a new render waits, within its deadline, while that
 // many are still running.
-func (s *Source) render(ctx context.Context, rev Revision, dir, key string) ([]*unstructured.Unstructured, error) {
+func (s *Source) render(ctx context.Context, rev Revision, dir, key string, dec *Decryption) ([]*unstructured.Unstructured, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, s.opts.RenderTimeout, ErrRenderTimeout)
 	defer cancel()
 	if call := s.running(key); call != nil {
@@ -88,7 +98,7 @@ func (s *Source) render(ctx context.Context, rev Revision, dir, key string) ([]*
 		}
 		return nil, s.ended(ctx, dir)
 	}
-	call, started := s.start(rev, dir, key)
+	call, started := s.start(rev, dir, key, dec)
 	if !started {
 		<-s.live // joined a render that holds a token of its own
 	}
@@ -105,7 +115,7 @@ func (s *Source) running(key string) *renderCall {
 // start starts rendering key, unless a render of it is running already, and
 // reports whether it started one. A render it starts owns the live token the
 // caller took, and gives it back when it finishes.
-func (s *Source) start(rev Revision, dir, key string) (*renderCall, bool) {
+func (s *Source) start(rev Revision, dir, key string, dec *Decryption) (*renderCall, bool) {
 	s.renderMu.Lock()
 	defer s.renderMu.Unlock()
 	if call, ok := s.inflight[key]; ok {
@@ -116,7 +126,7 @@ func (s *Source) start(rev Revision, dir, key string) (*renderCall, bool) {
 	go func() {
 		defer close(call.done)
 		defer func() { <-s.live }()
-		objs, size, err := s.renderNow(rev, dir)
+		objs, size, err := s.renderNow(rev, dir, dec)
 		if err == nil {
 			s.renders.put(key, objs, size)
 		} else if lasting(err) {
@@ -160,7 +170,7 @@ func lasting(err error) bool {
 
 // renderNow renders dir of rev and returns the objects and their size as JSON.
 // A panic becomes a RenderError: it runs in a goroutine of its own.
-func (s *Source) renderNow(rev Revision, dir string) (objs []*unstructured.Unstructured, size int64, err error) {
+func (s *Source) renderNow(rev Revision, dir string, dec *Decryption) (objs []*unstructured.Unstructured, size int64, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			objs, size, err = nil, 0, &RenderError{File: dir, Err: fmt.Errorf("rendering panicked: %v", r)}
@@ -173,16 +183,17 @@ func (s *Source) renderNow(rev Revision, dir string) (objs []*unstructured.Unstr
 	if err != nil {
 		return nil, 0, err
 	}
-	return renderCopied(fs, dir, s.opts)
+	return renderCopied(fs, dir, s.opts, dec)
 }
 
 // renderCopied renders dir of the files a treeCopier copied, within opts: the
 // one way both the agent (a commit) and RenderDirectory (a directory on disk)
 // render, so that they cannot disagree.
-func renderCopied(fs *inMemoryFS, dir string, opts Options) ([]*unstructured.Unstructured, int64, error) {
+func renderCopied(fs *inMemoryFS, dir string, opts Options, dec *Decryption) ([]*unstructured.Unstructured, int64, error) {
 	return renderSized(fs, "/", path.Join("/", dir), RenderOptions{
 		MaxObjects: opts.MaxObjects, MaxBytes: opts.MaxRenderedBytes,
 		MaxYAMLNodesPerFile: opts.MaxYAMLNodesPerFile, MaxYAMLNodesPerRender: opts.MaxYAMLNodesPerRender,
+		Decryption: dec,
 	})
 }
 
