@@ -88,6 +88,7 @@ func openSOPS(file string, data []byte, keys *Keys) (*opened, error) {
 	if err != nil {
 		return nil, decryptError(file, v1alpha1.ReasonDecryptionFailed, fmt.Errorf("%w (it is encrypted for %s)", errNoMatchingKey, recipients(tree.Metadata)))
 	}
+	encrypted := encryptedLeaves(tree.Branches)
 	cipher := aes.NewCipher()
 	mac, err := tree.Decrypt(dataKey, cipher)
 	if err != nil {
@@ -102,7 +103,7 @@ func openSOPS(file string, data []byte, keys *Keys) (*opened, error) {
 	if err != nil {
 		return nil, decryptError(file, v1alpha1.ReasonDecryptionFailed, errors.New("the decrypted content cannot be written in the file's format"))
 	}
-	return &opened{plain: plain, values: plainValues(tree.Branches)}, nil
+	return &opened{plain: plain, values: plainValues(tree.Branches, encrypted)}, nil
 }
 
 func decryptError(file, reason string, err error) *RenderError {
@@ -130,10 +131,41 @@ func recipients(m sops.Metadata) string {
 	return strings.Join(names, ", ")
 }
 
-// plainValues lists the string values of decrypted branches (keys are never
-// encrypted by SOPS).
-func plainValues(branches sops.TreeBranches) []string {
+// encryptedLeaves marks, in the order leaves walks them, the values of an
+// encrypted tree that SOPS encrypted (left in clear: keys, and values outside
+// its encrypted_regex or with its unencrypted suffix).
+func encryptedLeaves(branches sops.TreeBranches) []bool {
+	var out []bool
+	for _, v := range leaves(branches) {
+		s, ok := v.(string)
+		out = append(out, ok && strings.HasPrefix(s, "ENC["))
+	}
+	return out
+}
+
+// plainValues lists the decrypted values of a tree that were encrypted, as
+// text: what no message may show.
+func plainValues(branches sops.TreeBranches, encrypted []bool) []string {
 	var out []string
+	for i, v := range leaves(branches) {
+		if i >= len(encrypted) || !encrypted[i] {
+			continue
+		}
+		switch v := v.(type) {
+		case string:
+			out = append(out, v)
+		case []byte:
+			out = append(out, string(v))
+		default:
+			out = append(out, fmt.Sprint(v))
+		}
+	}
+	return out
+}
+
+// leaves returns the values of a tree's branches, depth first in order.
+func leaves(branches sops.TreeBranches) []any {
+	var out []any
 	var walk func(v any)
 	walk = func(v any) {
 		switch v := v.(type) {
@@ -145,10 +177,8 @@ func plainValues(branches sops.TreeBranches) []string {
 			for _, item := range v {
 				walk(item)
 			}
-		case string:
+		default:
 			out = append(out, v)
-		case []byte:
-			out = append(out, string(v))
 		}
 	}
 	for _, b := range branches {

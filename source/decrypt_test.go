@@ -123,8 +123,13 @@ func TestRenderRefusesWhatDoesNotDecrypt(t *testing.T) {
 			reason: v1alpha1.ReasonDecryptionTampered, says: "the file was changed after it was encrypted",
 		},
 		{
-			step: "a value added in clear fails the MAC", file: "app/secret.yaml",
+			step: "a value added in clear among the encrypted ones is refused", file: "app/secret.yaml",
 			content: strings.Replace(encrypted, "stringData:\n", "stringData:\n    extra: added-in-clear\n", 1), dec: &source.Decryption{Keys: keys},
+			reason: v1alpha1.ReasonDecryptionTampered, says: "the file was changed after it was encrypted",
+		},
+		{
+			step: "a field left in clear and changed fails the MAC", file: "app/secret.yaml",
+			content: strings.Replace(encrypted, "type: Opaque", "type: kubernetes.io/tls", 1), dec: &source.Decryption{Keys: keys},
 			reason: v1alpha1.ReasonDecryptionTampered, says: "MAC mismatch",
 		},
 		{
@@ -162,18 +167,21 @@ func TestRenderRefusesWhatDoesNotDecrypt(t *testing.T) {
 		objs, err := source.RenderDirectoryDecrypted(filepath.Join(dir, "app"), source.DefaultOptions(), &source.Decryption{Keys: keys, RequireEncryption: true})
 		checkRefusal(t, objs, err, "kustomization.yaml", v1alpha1.ReasonUnencryptedSecret, "reads app.env, which is not encrypted")
 	})
-	t.Run("a decrypted file that does not decode fails without quoting it", func(t *testing.T) {
+	t.Run("a kustomize error about a decrypted file has its values redacted", func(t *testing.T) {
 		dir := t.TempDir()
-		// Kustomize quotes a resource it cannot read: an object with no name.
+		// Kustomize quotes an object it cannot accept (here: no name) whole.
 		writeFile(t, filepath.Join(dir, "kust/kustomization.yaml"), "resources: [secret.yaml]\n")
 		writeFile(t, filepath.Join(dir, "kust/secret.yaml"), tools.EncryptAge(t, "secret.yaml",
-			"apiVersion: v1\nkind: Secret\nmetadata:\n  labels: {a: b}\nstringData:\n  password: "+dbPassword+"\n", []string{recipient}))
+			"apiVersion: v1\nkind: Secret\nmetadata:\n  labels: {a: "+dbPassword+"}\n", []string{recipient}, "--encrypted-regex", "^labels$"))
 		_, err := source.RenderDirectoryDecrypted(filepath.Join(dir, "kust"), source.DefaultOptions(), &source.Decryption{Keys: keys})
 		if err == nil {
 			t.Fatal("rendered a Secret without a name")
 		}
-		if strings.Contains(err.Error(), dbPassword) || strings.Contains(err.Error(), base64.StdEncoding.EncodeToString([]byte(dbPassword))) {
-			t.Errorf("error quotes the plaintext: %v", err)
+		if strings.Contains(err.Error(), dbPassword) || !strings.Contains(err.Error(), "[redacted]") {
+			t.Errorf("error = %v, want the decrypted value redacted", err)
+		}
+		if !strings.Contains(err.Error(), "Secret") {
+			t.Errorf("error = %v, want only decrypted values redacted, not the words around them", err)
 		}
 	})
 }

@@ -43,7 +43,7 @@ func (s *Source) RenderDecrypted(ctx context.Context, rev Revision, dir string, 
 	if err != nil {
 		return nil, err
 	}
-	key := rev.URL + "\x00" + rev.Commit + "\x00" + clean + "\x00" + dec.digest()
+	key := renderKey(rev, clean, dec)
 	if err := s.renders.failure(key); err != nil {
 		return nil, err
 	}
@@ -54,6 +54,12 @@ func (s *Source) RenderDecrypted(ctx context.Context, rev Revision, dir string, 
 		}
 	}
 	return &Snapshot{Revision: rev, Path: clean, Objects: ownMetadata(objs)}, nil
+}
+
+// renderKey is the cache key of a render of dir (clean) of rev with dec: the
+// keys' digest keeps renders with other keys, or none, apart.
+func renderKey(rev Revision, dir string, dec *Decryption) string {
+	return rev.URL + "\x00" + rev.Commit + "\x00" + dir + "\x00" + dec.digest()
 }
 
 // renderCall is one render running, which callers of the same key wait for.
