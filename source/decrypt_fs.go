@@ -177,8 +177,8 @@ func (f *decryptingFS) checkGenerators(name string, data []byte) error {
 			return f.unencrypted(name, field+" has literals")
 		}
 		sources := append(append([]string{}, g.FileSources...), g.EnvSources...)
-		if g.EnvSource != "" { //nolint:staticcheck // deprecated, and still read by kustomize
-			sources = append(sources, g.EnvSource) //nolint:staticcheck // as above
+		if g.EnvSource != "" { // the older, singular form of envs
+			sources = append(sources, g.EnvSource)
 		}
 		for _, src := range sources {
 			_, p, found := strings.Cut(src, "=")

@@ -3,6 +3,7 @@ package source_test
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"io/fs"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ProtonMail/go-crypto/openpgp"
+	"github.com/ProtonMail/go-crypto/openpgp/armor"
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -333,4 +336,62 @@ func assertNoPlaintextUnder(t *testing.T, dir, plaintext string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+func TestRenderDecryptsWithAnOpenPGPKey(t *testing.T) {
+	tools := sopstools.Find(t)
+	entity, err := openpgp.NewEntity("tether test", "", "test@tether.dev", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var public, private bytes.Buffer
+	if err := entity.Serialize(&public); err != nil {
+		t.Fatal(err)
+	}
+	w, err := armor.Encode(&private, openpgp.PrivateKeyType, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := entity.SerializePrivate(w, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	fingerprint := strings.ToUpper(hex.EncodeToString(entity.PrimaryKey.Fingerprint))
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "app/secret.yaml"), tools.EncryptPGP(t, "secret.yaml", secretManifest("db"), public.Bytes(), fingerprint, secretsOnly...))
+
+	t.Run("a Secret encrypted for an OpenPGP key renders decrypted with its *.asc key", func(t *testing.T) {
+		keys, err := source.ParseKeys(map[string][]byte{"ops.asc": private.Bytes()})
+		if err != nil {
+			t.Fatalf("ParseKeys: %v", err)
+		}
+		objs := renderDir(t, filepath.Join(dir, "app"), &source.Decryption{Keys: keys})
+		if got := values(objs)["Secret/db password"]; got != dbPassword {
+			t.Errorf("password = %q, want the plaintext", got)
+		}
+	})
+	t.Run("an age key alone does not open it, and the message names the fingerprint", func(t *testing.T) {
+		keys, _ := ageKeys(t, tools)
+		objs, err := source.RenderDirectoryDecrypted(filepath.Join(dir, "app"), source.DefaultOptions(), &source.Decryption{Keys: keys})
+		checkRefusal(t, objs, err, "secret.yaml", v1alpha1.ReasonDecryptionFailed, "pgp "+fingerprint)
+	})
+	t.Run("a public key in a *.asc entry is refused, naming the entry", func(t *testing.T) {
+		var armored bytes.Buffer
+		w, err := armor.Encode(&armored, openpgp.PublicKeyType, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(public.Bytes()); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		_, err = source.ParseKeys(map[string][]byte{"pub.asc": armored.Bytes()})
+		if err == nil || !strings.Contains(err.Error(), "entry pub.asc: an OpenPGP public key") {
+			t.Errorf("error = %v, want the public key refused", err)
+		}
+	})
 }

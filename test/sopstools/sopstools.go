@@ -72,6 +72,27 @@ func (t *Tools) EncryptAge(tb testing.TB, name, plaintext string, recipients []s
 	return t.run(tb, dir, nil, t.SOPS, append(args, file)...)
 }
 
+// EncryptPGP encrypts plaintext, as EncryptAge does, for the OpenPGP key with
+// fingerprint (40 hex digits), whose public key pubring holds (a binary keyring,
+// as openpgp's Entity.Serialize writes it). sops reads it from the pubring.gpg of
+// a GNUPGHOME of the test's own; no gpg runs.
+func (t *Tools) EncryptPGP(tb testing.TB, name, plaintext string, pubring []byte, fingerprint string, extra ...string) string {
+	tb.Helper()
+	dir := tb.TempDir()
+	home := filepath.Join(dir, ".gnupg")
+	if err := os.Mkdir(home, 0o700); err != nil {
+		tb.Fatal(err)
+	}
+	file := filepath.Join(dir, name)
+	for p, data := range map[string][]byte{filepath.Join(home, "pubring.gpg"): pubring, file: []byte(plaintext)} {
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	args := append([]string{"encrypt", "--pgp", fingerprint}, extra...)
+	return t.run(tb, dir, nil, t.SOPS, append(args, file)...)
+}
+
 // Decrypt decrypts a SOPS file named name with the age identity, as a user
 // checks a file.
 func (t *Tools) Decrypt(tb testing.TB, name, encrypted, identity string) string {
