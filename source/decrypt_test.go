@@ -30,8 +30,8 @@ const (
 	certBytes  = "binary-cert-\x00\x01-payload"
 )
 
-func secretManifest(name string) string {
-	return "apiVersion: v1\nkind: Secret\nmetadata:\n  name: " + name + "\ntype: Opaque\nstringData:\n  password: " + dbPassword + "\n"
+func secretManifest() string {
+	return "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ntype: Opaque\nstringData:\n  password: " + dbPassword + "\n"
 }
 
 // ageKeys makes an age key and the keys a Secret holding it parses to.
@@ -51,7 +51,7 @@ func TestRenderDecryptsSOPSFilesWithTheSyncsKeys(t *testing.T) {
 	tools := sopstools.Find(t)
 	keys, recipient := ageKeys(t, tools)
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "plain/secret.yaml"), tools.EncryptAge(t, "secret.yaml", secretManifest("db"), []string{recipient}, secretsOnly...))
+	writeFile(t, filepath.Join(dir, "plain/secret.yaml"), tools.EncryptAge(t, "secret.yaml", secretManifest(), []string{recipient}, secretsOnly...))
 	writeFile(t, filepath.Join(dir, "plain/token.json"), tools.EncryptAge(t, "token.json",
 		`{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "token"}, "stringData": {"token": "`+apiToken+`"}}`, []string{recipient}, secretsOnly...))
 	writeFile(t, filepath.Join(dir, "plain/cm.yaml"), configMap("web", "hello"))
@@ -104,7 +104,7 @@ func TestRenderRefusesWhatDoesNotDecrypt(t *testing.T) {
 	tools := sopstools.Find(t)
 	keys, recipient := ageKeys(t, tools)
 	other, _ := ageKeys(t, tools)
-	encrypted := tools.EncryptAge(t, "secret.yaml", secretManifest("db"), []string{recipient}, secretsOnly...)
+	encrypted := tools.EncryptAge(t, "secret.yaml", secretManifest(), []string{recipient}, secretsOnly...)
 
 	cases := []struct {
 		step, file, content, reason, says string
@@ -137,12 +137,12 @@ func TestRenderRefusesWhatDoesNotDecrypt(t *testing.T) {
 		},
 		{
 			step: "an unencrypted Secret fails under requireEncryption", file: "app/secret.yaml",
-			content: secretManifest("db"), dec: &source.Decryption{Keys: keys, RequireEncryption: true},
+			content: secretManifest(), dec: &source.Decryption{Keys: keys, RequireEncryption: true},
 			reason: v1alpha1.ReasonUnencryptedSecret, says: "holds a Secret that is not encrypted with SOPS",
 		},
 		{
 			step: "an unencrypted Secret inside a List fails under requireEncryption", file: "app/list.yaml",
-			content: "apiVersion: v1\nkind: List\nitems:\n- " + strings.ReplaceAll(strings.TrimSpace(secretManifest("db")), "\n", "\n  ") + "\n",
+			content: "apiVersion: v1\nkind: List\nitems:\n- " + strings.ReplaceAll(strings.TrimSpace(secretManifest()), "\n", "\n  ") + "\n",
 			dec:     &source.Decryption{Keys: keys, RequireEncryption: true},
 			reason:  v1alpha1.ReasonUnencryptedSecret, says: "not encrypted",
 		},
@@ -256,7 +256,7 @@ func TestRenderCachesDecryptedRendersByTheirKeys(t *testing.T) {
 	other, _ := ageKeys(t, tools)
 	repo := gitserver.NewLocalRepo(t, "encrypted")
 	head := pushTree(t, repo, map[string]string{
-		"app/secret.yaml": tools.EncryptAge(t, "secret.yaml", secretManifest("db"), []string{recipient}, secretsOnly...),
+		"app/secret.yaml": tools.EncryptAge(t, "secret.yaml", secretManifest(), []string{recipient}, secretsOnly...),
 	}, nil)
 	cacheDir := t.TempDir()
 	src := newSource(t, source.Options{CacheDir: cacheDir})
@@ -360,7 +360,7 @@ func TestRenderDecryptsWithAnOpenPGPKey(t *testing.T) {
 	}
 	fingerprint := strings.ToUpper(hex.EncodeToString(entity.PrimaryKey.Fingerprint))
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "app/secret.yaml"), tools.EncryptPGP(t, "secret.yaml", secretManifest("db"), public.Bytes(), fingerprint, secretsOnly...))
+	writeFile(t, filepath.Join(dir, "app/secret.yaml"), tools.EncryptPGP(t, "secret.yaml", secretManifest(), public.Bytes(), fingerprint, secretsOnly...))
 
 	t.Run("a Secret encrypted for an OpenPGP key renders decrypted with its *.asc key", func(t *testing.T) {
 		keys, err := source.ParseKeys(map[string][]byte{"ops.asc": private.Bytes()})

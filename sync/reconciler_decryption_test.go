@@ -59,6 +59,7 @@ func TestSOPSSecretsAreAppliedDecryptedAndStayInTheAgent(t *testing.T) {
 		"tampered/cm.yaml":            configMapYAML("tampered-cm", "hello"),
 		"plain/secret.yaml":           sopsSecret("plain", sopsPassword),
 		"plain/cm.yaml":               configMapYAML("plain-cm", "hello"),
+		"late/secret.yaml":            enc("secret.yaml", sopsSecret("late", sopsPassword), recipient, encryptSecretsOnly...),
 	}, "encrypted secrets")
 	keys := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "sops-keys", Namespace: ns},
@@ -108,7 +109,7 @@ func TestSOPSSecretsAreAppliedDecryptedAndStayInTheAgent(t *testing.T) {
 	}
 
 	t.Run("a missing keys Secret: Stalled DecryptionKeysNotFound; creating it applies at once", func(t *testing.T) {
-		waiting := a.newSync(t, ns, repo.URL(), decrypting("late-keys", false), func(s *v1alpha1.Sync) { s.Name = "late" })
+		waiting := a.newSync(t, ns, repo.URL(), decrypting("late-keys", false), func(s *v1alpha1.Sync) { s.Name, s.Spec.Source.Path = "late", "late" })
 		waitStalled(t, a, waiting, v1alpha1.ReasonDecryptionKeysNotFound, ns+"/late-keys")
 		harness.Must(t, a.c.Create(t.Context(), &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Name: "late-keys", Namespace: ns},
@@ -116,6 +117,9 @@ func TestSOPSSecretsAreAppliedDecryptedAndStayInTheAgent(t *testing.T) {
 		}))
 		// The interval is an hour: only the watch of the keys Secret brings this.
 		a.waitApplied(t, waiting, first)
+		if got := secretValue(t, a, ns, "late", "password"); got != sopsPassword {
+			t.Errorf("Secret late password = %q, want the decrypted value", got)
+		}
 	})
 
 	t.Run("rotating the keys: a commit for the new key waits for it, and the rotated Secret applies it at once", func(t *testing.T) {
@@ -187,9 +191,9 @@ func assertNoPlaintext(t *testing.T, where string, text []byte) {
 }
 
 // waitStalled waits until s is Stalled with reason and a message saying says.
-func waitStalled(t *testing.T, a *agent, s *v1alpha1.Sync, reason, says string) *v1alpha1.Sync {
+func waitStalled(t *testing.T, a *agent, s *v1alpha1.Sync, reason, says string) {
 	t.Helper()
-	return a.waitFor(t, s, "Stalled "+reason+" saying "+says, func(s *v1alpha1.Sync) bool {
+	a.waitFor(t, s, "Stalled "+reason+" saying "+says, func(s *v1alpha1.Sync) bool {
 		c := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.StalledCondition)
 		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == reason && strings.Contains(c.Message, says)
 	})

@@ -61,7 +61,8 @@ func readKeysDir(dir string) (*source.Keys, error) {
 	data := map[string][]byte{}
 	for _, e := range entries {
 		name := e.Name()
-		if !e.Type().IsRegular() || !(strings.HasSuffix(name, source.AgeKeySuffix) || strings.HasSuffix(name, source.PGPKeySuffix)) {
+		isKey := strings.HasSuffix(name, source.AgeKeySuffix) || strings.HasSuffix(name, source.PGPKeySuffix)
+		if !e.Type().IsRegular() || !isKey {
 			continue
 		}
 		info, err := e.Info()
