@@ -62,6 +62,17 @@ func renderKey(rev Revision, dir string, dec *Decryption) string {
 	return rev.URL + "\x00" + rev.Commit + "\x00" + dir + "\x00" + dec.digest()
 }
 
+// ForgetKeys drops from the render cache every render made with the keys whose
+// digest (Keys.Digest) is given: the Sync that held them is gone, or holds other
+// keys now, and the plaintext they opened should not outlive them in memory. A
+// Sync with the same keys renders again at its next reconcile.
+func (s *Source) ForgetKeys(digest string) {
+	if digest == "" {
+		return
+	}
+	s.renders.forgetIf(func(key string) bool { return strings.Contains(key, "\x00"+digest) })
+}
+
 // renderCall is one render running, which callers of the same key wait for.
 type renderCall struct {
 	done chan struct{}

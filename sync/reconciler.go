@@ -41,6 +41,9 @@ type Source interface {
 	// for a reconcile that may force a listing makes every Sync of the
 	// repository ask again.
 	Refresh(url string)
+	// ForgetKeys drops the renders made with the decryption keys of a digest
+	// (source.Keys.Digest): a Sync that held them is gone or rotated them.
+	ForgetKeys(digest string)
 }
 
 // Applier makes the cluster hold a set of objects, and removes or releases what
@@ -149,6 +152,10 @@ type reconcilerState struct {
 	// correct drift from while git cannot be asked; kept on disk too with
 	// Options.LastGoodDir.
 	good goodRevisions
+	// keys holds, by Sync, the digest of the decryption keys it last rendered
+	// with, so that its decrypted renders leave the cache with it (or with a
+	// rotation).
+	keys gosync.Map
 	// requests spaces the ref listings requests for a reconcile force.
 	requests requestSpacing
 	// minInterval is Options.MinInterval.

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
@@ -25,6 +26,7 @@ func (r *Reconciler) decryption(ctx context.Context, obj *v1alpha1.Sync, id Iden
 	spec := obj.Spec.Decryption
 	if spec == nil || spec.SecretRef == nil {
 		r.Observers.SecretWatch.ForgetField(key, fieldDecryptionSecret)
+		r.keysInUse(key, "")
 		if spec == nil {
 			return nil, nil
 		}
@@ -40,7 +42,23 @@ func (r *Reconciler) decryption(ctx context.Context, obj *v1alpha1.Sync, id Iden
 	if err != nil {
 		return nil, err
 	}
+	r.keysInUse(key, keys.Digest())
 	return &source.Decryption{Keys: keys, RequireEncryption: spec.RequireEncryption}, nil
+}
+
+// keysInUse records that the Sync key renders with the keys of digest now, and
+// drops the renders of the keys it held before from the cache ("" for none).
+func (r *Reconciler) keysInUse(key types.NamespacedName, digest string) {
+	var old any
+	var had bool
+	if digest == "" {
+		old, had = r.state.keys.LoadAndDelete(key)
+	} else {
+		old, had = r.state.keys.Swap(key, digest)
+	}
+	if had && old.(string) != digest {
+		r.Agent.Source.ForgetKeys(old.(string))
+	}
 }
 
 // readKeys reads and parses a keys Secret as id, and returns its
