@@ -95,3 +95,22 @@ func keysCause(err error) string {
 	}
 	return "holds a key that does not parse: " + err.Error()
 }
+
+// ReadDecryption reads the keys s's spec.decryption.secretRef names, through
+// secrets (a client acting as whoever should read them), as the agent does, and
+// returns how its renders decrypt; nil when s decrypts nothing. Errors name the
+// Secret and never hold a key.
+func ReadDecryption(ctx context.Context, secrets client.Reader, s *v1alpha1.Sync) (*source.Decryption, error) {
+	spec := s.Spec.Decryption
+	switch {
+	case spec == nil:
+		return nil, nil
+	case spec.SecretRef == nil:
+		return &source.Decryption{RequireEncryption: spec.RequireEncryption}, nil
+	}
+	keys, _, err := readKeys(ctx, Identity{Secrets: secrets}, s.Namespace, spec.SecretRef.Name)
+	if err != nil {
+		return nil, err
+	}
+	return &source.Decryption{Keys: keys, RequireEncryption: spec.RequireEncryption}, nil
+}

@@ -3,12 +3,17 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"tether.dev/tether/source"
+	"tether.dev/tether/test/gitserver"
 	"tether.dev/tether/test/sopstools"
 )
 
@@ -124,5 +129,41 @@ func TestDiffOfAnEncryptedSecretShowsOnlyThatItChanged(t *testing.T) {
 			t.Errorf("exit status %d, want 0\nstdout: %s\nstderr: %s", code, out, errOut)
 		}
 		assertNoSecret(t, out+errOut, encryptedPassword)
+	})
+}
+
+func TestDiffOfASyncReadsItsKeysWithUseSecretRef(t *testing.T) {
+	tools := sopstools.Find(t)
+	e := newDiffEnv(t)
+	identity, recipient := tools.AgeKey(t)
+	repo := gitserver.NewLocalRepo(t, "deploy")
+	repo.Commit(t, map[string]string{"apps/secret.yaml": tools.EncryptAge(t, "secret.yaml", passwordSecret("db", encryptedPassword),
+		[]string{recipient}, "--encrypted-regex", "^(data|stringData)$")}, "encrypted")
+	keys := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "sops-keys"}, Data: map[string][]byte{"k.agekey": []byte(identity)}}
+	if err := e.c.Create(t.Context(), keys); err != nil {
+		t.Fatal(err)
+	}
+	syncFile := filepath.Join(t.TempDir(), "sync.yaml")
+	writeFile(t, syncFile, fmt.Sprintf(`apiVersion: tether.dev/v1alpha1
+kind: Sync
+metadata: {name: web, namespace: %s}
+spec:
+  source: {url: %q, ref: {branch: main}, path: apps}
+  destination: {namespace: %s}
+  decryption: {provider: sops, secretRef: {name: sops-keys}}
+`, e.ns, repo.URL(), e.ns))
+
+	t.Run("with --use-secret-ref the Sync's keys decrypt, and the Secret shows as added, masked", func(t *testing.T) {
+		out, errOut, code := e.diff(t, "-f", syncFile, "--use-secret-ref")
+		if code != 1 || !hasLine(out, "+  password: '*** (added)'") {
+			t.Fatalf("exit status %d, want 1 with the password masked\nstdout: %s\nstderr: %s", code, out, errOut)
+		}
+		assertNoSecret(t, out+errOut, encryptedPassword)
+	})
+	t.Run("without it, stderr says the files are compared encrypted", func(t *testing.T) {
+		_, errOut, _ := e.diff(t, "-f", syncFile)
+		if !strings.Contains(errOut, "compared encrypted without --use-secret-ref or --decrypt --keys DIR") {
+			t.Errorf("stderr = %q, want the note", errOut)
+		}
 	})
 }

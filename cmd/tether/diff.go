@@ -44,8 +44,9 @@ there is none, from the tether.dev/sync label.
 
 Secret values are never printed, only whether they changed; --decrypt --keys DIR
 decrypts SOPS-encrypted files with the keys in DIR first, as the agent does with a
-Sync's spec.decryption, so that an encrypted Secret compares by its real values
-(still never printed). Nothing is written to
+Sync's spec.decryption (with --use-secret-ref, the keys the Sync names are read from
+the cluster instead), so that an encrypted Secret compares by its real values (still
+never printed). Nothing is written to
 the cluster. A Sync's spec.source.secretRef is read only with --use-secret-ref,
 as whoever runs the command. The agent acts as the Sync's spec.serviceAccountName;
 --as system:serviceaccount:NAMESPACE:NAME shows what that account may apply.
@@ -107,7 +108,7 @@ func newDiffCommand(kube *kubeFlags) *cobra.Command {
 	fl.StringVar(&f.path, "path", "", "The directory inside the repository of --url. Default: its root.")
 	fl.StringVar(&f.dir, "dir", "", "A local directory to diff, rendered as tether render does: check a change before pushing it.")
 	f.dec.bind(fl)
-	fl.BoolVar(&f.useSecretRef, "use-secret-ref", false, "Read the credentials the Sync's spec.source.secretRef names from the cluster, as the user of the command (or --as), to fetch its repository.")
+	fl.BoolVar(&f.useSecretRef, "use-secret-ref", false, "Read the credentials the Sync's spec.source.secretRef names, and the keys its spec.decryption.secretRef names, from the cluster, as the user of the command (or --as), to fetch and decrypt its repository.")
 	kube.bind(cmd)
 	return cmd
 }
@@ -276,8 +277,14 @@ func desiredOfSync(ctx context.Context, f *diffFlags, c client.Client, stderr io
 	if err != nil {
 		return nil, err
 	}
-	if s.Spec.Decryption != nil && dec == nil {
-		fmt.Fprintln(stderr, "tether diff: the Sync decrypts SOPS files (spec.decryption); they are compared encrypted without --decrypt --keys DIR")
+	switch {
+	case dec != nil || s.Spec.Decryption == nil:
+	case f.useSecretRef:
+		if dec, err = tethersync.ReadDecryption(ctx, c, s); err != nil {
+			return nil, fmt.Errorf("spec.decryption.secretRef: %w", err)
+		}
+	default:
+		fmt.Fprintln(stderr, "tether diff: the Sync decrypts SOPS files (spec.decryption); they are compared encrypted without --use-secret-ref or --decrypt --keys DIR")
 	}
 	objs, err := fetchAndRender(ctx, req, s.Spec.Source.PathOrDefault(), dec)
 	if err != nil {
