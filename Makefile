@@ -20,6 +20,9 @@ GOLANGCI_LINT  := $(TOOLS_BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 KUSTOMIZE_VERSION := v5.7.1
 KUSTOMIZE      := $(TOOLS_BIN)/kustomize-$(KUSTOMIZE_VERSION)
 export TETHER_KUSTOMIZE := $(KUSTOMIZE)
+# The sops, age and age-keygen CLIs (hack/sopstools.sh pins them) that the
+# decryption tests encrypt their repositories with.
+export TETHER_SOPS_TOOLS := $(TOOLS_BIN)
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
@@ -38,8 +41,12 @@ testbin: ## Build etcd, kube-apiserver, controller-manager, scheduler, kubectl, 
 .PHONY: kustomize
 kustomize: $(KUSTOMIZE) ## Build the pinned kustomize CLI that the conformance test compares renders with.
 
+.PHONY: sopstools
+sopstools: ## Build the pinned sops, age and age-keygen CLIs that the decryption tests encrypt with.
+	hack/sopstools.sh $(TOOLS_BIN)
+
 .PHONY: test
-test: testbin kustomize ## Unit, control-plane, conformance and end-to-end tests, with the race detector.
+test: testbin kustomize sopstools ## Unit, control-plane, conformance and end-to-end tests, with the race detector.
 	go test $(TEST_FLAGS) ./...
 
 .PHONY: test-scale

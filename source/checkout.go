@@ -76,7 +76,7 @@ func (c *Checkout) Render(commit, dir string) (objs []*unstructured.Unstructured
 	if err := copier.check(clean); err != nil {
 		return nil, err
 	}
-	objs, err = renderCopied(copier.fs, clean, c.opts)
+	objs, err = renderCopied(copier.fs, clean, c.opts, nil)
 	if errors.Is(err, ErrNoSuchPath) {
 		// A path the commit does not hold renders nothing: an app a pull request
 		// adds has no base.

@@ -92,6 +92,18 @@
 // slot count until it finishes and fills the cache, at most one per (URL, commit,
 // path) and MaxConcurrentRenders + MaxRendersGivenUp running in all. Results are cached in an LRU bounded in bytes.
 //
+// A render may decrypt SOPS files (RenderDecrypted, with a *Decryption: one Sync's
+// age and OpenPGP keys, parsed by ParseKeys from its keys Secret, and whether a Secret
+// must be encrypted). Every file the render reads then passes through decryptingFS,
+// which decrypts a file that carries SOPS's metadata (YAML, JSON, dotenv or binary, the
+// name picking the format) with sops's own decrypt path and a key service holding only
+// those keys (keyServer: never the process's environment, files or keyrings), checks
+// its MAC, and serves the plaintext from the render's memory; a failure is a
+// RenderError naming the file with its reason (DecryptionFailed, DecryptionTampered,
+// UnencryptedSecret), and any other error of a render that decrypted has the decrypted
+// values taken out of its message. Renders are cached by (URL, commit, path, digest of
+// the keys): the plaintext lives in the in-memory cache only, never in CacheDir.
+//
 // The webhook receiver (NewWebhookHandler) authenticates GitHub, GitLab, Gitea and
 // generic push notifications, parses them into a Push (repository URLs normalised by
 // NormalizeURL, and a branch or tag) and hands it to a callback; deciding which Syncs

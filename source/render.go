@@ -38,6 +38,9 @@ type RenderOptions struct {
 	// hold together, counted as for MaxYAMLNodesPerFile (a file kustomize reads
 	// twice counts twice); 0 means DefaultMaxYAMLNodesPerRender.
 	MaxYAMLNodesPerRender int
+	// Decryption decrypts the SOPS files the render reads; nil reads them as
+	// they are.
+	Decryption *Decryption
 }
 
 // byteBudget counts rendered bytes against RenderOptions.MaxBytes.
@@ -81,6 +84,13 @@ func Render(fs filesys.FileSystem, root, dir string, opts RenderOptions) (objs [
 			return p
 		}
 		return r
+	}
+	if opts.Decryption != nil {
+		decrypting := newDecryptingFS(fs, opts.Decryption, rel, newNodeBudget(opts).perFile)
+		fs = decrypting
+		// Registered before the recovery below, so that it runs after it: no
+		// message, a panic's included, leaves with a decrypted value in it.
+		defer func() { err = decrypting.redact(err) }()
 	}
 	defer func() {
 		if r := recover(); r != nil {

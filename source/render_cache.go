@@ -96,6 +96,17 @@ func (c *renderCache) forget(prefix string) {
 	}
 }
 
+// forgetIf drops every result whose key drop says to.
+func (c *renderCache) forgetIf(drop func(key string) bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for key, el := range c.entries {
+		if drop(key) {
+			c.remove(el)
+		}
+	}
+}
+
 func (c *renderCache) remove(el *list.Element) {
 	e := el.Value.(*renderEntry)
 	c.order.Remove(el)

@@ -29,6 +29,12 @@ import (
 // read as its target inside the repository, and errors name files relative to
 // the repository's root.
 func RenderDirectory(dir string, opts Options) ([]*unstructured.Unstructured, error) {
+	return RenderDirectoryDecrypted(dir, opts, nil)
+}
+
+// RenderDirectoryDecrypted is RenderDirectory decrypting the SOPS files the
+// render reads with dec, as the agent does (`tether render --decrypt`).
+func RenderDirectoryDecrypted(dir string, opts Options, dec *Decryption) ([]*unstructured.Unstructured, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -50,7 +56,7 @@ func RenderDirectory(dir string, opts Options) ([]*unstructured.Unstructured, er
 	if err := c.check(rel); err != nil {
 		return nil, err
 	}
-	objs, err := renderCopied(c.fs, rel, opts)
+	objs, err := renderCopied(c.fs, rel, opts, dec)
 	return objs, err
 }
 

@@ -29,21 +29,48 @@ var ErrNoSuchPath = errors.New("no such directory in the repository")
 // be changed in place. A copy per call of everything would cost as much memory
 // as the rendered revision at every reconcile.
 func (s *Source) Render(ctx context.Context, rev Revision, dir string) (*Snapshot, error) {
+	return s.RenderDecrypted(ctx, rev, dir, nil)
+}
+
+// RenderDecrypted is Render decrypting the SOPS files the render reads with
+// dec (nil decrypts nothing). The plaintext stays in memory: in the objects
+// returned and in the in-memory render cache, where renders are kept apart by
+// the digest of dec's keys, so that other keys (a rotation) render again and
+// never see a render made with the old ones. Nothing decrypted is written to
+// the on-disk cache, which holds git objects only.
+func (s *Source) RenderDecrypted(ctx context.Context, rev Revision, dir string, dec *Decryption) (*Snapshot, error) {
 	clean, err := CleanPath(dir)
 	if err != nil {
 		return nil, err
 	}
-	key := rev.URL + "\x00" + rev.Commit + "\x00" + clean
+	key := renderKey(rev, clean, dec)
 	if err := s.renders.failure(key); err != nil {
 		return nil, err
 	}
 	objs, ok := s.renders.get(key)
 	if !ok {
-		if objs, err = s.render(ctx, rev, clean, key); err != nil {
+		if objs, err = s.render(ctx, rev, clean, key, dec); err != nil {
 			return nil, err
 		}
 	}
 	return &Snapshot{Revision: rev, Path: clean, Objects: ownMetadata(objs)}, nil
+}
+
+// renderKey is the cache key of a render of dir (clean) of rev with dec: the
+// keys' digest keeps renders with other keys, or none, apart.
+func renderKey(rev Revision, dir string, dec *Decryption) string {
+	return rev.URL + "\x00" + rev.Commit + "\x00" + dir + "\x00" + dec.digest()
+}
+
+// ForgetKeys drops from the render cache every render made with the keys whose
+// digest (Keys.Digest) is given: the Sync that held them is gone, or holds other
+// keys now, and the plaintext they opened should not outlive them in memory. A
+// Sync with the same keys renders again at its next reconcile.
+func (s *Source) ForgetKeys(digest string) {
+	if digest == "" {
+		return
+	}
+	s.renders.forgetIf(func(key string) bool { return strings.Contains(key, "\x00"+digest) })
 }
 
 // renderCall is one render running, which callers of the same key wait for.
@@ -68,7 +95,7 @@ type renderCall struct {
 // key, and at most MaxConcurrentRenders + MaxRendersGivenUp renders run at
 // once, given up on or not: a new render waits, within its deadline, while that
 // many are still running.
-func (s *Source) render(ctx context.Context, rev Revision, dir, key string) ([]*unstructured.Unstructured, error) {
+func (s *Source) render(ctx context.Context, rev Revision, dir, key string, dec *Decryption) ([]*unstructured.Unstructured, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, s.opts.RenderTimeout, ErrRenderTimeout)
 	defer cancel()
 	if call := s.running(key); call != nil {
@@ -88,7 +115,7 @@ func (s *Source) render(ctx context.Context, rev Revision, dir, key string) ([]*
 		}
 		return nil, s.ended(ctx, dir)
 	}
-	call, started := s.start(rev, dir, key)
+	call, started := s.start(rev, dir, key, dec)
 	if !started {
 		<-s.live // joined a render that holds a token of its own
 	}
@@ -105,7 +132,7 @@ func (s *Source) running(key string) *renderCall {
 // start starts rendering key, unless a render of it is running already, and
 // reports whether it started one. A render it starts owns the live token the
 // caller took, and gives it back when it finishes.
-func (s *Source) start(rev Revision, dir, key string) (*renderCall, bool) {
+func (s *Source) start(rev Revision, dir, key string, dec *Decryption) (*renderCall, bool) {
 	s.renderMu.Lock()
 	defer s.renderMu.Unlock()
 	if call, ok := s.inflight[key]; ok {
@@ -116,7 +143,7 @@ func (s *Source) start(rev Revision, dir, key string) (*renderCall, bool) {
 	go func() {
 		defer close(call.done)
 		defer func() { <-s.live }()
-		objs, err := s.renderNow(rev, dir)
+		objs, err := s.renderNow(rev, dir, dec)
 		if err == nil {
 			s.renders.put(key, objs)
 		} else if lasting(err) {
@@ -160,7 +187,7 @@ func lasting(err error) bool {
 
 // renderNow renders dir of rev. A panic becomes a RenderError: it runs in a
 // goroutine of its own.
-func (s *Source) renderNow(rev Revision, dir string) (objs []*unstructured.Unstructured, err error) {
+func (s *Source) renderNow(rev Revision, dir string, dec *Decryption) (objs []*unstructured.Unstructured, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			objs, err = nil, &RenderError{File: dir, Err: fmt.Errorf("rendering panicked: %v", r)}
@@ -173,16 +200,17 @@ func (s *Source) renderNow(rev Revision, dir string) (objs []*unstructured.Unstr
 	if err != nil {
 		return nil, err
 	}
-	return renderCopied(fs, dir, s.opts)
+	return renderCopied(fs, dir, s.opts, dec)
 }
 
 // renderCopied renders dir of the files a treeCopier copied, within opts: the
 // one way both the agent (a commit) and RenderDirectory (a directory on disk)
 // render, so that they cannot disagree.
-func renderCopied(fs *inMemoryFS, dir string, opts Options) ([]*unstructured.Unstructured, error) {
+func renderCopied(fs *inMemoryFS, dir string, opts Options, dec *Decryption) ([]*unstructured.Unstructured, error) {
 	return Render(fs, "/", path.Join("/", dir), RenderOptions{
 		MaxObjects: opts.MaxObjects, MaxBytes: opts.MaxRenderedBytes,
 		MaxYAMLNodesPerFile: opts.MaxYAMLNodesPerFile, MaxYAMLNodesPerRender: opts.MaxYAMLNodesPerRender,
+		Decryption: dec,
 	})
 }
 

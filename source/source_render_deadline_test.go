@@ -85,7 +85,7 @@ func TestEveryRenderHasADeadline(t *testing.T) {
 	})
 
 	t.Run("a render given up on fills the cache when it finishes", func(t *testing.T) {
-		call := s.running(rev.URL + "\x00" + rev.Commit + "\x00slow")
+		call := s.running(renderKey(rev, "slow", nil))
 		if call == nil {
 			t.Fatal("the render of slow is not running")
 		}
@@ -160,7 +160,7 @@ func TestRendersGivenUpOnAreBounded(t *testing.T) {
 		t.Errorf("c was started %d times while two renders given up on ran; want it to wait", n)
 	}
 
-	call := s.running(rev.URL + "\x00" + rev.Commit + "\x00a")
+	call := s.running(renderKey(rev, "a", nil))
 	close(release["a"])
 	<-call.done
 	snap, err := s.Render(t.Context(), rev, "c")

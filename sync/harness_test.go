@@ -47,10 +47,12 @@ const waitTimeout = 90 * time.Second
 // agent is the reconciler wired the way `tether controller` wires it, in process,
 // with every request of its applies and of its own client counted.
 type agent struct {
-	r        *tethersync.Reconciler
-	watcher  *tethersync.Watcher
-	trigger  *tethersync.Trigger
-	src      *source.Source
+	r       *tethersync.Reconciler
+	watcher *tethersync.Watcher
+	trigger *tethersync.Trigger
+	src     *source.Source
+	// cacheDir is the agent's --cache-dir: the git cache and the last-good files.
+	cacheDir string
 	c        client.Client // a plain client for the test itself
 	applies  *apicount.Counter
 	manager  *apicount.Counter // the manager's client: Syncs and their status
@@ -88,7 +90,8 @@ func startAgent(tb testing.TB, tenancy ...tethersync.TenancyOptions) *agent {
 	harness.Must(tb, err)
 	a.c, err = client.New(cfg, client.Options{Scheme: scheme})
 	harness.Must(tb, err)
-	a.src, err = source.New(source.Options{CacheDir: tb.TempDir(), AllowFileURLs: true})
+	a.cacheDir = tb.TempDir()
+	a.src, err = source.New(source.Options{CacheDir: a.cacheDir, AllowFileURLs: true})
 	harness.Must(tb, err)
 
 	a.watcher = tethersync.NewWatcher(mgr.GetCache())
@@ -117,7 +120,8 @@ func startAgent(tb testing.TB, tenancy ...tethersync.TenancyOptions) *agent {
 	harness.Must(tb, err)
 	opts := tethersync.DefaultOptions()
 	opts.SkipNameValidation = true
-	opts.MinInterval = time.Second // tests poll every few seconds
+	opts.MinInterval = time.Second                            // tests poll every few seconds
+	opts.LastGoodDir = filepath.Join(a.cacheDir, "last-good") // as tether controller keeps it
 	harness.Must(tb, a.r.SetupWithManager(mgr, opts))
 
 	ctx, cancel := context.WithCancel(context.WithoutCancel(tb.Context()))

@@ -32,7 +32,9 @@ import (
 // revision's path rendered to objects.
 type Source interface {
 	Fetch(ctx context.Context, req source.Request) (source.Revision, error)
-	Render(ctx context.Context, rev source.Revision, path string) (*source.Snapshot, error)
+	// RenderDecrypted renders path of rev, decrypting the SOPS files it reads
+	// with dec (nil: none).
+	RenderDecrypted(ctx context.Context, rev source.Revision, path string, dec *source.Decryption) (*source.Snapshot, error)
 	// Descends reports whether commit to has commit from in its history, from the
 	// cache alone (source.ErrHistoryUnknown when it cannot tell).
 	Descends(url, from, to string) (bool, error)
@@ -42,6 +44,9 @@ type Source interface {
 	Refresh(url string)
 	// Subject is a cached commit's subject, made safe to show, for the history.
 	Subject(url, commit string) (string, error)
+	// ForgetKeys drops the renders made with the decryption keys of a digest
+	// (source.Keys.Digest): a Sync that held them is gone or rotated them.
+	ForgetKeys(digest string)
 }
 
 // Applier makes the cluster hold a set of objects, and removes or releases what
@@ -150,6 +155,10 @@ type reconcilerState struct {
 	// correct drift from while git cannot be asked; kept on disk too with
 	// Options.LastGoodDir.
 	good goodRevisions
+	// keys holds, by Sync, the digest of the decryption keys it last rendered
+	// with, so that its decrypted renders leave the cache with it (or with a
+	// rotation).
+	keys gosync.Map
 	// requests spaces the ref listings requests for a reconcile force.
 	requests requestSpacing
 	// rollbacks holds, by Sync, the rollback last decided (rollbackMemo), until
@@ -281,17 +290,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err := r.checkDependencies(ctx, obj); err != nil {
 		return r.onError(st, interval, err)
 	}
-
-	snap, err := r.fetchAndRender(ctx, obj, id, st)
+	dec, err := r.decryption(ctx, obj, id)
+	if err != nil {
+		return r.onError(st, interval, err)
+	}
+	snap, err := r.fetchAndRender(ctx, obj, id, dec, st)
 	if err == nil {
 		// A pin, or a rollback, applies an earlier commit; head is reported.
-		snap, err = r.chooseRevision(ctx, obj, id, st, snap)
+		snap, err = r.chooseRevision(ctx, obj, id, dec, st, snap)
 	}
 	// When git cannot be asked, the revision the cluster holds is applied again:
 	// drift is corrected, nothing is pruned, and git's failure is reported.
 	var sourceErr error
 	if err != nil {
-		if last := r.lastGood(ctx, obj, err); last != nil {
+		if last := r.lastGood(ctx, obj, dec, err); last != nil {
 			snap, sourceErr, err = last, err, nil
 		}
 	}
@@ -364,7 +376,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 
 // fetchAndRender reads the desired state: the ref resolved to a commit, and the
 // Sync's path at that commit rendered to objects.
-func (r *Reconciler) fetchAndRender(ctx context.Context, obj *v1alpha1.Sync, id Identity, st *plan.Status) (*source.Snapshot, error) {
+func (r *Reconciler) fetchAndRender(ctx context.Context, obj *v1alpha1.Sync, id Identity, dec *source.Decryption, st *plan.Status) (*source.Snapshot, error) {
 	fetchStart := r.state.now()
 	// Syncs sharing a repository and credentials share a poll (see maxAge).
 	req, wait, err := r.sourceRequest(ctx, obj, id)
@@ -374,18 +386,18 @@ func (r *Reconciler) fetchAndRender(ctx context.Context, obj *v1alpha1.Sync, id 
 	if wait > 0 {
 		st.RequestWaits(obj, wait)
 	}
-	snap, err := r.fetchRevision(ctx, obj, st, req, fetchStart)
+	snap, err := r.fetchRevision(ctx, obj, st, req, dec, fetchStart)
 	if errors.Is(err, source.ErrNoSuchPath) && req.MaxAge > 0 {
 		// The answer may have come from a listing made before the push that
 		// added the path: git is asked once more before it is called missing.
 		req.MaxAge = 0
-		snap, err = r.fetchRevision(ctx, obj, st, req, r.state.now())
+		snap, err = r.fetchRevision(ctx, obj, st, req, dec, r.state.now())
 	}
 	return snap, err
 }
 
 // fetchRevision fetches req and renders the Sync's path at the commit.
-func (r *Reconciler) fetchRevision(ctx context.Context, obj *v1alpha1.Sync, st *plan.Status, req source.Request, fetchStart time.Time) (*source.Snapshot, error) {
+func (r *Reconciler) fetchRevision(ctx context.Context, obj *v1alpha1.Sync, st *plan.Status, req source.Request, dec *source.Decryption, fetchStart time.Time) (*source.Snapshot, error) {
 	rev, err := r.Agent.Source.Fetch(ctx, req)
 	r.Observers.Metrics.ObserveFetch(obj, r.state.now().Sub(fetchStart), err)
 	if err != nil {
@@ -395,7 +407,7 @@ func (r *Reconciler) fetchRevision(ctx context.Context, obj *v1alpha1.Sync, st *
 	if err := r.checkHistory(ctx, obj, rev); err != nil {
 		return nil, err
 	}
-	snap, err := r.Agent.Source.Render(ctx, rev, obj.Spec.Source.PathOrDefault())
+	snap, err := r.Agent.Source.RenderDecrypted(ctx, rev, obj.Spec.Source.PathOrDefault(), dec)
 	if err != nil {
 		return nil, err
 	}

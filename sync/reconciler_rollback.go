@@ -36,7 +36,7 @@ type rollbackMemo struct {
 // newest: the pinned commit while the Sync is pinned, the revision rolled back to
 // while its ref still names the commit that failed, else head itself. head is
 // still what status.sourceRevision reports.
-func (r *Reconciler) chooseRevision(ctx context.Context, obj *v1alpha1.Sync, id Identity, st *plan.Status, head *source.Snapshot) (*source.Snapshot, error) {
+func (r *Reconciler) chooseRevision(ctx context.Context, obj *v1alpha1.Sync, id Identity, dec *source.Decryption, st *plan.Status, head *source.Snapshot) (*source.Snapshot, error) {
 	rb := r.activeRollback(obj)
 	if rb != nil && (head.Revision.Commit != plan.CommitOf(rb.FailedRevision) || reconcileRequested(obj)) {
 		// The ref moved on (or a person asked for the commit again): try it.
@@ -49,7 +49,7 @@ func (r *Reconciler) chooseRevision(ctx context.Context, obj *v1alpha1.Sync, id 
 			return nil, &RefusedError{Reason: v1alpha1.ReasonPinInvalid, Msg: fmt.Sprintf(
 				"the annotation %s is %.80q, not a full commit hash; the cluster stays as it is", v1alpha1.PinRevisionAnnotation, pin)}
 		}
-		snap, err := r.renderCommit(ctx, obj, id, head.Revision.Ref, pin)
+		snap, err := r.renderCommit(ctx, obj, id, dec, head.Revision.Ref, pin)
 		if err != nil {
 			return nil, pinError(pin, err)
 		}
@@ -61,7 +61,7 @@ func (r *Reconciler) chooseRevision(ctx context.Context, obj *v1alpha1.Sync, id 
 		return head, nil
 	}
 	st.KeepRollback(*rb)
-	return r.renderCommit(ctx, obj, id, head.Revision.Ref, plan.CommitOf(rb.Revision))
+	return r.renderCommit(ctx, obj, id, dec, head.Revision.Ref, plan.CommitOf(rb.Revision))
 }
 
 // pinError makes a pinned commit the repository does not hold a Stalled Sync
@@ -76,8 +76,8 @@ func pinError(pin string, err error) error {
 }
 
 // renderCommit fetches commit of the Sync's repository, as the Sync's identity,
-// and renders its path; the revision is written as reached through ref.
-func (r *Reconciler) renderCommit(ctx context.Context, obj *v1alpha1.Sync, id Identity, ref, commit string) (*source.Snapshot, error) {
+// and renders its path (decrypting with dec); the revision is written as reached through ref.
+func (r *Reconciler) renderCommit(ctx context.Context, obj *v1alpha1.Sync, id Identity, dec *source.Decryption, ref, commit string) (*source.Snapshot, error) {
 	req, err := r.withAuth(ctx, obj, id, source.Request{
 		URL: obj.Spec.Source.URL, Ref: v1alpha1.GitRef{Commit: commit}, MaxAge: maxAge(r.interval(obj)), Tenant: obj.Namespace,
 	})
@@ -89,7 +89,7 @@ func (r *Reconciler) renderCommit(ctx context.Context, obj *v1alpha1.Sync, id Id
 		return nil, err
 	}
 	rev.Ref = ref
-	return r.Agent.Source.Render(ctx, rev, obj.Spec.Source.PathOrDefault())
+	return r.Agent.Source.RenderDecrypted(ctx, rev, obj.Spec.Source.PathOrDefault(), dec)
 }
 
 // activeRollback is the rollback in force for obj: its status's, or one this

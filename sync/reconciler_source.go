@@ -109,13 +109,13 @@ func (r *Reconciler) sourceRequest(ctx context.Context, obj *v1alpha1.Sync, id I
 func (r *Reconciler) withAuth(ctx context.Context, obj *v1alpha1.Sync, id Identity, req source.Request) (source.Request, error) {
 	spec := obj.Spec.Source
 	if spec.SecretRef == nil {
-		r.Observers.SecretWatch.Forget(client.ObjectKeyFromObject(obj))
+		r.Observers.SecretWatch.ForgetField(client.ObjectKeyFromObject(obj), fieldSourceSecret)
 		return req, nil
 	}
 	auth, version, err := readAuth(ctx, id, obj.Namespace, spec.SecretRef.Name)
 	if err == nil || apierrors.IsNotFound(err) {
 		// A rotation (or the Secret's creation) queues the Sync at once.
-		r.Observers.SecretWatch.Track(client.ObjectKeyFromObject(obj), id.User, id.Secrets, obj.Namespace, spec.SecretRef.Name, version)
+		r.Observers.SecretWatch.Track(client.ObjectKeyFromObject(obj), fieldSourceSecret, id.User, id.Secrets, obj.Namespace, spec.SecretRef.Name, version)
 	}
 	if err != nil {
 		return req, &source.FetchError{URL: spec.URL, Ref: refLabel(spec.Ref), Reason: secretReason(err), Err: err}

@@ -26,9 +26,10 @@ type secretWatcher interface {
 	Watch(ctx context.Context, list client.ObjectList, opts ...client.ListOption) (watch.Interface, error)
 }
 
-// SecretWatch queues a Sync as soon as the credentials Secret it names changes, is
-// created or is deleted, so that rotated credentials are used at once rather than
-// at the next interval. Each Secret is watched on its own (a field selector on its
+// SecretWatch queues a Sync as soon as a Secret it names (the credentials of
+// spec.source.secretRef, the keys of spec.decryption.secretRef) changes, is
+// created or is deleted, so that rotated credentials and keys are used at once
+// rather than at the next interval. Each Secret is watched on its own (a field selector on its
 // name), metadata only, as the identity that reads it for the Sync: no Secret's data
 // is ever held, and an identity that may not watch its Secret (RBAC grants it only
 // "get") keeps working, with rotations seen at the next interval.
@@ -38,15 +39,27 @@ type SecretWatch struct {
 	mu      gosync.Mutex
 	ctx     context.Context // the manager's, once started
 	secrets map[secretKey]*watchedSecret
-	syncs   map[types.NamespacedName]secretKey
+	syncs   map[secretUse]secretKey
 }
+
+// secretUse is one field of a Sync that names a Secret.
+type secretUse struct {
+	sync  types.NamespacedName
+	field string
+}
+
+// Fields of a Sync that name a Secret, each watched on its own.
+const (
+	fieldSourceSecret     = "spec.source.secretRef"
+	fieldDecryptionSecret = "spec.decryption.secretRef"
+)
 
 // secretKey names a watch: one Secret, as one identity ("" the agent's own).
 type secretKey struct{ user, namespace, name string }
 
 type watchedSecret struct {
 	cancel context.CancelFunc
-	users  map[types.NamespacedName]bool
+	users  map[secretUse]bool
 	// seen is the resourceVersion last known ("" for a Secret that did not exist):
 	// events that bring no other version (a watch re-established) queue nothing.
 	seen string
@@ -58,7 +71,7 @@ func NewSecretWatch() *SecretWatch {
 	return &SecretWatch{
 		events:  make(chan event.GenericEvent, 1024),
 		secrets: map[secretKey]*watchedSecret{},
-		syncs:   map[types.NamespacedName]secretKey{},
+		syncs:   map[secretUse]secretKey{},
 	}
 }
 
@@ -86,54 +99,64 @@ func (s *SecretWatch) Source() source.Source {
 	return source.Channel(s.events, &handler.EnqueueRequestForObject{})
 }
 
-// Track makes sure the Secret namespace/name that syncKey's Sync reads as user
-// (through r) is watched, with seen the resourceVersion the Sync's reconcile read
-// ("" when it was not found), and stops the watch of a Secret the Sync named
-// before. Readers that cannot watch are not watched.
-func (s *SecretWatch) Track(syncKey types.NamespacedName, user string, r client.Reader, namespace, name, seen string) {
+// Track makes sure the Secret namespace/name that field of syncKey's Sync names,
+// and that the Sync reads as user (through r), is watched, with seen the
+// resourceVersion the Sync's reconcile read ("" when it was not found), and
+// stops the watch of a Secret the field named before. Readers that cannot watch
+// are not watched.
+func (s *SecretWatch) Track(syncKey types.NamespacedName, field, user string, r client.Reader, namespace, name, seen string) {
 	w, ok := r.(secretWatcher)
 	if s == nil || !ok {
 		return
 	}
+	use := secretUse{sync: syncKey, field: field}
 	key := secretKey{user: user, namespace: namespace, name: name}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ctx == nil {
 		return
 	}
-	if old, ok := s.syncs[syncKey]; ok && old != key {
-		s.untrack(syncKey, old)
+	if old, ok := s.syncs[use]; ok && old != key {
+		s.untrack(use, old)
 	}
-	s.syncs[syncKey] = key
+	s.syncs[use] = key
 	if ws, ok := s.secrets[key]; ok {
-		ws.users[syncKey] = true
+		ws.users[use] = true
 		ws.seen = seen
 		return
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
-	s.secrets[key] = &watchedSecret{cancel: cancel, users: map[types.NamespacedName]bool{syncKey: true}, seen: seen}
+	s.secrets[key] = &watchedSecret{cancel: cancel, users: map[secretUse]bool{use: true}, seen: seen}
 	go s.run(ctx, key, w)
 }
 
-// Forget stops watching for syncKey's Sync (deleted, or naming no Secret now).
+// Forget stops every watch for syncKey's Sync: it is deleted.
 func (s *SecretWatch) Forget(syncKey types.NamespacedName) {
+	s.ForgetField(syncKey, fieldSourceSecret)
+	s.ForgetField(syncKey, fieldDecryptionSecret)
+}
+
+// ForgetField stops watching the Secret field of syncKey's Sync named: the
+// field names none now.
+func (s *SecretWatch) ForgetField(syncKey types.NamespacedName, field string) {
 	if s == nil {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if key, ok := s.syncs[syncKey]; ok {
-		s.untrack(syncKey, key)
+	use := secretUse{sync: syncKey, field: field}
+	if key, ok := s.syncs[use]; ok {
+		s.untrack(use, key)
 	}
 }
 
-func (s *SecretWatch) untrack(syncKey types.NamespacedName, key secretKey) {
-	delete(s.syncs, syncKey)
+func (s *SecretWatch) untrack(use secretUse, key secretKey) {
+	delete(s.syncs, use)
 	ws, ok := s.secrets[key]
 	if !ok {
 		return
 	}
-	delete(ws.users, syncKey)
+	delete(ws.users, use)
 	if len(ws.users) == 0 {
 		ws.cancel()
 		delete(s.secrets, key)
@@ -202,7 +225,7 @@ func (s *SecretWatch) changed(key secretKey, rv string) {
 	ws.seen = rv
 	for u := range ws.users {
 		select {
-		case s.events <- event.GenericEvent{Object: &v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: u.Namespace, Name: u.Name}}}:
+		case s.events <- event.GenericEvent{Object: &v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: u.sync.Namespace, Name: u.sync.Name}}}:
 		default: // the queue is far behind; the next interval reads the Secret anyway
 		}
 	}

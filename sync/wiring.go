@@ -91,7 +91,7 @@ func NewReconciler(mgr ctrl.Manager, parts Parts) (*Reconciler, error) {
 
 // forget drops all the Reconciler and its collaborators hold for a Sync that is
 // gone: its metrics, fights, inventory searches, last good revision, request
-// spacing, Secret watch and object watches.
+// spacing, Secret watches, decrypted renders and object watches.
 func (r *Reconciler) forget(ctx context.Context, key types.NamespacedName) {
 	r.Observers.Metrics.Forget(key.Namespace, key.Name)
 	r.state.fights.forget(key)
@@ -101,6 +101,7 @@ func (r *Reconciler) forget(ctx context.Context, key types.NamespacedName) {
 	r.state.rollbacks.Delete(key)
 	r.state.runs.Delete(key)
 	r.Observers.SecretWatch.Forget(key)
+	r.keysInUse(key, "")
 	if r.Observers.Watcher != nil {
 		r.Observers.Watcher.Forget(ctx, key)
 	}

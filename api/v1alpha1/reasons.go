@@ -27,6 +27,22 @@ const (
 	// agent allows one render (tree entries, YAML nodes, bytes read or rendered);
 	// the message names the file or directory and the bound. Nothing was applied.
 	ReasonRenderLimitExceeded = "RenderLimitExceeded"
+	// ReasonDecryptionKeysNotFound: spec.decryption.secretRef names a Secret that
+	// does not exist, holds no *.agekey or *.asc key, or holds a key that does not
+	// parse; nothing was applied. Creating or fixing the Secret queues the Sync.
+	ReasonDecryptionKeysNotFound = "DecryptionKeysNotFound"
+	// ReasonDecryptionFailed: a SOPS file of the revision could not be decrypted:
+	// none of the Sync's keys opens it, or it is no valid SOPS file. The message
+	// names the file and the cause; nothing of the revision was applied.
+	ReasonDecryptionFailed = "DecryptionFailed"
+	// ReasonDecryptionTampered: a SOPS file's message authentication code does
+	// not match its content: the file was changed after it was encrypted. The
+	// message names the file; nothing of the revision was applied.
+	ReasonDecryptionTampered = "DecryptionTampered"
+	// ReasonUnencryptedSecret: spec.decryption.requireEncryption is true and the
+	// revision holds a Secret that is not encrypted with SOPS; the message names
+	// the file. Nothing of the revision was applied.
+	ReasonUnencryptedSecret = "UnencryptedSecret"
 	// ReasonValidationFailed: objects of the revision failed their server-side
 	// dry-run; nothing of the revision was written. The message names each object.
 	ReasonValidationFailed = "ValidationFailed"
@@ -252,6 +268,10 @@ var Reasons = []ReasonMeaning{
 
 	{Reason: ReasonRenderFailed, Stalls: true, Failure: true},
 	{Reason: ReasonRenderLimitExceeded, Stalls: true, Failure: true},
+	{Reason: ReasonDecryptionKeysNotFound, Stalls: true, Failure: true},
+	{Reason: ReasonDecryptionFailed, Stalls: true, Failure: true},
+	{Reason: ReasonDecryptionTampered, Stalls: true, Failure: true},
+	{Reason: ReasonUnencryptedSecret, Stalls: true, Failure: true},
 	// Stalled when the API server refuses the objects, retried when the dry-run
 	// failed for a reason of the cluster's (a timeout, a 5xx).
 	{Reason: ReasonValidationFailed, Stalls: true, Retries: true, Failure: true},

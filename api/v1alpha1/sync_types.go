@@ -211,6 +211,12 @@ type SyncSpec struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=32
 	DependsOn []DependencyReference `json:"dependsOn,omitempty"`
+	// decryption decrypts SOPS-encrypted files of the revision in the agent, with
+	// the keys of a Secret in the Sync's namespace, before they are applied (Flux's
+	// spec.decryption). The plaintext stays in the agent's memory. See
+	// docs/secrets.md.
+	// +optional
+	Decryption *Decryption `json:"decryption,omitempty"`
 	// rollback re-applies the last revision that was Healthy when a newer one
 	// fails. See docs/rollback.md.
 	// +optional
@@ -240,6 +246,30 @@ func (r *RollbackSpec) HealthTimeoutOrDefault() time.Duration {
 		return DefaultHealthTimeout
 	}
 	return r.HealthTimeout.Duration
+}
+
+// DecryptionProviderSOPS is the one decryption provider: Mozilla SOPS files,
+// encrypted with age or OpenPGP keys.
+const DecryptionProviderSOPS = "sops"
+
+// Decryption says how SOPS-encrypted files of a revision are decrypted.
+type Decryption struct {
+	// provider of the encryption; "sops" is the only one.
+	// +kubebuilder:validation:Enum=sops
+	// +required
+	Provider string `json:"provider"`
+	// secretRef names a Secret in the Sync's namespace holding the private keys,
+	// read as the Sync's identity: every key named *.agekey holds age identities
+	// (AGE-SECRET-KEY-1…, one a line), every key named *.asc an armored OpenPGP
+	// private key without a passphrase. Only these keys decrypt: the agent's own
+	// environment, files and keyrings are never used.
+	// +optional
+	SecretRef *LocalObjectReference `json:"secretRef,omitempty"`
+	// requireEncryption fails the render when a Secret the revision holds is not
+	// encrypted with SOPS: a Secret manifest that is no SOPS file, or a kustomize
+	// secretGenerator with literals or reading a file that is no SOPS file.
+	// +optional
+	RequireEncryption bool `json:"requireEncryption,omitempty"`
 }
 
 // HealthCheck judges objects of one kind with CEL expressions over the live

@@ -42,7 +42,11 @@ of the Sync in the cluster). Objects the Sync applied that left git are shown as
 pruned, with the reason, from the inventory of the Sync in the cluster or, when
 there is none, from the tether.dev/sync label.
 
-Secret values are never printed, only whether they changed. Nothing is written to
+Secret values are never printed, only whether they changed; --decrypt --keys DIR
+decrypts SOPS-encrypted files with the keys in DIR first, as the agent does with a
+Sync's spec.decryption (with --use-secret-ref, the keys the Sync names are read from
+the cluster instead), so that an encrypted Secret compares by its real values (still
+never printed). Nothing is written to
 the cluster. A Sync's spec.source.secretRef is read only with --use-secret-ref,
 as whoever runs the command. The agent acts as the Sync's spec.serviceAccountName;
 --as system:serviceaccount:NAMESPACE:NAME shows what that account may apply.
@@ -71,6 +75,7 @@ type diffFlags struct {
 	path         string
 	dir          string
 	useSecretRef bool
+	dec          decryptFlags
 }
 
 func newDiffCommand(kube *kubeFlags) *cobra.Command {
@@ -102,7 +107,8 @@ func newDiffCommand(kube *kubeFlags) *cobra.Command {
 	fl.StringVar(&f.commit, "commit", "", "The commit of --url to diff, as a full SHA-1 hash.")
 	fl.StringVar(&f.path, "path", "", "The directory inside the repository of --url. Default: its root.")
 	fl.StringVar(&f.dir, "dir", "", "A local directory to diff, rendered as tether render does: check a change before pushing it.")
-	fl.BoolVar(&f.useSecretRef, "use-secret-ref", false, "Read the credentials the Sync's spec.source.secretRef names from the cluster, as the user of the command (or --as), to fetch its repository.")
+	f.dec.bind(fl)
+	fl.BoolVar(&f.useSecretRef, "use-secret-ref", false, "Read the credentials the Sync's spec.source.secretRef names, and the keys its spec.decryption.secretRef names, from the cluster, as the user of the command (or --as), to fetch and decrypt its repository.")
 	kube.bind(cmd)
 	return cmd
 }
@@ -147,7 +153,7 @@ func (f *diffFlags) misuse() string {
 	case f.useSecretRef && f.name == "" && f.file == "":
 		return "--use-secret-ref goes with NAME or -f"
 	}
-	return ""
+	return f.dec.misuse()
 }
 
 // diff prints how the cluster differs from the desired state, and reports whether
@@ -241,15 +247,19 @@ func desiredState(ctx context.Context, f *diffFlags, c client.Client, stderr io.
 	if err != nil {
 		return nil, err
 	}
+	dec, err := f.dec.decryption()
+	if err != nil {
+		return nil, err
+	}
 	var objs []*unstructured.Unstructured
 	if f.dir != "" {
-		objs, err = renderDir(ctx, f.dir, source.DefaultOptions().RenderTimeout)
+		objs, err = renderDir(ctx, f.dir, source.DefaultOptions().RenderTimeout, dec)
 		if err == nil {
 			objs, err = plan.ManagedObjects(objs)
 		}
 	} else {
 		ref := v1alpha1.GitRef{Branch: f.branch, Tag: f.tag, Commit: f.commit}
-		objs, err = fetchAndRender(ctx, source.Request{URL: f.url, Ref: ref}, f.path)
+		objs, err = fetchAndRender(ctx, source.Request{URL: f.url, Ref: ref}, f.path, dec)
 	}
 	opts := apply.DefaultOptions()
 	opts.DryRun, opts.DefaultNamespace = true, ns
@@ -273,7 +283,20 @@ func desiredOfSync(ctx context.Context, f *diffFlags, c client.Client, stderr io
 	case s.Spec.Source.SecretRef != nil:
 		fmt.Fprintf(stderr, "tether diff: spec.source.secretRef is not read without --use-secret-ref; give credentials in the URL if %s needs them\n", source.RedactURL(s.Spec.Source.URL))
 	}
-	objs, err := fetchAndRender(ctx, req, s.Spec.Source.PathOrDefault())
+	dec, err := f.dec.decryption()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case dec != nil || s.Spec.Decryption == nil:
+	case f.useSecretRef:
+		if dec, err = tethersync.ReadDecryption(ctx, c, s); err != nil {
+			return nil, fmt.Errorf("spec.decryption.secretRef: %w", err)
+		}
+	default:
+		fmt.Fprintln(stderr, "tether diff: the Sync decrypts SOPS files (spec.decryption); they are compared encrypted without --use-secret-ref or --decrypt --keys DIR")
+	}
+	objs, err := fetchAndRender(ctx, req, s.Spec.Source.PathOrDefault(), dec)
 	if err != nil {
 		return nil, err
 	}
@@ -346,7 +369,7 @@ func readSyncFile(file string) (*v1alpha1.Sync, error) {
 }
 
 // fetchAndRender fetches one revision into a throw-away cache and renders path.
-func fetchAndRender(ctx context.Context, req source.Request, path string) ([]*unstructured.Unstructured, error) {
+func fetchAndRender(ctx context.Context, req source.Request, path string, dec *source.Decryption) ([]*unstructured.Unstructured, error) {
 	cacheDir, err := os.MkdirTemp("", "tether-diff-")
 	if err != nil {
 		return nil, err
@@ -365,7 +388,7 @@ func fetchAndRender(ctx context.Context, req source.Request, path string) ([]*un
 	if err != nil {
 		return nil, err
 	}
-	snap, err := src.Render(ctx, rev, path)
+	snap, err := src.RenderDecrypted(ctx, rev, path, dec)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", rev, err)
 	}

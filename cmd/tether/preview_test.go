@@ -98,7 +98,7 @@ func TestPreviewListsExactlyTheSyncsAChangeTouches(t *testing.T) {
 		if err := c.Create(t.Context(), s); err != nil {
 			t.Fatal(err)
 		}
-		objs, err := renderDir(t.Context(), filepath.Join(repo.dir, "apps", name), 0)
+		objs, err := renderDir(t.Context(), filepath.Join(repo.dir, "apps", name), 0, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -21,20 +21,26 @@ import (
 // copies and renders it by the agent's own path), and within the same deadline.
 func newRenderCommand() *cobra.Command {
 	timeout := source.DefaultOptions().RenderTimeout
+	var dec decryptFlags
 	cmd := &cobra.Command{
 		Use:   "render DIR",
 		Short: "Print the objects a directory renders to",
-		Long:  "Print the objects DIR renders to (plain YAML/JSON manifests or a kustomization) as a YAML stream, as the agent would render the same directory of a commit. A render not finished after --render-timeout fails (exit status 3), as it does in the agent.",
-		Args:  oneName,
+		Long: "Print the objects DIR renders to (plain YAML/JSON manifests or a kustomization) as a YAML stream, as the agent would render the same directory of a commit. A render not finished after --render-timeout fails (exit status 3), as it does in the agent.\n\n" +
+			"Secret values are printed as *** unless --decrypt is given: with --decrypt --keys DIR, SOPS-encrypted files are decrypted locally with the keys in DIR and the Secrets are printed in clear, for the user who holds the keys.",
+		Args: oneName,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runRender(cmd.Context(), args[0], timeout, cmd.OutOrStdout())
+			if msg := dec.misuse(); msg != "" {
+				return usageError(cmd, msg)
+			}
+			return runRender(cmd.Context(), args[0], timeout, dec, cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().DurationVar(&timeout, "render-timeout", timeout, "Longest the render may take, as the agent's --render-timeout; 0: no bound.")
+	dec.bind(cmd.Flags())
 	return cmd
 }
 
-func runRender(ctx context.Context, typed string, timeout time.Duration, stdout io.Writer) error {
+func runRender(ctx context.Context, typed string, timeout time.Duration, flags decryptFlags, stdout io.Writer) error {
 	dir, err := filepath.Abs(typed)
 	if err != nil {
 		return err
@@ -44,9 +50,16 @@ func runRender(ctx context.Context, typed string, timeout time.Duration, stdout 
 	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
 		return fmt.Errorf("%s: no such directory", typed)
 	}
-	objs, err := renderDir(ctx, typed, timeout)
+	dec, err := flags.decryption()
 	if err != nil {
 		return err
+	}
+	objs, err := renderDir(ctx, typed, timeout, dec)
+	if err != nil {
+		return err
+	}
+	if dec == nil {
+		maskSecrets(objs)
 	}
 	out, err := encodeYAML(objs)
 	if err != nil {
@@ -62,14 +75,14 @@ func runRender(ctx context.Context, typed string, timeout time.Duration, stdout 
 // naming the directory as typed (ErrRenderTimeout past the timeout, exit status
 // 3). Kustomize cannot be interrupted, nor can a read of a file that never ends
 // (a named pipe): the render is left to the end of the process, which follows.
-func renderDir(ctx context.Context, typed string, timeout time.Duration) ([]*unstructured.Unstructured, error) {
+func renderDir(ctx context.Context, typed string, timeout time.Duration, dec *source.Decryption) ([]*unstructured.Unstructured, error) {
 	type result struct {
 		objs []*unstructured.Unstructured
 		err  error
 	}
 	done := make(chan result, 1)
 	go func() {
-		objs, err := source.RenderDirectory(typed, source.DefaultOptions())
+		objs, err := source.RenderDirectoryDecrypted(typed, source.DefaultOptions(), dec)
 		done <- result{objs, err}
 	}()
 	var expired <-chan time.Time
