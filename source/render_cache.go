@@ -22,23 +22,30 @@ type renderCache struct {
 }
 
 type renderEntry struct {
-	key  string
-	objs []*unstructured.Unstructured
-	err  error
-	size int64
+	key string
+	rendered
+	err error
+}
+
+// rendered is what one render made: the objects, their size as JSON, and the
+// Helm hooks it left out.
+type rendered struct {
+	objs  []*unstructured.Unstructured
+	size  int64
+	hooks []string
 }
 
 func newRenderCache(maxBytes int64) *renderCache {
 	return &renderCache{maxBytes: maxBytes, order: list.New(), entries: map[string]*list.Element{}}
 }
 
-// get returns key's objects, and whether the cache holds them.
-func (c *renderCache) get(key string) ([]*unstructured.Unstructured, bool) {
+// get returns key's render, and whether the cache holds it.
+func (c *renderCache) get(key string) (rendered, bool) {
 	e, ok := c.lookup(key)
 	if !ok || e.err != nil {
-		return nil, false
+		return rendered{}, false
 	}
-	return e.objs, true
+	return e.rendered, true
 }
 
 // failure returns the lasting failure of key's render, if the cache holds one.
@@ -61,14 +68,14 @@ func (c *renderCache) lookup(key string) (*renderEntry, bool) {
 	return el.Value.(*renderEntry), true
 }
 
-func (c *renderCache) put(key string, objs []*unstructured.Unstructured, size int64) {
-	c.add(&renderEntry{key: key, objs: objs, size: size})
+func (c *renderCache) put(key string, r rendered) {
+	c.add(&renderEntry{key: key, rendered: r})
 }
 
 // putError keeps err, the failure of key's render that every render of it would
 // meet again.
 func (c *renderCache) putError(key string, err error) {
-	c.add(&renderEntry{key: key, err: err, size: int64(len(key) + len(err.Error()))})
+	c.add(&renderEntry{key: key, err: err, rendered: rendered{size: int64(len(key) + len(err.Error()))}})
 }
 
 func (c *renderCache) add(e *renderEntry) {

@@ -10,10 +10,10 @@ import (
 func TestRenderCacheIsBoundedInBytes(t *testing.T) {
 	c := newRenderCache(100)
 	objs := []*unstructured.Unstructured{{}}
-	c.put("a", objs, 40)
-	c.put("b", objs, 40)
+	c.put("a", rendered{objs: objs, size: 40})
+	c.put("b", rendered{objs: objs, size: 40})
 	c.get("a") // a is now the most recently used
-	c.put("c", objs, 40)
+	c.put("c", rendered{objs: objs, size: 40})
 
 	held := map[string]bool{}
 	for _, k := range []string{"a", "b", "c"} {
@@ -26,7 +26,7 @@ func TestRenderCacheIsBoundedInBytes(t *testing.T) {
 		t.Errorf("size = %d entries, %d bytes; want 2, 80", n, bytes)
 	}
 
-	c.put("huge", objs, 101)
+	c.put("huge", rendered{objs: objs, size: 101})
 	if _, ok := c.get("huge"); ok {
 		t.Error("a result larger than the whole budget was kept")
 	}

@@ -1,6 +1,8 @@
 package source
 
 import (
+	"context"
+	"path"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -20,7 +22,8 @@ import (
 // within the same bounds of opts (MaxFileSize, MaxTreeSize, MaxTreeEntries, the
 // YAML node budgets, MaxObjects, MaxRenderedBytes), and rendered by the same
 // function. `tether render` and `tether diff` call it, so that what they print is
-// what the agent applies.
+// what the agent applies. A dir holding a Chart.yaml renders as a Helm chart as
+// helm says, with its Capabilities read once.
 //
 // The repository is the git work tree holding dir (the nearest directory above
 // it with a .git entry, which is never copied); outside one, the current
@@ -28,7 +31,7 @@ import (
 // may reach anything inside the repository and nothing outside it, a symlink is
 // read as its target inside the repository, and errors name files relative to
 // the repository's root.
-func RenderDirectory(dir string, opts Options) ([]*unstructured.Unstructured, error) {
+func RenderDirectory(ctx context.Context, dir string, helm Helm, opts Options) ([]*unstructured.Unstructured, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -49,6 +52,14 @@ func RenderDirectory(dir string, opts Options) ([]*unstructured.Unstructured, er
 	}
 	if err := c.check(rel); err != nil {
 		return nil, err
+	}
+	if isChart(c.fs, path.Join("/", rel)) {
+		caps, err := readCapabilities(ctx, helm)
+		if err != nil {
+			return nil, err
+		}
+		r, err := renderCopiedChart(c.fs, rel, helm, caps, opts)
+		return r.objs, err
 	}
 	objs, _, err := renderCopied(c.fs, rel, opts)
 	return objs, err

@@ -31,7 +31,7 @@ import (
 // revision's path rendered to objects.
 type Source interface {
 	Fetch(ctx context.Context, req source.Request) (source.Revision, error)
-	Render(ctx context.Context, rev source.Revision, path string) (*source.Snapshot, error)
+	Render(ctx context.Context, rev source.Revision, path string, helm source.Helm) (*source.Snapshot, error)
 	// Descends reports whether commit to has commit from in its history, from the
 	// cache alone (source.ErrHistoryUnknown when it cannot tell).
 	Descends(url, from, to string) (bool, error)
@@ -116,6 +116,9 @@ type Agent struct {
 	// Fights bounds the corrections of a field another manager keeps changing;
 	// zero means DefaultFightOptions.
 	Fights FightOptions
+	// Capabilities reads what a Helm chart sees of the cluster, once per render
+	// of a chart; nil renders charts with Helm's defaults.
+	Capabilities Capabilities
 }
 
 // Observers are told what a Reconciler does (Recorder, Metrics) and tell it when
@@ -274,7 +277,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	// drift is corrected, nothing is pruned, and git's failure is reported.
 	var sourceErr error
 	if err != nil {
-		if last := r.lastGood(ctx, obj, err); last != nil {
+		if last := r.lastGood(ctx, obj, id, err); last != nil {
 			snap, sourceErr, err = last, err, nil
 		}
 	}
@@ -344,18 +347,18 @@ func (r *Reconciler) fetchAndRender(ctx context.Context, obj *v1alpha1.Sync, id 
 	if wait > 0 {
 		st.RequestWaits(obj, wait)
 	}
-	snap, err := r.fetchRevision(ctx, obj, st, req, fetchStart)
+	snap, err := r.fetchRevision(ctx, obj, id, st, req, fetchStart)
 	if errors.Is(err, source.ErrNoSuchPath) && req.MaxAge > 0 {
 		// The answer may have come from a listing made before the push that
 		// added the path: git is asked once more before it is called missing.
 		req.MaxAge = 0
-		snap, err = r.fetchRevision(ctx, obj, st, req, r.state.now())
+		snap, err = r.fetchRevision(ctx, obj, id, st, req, r.state.now())
 	}
 	return snap, err
 }
 
 // fetchRevision fetches req and renders the Sync's path at the commit.
-func (r *Reconciler) fetchRevision(ctx context.Context, obj *v1alpha1.Sync, st *plan.Status, req source.Request, fetchStart time.Time) (*source.Snapshot, error) {
+func (r *Reconciler) fetchRevision(ctx context.Context, obj *v1alpha1.Sync, id Identity, st *plan.Status, req source.Request, fetchStart time.Time) (*source.Snapshot, error) {
 	rev, err := r.Agent.Source.Fetch(ctx, req)
 	r.Observers.Metrics.ObserveFetch(obj, r.state.now().Sub(fetchStart), err)
 	if err != nil {
@@ -365,11 +368,16 @@ func (r *Reconciler) fetchRevision(ctx context.Context, obj *v1alpha1.Sync, st *
 	if err := r.checkHistory(ctx, obj, rev); err != nil {
 		return nil, err
 	}
-	snap, err := r.Agent.Source.Render(ctx, rev, obj.Spec.Source.PathOrDefault())
+	helm, err := r.helmFor(ctx, obj, id)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := r.Agent.Source.Render(ctx, rev, obj.Spec.Source.PathOrDefault(), helm)
 	if err != nil {
 		return nil, err
 	}
 	st.Rendered(rev.String(), len(snap.Objects))
+	st.HelmHooksSkipped(snap.HelmHooks)
 	return snap, nil
 }
 

@@ -124,7 +124,7 @@ func (r *Reconciler) rememberGood(ctx context.Context, obj *v1alpha1.Sync, snap 
 // Sync that fetched it with its own credentials, as the agent's own record says
 // (goodRevisions; without Options.LastGoodDir a restarted agent waits for git to
 // answer once).
-func (r *Reconciler) lastGood(ctx context.Context, obj *v1alpha1.Sync, fetchErr error) *source.Snapshot {
+func (r *Reconciler) lastGood(ctx context.Context, obj *v1alpha1.Sync, id Identity, fetchErr error) *source.Snapshot {
 	var fe *source.FetchError
 	switch {
 	case source.IsRenderError(fetchErr):
@@ -141,12 +141,22 @@ func (r *Reconciler) lastGood(ctx context.Context, obj *v1alpha1.Sync, fetchErr 
 		good.Rev.String() != obj.Status.LastAppliedRevision {
 		return nil
 	}
-	snap, err := r.Agent.Source.Render(ctx, good.Rev, good.Path)
+	snap, err := r.renderAgain(ctx, obj, id, good.Rev, good.Path)
 	if err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "rendering the last applied revision again; drift is corrected once git answers", "revision", good.Rev.String())
 		return nil
 	}
 	return snap
+}
+
+// renderAgain renders a revision applied before, a chart with the Sync's
+// current values.
+func (r *Reconciler) renderAgain(ctx context.Context, obj *v1alpha1.Sync, id Identity, rev source.Revision, path string) (*source.Snapshot, error) {
+	helm, err := r.helmFor(ctx, obj, id)
+	if err != nil {
+		return nil, err
+	}
+	return r.Agent.Source.Render(ctx, rev, path, helm)
 }
 
 // checkHistory holds a commit that does not descend from the one the Sync applied

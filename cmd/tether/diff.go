@@ -236,10 +236,10 @@ func desiredState(ctx context.Context, f *diffFlags, c client.Client, stderr io.
 	}
 	var objs []*unstructured.Unstructured
 	if f.dir != "" {
-		objs, err = renderDir(ctx, f.dir, source.DefaultOptions().RenderTimeout)
+		objs, err = renderDir(ctx, f.dir, source.Helm{Namespace: ns}, source.DefaultOptions().RenderTimeout)
 	} else {
 		ref := v1alpha1.GitRef{Branch: f.branch, Tag: f.tag, Commit: f.commit}
-		objs, err = fetchAndRender(ctx, source.Request{URL: f.url, Ref: ref}, f.path)
+		objs, err = fetchAndRender(ctx, source.Request{URL: f.url, Ref: ref}, f.path, source.Helm{Namespace: ns})
 	}
 	opts := apply.DefaultOptions()
 	opts.DryRun, opts.DefaultNamespace = true, ns
@@ -263,7 +263,11 @@ func desiredOfSync(ctx context.Context, f *diffFlags, c client.Client, stderr io
 	case s.Spec.Source.SecretRef != nil:
 		fmt.Fprintf(stderr, "tether diff: spec.source.secretRef is not read without --use-secret-ref; give credentials in the URL if %s needs them\n", source.RedactURL(s.Spec.Source.URL))
 	}
-	objs, err := fetchAndRender(ctx, req, s.Spec.Source.PathOrDefault())
+	helm, err := helmOfSync(ctx, f, c, s)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := fetchAndRender(ctx, req, s.Spec.Source.PathOrDefault(), helm)
 	if err != nil {
 		return nil, err
 	}
@@ -274,6 +278,21 @@ func desiredOfSync(ctx context.Context, f *diffFlags, c client.Client, stderr io
 	opts := plan.ForApply(s, objs, apply.DefaultOptions(), givenUp)
 	opts.DryRun = true
 	return &desired{objects: objs, opts: opts, sync: s, live: live}, nil
+}
+
+// helmOfSync says how the Sync's chart renders, as the agent says it
+// (tethersync.HelmFor), its valuesFrom read as the user and the cluster's
+// capabilities read from the cluster.
+func helmOfSync(ctx context.Context, f *diffFlags, c client.Client, s *v1alpha1.Sync) (source.Helm, error) {
+	cfg, err := f.kube.restConfig("diff")
+	if err != nil {
+		return source.Helm{}, err
+	}
+	caps, err := tethersync.ClusterCapabilities(cfg)
+	if err != nil {
+		return source.Helm{}, err
+	}
+	return tethersync.HelmFor(ctx, c, s, caps)
 }
 
 // loadSync returns the Sync to diff, from the cluster (NAME) or a manifest (-f),
@@ -329,7 +348,7 @@ func readSyncFile(file string) (*v1alpha1.Sync, error) {
 }
 
 // fetchAndRender fetches one revision into a throw-away cache and renders path.
-func fetchAndRender(ctx context.Context, req source.Request, path string) ([]*unstructured.Unstructured, error) {
+func fetchAndRender(ctx context.Context, req source.Request, path string, helm source.Helm) ([]*unstructured.Unstructured, error) {
 	cacheDir, err := os.MkdirTemp("", "tether-diff-")
 	if err != nil {
 		return nil, err
@@ -348,7 +367,7 @@ func fetchAndRender(ctx context.Context, req source.Request, path string) ([]*un
 	if err != nil {
 		return nil, err
 	}
-	snap, err := src.Render(ctx, rev, path)
+	snap, err := src.Render(ctx, rev, path, helm)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", rev, err)
 	}

@@ -262,7 +262,7 @@ func (e *diffEnv) diff(t *testing.T, args ...string) (stdout, stderr string, cod
 // apply applies what dir renders to into the namespace, as the agent would.
 func (e *diffEnv) apply(t *testing.T, dir string) {
 	t.Helper()
-	objs, err := renderDir(t.Context(), dir, 0)
+	objs, err := renderDir(t.Context(), dir, source.Helm{}, 0)
 	if err != nil {
 		t.Fatalf("rendering %s: %v", dir, err)
 	}

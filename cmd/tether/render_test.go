@@ -36,7 +36,7 @@ func TestRenderPrintsEveryConformanceFixtureAsTheAgentRendersIt(t *testing.T) {
 			if err != nil {
 				t.Fatalf("the output is no manifest stream: %v\n%s", err, out.String())
 			}
-			want, err := source.RenderDirectory(dir, source.DefaultOptions())
+			want, err := source.RenderDirectory(t.Context(), dir, source.Helm{}, source.DefaultOptions())
 			if err != nil {
 				t.Fatalf("RenderDirectory: %v", err)
 			}
