@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
@@ -49,7 +50,7 @@ func HelmFor(ctx context.Context, reader client.Reader, obj *v1alpha1.Sync, caps
 	for _, ref := range spec.ValuesFrom {
 		v, err := readValues(ctx, reader, obj.Namespace, ref)
 		if err != nil {
-			return h, &source.FetchError{URL: obj.Spec.Source.URL, Ref: refLabel(obj.Spec.Source.Ref), Reason: secretReason(err), Err: err}
+			return h, &source.FetchError{URL: obj.Spec.Source.URL, Ref: refLabel(obj.Spec.Source.Ref), Reason: valuesReason(err), Err: err}
 		}
 		h.ValuesFrom = append(h.ValuesFrom, v)
 	}
@@ -86,6 +87,15 @@ func readValues(ctx context.Context, reader client.Reader, namespace string, ref
 		return source.Values{}, fmt.Errorf("spec.helm.valuesFrom: %s: %w", name, errNoSuchKey)
 	}
 	return source.Values{Name: name, YAML: data}, nil
+}
+
+// valuesReason classes the failure to read a valuesFrom reference: Forbidden
+// when the Sync's identity may not read it, else ValuesNotFound.
+func valuesReason(err error) string {
+	if apierrors.IsForbidden(err) {
+		return v1alpha1.ReasonForbidden
+	}
+	return v1alpha1.ReasonValuesNotFound
 }
 
 // errNoSuchKey is the cause of a valuesFrom reference to a key its object
