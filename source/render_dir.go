@@ -2,13 +2,13 @@ package source
 
 import (
 	"context"
-	"path"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 

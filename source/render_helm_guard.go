@@ -3,6 +3,8 @@ package source
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"text/template"
@@ -260,7 +262,8 @@ func guardTemplate(name, text string) (string, error) {
 		return "", fmt.Errorf("parse error: %w", err)
 	}
 	var b strings.Builder
-	for tname, tree := range trees {
+	for _, tname := range slices.Sorted(maps.Keys(trees)) {
+		tree := trees[tname]
 		if tree.Root == nil {
 			continue
 		}
