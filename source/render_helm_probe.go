@@ -14,7 +14,7 @@ const maxChartProbes = 4096
 // cache's key must hold what changes a chart's render. It reads only the trees
 // on the way to dir, and remembers the answer by key (URL, commit, path), which
 // never changes. A commit the cache cannot read is left for the render to
-// report: holdsChart then answers false.
+// report: holdsChart then answers false, and remembers nothing.
 func (s *Source) holdsChart(rev Revision, dir, key string) (bool, error) {
 	s.renderMu.Lock()
 	known, ok := s.charts[key]
@@ -22,8 +22,8 @@ func (s *Source) holdsChart(rev Revision, dir, key string) (bool, error) {
 	if ok {
 		return known, nil
 	}
-	found, err := s.probeChart(rev, dir)
-	if err != nil {
+	found, read, err := s.probeChart(rev, dir)
+	if err != nil || !read {
 		return false, err
 	}
 	s.renderMu.Lock()
@@ -35,26 +35,27 @@ func (s *Source) holdsChart(rev Revision, dir, key string) (bool, error) {
 	return found, nil
 }
 
-// probeChart looks for dir/Chart.yaml in rev's tree.
-func (s *Source) probeChart(rev Revision, dir string) (bool, error) {
+// probeChart looks for dir/Chart.yaml in rev's tree; read is false when the
+// cache could not tell (the render reports why).
+func (s *Source) probeChart(rev Revision, dir string) (found, read bool, err error) {
 	e := s.entry(rev.URL)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	repo, err := s.openCache(e, rev.URL)
 	if err != nil {
-		return false, nil //nolint:nilerr // the render reports an unreadable cache
+		return false, false, nil //nolint:nilerr // the render reports an unreadable cache
 	}
 	commit, err := repo.CommitObject(plumbing.NewHash(rev.Commit))
 	if err != nil {
-		return false, nil //nolint:nilerr // the render reports a missing commit
+		return false, false, nil //nolint:nilerr // the render reports a missing commit
 	}
 	c := newTreeCopier(gitStore{repo}, commit.TreeHash, s.opts)
 	entry, ok, err := c.lookup(path.Join(dir, chartFile))
-	if err != nil {
-		if IsRenderError(err) {
-			return false, err
-		}
-		return false, nil //nolint:nilerr // the render reports an unreadable tree
+	switch {
+	case IsRenderError(err):
+		return false, false, err
+	case err != nil:
+		return false, false, nil // the render reports an unreadable tree
 	}
-	return ok && entry.kind != entryTree, nil
+	return ok && entry.kind != entryTree, true, nil
 }
