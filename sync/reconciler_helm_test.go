@@ -12,6 +12,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -34,6 +35,8 @@ data:
   owner: {{ .Values.owner | quote }}
   extra: {{ .Values.extra | quote }}
   namespace: {{ .Release.Namespace | quote }}
+  kube: {{ .Capabilities.KubeVersion.Version | quote }}
+  syncs: {{ .Capabilities.APIVersions.Has "tether.dev/v1alpha1/Sync" | quote }}
 `,
 }
 
@@ -72,9 +75,14 @@ func TestAChartsValuesFromAreReadAsTheSyncAndLayered(t *testing.T) {
 	})
 	removeWhenDone(t, a, s)
 
-	t.Run("the chart's values, then valuesFrom in order, then the inline values", func(t *testing.T) {
+	t.Run("the chart's values, then valuesFrom in order, then the inline values; the cluster's capabilities", func(t *testing.T) {
 		a.waitApplied(t, s, first)
-		want := map[string]string{"color": "red", "size": "large", "owner": "secret", "extra": "inline", "namespace": ns}
+		dc, err := discovery.NewDiscoveryClientForConfig(controlplane.Shared(t).Config())
+		harness.Must(t, err)
+		version, err := dc.ServerVersion()
+		harness.Must(t, err)
+		want := map[string]string{"color": "red", "size": "large", "owner": "secret", "extra": "inline", "namespace": ns,
+			"kube": version.GitVersion, "syncs": "true"}
 		if got := palette(t, a, ns, "shop"); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("rendered with %v, want %v", got, want)
 		}
