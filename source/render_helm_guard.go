@@ -49,6 +49,9 @@ const (
 const (
 	tickFunc = "tetherTick"
 	outFunc  = "tetherOut"
+	// guardFunc guards the text tpl is about to parse, as guardTemplate guards
+	// a file, so that a template made of values at render time is bounded too.
+	guardFunc = "tetherGuard"
 )
 
 // templateGuard counts one render's steps and output against its bounds.
@@ -115,6 +118,12 @@ func (g *templateGuard) funcs() template.FuncMap {
 				return v, g.write(int64(len(str)))
 			}
 			return v, g.write(int64(len(fmt.Sprint(v))))
+		},
+		guardFunc: func(text string) (string, error) {
+			if err := g.step(1); err != nil {
+				return "", err
+			}
+			return guardTemplate("tpl", text)
 		},
 		"repeat": func(count int, str string) (string, error) {
 			if err := g.fits("repeat", int64(count)*int64(len(str))); err != nil {
@@ -291,24 +300,56 @@ func guardList(list *parse.ListNode) {
 		case *parse.TextNode:
 			text += len(n.Text)
 		case *parse.ActionNode:
+			guardTpl(n.Pipe)
 			if len(n.Pipe.Decl) == 0 {
 				n.Pipe.Cmds = append(n.Pipe.Cmds, command(outFunc))
 			}
+		case *parse.TemplateNode:
+			guardTpl(n.Pipe)
 		case *parse.IfNode:
-			guardList(n.List)
-			guardList(n.ElseList)
+			guardBranch(&n.BranchNode)
 		case *parse.RangeNode:
-			guardList(n.List)
-			guardList(n.ElseList)
+			guardBranch(&n.BranchNode)
 		case *parse.WithNode:
-			guardList(n.List)
-			guardList(n.ElseList)
+			guardBranch(&n.BranchNode)
 		}
 	}
 	tick := command(tickFunc)
 	tick.Args = append(tick.Args, &parse.NumberNode{NodeType: parse.NodeNumber, IsInt: true, Int64: int64(text), Text: strconv.Itoa(text)})
 	action := &parse.ActionNode{NodeType: parse.NodeAction, Pipe: &parse.PipeNode{NodeType: parse.NodePipe, Cmds: []*parse.CommandNode{tick}}}
 	list.Nodes = append([]parse.Node{action}, list.Nodes...)
+}
+
+// guardBranch guards an if, range or with: its pipeline and both its lists.
+func guardBranch(b *parse.BranchNode) {
+	guardTpl(b.Pipe)
+	guardList(b.List)
+	guardList(b.ElseList)
+}
+
+// guardTpl passes the text of every call of tpl in pipe (tpl TEXT VALUES)
+// through guardFunc, in nested pipelines too.
+func guardTpl(pipe *parse.PipeNode) {
+	if pipe == nil {
+		return
+	}
+	for _, cmd := range pipe.Cmds {
+		for _, arg := range cmd.Args {
+			switch arg := arg.(type) {
+			case *parse.PipeNode:
+				guardTpl(arg)
+			case *parse.ChainNode:
+				if p, ok := arg.Node.(*parse.PipeNode); ok {
+					guardTpl(p)
+				}
+			}
+		}
+		if id, ok := cmd.Args[0].(*parse.IdentifierNode); ok && id.Ident == "tpl" && len(cmd.Args) >= 3 {
+			guard := command(guardFunc)
+			guard.Args = append(guard.Args, cmd.Args[1])
+			cmd.Args[1] = &parse.PipeNode{NodeType: parse.NodePipe, Cmds: []*parse.CommandNode{guard}}
+		}
+	}
 }
 
 // command is a command calling the function name.

@@ -97,3 +97,14 @@ func TestGuardTemplateAddsTicksAndCharges(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", out, want)
 	}
 }
+
+func TestGuardTemplatePassesTplTextThroughTheGuard(t *testing.T) {
+	out, err := guardTemplate("x", `{{ if (tpl .A .) }}{{ tpl .B $ | upper }}{{ end }}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{{tetherTick 0}}{{if (tpl (tetherGuard .A) .)}}{{tetherTick 0}}{{tpl (tetherGuard .B) $ | upper | tetherOut}}{{end}}`
+	if out != want {
+		t.Errorf("got  %s\nwant %s", out, want)
+	}
+}

@@ -196,6 +196,7 @@ func TestHostileChartsAreBounded(t *testing.T) {
 		"doubling a string":   `{{ $s := "xxxxxxxxxxxxxxxx" }}{{ range until 40 }}{{ $s = printf "%s%s" $s $s }}{{ $s }}{{ end }}`,
 		"a huge printf width": `{{ printf "%999999999d" 1 }}`,
 		"a huge indent":       `{{ "x" | indent 1073741824 }}`,
+		"a loop made by tpl":  `{{ tpl "{{ range 100000000000 }}{{ end }}" . }}`,
 	}
 	for name, tmpl := range cases {
 		t.Run(name, func(t *testing.T) {
