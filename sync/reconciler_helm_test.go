@@ -164,3 +164,34 @@ func TestAHostileChartStallsAndKeepsTheLastGoodState(t *testing.T) {
 func (a *agent) reconcileQuietly(ctx context.Context, s *v1alpha1.Sync) {
 	_, _ = a.r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(s)})
 }
+
+// A packaged chart is accepted by the API (exclusive with a git URL, which the
+// CRD's rule checks) and refused by the agent, naming what to do instead.
+func TestAPackagedChartIsRefusedUntilSupported(t *testing.T) {
+	a := startAgent(t)
+	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	chart := &v1alpha1.ChartSource{Repository: "https://charts.example.com", Name: "podinfo", Version: "6.*"}
+
+	both := &v1alpha1.Sync{
+		ObjectMeta: metav1.ObjectMeta{Name: "both", Namespace: ns},
+		Spec:       v1alpha1.SyncSpec{Source: v1alpha1.SourceSpec{URL: "https://git.example.com/x.git", Chart: chart}},
+	}
+	if err := a.c.Create(t.Context(), both); err == nil || !strings.Contains(err.Error(), "exactly one of url or chart") {
+		t.Errorf("a Sync with both url and chart: %v, want the CRD's rule to refuse it", err)
+	}
+
+	s := &v1alpha1.Sync{
+		ObjectMeta: metav1.ObjectMeta{Name: "packaged", Namespace: ns},
+		Spec:       v1alpha1.SyncSpec{Source: v1alpha1.SourceSpec{Chart: chart}, Destination: v1alpha1.DestinationSpec{Namespace: ns}},
+	}
+	harness.Must(t, a.c.Create(t.Context(), s))
+	removeWhenDone(t, a, s)
+	got := a.waitFor(t, s, "UnsupportedURL", func(s *v1alpha1.Sync) bool {
+		c := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.ReadyCondition)
+		return c != nil && c.Reason == v1alpha1.ReasonUnsupportedURL
+	})
+	c := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.ReadyCondition)
+	if !strings.Contains(c.Message, "spec.source.chart") {
+		t.Errorf("Ready message %q, want it to name spec.source.chart", c.Message)
+	}
+}
