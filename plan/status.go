@@ -318,3 +318,16 @@ func (b *Status) WaitingForDeletion() {
 		fmt.Sprintf("Waiting for %d objects to be deleted: %s", len(names), strings.Join(names, ", ")))
 	b.set(v1alpha1.ReconcilingCondition, metav1.ConditionTrue, v1alpha1.ReasonDeleting, "Deleting the objects of this Sync")
 }
+
+// HelmHooksSkipped records the Helm hooks a chart's render left out: they are
+// never applied as plain objects, and SourceReady's message names them.
+func (b *Status) HelmHooksSkipped(hooks []string) {
+	if len(hooks) == 0 {
+		return
+	}
+	c := apimeta.FindStatusCondition(b.status.Conditions, v1alpha1.SourceReadyCondition)
+	if c == nil {
+		return
+	}
+	b.set(c.Type, c.Status, c.Reason, c.Message+"; Helm hooks skipped (not applied): "+strings.Join(hooks, ", "))
+}

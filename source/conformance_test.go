@@ -76,7 +76,7 @@ func TestEveryKustomizationRendersAsTheKustomizeCLIBuildsIt(t *testing.T) {
 			if err != nil {
 				t.Fatalf("reading kustomize's output as kubectl does: %v\n%s", err, stdout.String())
 			}
-			got, err := source.RenderDirectory(dir, source.DefaultOptions())
+			got, err := source.RenderDirectory(t.Context(), dir, source.Helm{}, source.DefaultOptions())
 			if err != nil {
 				t.Fatalf("RenderDirectory %s: %v", dir, err)
 			}
@@ -103,11 +103,11 @@ func TestTheAgentAndTheCLIRenderEveryFixtureAlike(t *testing.T) {
 	rev := fetch(t, src, source.Request{URL: repo.URL(), Ref: v1alpha1.GitRef{Commit: head}})
 	for _, name := range fixtures(t) {
 		t.Run(name, func(t *testing.T) {
-			snap, err := src.Render(t.Context(), rev, name)
+			snap, err := src.Render(t.Context(), rev, name, source.Helm{})
 			if err != nil {
 				t.Fatalf("the agent's render of %s: %v", name, err)
 			}
-			cli, err := source.RenderDirectory(filepath.Join(conformanceDir, name), source.DefaultOptions())
+			cli, err := source.RenderDirectory(t.Context(), filepath.Join(conformanceDir, name), source.Helm{}, source.DefaultOptions())
 			if err != nil {
 				t.Fatalf("RenderDirectory %s: %v", name, err)
 			}

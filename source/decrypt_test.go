@@ -90,7 +90,7 @@ func TestRenderDecryptsSOPSFilesWithTheSyncsKeys(t *testing.T) {
 		}
 	})
 	t.Run("without decryption a SOPS file is read as it is", func(t *testing.T) {
-		objs, err := source.RenderDirectory(filepath.Join(dir, "plain"), source.DefaultOptions())
+		objs, err := source.RenderDirectory(t.Context(), filepath.Join(dir, "plain"), source.Helm{}, source.DefaultOptions())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +152,7 @@ func TestRenderRefusesWhatDoesNotDecrypt(t *testing.T) {
 			dir := t.TempDir()
 			writeFile(t, filepath.Join(dir, c.file), c.content)
 			writeFile(t, filepath.Join(dir, "app/cm.yaml"), configMap("web", "hello"))
-			objs, err := source.RenderDirectoryDecrypted(filepath.Join(dir, "app"), source.DefaultOptions(), c.dec)
+			objs, err := source.RenderDirectoryDecrypted(t.Context(), filepath.Join(dir, "app"), source.Helm{}, source.DefaultOptions(), c.dec)
 			checkRefusal(t, objs, err, filepath.Base(c.file), c.reason, c.says)
 		})
 	}
@@ -160,14 +160,14 @@ func TestRenderRefusesWhatDoesNotDecrypt(t *testing.T) {
 	t.Run("a secretGenerator with literals fails under requireEncryption", func(t *testing.T) {
 		dir := t.TempDir()
 		writeFile(t, filepath.Join(dir, "app/kustomization.yaml"), "secretGenerator:\n- name: app\n  literals: [password="+dbPassword+"]\n")
-		objs, err := source.RenderDirectoryDecrypted(filepath.Join(dir, "app"), source.DefaultOptions(), &source.Decryption{Keys: keys, RequireEncryption: true})
+		objs, err := source.RenderDirectoryDecrypted(t.Context(), filepath.Join(dir, "app"), source.Helm{}, source.DefaultOptions(), &source.Decryption{Keys: keys, RequireEncryption: true})
 		checkRefusal(t, objs, err, "kustomization.yaml", v1alpha1.ReasonUnencryptedSecret, "secretGenerator[0] (app) has literals")
 	})
 	t.Run("a secretGenerator reading a plain .env fails under requireEncryption", func(t *testing.T) {
 		dir := t.TempDir()
 		writeFile(t, filepath.Join(dir, "app/kustomization.yaml"), "secretGenerator:\n- name: app\n  envs: [app.env]\n")
 		writeFile(t, filepath.Join(dir, "app/app.env"), "DB_PASSWORD="+dbPassword+"\n")
-		objs, err := source.RenderDirectoryDecrypted(filepath.Join(dir, "app"), source.DefaultOptions(), &source.Decryption{Keys: keys, RequireEncryption: true})
+		objs, err := source.RenderDirectoryDecrypted(t.Context(), filepath.Join(dir, "app"), source.Helm{}, source.DefaultOptions(), &source.Decryption{Keys: keys, RequireEncryption: true})
 		checkRefusal(t, objs, err, "kustomization.yaml", v1alpha1.ReasonUnencryptedSecret, "reads app.env, which is not encrypted")
 	})
 	t.Run("a kustomize error about a decrypted file has its values redacted", func(t *testing.T) {
@@ -176,7 +176,7 @@ func TestRenderRefusesWhatDoesNotDecrypt(t *testing.T) {
 		writeFile(t, filepath.Join(dir, "kust/kustomization.yaml"), "resources: [secret.yaml]\n")
 		writeFile(t, filepath.Join(dir, "kust/secret.yaml"), tools.EncryptAge(t, "secret.yaml",
 			"apiVersion: v1\nkind: Secret\nmetadata:\n  labels: {a: "+dbPassword+"}\n", []string{recipient}, "--encrypted-regex", "^labels$"))
-		_, err := source.RenderDirectoryDecrypted(filepath.Join(dir, "kust"), source.DefaultOptions(), &source.Decryption{Keys: keys})
+		_, err := source.RenderDirectoryDecrypted(t.Context(), filepath.Join(dir, "kust"), source.Helm{}, source.DefaultOptions(), &source.Decryption{Keys: keys})
 		if err == nil {
 			t.Fatal("rendered a Secret without a name")
 		}
@@ -229,7 +229,7 @@ func tamperValue(t *testing.T, file string) string {
 
 func renderDir(t *testing.T, dir string, dec *source.Decryption) []*unstructured.Unstructured {
 	t.Helper()
-	objs, err := source.RenderDirectoryDecrypted(dir, source.DefaultOptions(), dec)
+	objs, err := source.RenderDirectoryDecrypted(t.Context(), dir, source.Helm{}, source.DefaultOptions(), dec)
 	if err != nil {
 		t.Fatalf("render %s: %v", dir, err)
 	}
@@ -263,14 +263,14 @@ func TestRenderCachesDecryptedRendersByTheirKeys(t *testing.T) {
 	rev := fetch(t, src, source.Request{URL: repo.URL(), Ref: v1alpha1.GitRef{Commit: head}})
 
 	t.Run("a render with a key that does not open the file fails", func(t *testing.T) {
-		_, err := src.RenderDecrypted(t.Context(), rev, "app", &source.Decryption{Keys: other})
+		_, err := src.RenderDecrypted(t.Context(), rev, "app", source.Helm{}, &source.Decryption{Keys: other})
 		var re *source.RenderError
 		if !errors.As(err, &re) || re.Reason != v1alpha1.ReasonDecryptionFailed {
 			t.Fatalf("error = %v, want DecryptionFailed", err)
 		}
 	})
 	t.Run("the same revision renders with the right key: the failure is cached for the other key only", func(t *testing.T) {
-		snap, err := src.RenderDecrypted(t.Context(), rev, "app", &source.Decryption{Keys: keys})
+		snap, err := src.RenderDecrypted(t.Context(), rev, "app", source.Helm{}, &source.Decryption{Keys: keys})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -279,7 +279,7 @@ func TestRenderCachesDecryptedRendersByTheirKeys(t *testing.T) {
 		}
 	})
 	t.Run("a render without keys never sees the decrypted render", func(t *testing.T) {
-		snap, err := src.Render(t.Context(), rev, "app")
+		snap, err := src.Render(t.Context(), rev, "app", source.Helm{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -374,7 +374,7 @@ func TestRenderDecryptsWithAnOpenPGPKey(t *testing.T) {
 	})
 	t.Run("an age key alone does not open it, and the message names the fingerprint", func(t *testing.T) {
 		keys, _ := ageKeys(t, tools)
-		objs, err := source.RenderDirectoryDecrypted(filepath.Join(dir, "app"), source.DefaultOptions(), &source.Decryption{Keys: keys})
+		objs, err := source.RenderDirectoryDecrypted(t.Context(), filepath.Join(dir, "app"), source.Helm{}, source.DefaultOptions(), &source.Decryption{Keys: keys})
 		checkRefusal(t, objs, err, "secret.yaml", v1alpha1.ReasonDecryptionFailed, "pgp "+fingerprint)
 	})
 	t.Run("a public key in a *.asc entry is refused, naming the entry", func(t *testing.T) {

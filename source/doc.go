@@ -1,7 +1,7 @@
 // Package source turns a git repository into desired state: it resolves a ref to a
 // commit, fetches that commit into an on-disk cache, and renders a path of the
-// commit's tree (plain YAML/JSON manifests or a kustomization) into objects. It also
-// receives push notifications from git hosts (webhooks).
+// commit's tree (plain YAML/JSON manifests, a kustomization or a Helm chart) into
+// objects. It also receives push notifications from git hosts (webhooks).
 //
 // Data flows in two steps, so the caller can report each on its own:
 //
@@ -103,6 +103,20 @@
 // UnencryptedSecret), and any other error of a render that decrypted has the decrypted
 // values taken out of its message. Renders are cached by (URL, commit, path, digest of
 // the keys): the plaintext lives in the in-memory cache only, never in CacheDir.
+// A path holding a Chart.yaml renders as a Helm chart (render_helm*.go), in
+// process with the Helm SDK's loader, values and template engine, as `helm
+// template` would: the caller's Helm says the release, the values layered over
+// the chart's (valuesFiles of the commit, valuesFrom the caller read, inline
+// values) and reads the cluster's Capabilities once per render; lookup returns
+// nothing. The render cache's key then holds a digest of the values (whether a
+// path holds a chart is probed once per commit and path, so plain paths still
+// share one render between Syncs). Dependencies must be vendored (nothing is
+// downloaded; a missing one is named), the chart's CRDs come first unless
+// skipped, and Helm hooks are left out and named (Snapshot.HelmHooks). Templates
+// are rewritten before Helm parses them so that every list of nodes they run
+// counts a step and checks the deadline, and every value printed is charged to
+// an output budget; the functions that make far more than they are given check
+// first. Over a bound the render fails with ReasonRenderLimitExceeded.
 //
 // The webhook receiver (NewWebhookHandler) authenticates GitHub, GitLab, Gitea and
 // generic push notifications, parses them into a Push (repository URLs normalised by

@@ -123,7 +123,7 @@ func TestPeakHeapChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	report := ""
-	snap, err := src.Render(t.Context(), rev, os.Getenv(envMemDir))
+	snap, err := src.Render(t.Context(), rev, os.Getenv(envMemDir), source.Helm{})
 	if err != nil {
 		report = "failed: " + err.Error()
 	} else {

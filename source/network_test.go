@@ -124,7 +124,7 @@ func TestRenderingIsIsolatedFromTheNetwork(t *testing.T) {
 			if err != nil || rev.Commit != head {
 				t.Fatalf("Fetch() = %v, %v; want commit %s", rev, err, head)
 			}
-			snap, err := s.Render(t.Context(), rev, "app")
+			snap, err := s.Render(t.Context(), rev, "app", Helm{})
 			if err != nil || len(snap.Objects) != 1 {
 				t.Fatalf("Render() error = %v; want the one ConfigMap", err)
 			}

@@ -8,8 +8,8 @@ import (
 )
 
 // renderCache keeps rendered objects by key, least recently used first out, within
-// a budget of bytes (what the decoded objects take in memory, heldSize). A result larger than the whole
-// budget is not kept. It keeps the failures that a render of the same key would
+// a budget of bytes (what the decoded objects take in memory, heldSize). A
+// result larger than the whole budget is not kept. It keeps the failures that a render of the same key would
 // meet again too (see lasting), each counted at the size of its message: a
 // Sync stalled on a commit that does not render asks again at every interval,
 // and must not cost a render each time.
@@ -22,23 +22,29 @@ type renderCache struct {
 }
 
 type renderEntry struct {
-	key  string
-	objs []*unstructured.Unstructured
+	key string
+	rendered
 	err  error
 	size int64
+}
+
+// rendered is what one render made: the objects, and the Helm hooks it left out.
+type rendered struct {
+	objs  []*unstructured.Unstructured
+	hooks []string
 }
 
 func newRenderCache(maxBytes int64) *renderCache {
 	return &renderCache{maxBytes: maxBytes, order: list.New(), entries: map[string]*list.Element{}}
 }
 
-// get returns key's objects, and whether the cache holds them.
-func (c *renderCache) get(key string) ([]*unstructured.Unstructured, bool) {
+// get returns key's render, and whether the cache holds it.
+func (c *renderCache) get(key string) (rendered, bool) {
 	e, ok := c.lookup(key)
 	if !ok || e.err != nil {
-		return nil, false
+		return rendered{}, false
 	}
-	return e.objs, true
+	return e.rendered, true
 }
 
 // failure returns the lasting failure of key's render, if the cache holds one.
@@ -61,8 +67,8 @@ func (c *renderCache) lookup(key string) (*renderEntry, bool) {
 	return el.Value.(*renderEntry), true
 }
 
-func (c *renderCache) put(key string, objs []*unstructured.Unstructured) {
-	c.add(&renderEntry{key: key, objs: objs, size: heldSize(objs)})
+func (c *renderCache) put(key string, r rendered) {
+	c.add(&renderEntry{key: key, rendered: r, size: heldSize(r.objs)})
 }
 
 // putError keeps err, the failure of key's render that every render of it would

@@ -11,10 +11,10 @@ func TestRenderCacheIsBoundedInBytes(t *testing.T) {
 	objs := []*unstructured.Unstructured{{Object: map[string]any{"kind": "ConfigMap", "data": map[string]any{"k": "v"}}}}
 	one := heldSize(objs)
 	c := newRenderCache(2*one + one/2)
-	c.put("a", objs)
-	c.put("b", objs)
+	c.put("a", rendered{objs: objs})
+	c.put("b", rendered{objs: objs})
 	c.get("a") // a is now the most recently used
-	c.put("c", objs)
+	c.put("c", rendered{objs: objs})
 
 	held := map[string]bool{}
 	for _, k := range []string{"a", "b", "c"} {
@@ -28,7 +28,7 @@ func TestRenderCacheIsBoundedInBytes(t *testing.T) {
 	}
 
 	huge := []*unstructured.Unstructured{objs[0], objs[0], objs[0]}
-	c.put("huge", huge)
+	c.put("huge", rendered{objs: huge})
 	if _, ok := c.get("huge"); ok {
 		t.Error("a result larger than the whole budget was kept")
 	}

@@ -1,12 +1,14 @@
 package source
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -20,7 +22,8 @@ import (
 // within the same bounds of opts (MaxFileSize, MaxTreeSize, MaxTreeEntries, the
 // YAML node budgets, MaxObjects, MaxRenderedBytes), and rendered by the same
 // function. `tether render` and `tether diff` call it, so that what they print is
-// what the agent applies.
+// what the agent applies. A dir holding a Chart.yaml renders as a Helm chart as
+// helm says, with its Capabilities read once.
 //
 // The repository is the git work tree holding dir (the nearest directory above
 // it with a .git entry, which is never copied); outside one, the current
@@ -28,13 +31,13 @@ import (
 // may reach anything inside the repository and nothing outside it, a symlink is
 // read as its target inside the repository, and errors name files relative to
 // the repository's root.
-func RenderDirectory(dir string, opts Options) ([]*unstructured.Unstructured, error) {
-	return RenderDirectoryDecrypted(dir, opts, nil)
+func RenderDirectory(ctx context.Context, dir string, helm Helm, opts Options) ([]*unstructured.Unstructured, error) {
+	return RenderDirectoryDecrypted(ctx, dir, helm, opts, nil)
 }
 
 // RenderDirectoryDecrypted is RenderDirectory decrypting the SOPS files the
 // render reads with dec, as the agent does (`tether render --decrypt`).
-func RenderDirectoryDecrypted(dir string, opts Options, dec *Decryption) ([]*unstructured.Unstructured, error) {
+func RenderDirectoryDecrypted(ctx context.Context, dir string, helm Helm, opts Options, dec *Decryption) ([]*unstructured.Unstructured, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -55,6 +58,14 @@ func RenderDirectoryDecrypted(dir string, opts Options, dec *Decryption) ([]*uns
 	}
 	if err := c.check(rel); err != nil {
 		return nil, err
+	}
+	if isChart(c.fs, path.Join("/", rel)) {
+		caps, err := readCapabilities(ctx, helm)
+		if err != nil {
+			return nil, err
+		}
+		r, err := renderCopiedChart(c.fs, rel, helm, caps, opts)
+		return r.objs, err
 	}
 	objs, err := renderCopied(c.fs, rel, opts, dec)
 	return objs, err

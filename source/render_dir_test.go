@@ -30,7 +30,7 @@ func TestRenderDirectoryReadsADirectoryAsTheAgentReadsACommit(t *testing.T) {
 	small.MaxFileSize = 32 << 10 // a file of .git over it would fail the render, were it read
 
 	t.Run("a kustomization reaches anything inside the git work tree, and nothing of .git is read", func(t *testing.T) {
-		objs, err := source.RenderDirectory(filepath.Join(repo, "apps", "web"), small)
+		objs, err := source.RenderDirectory(t.Context(), filepath.Join(repo, "apps", "web"), source.Helm{}, small)
 		if err != nil {
 			t.Fatalf("RenderDirectory apps/web: %v", err)
 		}
@@ -42,7 +42,7 @@ func TestRenderDirectoryReadsADirectoryAsTheAgentReadsACommit(t *testing.T) {
 		root := t.TempDir()
 		writeFile(t, filepath.Join(root, ".git", "objects", "huge.yaml"), strings.Repeat("x", 64<<10))
 		writeFile(t, filepath.Join(root, "cm.yaml"), configMap("root", "hi"))
-		objs, err := source.RenderDirectory(root, small)
+		objs, err := source.RenderDirectory(t.Context(), root, source.Helm{}, small)
 		if err != nil {
 			t.Fatalf("RenderDirectory of a work tree's root: %v", err)
 		}
@@ -51,14 +51,14 @@ func TestRenderDirectoryReadsADirectoryAsTheAgentReadsACommit(t *testing.T) {
 		}
 	})
 	t.Run("errors name files from the work tree's root, as the agent names them", func(t *testing.T) {
-		_, err := source.RenderDirectory(filepath.Join(repo, "broken"), small)
+		_, err := source.RenderDirectory(t.Context(), filepath.Join(repo, "broken"), source.Helm{}, small)
 		var re *source.RenderError
 		if !errors.As(err, &re) || re.File != "broken/cm.yaml" {
 			t.Errorf("RenderDirectory broken = %v, want a RenderError naming broken/cm.yaml", err)
 		}
 	})
 	t.Run("a symlink out of the work tree fails the render and reads nothing", func(t *testing.T) {
-		objs, err := source.RenderDirectory(filepath.Join(repo, "linked"), small)
+		objs, err := source.RenderDirectory(t.Context(), filepath.Join(repo, "linked"), source.Helm{}, small)
 		var re *source.RenderError
 		if !errors.As(err, &re) || re.File != "linked/stolen.yaml" || !strings.Contains(err.Error(), "outside the repository") {
 			t.Errorf("RenderDirectory linked = %v, %v; want a RenderError naming linked/stolen.yaml", describe(objs), err)

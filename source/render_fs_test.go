@@ -35,7 +35,7 @@ func TestTheAgentRendersFilesOfAnyNameGitHolds(t *testing.T) {
 		}
 	})
 	t.Run("a kustomization reads a local base named base@v2 and generator files of any name", func(t *testing.T) {
-		snap, err := src.Render(t.Context(), rev, "kust")
+		snap, err := src.Render(t.Context(), rev, "kust", source.Helm{})
 		if err != nil {
 			t.Fatalf("Render kust: %v", err)
 		}

@@ -164,6 +164,9 @@ type Snapshot struct {
 	// Path rendered, relative to the repository root.
 	Path    string
 	Objects []*unstructured.Unstructured
+	// HelmHooks names the Helm hooks a chart's render left out
+	// ("Job/migrate (pre-install)"): they are never applied as plain objects.
+	HelmHooks []string
 }
 
 // Source fetches and renders git repositories. It is safe for concurrent use: work
@@ -195,6 +198,9 @@ type Source struct {
 	// of the same key join instead of starting another.
 	renderMu gosync.Mutex
 	inflight map[string]*renderCall
+	// charts remembers, by (URL, commit, path), whether the path holds a Helm
+	// chart (see holdsChart); guarded by renderMu.
+	charts map[string]bool
 	// beforeRender, when set (by tests), runs before each render starts.
 	beforeRender func(dir string)
 	now          func() time.Time
@@ -311,6 +317,7 @@ func New(opts Options) (*Source, error) {
 		rendering: make(chan struct{}, opts.MaxConcurrentRenders),
 		live:      make(chan struct{}, opts.MaxConcurrentRenders+opts.MaxRendersGivenUp),
 		inflight:  map[string]*renderCall{},
+		charts:    map[string]bool{},
 		now:       time.Now,
 		started:   time.Now(),
 	}, nil

@@ -108,7 +108,7 @@ func TestGitCacheOverItsCapFailsClearlyAndEvictsNothing(t *testing.T) {
 		if rev := mustFetch(t, s, first.URL()); rev.Commit != firstRev.Commit {
 			t.Errorf("Fetch = %s, want %s", rev.Commit, firstRev.Commit)
 		}
-		if _, err := s.Render(t.Context(), firstRev, "."); err != nil {
+		if _, err := s.Render(t.Context(), firstRev, ".", Helm{}); err != nil {
 			t.Errorf("Render: %v", err)
 		}
 	})

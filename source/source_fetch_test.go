@@ -370,7 +370,7 @@ func TestRenderRecoversFromACacheDamagedWhileRunning(t *testing.T) {
 
 	overwriteFiles(t, filepath.Join(cacheGitDir(t, cacheDir), "objects"))
 	t.Run("rendering from the damaged cache is CacheUnreadable", func(t *testing.T) {
-		_, err := src.Render(t.Context(), rev, "app")
+		_, err := src.Render(t.Context(), rev, "app", source.Helm{})
 		if reason := fetchReason(t, err); reason != source.ReasonCacheUnreadable {
 			t.Errorf("reason = %s, want %s (error %v)", reason, source.ReasonCacheUnreadable, err)
 		}
@@ -414,7 +414,7 @@ func fetch(t *testing.T, s *source.Source, req source.Request) source.Revision {
 // rendered renders dir of rev and describes each object as "Kind/name greeting=…".
 func rendered(t *testing.T, s *source.Source, rev source.Revision, dir string) []string {
 	t.Helper()
-	snap, err := s.Render(t.Context(), rev, dir)
+	snap, err := s.Render(t.Context(), rev, dir, source.Helm{})
 	if err != nil {
 		t.Fatalf("Render %s %s: %v", rev, dir, err)
 	}

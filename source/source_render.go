@@ -19,17 +19,20 @@ var ErrRenderTimeout = errors.New("rendering took too long")
 // hold.
 var ErrNoSuchPath = errors.New("no such directory in the repository")
 
-// Render renders dir (relative to the repository root) of a fetched revision. Results
-// are cached by (URL, commit, path): a revision's content never changes, so a resync
-// of an unchanged revision costs no rendering.
+// Render renders dir (relative to the repository root) of a fetched revision;
+// a dir holding a Chart.yaml renders as a Helm chart as helm says
+// (render_helm.go), any other ignores helm. Results are cached by (URL, commit,
+// path), and for a chart by what of helm changes its render too (the values
+// among it): a revision's content never changes, so a resync of an unchanged
+// revision costs no rendering.
 //
 // Each call returns objects of its own down to their metadata (what a caller marks
 // and places: labels, annotations, namespace); below it (spec, data, metadata's
 // nested maps), they are shared with the cache and with other calls, and must not
 // be changed in place. A copy per call of everything would cost as much memory
 // as the rendered revision at every reconcile.
-func (s *Source) Render(ctx context.Context, rev Revision, dir string) (*Snapshot, error) {
-	return s.RenderDecrypted(ctx, rev, dir, nil)
+func (s *Source) Render(ctx context.Context, rev Revision, dir string, helm Helm) (*Snapshot, error) {
+	return s.RenderDecrypted(ctx, rev, dir, helm, nil)
 }
 
 // RenderDecrypted is Render decrypting the SOPS files the render reads with
@@ -38,22 +41,59 @@ func (s *Source) Render(ctx context.Context, rev Revision, dir string) (*Snapsho
 // the digest of dec's keys, so that other keys (a rotation) render again and
 // never see a render made with the old ones. Nothing decrypted is written to
 // the on-disk cache, which holds git objects only.
-func (s *Source) RenderDecrypted(ctx context.Context, rev Revision, dir string, dec *Decryption) (*Snapshot, error) {
+func (s *Source) RenderDecrypted(ctx context.Context, rev Revision, dir string, helm Helm, dec *Decryption) (*Snapshot, error) {
 	clean, err := CleanPath(dir)
 	if err != nil {
 		return nil, err
 	}
 	key := renderKey(rev, clean, dec)
+	chart, err := s.holdsChart(rev, clean, key)
+	if err != nil {
+		return nil, err
+	}
+	in := renderInput{rev: rev, dir: clean, dec: dec}
+	if chart {
+		key += "\x00helm:" + helm.digest()
+		in.helm = &helm
+	}
 	if err := s.renders.failure(key); err != nil {
 		return nil, err
 	}
-	objs, ok := s.renders.get(key)
+	r, ok := s.renders.get(key)
 	if !ok {
-		if objs, err = s.render(ctx, rev, clean, key, dec); err != nil {
+		if chart {
+			if in.caps, err = readCapabilities(ctx, helm); err != nil {
+				return nil, err
+			}
+		}
+		if r, err = s.render(ctx, in, key); err != nil {
 			return nil, err
 		}
 	}
-	return &Snapshot{Revision: rev, Path: clean, Objects: ownMetadata(objs)}, nil
+	return &Snapshot{Revision: rev, Path: clean, Objects: ownMetadata(r.objs), HelmHooks: r.hooks}, nil
+}
+
+// renderInput is what one render reads: a revision's directory, and for a chart
+// how it renders and what it sees of the cluster.
+type renderInput struct {
+	rev  Revision
+	dir  string
+	helm *Helm
+	caps Capabilities
+	// dec decrypts the SOPS files the render reads; nil decrypts nothing.
+	dec *Decryption
+}
+
+// readCapabilities reads the cluster's capabilities for one render of a chart.
+func readCapabilities(ctx context.Context, helm Helm) (Capabilities, error) {
+	if helm.Capabilities == nil {
+		return Capabilities{}, nil
+	}
+	caps, err := helm.Capabilities(ctx)
+	if err != nil {
+		return Capabilities{}, fmt.Errorf("reading the cluster's capabilities for a Helm chart: %w", err)
+	}
+	return caps, nil
 }
 
 // renderKey is the cache key of a render of dir (clean) of rev with dec: the
@@ -77,8 +117,8 @@ func (s *Source) ForgetKeys(digest string) {
 type renderCall struct {
 	done chan struct{}
 	// Set before done is closed.
-	objs []*unstructured.Unstructured
-	err  error
+	r   rendered
+	err error
 }
 
 // render renders dir of rev within Options.RenderTimeout, at most
@@ -95,7 +135,8 @@ type renderCall struct {
 // key, and at most MaxConcurrentRenders + MaxRendersGivenUp renders run at
 // once, given up on or not: a new render waits, within its deadline, while that
 // many are still running.
-func (s *Source) render(ctx context.Context, rev Revision, dir, key string, dec *Decryption) ([]*unstructured.Unstructured, error) {
+func (s *Source) render(ctx context.Context, in renderInput, key string) (rendered, error) {
+	dir := in.dir
 	ctx, cancel := context.WithTimeoutCause(ctx, s.opts.RenderTimeout, ErrRenderTimeout)
 	defer cancel()
 	if call := s.running(key); call != nil {
@@ -105,17 +146,17 @@ func (s *Source) render(ctx context.Context, rev Revision, dir, key string, dec 
 	case s.rendering <- struct{}{}:
 		defer func() { <-s.rendering }()
 	case <-ctx.Done():
-		return nil, s.ended(ctx, dir)
+		return rendered{}, s.ended(ctx, dir)
 	}
 	select {
 	case s.live <- struct{}{}:
 	case <-ctx.Done():
 		if errors.Is(context.Cause(ctx), ErrRenderTimeout) {
-			return nil, &RenderError{File: dir, Err: fmt.Errorf("%w: not started after %s, waiting for %d renders given up on to finish", ErrRenderTimeout, s.opts.RenderTimeout, s.opts.MaxRendersGivenUp)}
+			return rendered{}, &RenderError{File: dir, Err: fmt.Errorf("%w: not started after %s, waiting for %d renders given up on to finish", ErrRenderTimeout, s.opts.RenderTimeout, s.opts.MaxRendersGivenUp)}
 		}
-		return nil, s.ended(ctx, dir)
+		return rendered{}, s.ended(ctx, dir)
 	}
-	call, started := s.start(rev, dir, key, dec)
+	call, started := s.start(in, key)
 	if !started {
 		<-s.live // joined a render that holds a token of its own
 	}
@@ -132,7 +173,7 @@ func (s *Source) running(key string) *renderCall {
 // start starts rendering key, unless a render of it is running already, and
 // reports whether it started one. A render it starts owns the live token the
 // caller took, and gives it back when it finishes.
-func (s *Source) start(rev Revision, dir, key string, dec *Decryption) (*renderCall, bool) {
+func (s *Source) start(in renderInput, key string) (*renderCall, bool) {
 	s.renderMu.Lock()
 	defer s.renderMu.Unlock()
 	if call, ok := s.inflight[key]; ok {
@@ -143,13 +184,13 @@ func (s *Source) start(rev Revision, dir, key string, dec *Decryption) (*renderC
 	go func() {
 		defer close(call.done)
 		defer func() { <-s.live }()
-		objs, err := s.renderNow(rev, dir, dec)
+		r, err := s.renderNow(in)
 		if err == nil {
-			s.renders.put(key, objs)
+			s.renders.put(key, r)
 		} else if lasting(err) {
 			s.renders.putError(key, err)
 		}
-		call.objs, call.err = objs, err
+		call.r, call.err = r, err
 		s.renderMu.Lock()
 		delete(s.inflight, key)
 		s.renderMu.Unlock()
@@ -158,12 +199,12 @@ func (s *Source) start(rev Revision, dir, key string, dec *Decryption) (*renderC
 }
 
 // await waits for call, or for ctx to end.
-func (s *Source) await(ctx context.Context, call *renderCall, dir string) ([]*unstructured.Unstructured, error) {
+func (s *Source) await(ctx context.Context, call *renderCall, dir string) (rendered, error) {
 	select {
 	case <-call.done:
-		return call.objs, call.err
+		return call.r, call.err
 	case <-ctx.Done():
-		return nil, s.ended(ctx, dir)
+		return rendered{}, s.ended(ctx, dir)
 	}
 }
 
@@ -185,22 +226,39 @@ func lasting(err error) bool {
 	return errors.As(err, &re) && !errors.Is(err, ErrRenderTimeout)
 }
 
-// renderNow renders dir of rev. A panic becomes a RenderError: it runs in a
-// goroutine of its own.
-func (s *Source) renderNow(rev Revision, dir string, dec *Decryption) (objs []*unstructured.Unstructured, err error) {
+// renderNow renders what in names. A panic becomes a RenderError: it runs in a goroutine of its own.
+func (s *Source) renderNow(in renderInput) (r rendered, err error) {
 	defer func() {
-		if r := recover(); r != nil {
-			objs, err = nil, &RenderError{File: dir, Err: fmt.Errorf("rendering panicked: %v", r)}
+		if p := recover(); p != nil {
+			r, err = rendered{}, &RenderError{File: in.dir, Err: fmt.Errorf("rendering panicked: %v", p)}
 		}
 	}()
 	if s.beforeRender != nil {
-		s.beforeRender(dir)
+		s.beforeRender(in.dir)
 	}
-	fs, err := s.tree(rev, dir)
+	fs, err := s.tree(in.rev, in.dir)
 	if err != nil {
-		return nil, err
+		return rendered{}, err
 	}
-	return renderCopied(fs, dir, s.opts, dec)
+	if in.helm != nil && isChart(fs, path.Join("/", in.dir)) {
+		return renderCopiedChart(fs, in.dir, *in.helm, in.caps, s.opts)
+	}
+	objs, err := renderCopied(fs, in.dir, s.opts, in.dec)
+	return rendered{objs: objs}, err
+}
+
+// renderCopiedChart renders the chart at dir of the files a treeCopier copied:
+// the one way both the agent and RenderDirectory render a chart.
+func renderCopiedChart(fs *inMemoryFS, dir string, h Helm, c Capabilities, opts Options) (rendered, error) {
+	caps, err := capabilitiesOf(c)
+	if err != nil {
+		return rendered{}, &RenderError{File: dir, Err: err}
+	}
+	r, err := renderChart(fs, path.Join("/", dir), h, caps, opts)
+	if err != nil {
+		return rendered{}, err
+	}
+	return rendered{objs: r.objs, hooks: r.hooks}, nil
 }
 
 // renderCopied renders dir of the files a treeCopier copied, within opts: the

@@ -39,7 +39,7 @@ func TestEveryRenderHasADeadline(t *testing.T) {
 	renderFor := func(ctx context.Context, t *testing.T, dir string, bound time.Duration) error {
 		t.Helper()
 		start := time.Now()
-		_, err := s.Render(ctx, rev, dir)
+		_, err := s.Render(ctx, rev, dir, Helm{})
 		if took := time.Since(start); took > bound {
 			t.Errorf("Render(%s) took %s; want at most %s", dir, took.Round(time.Millisecond), bound)
 		}
@@ -95,7 +95,7 @@ func TestEveryRenderHasADeadline(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("the render of slow did not finish once released")
 		}
-		snap, err := s.Render(t.Context(), rev, "slow")
+		snap, err := s.Render(t.Context(), rev, "slow", Helm{})
 		if err != nil || len(snap.Objects) != 1 {
 			t.Fatalf("Render(slow) = %v; want the ConfigMap", err)
 		}
@@ -147,11 +147,11 @@ func TestRendersGivenUpOnAreBounded(t *testing.T) {
 	t.Cleanup(func() { close(release["b"]) }) // "a" is released by the test
 
 	for _, dir := range []string{"a", "b"} {
-		if _, err := s.Render(t.Context(), rev, dir); !errors.Is(err, ErrRenderTimeout) {
+		if _, err := s.Render(t.Context(), rev, dir, Helm{}); !errors.Is(err, ErrRenderTimeout) {
 			t.Fatalf("Render(%s) error = %v; want ErrRenderTimeout", dir, err)
 		}
 	}
-	_, err := s.Render(t.Context(), rev, "c")
+	_, err := s.Render(t.Context(), rev, "c", Helm{})
 	var re *RenderError
 	if !errors.As(err, &re) || re.File != "c" || !errors.Is(err, ErrRenderTimeout) {
 		t.Fatalf("Render(c) error = %v; want a *RenderError for c wrapping ErrRenderTimeout while a and b run", err)
@@ -163,7 +163,7 @@ func TestRendersGivenUpOnAreBounded(t *testing.T) {
 	call := s.running(renderKey(rev, "a", nil))
 	close(release["a"])
 	<-call.done
-	snap, err := s.Render(t.Context(), rev, "c")
+	snap, err := s.Render(t.Context(), rev, "c", Helm{})
 	if err != nil || len(snap.Objects) != 1 {
 		t.Fatalf("Render(c) = %v; want the ConfigMap once a finished", err)
 	}
@@ -183,7 +183,7 @@ func TestALastingRenderFailureIsNotRenderedAgain(t *testing.T) {
 
 	var first error
 	for i := range 3 {
-		_, err := s.Render(t.Context(), rev, "broken")
+		_, err := s.Render(t.Context(), rev, "broken", Helm{})
 		var re *RenderError
 		if !errors.As(err, &re) || re.File != "broken/cm.yaml" {
 			t.Fatalf("Render(broken) #%d error = %v; want a *RenderError naming broken/cm.yaml", i+1, err)

@@ -23,7 +23,7 @@ func TestForgetKeysDropsTheirDecryptedRenders(t *testing.T) {
 	s := newCacheTestSource(t, Options{})
 	rev := mustFetch(t, s, repo.URL())
 	for _, dec := range []*Decryption{{Keys: keys}, {Keys: keys, RequireEncryption: true}, nil} {
-		if _, err := s.RenderDecrypted(t.Context(), rev, "app", dec); err != nil {
+		if _, err := s.RenderDecrypted(t.Context(), rev, "app", Helm{}, dec); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -56,7 +56,7 @@ func TestRenderTreatsRepositoryContentAsHostile(t *testing.T) {
 	}
 	for _, r := range refusals {
 		t.Run(r.step, func(t *testing.T) {
-			snap, err := src.Render(t.Context(), rev, r.dir)
+			snap, err := src.Render(t.Context(), rev, r.dir, source.Helm{})
 			var re *source.RenderError
 			if !errors.As(err, &re) {
 				t.Fatalf("Render %s = %v, error %v; want a *source.RenderError", r.dir, snapshotObjects(snap), err)
@@ -74,11 +74,11 @@ func TestRenderResultsAreCachedAndOwnTheirMetadata(t *testing.T) {
 	src := newSource(t, source.Options{})
 	rev := fetch(t, src, source.Request{URL: repo.URL(), Ref: v1alpha1.GitRef{Branch: "main"}})
 
-	first, err := src.Render(t.Context(), rev, "app")
+	first, err := src.Render(t.Context(), rev, "app", source.Helm{})
 	if err != nil {
 		t.Fatalf("Render: %v", err)
 	}
-	second, err := src.Render(t.Context(), rev, "./app/")
+	second, err := src.Render(t.Context(), rev, "./app/", source.Helm{})
 	if err != nil {
 		t.Fatalf("Render: %v", err)
 	}
@@ -106,7 +106,7 @@ func TestRenderResultsAreCachedAndOwnTheirMetadata(t *testing.T) {
 		if diff := cmp.Diff(want, second.Objects[0]); diff != "" {
 			t.Errorf("second result after changing the first (-want +got):\n%s", diff)
 		}
-		next, err := src.Render(t.Context(), rev, "app")
+		next, err := src.Render(t.Context(), rev, "app", source.Helm{})
 		if err != nil {
 			t.Fatalf("Render: %v", err)
 		}
@@ -234,7 +234,7 @@ func TestKustomizeTreatsRepositoryContentAsHostile(t *testing.T) {
 	for _, r := range refusals {
 		t.Run(r.step+" is refused, naming the file, and reads nothing outside", func(t *testing.T) {
 			start := time.Now()
-			snap, err := src.Render(t.Context(), rev, r.dir)
+			snap, err := src.Render(t.Context(), rev, r.dir, source.Helm{})
 			var re *source.RenderError
 			if !errors.As(err, &re) {
 				t.Fatalf("Render %s = %v, error %v; want a *source.RenderError", r.dir, snapshotObjects(snap), err)
@@ -286,7 +286,7 @@ func TestRenderReadsOnlyWhatThePathNeeds(t *testing.T) {
 		}
 	})
 	t.Run("the whole repository is over the limit", func(t *testing.T) {
-		_, err := src.Render(t.Context(), rev, ".")
+		_, err := src.Render(t.Context(), rev, ".", source.Helm{})
 		if !source.IsRenderError(err) || !strings.Contains(err.Error(), "over the limit of 8000 bytes") {
 			t.Errorf("Render . error = %v; want the limit on what one render reads", err)
 		}

@@ -52,7 +52,7 @@ func TestOneNamespaceCannotTakeAnothersShareOfTheGitCache(t *testing.T) {
 		if bRev, err = fetch("b", "b1"); err != nil {
 			t.Fatalf("namespace b's fetch: %v; want it to succeed, a being over its share", err)
 		}
-		if _, err := s.Render(t.Context(), bRev, "."); err != nil {
+		if _, err := s.Render(t.Context(), bRev, ".", Helm{}); err != nil {
 			t.Errorf("Render: %v", err)
 		}
 		assertUnderCap(t, s)
@@ -87,7 +87,7 @@ func TestOneNamespaceCannotTakeAnothersShareOfTheGitCache(t *testing.T) {
 		if err != nil || rev.Commit != next {
 			t.Fatalf("b's fetch of a new commit: %v, %v; want %s", rev.Commit, err, next)
 		}
-		if _, err := s.Render(t.Context(), rev, "."); err != nil {
+		if _, err := s.Render(t.Context(), rev, ".", Helm{}); err != nil {
 			t.Errorf("Render: %v", err)
 		}
 	})
@@ -97,7 +97,7 @@ func TestOneNamespaceCannotTakeAnothersShareOfTheGitCache(t *testing.T) {
 		if err != nil {
 			t.Fatalf("a's fetch of a2: %v", err)
 		}
-		if _, err := s.Render(t.Context(), rev, "."); err != nil {
+		if _, err := s.Render(t.Context(), rev, ".", Helm{}); err != nil {
 			t.Errorf("Render: %v", err)
 		}
 	})

@@ -43,7 +43,7 @@ func TestATreeBombFailsFastNamingTheBound(t *testing.T) {
 	} {
 		t.Run(tc.step, func(t *testing.T) {
 			var err error
-			allocated, took := allocatedBy(func() { _, err = src.Render(t.Context(), rev, tc.dir) })
+			allocated, took := allocatedBy(func() { _, err = src.Render(t.Context(), rev, tc.dir, source.Helm{}) })
 			t.Logf("render %s: %v, allocated %d KiB in %v", tc.dir, err, allocated>>10, took)
 			var re *source.RenderError
 			if !errors.As(err, &re) || re.Reason != v1alpha1.ReasonRenderLimitExceeded {
@@ -72,10 +72,10 @@ func TestATreeBombFailsFastNamingTheBound(t *testing.T) {
 	t.Run("the bound is the agent's to choose", func(t *testing.T) {
 		small := newSource(t, source.Options{MaxTreeEntries: 4})
 		rev := fetch(t, small, source.Request{URL: repo.URL(), Ref: v1alpha1.GitRef{Commit: head}})
-		if _, err := small.Render(t.Context(), rev, "app"); err != nil {
+		if _, err := small.Render(t.Context(), rev, "app", source.Helm{}); err != nil {
 			t.Errorf("Render app with 4 entries allowed (the root's three, and app's one): %v", err)
 		}
-		_, err := small.Render(t.Context(), rev, "kustomized")
+		_, err := small.Render(t.Context(), rev, "kustomized", source.Helm{})
 		if !strings.Contains(fmt.Sprint(err), "more than 4 tree entries") {
 			t.Errorf("Render kustomized with 4 entries allowed: %v; want it over the bound", err)
 		}

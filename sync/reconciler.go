@@ -32,9 +32,9 @@ import (
 // revision's path rendered to objects.
 type Source interface {
 	Fetch(ctx context.Context, req source.Request) (source.Revision, error)
-	// RenderDecrypted renders path of rev, decrypting the SOPS files it reads
-	// with dec (nil: none).
-	RenderDecrypted(ctx context.Context, rev source.Revision, path string, dec *source.Decryption) (*source.Snapshot, error)
+	// RenderDecrypted renders path of rev: a chart there as helm says, the SOPS
+	// files it reads decrypted with dec (nil: none).
+	RenderDecrypted(ctx context.Context, rev source.Revision, path string, helm source.Helm, dec *source.Decryption) (*source.Snapshot, error)
 	// Descends reports whether commit to has commit from in its history, from the
 	// cache alone (source.ErrHistoryUnknown when it cannot tell).
 	Descends(url, from, to string) (bool, error)
@@ -124,6 +124,9 @@ type Agent struct {
 	// Fights bounds the corrections of a field another manager keeps changing;
 	// zero means DefaultFightOptions.
 	Fights FightOptions
+	// Capabilities reads what a Helm chart sees of the cluster, once per render
+	// of a chart; nil renders charts with Helm's defaults.
+	Capabilities Capabilities
 }
 
 // Observers are told what a Reconciler does (Recorder, Metrics) and tell it when
@@ -303,7 +306,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	// drift is corrected, nothing is pruned, and git's failure is reported.
 	var sourceErr error
 	if err != nil {
-		if last := r.lastGood(ctx, obj, dec, err); last != nil {
+		if last := r.lastGood(ctx, obj, id, dec, err); last != nil {
 			snap, sourceErr, err = last, err, nil
 		}
 	}
@@ -386,18 +389,18 @@ func (r *Reconciler) fetchAndRender(ctx context.Context, obj *v1alpha1.Sync, id 
 	if wait > 0 {
 		st.RequestWaits(obj, wait)
 	}
-	snap, err := r.fetchRevision(ctx, obj, st, req, dec, fetchStart)
+	snap, err := r.fetchRevision(ctx, obj, id, st, req, dec, fetchStart)
 	if errors.Is(err, source.ErrNoSuchPath) && req.MaxAge > 0 {
 		// The answer may have come from a listing made before the push that
 		// added the path: git is asked once more before it is called missing.
 		req.MaxAge = 0
-		snap, err = r.fetchRevision(ctx, obj, st, req, dec, r.state.now())
+		snap, err = r.fetchRevision(ctx, obj, id, st, req, dec, r.state.now())
 	}
 	return snap, err
 }
 
 // fetchRevision fetches req and renders the Sync's path at the commit.
-func (r *Reconciler) fetchRevision(ctx context.Context, obj *v1alpha1.Sync, st *plan.Status, req source.Request, dec *source.Decryption, fetchStart time.Time) (*source.Snapshot, error) {
+func (r *Reconciler) fetchRevision(ctx context.Context, obj *v1alpha1.Sync, id Identity, st *plan.Status, req source.Request, dec *source.Decryption, fetchStart time.Time) (*source.Snapshot, error) {
 	rev, err := r.Agent.Source.Fetch(ctx, req)
 	r.Observers.Metrics.ObserveFetch(obj, r.state.now().Sub(fetchStart), err)
 	if err != nil {
@@ -407,11 +410,12 @@ func (r *Reconciler) fetchRevision(ctx context.Context, obj *v1alpha1.Sync, st *
 	if err := r.checkHistory(ctx, obj, rev); err != nil {
 		return nil, err
 	}
-	snap, err := r.Agent.Source.RenderDecrypted(ctx, rev, obj.Spec.Source.PathOrDefault(), dec)
+	snap, err := r.renderAgain(ctx, obj, id, dec, rev, obj.Spec.Source.PathOrDefault())
 	if err != nil {
 		return nil, err
 	}
 	st.Rendered(rev.String(), len(snap.Objects))
+	st.HelmHooksSkipped(snap.HelmHooks)
 	return snap, nil
 }
 

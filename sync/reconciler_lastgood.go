@@ -124,7 +124,7 @@ func (r *Reconciler) rememberGood(ctx context.Context, obj *v1alpha1.Sync, snap 
 // Sync that fetched it with its own credentials, as the agent's own record says
 // (goodRevisions; without Options.LastGoodDir a restarted agent waits for git to
 // answer once).
-func (r *Reconciler) lastGood(ctx context.Context, obj *v1alpha1.Sync, dec *source.Decryption, fetchErr error) *source.Snapshot {
+func (r *Reconciler) lastGood(ctx context.Context, obj *v1alpha1.Sync, id Identity, dec *source.Decryption, fetchErr error) *source.Snapshot {
 	var fe *source.FetchError
 	switch {
 	case source.IsRenderError(fetchErr):
@@ -141,12 +141,22 @@ func (r *Reconciler) lastGood(ctx context.Context, obj *v1alpha1.Sync, dec *sour
 		good.Rev.String() != obj.Status.LastAppliedRevision {
 		return nil
 	}
-	snap, err := r.Agent.Source.RenderDecrypted(ctx, good.Rev, good.Path, dec)
+	snap, err := r.renderAgain(ctx, obj, id, dec, good.Rev, good.Path)
 	if err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "rendering the last applied revision again; drift is corrected once git answers", "revision", good.Rev.String())
 		return nil
 	}
 	return snap
+}
+
+// renderAgain renders a revision applied before, a chart with the Sync's
+// current values.
+func (r *Reconciler) renderAgain(ctx context.Context, obj *v1alpha1.Sync, id Identity, dec *source.Decryption, rev source.Revision, path string) (*source.Snapshot, error) {
+	helm, err := r.helmFor(ctx, obj, id)
+	if err != nil {
+		return nil, err
+	}
+	return r.Agent.Source.RenderDecrypted(ctx, rev, path, helm, dec)
 }
 
 // checkHistory holds a commit that does not descend from the one the Sync applied

@@ -89,7 +89,7 @@ func (r *Reconciler) renderCommit(ctx context.Context, obj *v1alpha1.Sync, id Id
 		return nil, err
 	}
 	rev.Ref = ref
-	return r.Agent.Source.RenderDecrypted(ctx, rev, obj.Spec.Source.PathOrDefault(), dec)
+	return r.renderAgain(ctx, obj, id, dec, rev, obj.Spec.Source.PathOrDefault())
 }
 
 // activeRollback is the rollback in force for obj: its status's, or one this

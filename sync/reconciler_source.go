@@ -74,6 +74,10 @@ const (
 // requestSpacing) comes back with how long.
 func (r *Reconciler) sourceRequest(ctx context.Context, obj *v1alpha1.Sync, id Identity) (source.Request, time.Duration, error) {
 	spec := obj.Spec.Source
+	if spec.Chart != nil {
+		return source.Request{}, 0, &source.FetchError{URL: spec.Chart.Repository, Reason: source.ReasonUnsupportedURL,
+			Err: errors.New("spec.source.chart: packaged charts from a chart repository are not rendered by this agent yet; commit the chart to git and name its path")}
+	}
 	// The namespace is the tenant a git host's places are shared between.
 	req := source.Request{URL: spec.URL, Ref: spec.Ref, MaxAge: maxAge(r.interval(obj)), Tenant: obj.Namespace}
 	if changed, ok := specChangedAt(obj); ok {

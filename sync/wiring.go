@@ -61,6 +61,10 @@ func NewReconciler(mgr ctrl.Manager, parts Parts) (*Reconciler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating Secrets client: %w", err)
 	}
+	capabilities, err := ClusterCapabilities(mgr.GetConfig())
+	if err != nil {
+		return nil, err
+	}
 	recorder := parts.Recorder
 	if recorder == nil {
 		recorder = mgr.GetEventRecorderFor("tether")
@@ -78,6 +82,7 @@ func NewReconciler(mgr ctrl.Manager, parts Parts) (*Reconciler, error) {
 			Finder:       parts.Finder,
 			Tenancy:      parts.Tenancy,
 			ApplyOptions: parts.ApplyOptions,
+			Capabilities: capabilities,
 		},
 		Observers: Observers{
 			Recorder:    recorder,

@@ -64,6 +64,10 @@ const (
 	// ReasonSecretUnreadable: the Secret spec.source.secretRef names cannot be read,
 	// or holds none of the keys Tether reads.
 	ReasonSecretUnreadable = "SecretUnreadable"
+	// ReasonValuesNotFound: spec.helm.valuesFrom names a ConfigMap or Secret, or a
+	// key of one, that does not exist (or that the Sync's identity may not
+	// read); it is asked again at the interval, with the last good state kept.
+	ReasonValuesNotFound = "ValuesNotFound"
 	// ReasonFieldFight: Tether stopped correcting fields another manager kept
 	// changing back (the reason of the FieldConflict condition).
 	ReasonFieldFight = "FieldFight"
@@ -281,6 +285,7 @@ var Reasons = []ReasonMeaning{
 	{Reason: ReasonPruneLimit, Stalls: true, Failure: true},
 	{Reason: ReasonSecretNotFound, Retries: true, Failure: true},
 	{Reason: ReasonSecretUnreadable, Retries: true, Failure: true},
+	{Reason: ReasonValuesNotFound, Retries: true, Failure: true},
 	{Reason: ReasonFieldFight},
 	{Reason: ReasonFieldConflict},
 

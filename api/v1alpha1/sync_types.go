@@ -221,6 +221,11 @@ type SyncSpec struct {
 	// fails. See docs/rollback.md.
 	// +optional
 	Rollback *RollbackSpec `json:"rollback,omitempty"`
+	// helm says how a Helm chart renders: the release name, the values and
+	// whether the chart's CRDs are applied. A path holding a Chart.yaml is a
+	// chart, rendered with its own values when helm is not set. See docs/helm.md.
+	// +optional
+	Helm *HelmSpec `json:"helm,omitempty"`
 }
 
 // RollbackSpec says when a Sync goes back to its last Healthy revision by itself.
@@ -306,13 +311,21 @@ type HealthCheck struct {
 	Failed string `json:"failed,omitempty"`
 }
 
-// SourceSpec locates desired state in git.
+// SourceSpec locates desired state in git, or a packaged Helm chart.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.url) != has(self.chart)",message="exactly one of url or chart must be set"
 type SourceSpec struct {
 	// url of the git repository: https://, http://, ssh://, git@host:path or file://.
+	// Exactly one of url and chart is set.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:Pattern=`^((https?|ssh|file)://.+|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:.+)$`
-	// +required
-	URL string `json:"url"`
+	// +optional
+	URL string `json:"url,omitempty"`
+
+	// chart is a packaged Helm chart from a chart repository, in place of a git
+	// repository (url). Exactly one of url and chart is set. See docs/helm.md.
+	// +optional
+	Chart *ChartSource `json:"chart,omitempty"`
 
 	// ref selects the revision to follow: exactly one of branch, tag, semver or commit.
 	// Default: branch main.

@@ -253,13 +253,13 @@ func desiredState(ctx context.Context, f *diffFlags, c client.Client, stderr io.
 	}
 	var objs []*unstructured.Unstructured
 	if f.dir != "" {
-		objs, err = renderDir(ctx, f.dir, source.DefaultOptions().RenderTimeout, dec)
+		objs, err = renderDir(ctx, f.dir, source.Helm{Namespace: ns}, source.DefaultOptions().RenderTimeout, dec)
 		if err == nil {
 			objs, err = plan.ManagedObjects(objs)
 		}
 	} else {
 		ref := v1alpha1.GitRef{Branch: f.branch, Tag: f.tag, Commit: f.commit}
-		objs, err = fetchAndRender(ctx, source.Request{URL: f.url, Ref: ref}, f.path, dec)
+		objs, err = fetchAndRender(ctx, source.Request{URL: f.url, Ref: ref}, f.path, source.Helm{Namespace: ns}, dec)
 	}
 	opts := apply.DefaultOptions()
 	opts.DryRun, opts.DefaultNamespace = true, ns
@@ -283,6 +283,10 @@ func desiredOfSync(ctx context.Context, f *diffFlags, c client.Client, stderr io
 	case s.Spec.Source.SecretRef != nil:
 		fmt.Fprintf(stderr, "tether diff: spec.source.secretRef is not read without --use-secret-ref; give credentials in the URL if %s needs them\n", source.RedactURL(s.Spec.Source.URL))
 	}
+	helm, err := helmOfSync(ctx, f, c, s)
+	if err != nil {
+		return nil, err
+	}
 	dec, err := f.dec.decryption()
 	if err != nil {
 		return nil, err
@@ -296,7 +300,7 @@ func desiredOfSync(ctx context.Context, f *diffFlags, c client.Client, stderr io
 	default:
 		fmt.Fprintln(stderr, "tether diff: the Sync decrypts SOPS files (spec.decryption); they are compared encrypted without --use-secret-ref or --decrypt --keys DIR")
 	}
-	objs, err := fetchAndRender(ctx, req, s.Spec.Source.PathOrDefault(), dec)
+	objs, err := fetchAndRender(ctx, req, s.Spec.Source.PathOrDefault(), helm, dec)
 	if err != nil {
 		return nil, err
 	}
@@ -314,6 +318,21 @@ func syncDesired(s, live *v1alpha1.Sync, objs []*unstructured.Unstructured) *des
 	opts := plan.ForApply(s, objs, apply.DefaultOptions(), givenUp)
 	opts.DryRun = true
 	return &desired{objects: objs, opts: opts, sync: s, live: live}
+}
+
+// helmOfSync says how the Sync's chart renders, as the agent says it
+// (tethersync.HelmFor), its valuesFrom read as the user and the cluster's
+// capabilities read from the cluster.
+func helmOfSync(ctx context.Context, f *diffFlags, c client.Client, s *v1alpha1.Sync) (source.Helm, error) {
+	cfg, err := f.kube.restConfig("diff")
+	if err != nil {
+		return source.Helm{}, err
+	}
+	caps, err := tethersync.ClusterCapabilities(cfg)
+	if err != nil {
+		return source.Helm{}, err
+	}
+	return tethersync.HelmFor(ctx, c, s, caps)
 }
 
 // loadSync returns the Sync to diff, from the cluster (NAME) or a manifest (-f),
@@ -369,7 +388,7 @@ func readSyncFile(file string) (*v1alpha1.Sync, error) {
 }
 
 // fetchAndRender fetches one revision into a throw-away cache and renders path.
-func fetchAndRender(ctx context.Context, req source.Request, path string, dec *source.Decryption) ([]*unstructured.Unstructured, error) {
+func fetchAndRender(ctx context.Context, req source.Request, path string, helm source.Helm, dec *source.Decryption) ([]*unstructured.Unstructured, error) {
 	cacheDir, err := os.MkdirTemp("", "tether-diff-")
 	if err != nil {
 		return nil, err
@@ -388,7 +407,7 @@ func fetchAndRender(ctx context.Context, req source.Request, path string, dec *s
 	if err != nil {
 		return nil, err
 	}
-	snap, err := src.RenderDecrypted(ctx, rev, path, dec)
+	snap, err := src.RenderDecrypted(ctx, rev, path, helm, dec)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", rev, err)
 	}

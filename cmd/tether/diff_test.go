@@ -262,7 +262,7 @@ func (e *diffEnv) diff(t *testing.T, args ...string) (stdout, stderr string, cod
 // apply applies what dir renders to into the namespace, as the agent would.
 func (e *diffEnv) apply(t *testing.T, dir string) {
 	t.Helper()
-	objs, err := renderDir(t.Context(), dir, 0, nil)
+	objs, err := renderDir(t.Context(), dir, source.Helm{}, 0, nil)
 	if err != nil {
 		t.Fatalf("rendering %s: %v", dir, err)
 	}
@@ -381,5 +381,44 @@ func TestObjectDiffOfARecreate(t *testing.T) {
 	got, err := objectDiff(c)
 	if want := "# (immutable field: delete and recreate)\n"; got != want || err != nil {
 		t.Errorf("objectDiff = %q, %v; want %q", got, err, want)
+	}
+}
+
+// tether diff renders a Sync's chart as the agent does: its release name,
+// and its valuesFrom read (as the user) from the Sync's namespace.
+func TestDiffOfASyncOfAChart(t *testing.T) {
+	e := newDiffEnv(t)
+	repo := gitserver.NewLocalRepo(t, "charts")
+	repo.Commit(t, map[string]string{
+		"web/Chart.yaml":        "apiVersion: v2\nname: web\nversion: 0.1.0\n",
+		"web/values.yaml":       "size: small\n",
+		"web/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ .Release.Name }}}\ndata: {size: {{ .Values.size | quote }}}\n",
+	}, "a chart")
+	if err := e.c.Create(t.Context(), &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "web-values"},
+		Data:       map[string]string{"values.yaml": "size: large\n"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	syncFile := filepath.Join(t.TempDir(), "sync.yaml")
+	writeFile(t, syncFile, fmt.Sprintf(`apiVersion: tether.dev/v1alpha1
+kind: Sync
+metadata: {name: web, namespace: %[2]s}
+spec:
+  source: {url: %[1]q, ref: {branch: main}, path: web}
+  destination: {namespace: %[2]s}
+  helm:
+    releaseName: shop
+    valuesFrom: [{kind: ConfigMap, name: web-values, key: values.yaml}]
+`, repo.URL(), e.ns))
+	out, errOut, code := e.diff(t, "-f", syncFile)
+	if code != 1 {
+		t.Fatalf("exit status %d, want 1 (differs)\nstderr: %s", code, errOut)
+	}
+	if diff := cmp.Diff([]string{"diff ConfigMap/" + e.ns + "/shop (created)"}, headers(out)); diff != "" {
+		t.Errorf("objects shown (-want +got):\n%s", diff)
+	}
+	if line := "+  size: large"; !hasLine(out, line) {
+		t.Errorf("output lacks the line %q:\n%s", line, out)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/apply"
 	"tether.dev/tether/plan"
+	"tether.dev/tether/source"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
 )
@@ -98,7 +99,7 @@ func TestPreviewListsExactlyTheSyncsAChangeTouches(t *testing.T) {
 		if err := c.Create(t.Context(), s); err != nil {
 			t.Fatal(err)
 		}
-		objs, err := renderDir(t.Context(), filepath.Join(repo.dir, "apps", name), 0, nil)
+		objs, err := renderDir(t.Context(), filepath.Join(repo.dir, "apps", name), source.Helm{}, 0, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

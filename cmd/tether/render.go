@@ -22,25 +22,29 @@ import (
 func newRenderCommand() *cobra.Command {
 	timeout := source.DefaultOptions().RenderTimeout
 	var dec decryptFlags
+	var helm source.Helm
 	cmd := &cobra.Command{
 		Use:   "render DIR",
 		Short: "Print the objects a directory renders to",
-		Long: "Print the objects DIR renders to (plain YAML/JSON manifests or a kustomization) as a YAML stream, as the agent would render the same directory of a commit. A render not finished after --render-timeout fails (exit status 3), as it does in the agent.\n\n" +
+		Long: "Print the objects DIR renders to (plain YAML/JSON manifests, a kustomization, or a Helm chart) as a YAML stream, as the agent would render the same directory of a commit. A chart renders as `helm template` would, with the release name, namespace and values files given (as a Sync's spec.helm), without a cluster (Helm's default capabilities). A render not finished after --render-timeout fails (exit status 3), as it does in the agent.\n\n" +
 			"Secret values are printed as *** unless --decrypt is given: with --decrypt --keys DIR, SOPS-encrypted files are decrypted locally with the keys in DIR and the Secrets are printed in clear, for the user who holds the keys.",
 		Args: oneName,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if msg := dec.misuse(); msg != "" {
 				return usageError(cmd, msg)
 			}
-			return runRender(cmd.Context(), args[0], timeout, dec, cmd.OutOrStdout())
+			return runRender(cmd.Context(), args[0], helm, timeout, dec, cmd.OutOrStdout())
 		},
 	}
+	cmd.Flags().StringVar(&helm.ReleaseName, "release-name", "", "A chart's release name (spec.helm.releaseName); default the chart's name.")
+	cmd.Flags().StringVar(&helm.Namespace, "namespace", "", "A chart's release namespace (spec.destination.namespace); default \"default\".")
+	cmd.Flags().StringArrayVar(&helm.ValuesFiles, "values", nil, "A chart's values file, relative to the chart's directory (spec.helm.valuesFiles); repeat to layer them.")
 	cmd.Flags().DurationVar(&timeout, "render-timeout", timeout, "Longest the render may take, as the agent's --render-timeout; 0: no bound.")
 	dec.bind(cmd.Flags())
 	return cmd
 }
 
-func runRender(ctx context.Context, typed string, timeout time.Duration, flags decryptFlags, stdout io.Writer) error {
+func runRender(ctx context.Context, typed string, helm source.Helm, timeout time.Duration, flags decryptFlags, stdout io.Writer) error {
 	dir, err := filepath.Abs(typed)
 	if err != nil {
 		return err
@@ -54,7 +58,7 @@ func runRender(ctx context.Context, typed string, timeout time.Duration, flags d
 	if err != nil {
 		return err
 	}
-	objs, err := renderDir(ctx, typed, timeout, dec)
+	objs, err := renderDir(ctx, typed, helm, timeout, dec)
 	if err != nil {
 		return err
 	}
@@ -75,14 +79,14 @@ func runRender(ctx context.Context, typed string, timeout time.Duration, flags d
 // naming the directory as typed (ErrRenderTimeout past the timeout, exit status
 // 3). Kustomize cannot be interrupted, nor can a read of a file that never ends
 // (a named pipe): the render is left to the end of the process, which follows.
-func renderDir(ctx context.Context, typed string, timeout time.Duration, dec *source.Decryption) ([]*unstructured.Unstructured, error) {
+func renderDir(ctx context.Context, typed string, helm source.Helm, timeout time.Duration, dec *source.Decryption) ([]*unstructured.Unstructured, error) {
 	type result struct {
 		objs []*unstructured.Unstructured
 		err  error
 	}
 	done := make(chan result, 1)
 	go func() {
-		objs, err := source.RenderDirectoryDecrypted(typed, source.DefaultOptions(), dec)
+		objs, err := source.RenderDirectoryDecrypted(ctx, typed, helm, source.DefaultOptions(), dec)
 		done <- result{objs, err}
 	}()
 	var expired <-chan time.Time

@@ -36,7 +36,7 @@ func TestRenderPrintsEveryConformanceFixtureAsTheAgentRendersIt(t *testing.T) {
 			if err != nil {
 				t.Fatalf("the output is no manifest stream: %v\n%s", err, out.String())
 			}
-			want, err := source.RenderDirectory(dir, source.DefaultOptions())
+			want, err := source.RenderDirectory(t.Context(), dir, source.Helm{}, source.DefaultOptions())
 			if err != nil {
 				t.Fatalf("RenderDirectory: %v", err)
 			}
@@ -50,5 +50,41 @@ func TestRenderPrintsEveryConformanceFixtureAsTheAgentRendersIt(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// tether render renders a chart directory as a Sync with the same spec.helm
+// would: release name, namespace and values files layered in order.
+func TestRenderRendersAChartWithItsReleaseAndValues(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "chart")
+	for name, content := range map[string]string{
+		"Chart.yaml":       "apiVersion: v2\nname: web\nversion: 0.1.0\n",
+		"values.yaml":      "size: small\ncolor: red\n",
+		"values-prod.yaml": "size: large\n",
+		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ .Release.Name }}}\n" +
+			"data: {size: {{ .Values.size | quote }}, color: {{ .Values.color | quote }}, ns: {{ .Release.Namespace | quote }}}\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out, errOut bytes.Buffer
+	args := []string{"render", dir, "--release-name", "shop", "--namespace", "prod", "--values", "values-prod.yaml"}
+	if err := run(t.Context(), args, &out, &errOut); err != nil {
+		t.Fatalf("tether render: %v\n%s", err, errOut.String())
+	}
+	objs, err := source.DecodeManifests(out.Bytes())
+	if err != nil || len(objs) != 1 {
+		t.Fatalf("want one object, got %d: %v\n%s", len(objs), err, out.String())
+	}
+	want := map[string]any{"size": "large", "color": "red", "ns": "prod"}
+	if objs[0].GetName() != "shop" {
+		t.Errorf("name %q, want the release name shop", objs[0].GetName())
+	}
+	if diff := cmp.Diff(want, objs[0].Object["data"]); diff != "" {
+		t.Errorf("data (-want +got):\n%s", diff)
 	}
 }

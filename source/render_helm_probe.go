@@ -1,0 +1,61 @@
+package source
+
+import (
+	"path"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// maxChartProbes bounds the answers holdsChart remembers; past it they are
+// forgotten all at once (each costs a few tree reads to learn again).
+const maxChartProbes = 4096
+
+// holdsChart reports whether dir of rev holds a Chart.yaml: whether the render
+// cache's key must hold what changes a chart's render. It reads only the trees
+// on the way to dir, and remembers the answer by key (URL, commit, path), which
+// never changes. A commit the cache cannot read is left for the render to
+// report: holdsChart then answers false, and remembers nothing.
+func (s *Source) holdsChart(rev Revision, dir, key string) (bool, error) {
+	s.renderMu.Lock()
+	known, ok := s.charts[key]
+	s.renderMu.Unlock()
+	if ok {
+		return known, nil
+	}
+	found, read, err := s.probeChart(rev, dir)
+	if err != nil || !read {
+		return false, err
+	}
+	s.renderMu.Lock()
+	defer s.renderMu.Unlock()
+	if len(s.charts) >= maxChartProbes {
+		clear(s.charts)
+	}
+	s.charts[key] = found
+	return found, nil
+}
+
+// probeChart looks for dir/Chart.yaml in rev's tree; read is false when the
+// cache could not tell (the render reports why).
+func (s *Source) probeChart(rev Revision, dir string) (found, read bool, err error) {
+	e := s.entry(rev.URL)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	repo, err := s.openCache(e, rev.URL)
+	if err != nil {
+		return false, false, nil //nolint:nilerr // the render reports an unreadable cache
+	}
+	commit, err := repo.CommitObject(plumbing.NewHash(rev.Commit))
+	if err != nil {
+		return false, false, nil //nolint:nilerr // the render reports a missing commit
+	}
+	c := newTreeCopier(gitStore{repo}, commit.TreeHash, s.opts)
+	entry, ok, err := c.lookup(path.Join(dir, chartFile))
+	switch {
+	case IsRenderError(err):
+		return false, false, err
+	case err != nil:
+		return false, false, nil // the render reports an unreadable tree
+	}
+	return ok && entry.kind != entryTree, true, nil
+}

@@ -1,0 +1,197 @@
+package sync_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/test/controlplane"
+	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
+)
+
+// paletteChart is a chart whose one ConfigMap shows the values it rendered with.
+var paletteChart = map[string]string{
+	"apps/Chart.yaml":  "apiVersion: v2\nname: palette\nversion: 0.1.0\n",
+	"apps/values.yaml": "color: red\nsize: small\nowner: chart\nextra: none\n",
+	"apps/templates/cm.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata: {name: {{ .Release.Name }}}
+data:
+  color: {{ .Values.color | quote }}
+  size: {{ .Values.size | quote }}
+  owner: {{ .Values.owner | quote }}
+  extra: {{ .Values.extra | quote }}
+  namespace: {{ .Release.Namespace | quote }}
+  kube: {{ .Capabilities.KubeVersion.Version | quote }}
+  syncs: {{ .Capabilities.APIVersions.Has "tether.dev/v1alpha1/Sync" | quote }}
+`,
+}
+
+// palette reads the ConfigMap the chart rendered.
+func palette(t *testing.T, a *agent, ns, name string) map[string]string {
+	t.Helper()
+	cm := &corev1.ConfigMap{}
+	harness.Must(t, a.c.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: name}, cm))
+	return cm.Data
+}
+
+func TestAChartsValuesFromAreReadAsTheSyncAndLayered(t *testing.T) {
+	a := startAgent(t)
+	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	git := gitserver.Start(t, gitserver.Options{})
+	repo := git.CreateRepo(t, "palette")
+	first := repo.Commit(t, paletteChart, "a chart")
+	harness.Must(t, a.c.Create(t.Context(), &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "palette-values", Namespace: ns},
+		Data:       map[string]string{"values.yaml": "size: large\nowner: configmap\n"},
+	}))
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "palette-secret", Namespace: ns},
+		Data:       map[string][]byte{"custom": []byte("owner: secret\n")},
+	}
+	harness.Must(t, a.c.Create(t.Context(), secret))
+	s := a.newSync(t, ns, repo.URL(), func(s *v1alpha1.Sync) {
+		s.Name = "shop"
+		s.Spec.Helm = &v1alpha1.HelmSpec{
+			ValuesFrom: []v1alpha1.ValuesReference{
+				{Kind: "ConfigMap", Name: "palette-values"},
+				{Kind: "Secret", Name: "palette-secret", Key: "custom"},
+			},
+			Values: &apiextensionsv1.JSON{Raw: []byte(`{"extra": "inline"}`)},
+		}
+	})
+	removeWhenDone(t, a, s)
+
+	t.Run("the chart's values, then valuesFrom in order, then the inline values; the cluster's capabilities", func(t *testing.T) {
+		a.waitApplied(t, s, first)
+		dc, err := discovery.NewDiscoveryClientForConfig(controlplane.Shared(t).Config())
+		harness.Must(t, err)
+		version, err := dc.ServerVersion()
+		harness.Must(t, err)
+		want := map[string]string{"color": "red", "size": "large", "owner": "secret", "extra": "inline", "namespace": ns,
+			"kube": version.GitVersion, "syncs": "true"}
+		if got := palette(t, a, ns, "shop"); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("rendered with %v, want %v", got, want)
+		}
+	})
+
+	t.Run("a change of a ConfigMap's values renders the same commit again", func(t *testing.T) {
+		cm := &corev1.ConfigMap{}
+		harness.Must(t, a.c.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "palette-values"}, cm))
+		cm.Data["values.yaml"] = "size: huge\n"
+		harness.Must(t, a.c.Update(t.Context(), cm))
+		harness.Eventually(t, waitTimeout, "the new values applied", func(ctx context.Context) (bool, error) {
+			a.reconcileQuietly(ctx, s)
+			if got := palette(t, a, ns, "shop")["size"]; got != "huge" {
+				return false, fmt.Errorf("size %q", got)
+			}
+			return true, nil
+		})
+	})
+
+	t.Run("a Secret gone: ValuesNotFound naming it, the objects kept", func(t *testing.T) {
+		harness.Must(t, a.c.Delete(t.Context(), secret))
+		a.reconcileQuietly(t.Context(), s)
+		got := a.waitFor(t, s, "ValuesNotFound", func(s *v1alpha1.Sync) bool {
+			c := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.SourceReadyCondition)
+			return c != nil && c.Reason == v1alpha1.ReasonValuesNotFound
+		})
+		c := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.SourceReadyCondition)
+		if !strings.Contains(c.Message, "Secret "+ns+"/palette-secret key custom") {
+			t.Errorf("SourceReady message %q, want it to name the Secret and key", c.Message)
+		}
+		if palette(t, a, ns, "shop")["size"] != "huge" {
+			t.Errorf("the applied objects changed")
+		}
+	})
+}
+
+// TestAHostileChartStallsAndKeepsTheLastGoodState: a commit whose template
+// loops without end is refused within the render's bounds, the Sync Stalled
+// with RenderLimitExceeded naming the chart and the template, and what the
+// previous commit applied stays.
+func TestAHostileChartStallsAndKeepsTheLastGoodState(t *testing.T) {
+	a := startAgent(t)
+	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	git := gitserver.Start(t, gitserver.Options{})
+	repo := git.CreateRepo(t, "palette")
+	first := repo.Commit(t, paletteChart, "a chart")
+	// The Sync polls git every two seconds, to see each hostile commit.
+	s := a.newSync(t, ns, repo.URL(), func(s *v1alpha1.Sync) { s.Spec.Source.Interval = &metav1.Duration{Duration: 2 * time.Second} })
+	removeWhenDone(t, a, s)
+	a.waitApplied(t, s, first)
+
+	cases := map[string]string{
+		"a range over a huge number": `{{ range 100000000000 }}{{ end }}`,
+		"a 1 GiB repeat":             `data: {{ repeat 1073741824 "x" }}`,
+		"include recursion":          `{{- define "x" -}}{{ include "x" . }}{{ include "x" . }}{{- end -}}{{ include "x" . }}`,
+	}
+	for name, tmpl := range cases {
+		t.Run(name, func(t *testing.T) {
+			commit := repo.Commit(t, map[string]string{"apps/templates/evil.yaml": tmpl}, name)
+			got := a.waitFor(t, s, "Stalled at "+commit, func(s *v1alpha1.Sync) bool {
+				return strings.HasSuffix(s.Status.SourceRevision, commit) && apimeta.IsStatusConditionTrue(s.Status.Conditions, v1alpha1.StalledCondition)
+			})
+			c := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.StalledCondition)
+			if !strings.Contains(c.Message, "apps") || !strings.Contains(c.Message, "templates/evil.yaml") {
+				t.Errorf("Stalled message %q, want it to name the chart and the template", c.Message)
+			}
+			if name != "include recursion" && c.Reason != v1alpha1.ReasonRenderLimitExceeded {
+				t.Errorf("reason %s, want %s", c.Reason, v1alpha1.ReasonRenderLimitExceeded)
+			}
+			if !strings.HasSuffix(got.Status.LastAppliedRevision, first) || palette(t, a, ns, "app")["color"] != "red" {
+				t.Errorf("the last good state moved: %s", describe(got))
+			}
+		})
+	}
+}
+
+// reconcileQuietly runs one reconcile of s, whatever it returns: the test reads
+// the outcome from the status.
+func (a *agent) reconcileQuietly(ctx context.Context, s *v1alpha1.Sync) {
+	_, _ = a.r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(s)})
+}
+
+// A packaged chart is accepted by the API (exclusive with a git URL, which the
+// CRD's rule checks) and refused by the agent, naming what to do instead.
+func TestAPackagedChartIsRefusedUntilSupported(t *testing.T) {
+	a := startAgent(t)
+	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	chart := &v1alpha1.ChartSource{Repository: "https://charts.example.com", Name: "podinfo", Version: "6.*"}
+
+	both := &v1alpha1.Sync{
+		ObjectMeta: metav1.ObjectMeta{Name: "both", Namespace: ns},
+		Spec:       v1alpha1.SyncSpec{Source: v1alpha1.SourceSpec{URL: "https://git.example.com/x.git", Chart: chart}},
+	}
+	if err := a.c.Create(t.Context(), both); err == nil || !strings.Contains(err.Error(), "exactly one of url or chart") {
+		t.Errorf("a Sync with both url and chart: %v, want the CRD's rule to refuse it", err)
+	}
+
+	s := &v1alpha1.Sync{
+		ObjectMeta: metav1.ObjectMeta{Name: "packaged", Namespace: ns},
+		Spec:       v1alpha1.SyncSpec{Source: v1alpha1.SourceSpec{Chart: chart}, Destination: v1alpha1.DestinationSpec{Namespace: ns}},
+	}
+	harness.Must(t, a.c.Create(t.Context(), s))
+	removeWhenDone(t, a, s)
+	got := a.waitFor(t, s, "UnsupportedURL", func(s *v1alpha1.Sync) bool {
+		c := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.ReadyCondition)
+		return c != nil && c.Reason == v1alpha1.ReasonUnsupportedURL
+	})
+	c := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.ReadyCondition)
+	if !strings.Contains(c.Message, "spec.source.chart") {
+		t.Errorf("Ready message %q, want it to name spec.source.chart", c.Message)
+	}
+}

@@ -1,0 +1,117 @@
+package rollout
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/test/controlplane"
+	"tether.dev/tether/test/harness"
+)
+
+// webChart is a chart of the Deployment web (its replicas and version from
+// values), an HPA that a value enables, and a pre-install hook.
+var webChart = map[string]string{
+	"Chart.yaml":  "apiVersion: v2\nname: web\nversion: 0.1.0\n",
+	"values.yaml": "replicaCount: 2\nversion: \"1\"\nautoscaling: {enabled: false, minReplicas: 3}\n",
+	"templates/deployment.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: {{ .Release.Name }}}
+spec:
+  replicas: {{ .Values.replicaCount }}
+  selector: {matchLabels: {app: {{ .Release.Name }}}}
+  template:
+    metadata:
+      labels: {app: {{ .Release.Name }}}
+      annotations: {version: {{ .Values.version | quote }}}
+    spec:
+      terminationGracePeriodSeconds: 0
+      containers: [{name: app, image: "registry.k8s.io/pause:3.10"}]
+`,
+	"templates/hpa.yaml": `{{- if .Values.autoscaling.enabled }}
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: {{ .Release.Name }}}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: {{ .Release.Name }}}
+  minReplicas: {{ .Values.autoscaling.minReplicas }}
+  maxReplicas: 5
+  metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}}]
+{{- end }}
+`,
+	"templates/migrate.yaml": `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: migrate
+  annotations: {helm.sh/hook: pre-install}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: m, image: "registry.k8s.io/pause:3.10"}]
+`,
+}
+
+func TestAChartInGitRollsOutAndFollowsItsValues(t *testing.T) {
+	a := startAgent(t, agentOptions{})
+	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	repo, first := startRepo(t, webChart)
+	s := a.newSync(t, ns, repo, func(s *v1alpha1.Sync) {
+		s.Spec.Source.Interval = &metav1.Duration{Duration: 2 * time.Second}
+		s.Spec.Helm = &v1alpha1.HelmSpec{ReleaseName: "web"}
+	})
+
+	t.Run("the chart's Deployment rolls out, Synced and Healthy, its hook left out and named", func(t *testing.T) {
+		got := a.waitHealth(t, s, first, v1alpha1.HealthHealthy)
+		if got.Status.Sync != v1alpha1.SyncStatusSynced {
+			t.Errorf("sync = %s, want Synced: %s", got.Status.Sync, describe(got))
+		}
+		if c := condition(got.Status, v1alpha1.SourceReadyCondition); c == nil || !strings.Contains(c.Message, "Job/migrate (pre-install)") {
+			t.Errorf("SourceReady = %+v, want its message to name the hook left out", c)
+		}
+		if _, ok := resource(got.Status, "Job", "migrate"); ok {
+			t.Errorf("the hook was applied as a plain object: %s", describe(got))
+		}
+	})
+
+	values := map[string]string{"values.yaml": "replicaCount: 2\nversion: \"2\"\nautoscaling: {enabled: false, minReplicas: 3}\n"}
+	second := repo.Commit(t, prefixed(values), "version 2")
+	t.Run("a values change in git rolls the Deployment", func(t *testing.T) {
+		a.waitHealth(t, s, second, v1alpha1.HealthHealthy)
+		d := &appsv1.Deployment{}
+		harness.Must(t, a.c.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "web"}, d))
+		if v := d.Spec.Template.Annotations["version"]; v != "2" {
+			t.Errorf("the pod template's version = %q, want 2", v)
+		}
+	})
+
+	values["values.yaml"] = "replicaCount: 2\nversion: \"2\"\nautoscaling: {enabled: true, minReplicas: 3}\n"
+	third := repo.Commit(t, prefixed(values), "autoscaling on")
+	t.Run("an HPA enabled by a value keeps its replicas", func(t *testing.T) {
+		a.waitHealth(t, s, third, v1alpha1.HealthHealthy)
+		replicas := func(_ context.Context) (bool, error) {
+			d := &appsv1.Deployment{}
+			if err := a.c.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "web"}, d); err != nil {
+				return false, err
+			}
+			if d.Spec.Replicas == nil || *d.Spec.Replicas != 3 {
+				return false, fmt.Errorf("replicas %v, want the HPA's 3", d.Spec.Replicas)
+			}
+			return true, nil
+		}
+		harness.Eventually(t, waitTimeout, "the HPA's replicas", replicas)
+		values["values.yaml"] = "replicaCount: 2\nversion: \"3\"\nautoscaling: {enabled: true, minReplicas: 3}\n"
+		fourth := repo.Commit(t, prefixed(values), "version 3, still autoscaled")
+		a.waitHealth(t, s, fourth, v1alpha1.HealthHealthy)
+		if ok, err := replicas(t.Context()); !ok {
+			t.Errorf("after a new revision: %v", err)
+		}
+	})
+}
