@@ -75,6 +75,7 @@ func TestATenantNamespaceDeletedUnderTheNamespacedInstallFinishes(t *testing.T) 
 		other.Finalizers = []string{v1alpha1.Finalizer}
 		create(t, c, other)
 		asAgent := agentClient(t)
+		waitPolicyInForce(t, asAgent, other)
 		for what, patch := range map[string]string{
 			"its spec":            `{"spec":{"source":{"path":"elsewhere"}}}`,
 			"its labels":          `{"metadata":{"labels":{"owned":"yes"}}}`,
@@ -83,7 +84,7 @@ func TestATenantNamespaceDeletedUnderTheNamespacedInstallFinishes(t *testing.T) 
 			"another's finalizer": `{"metadata":{"finalizers":["tether.dev/finalizer","someone.else/finalizer"]}}`,
 		} {
 			err := asAgent.Patch(t.Context(), other.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(patch)))
-			if err == nil || !strings.Contains(err.Error(), "tether-agent-changes-no-sync-spec") {
+			if err == nil || !strings.Contains(err.Error(), agentPolicy) {
 				t.Errorf("the agent changing %s of a Sync in %s: %v; want it refused by the policy", what, elsewhere, err)
 			}
 		}
@@ -94,6 +95,27 @@ func TestATenantNamespaceDeletedUnderTheNamespacedInstallFinishes(t *testing.T) 
 			t.Errorf("the agent taking its finalizer off: %v", err)
 		}
 		waitGone(t, c, other)
+	})
+}
+
+// agentPolicy is the ValidatingAdmissionPolicy of the namespaced install that
+// keeps the agent's own changes to a Sync to its finalizer and the reconcile
+// request.
+const agentPolicy = "tether-agent-changes-no-sync-spec"
+
+// waitPolicyInForce waits until the API server enforces agentPolicy on s: a
+// policy just installed is enforced once the API server's admission plugin has
+// read and compiled it, a moment after it was created. The probe is a dry-run of
+// a change the policy refuses, so that nothing is changed while it is not yet in
+// force.
+func waitPolicyInForce(t *testing.T, asAgent client.Client, s *v1alpha1.Sync) {
+	t.Helper()
+	harness.Eventually(t, waitTimeout, "the API server to enforce "+agentPolicy, func(ctx context.Context) (bool, error) {
+		err := asAgent.Patch(ctx, s.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"spec":{"source":{"path":"probe"}}}`)), client.DryRunAll)
+		if err != nil && strings.Contains(err.Error(), agentPolicy) {
+			return true, nil
+		}
+		return false, err
 	})
 }
 
