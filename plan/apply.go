@@ -32,21 +32,29 @@ func ForApply(s *v1alpha1.Sync, objs []*unstructured.Unstructured, base apply.Op
 // tether.dev/owned-by annotation, which prune and claims check, and the
 // tether.dev/sync label, which a lost inventory is rebuilt from.
 func MarkOwned(objs []*unstructured.Unstructured, s *v1alpha1.Sync) {
-	owner, label := Owner(s), v1alpha1.SyncLabelValue(s.Namespace, s.Name)
 	for _, o := range objs {
-		annotations := o.GetAnnotations()
-		if annotations == nil {
-			annotations = map[string]string{}
-		}
-		annotations[v1alpha1.OwnedByAnnotation] = owner
-		o.SetAnnotations(annotations)
-		labels := o.GetLabels()
-		if labels == nil {
-			labels = map[string]string{}
-		}
-		labels[v1alpha1.SyncLabel] = label
-		o.SetLabels(labels)
+		mark(o, s, v1alpha1.SyncLabel, "")
 	}
+}
+
+// mark sets o's tether.dev/owned-by annotation to s's, sets the label key to s's
+// label value, and removes the label drop (none when empty).
+func mark(o *unstructured.Unstructured, s *v1alpha1.Sync, key, drop string) {
+	annotations := o.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[v1alpha1.OwnedByAnnotation] = Owner(s)
+	o.SetAnnotations(annotations)
+	labels := o.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	if drop != "" {
+		delete(labels, drop)
+	}
+	labels[key] = v1alpha1.SyncLabelValue(s.Namespace, s.Name)
+	o.SetLabels(labels)
 }
 
 // Owner is the value of the tether.dev/owned-by annotation on the objects s

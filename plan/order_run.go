@@ -210,20 +210,7 @@ func namedHook(o *unstructured.Unstructured, revision string, p Phase) *unstruct
 // tether.dev/owned-by annotation (claims are checked as for any object) and
 // HookLabel, not the tether.dev/sync label (a hook is not in the inventory).
 func MarkHooks(hooks []*unstructured.Unstructured, s *v1alpha1.Sync) {
-	owner, label := Owner(s), v1alpha1.SyncLabelValue(s.Namespace, s.Name)
 	for _, o := range hooks {
-		annotations := o.GetAnnotations()
-		if annotations == nil {
-			annotations = map[string]string{}
-		}
-		annotations[v1alpha1.OwnedByAnnotation] = owner
-		o.SetAnnotations(annotations)
-		labels := o.GetLabels()
-		if labels == nil {
-			labels = map[string]string{}
-		}
-		delete(labels, v1alpha1.SyncLabel)
-		labels[HookLabel] = label
-		o.SetLabels(labels)
+		mark(o, s, HookLabel, v1alpha1.SyncLabel)
 	}
 }
