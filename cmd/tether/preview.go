@@ -230,11 +230,7 @@ func (f *previewFlags) managerFor(s *v1alpha1.Sync) (*apply.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	scheme, err := newScheme()
-	if err != nil {
-		return nil, err
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	c, err := clientFor(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -178,6 +178,11 @@ func (k *kubeFlags) client(command string) (client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	return clientFor(cfg)
+}
+
+// clientFor returns a client of cfg that knows Syncs and the built-in kinds.
+func clientFor(cfg *rest.Config) (client.Client, error) {
 	scheme, err := newScheme()
 	if err != nil {
 		return nil, err
