@@ -1,5 +1,6 @@
 // Package agentbin builds the tether binary of this tree for the test packages that
-// run it as users do (e2e, alerts), once per test binary.
+// run it as users do (e2e, alerts), once per test binary; the packages build it one
+// at a time, and all but the first copy it from Go's build cache.
 package agentbin
 
 import (
