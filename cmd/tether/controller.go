@@ -403,6 +403,7 @@ func setupReconciler(mgr ctrl.Manager, cfg *rest.Config, f *controllerFlags) err
 		Watcher: watcher,
 		Trigger: trigger,
 		Metrics: metrics,
+		Home:    homeOf(f, inClusterNamespaceFile),
 	})
 	if err != nil {
 		return err

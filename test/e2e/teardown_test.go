@@ -61,6 +61,19 @@ func TestATenantNamespaceDeletedUnderTheNamespacedInstallFinishes(t *testing.T) 
 		harness.Must(t, c.Delete(t.Context(), web))
 		waitGone(t, c, web)
 	})
+	t.Run("a Warning Event in the agent's namespace, which outlives the tenant's, says what was left", func(t *testing.T) {
+		// The API server refuses new Events in a terminating namespace: one about the
+		// Sync would never be seen, and would go with the namespace anyway.
+		e := waitEventIn(t, c, agentNamespace, v1alpha1.ReasonObjectsLeftBehind, "Sync "+tenant+"/web: ")
+		if e.Type != corev1.EventTypeWarning || e.InvolvedObject.Kind != "Lease" {
+			t.Errorf("the Event is a %s about %s %s; want a Warning about the agent's Lease", e.Type, e.InvolvedObject.Kind, e.InvolvedObject.Name)
+		}
+		for _, want := range []string{"Namespace " + tenant + " is being deleted", "nothing outside the namespace was left"} {
+			if !strings.Contains(e.Message, want) {
+				t.Errorf("the Event does not say %q: %s", want, e.Message)
+			}
+		}
+	})
 	t.Run("nothing was deleted with the agent's own rights", func(t *testing.T) {
 		if err := c.Get(t.Context(), client.ObjectKey{Namespace: tenant, Name: "web-config"}, &corev1.ConfigMap{}); err != nil {
 			t.Errorf("ConfigMap %s/web-config, left to the namespace's deletion: %v", tenant, err)
@@ -96,6 +109,27 @@ func TestATenantNamespaceDeletedUnderTheNamespacedInstallFinishes(t *testing.T) 
 		}
 		waitGone(t, c, other)
 	})
+}
+
+// waitEventIn waits for an Event of reason in namespace ns whose message starts
+// with prefix, and returns it.
+func waitEventIn(t *testing.T, c client.Client, ns, reason, prefix string) corev1.Event {
+	t.Helper()
+	var found corev1.Event
+	harness.Eventually(t, waitTimeout, "an Event "+reason+" in "+ns+" saying "+prefix, func(ctx context.Context) (bool, error) {
+		events := &corev1.EventList{}
+		if err := c.List(ctx, events, client.InNamespace(ns)); err != nil {
+			return false, err
+		}
+		for _, e := range events.Items {
+			if e.Reason == reason && strings.HasPrefix(e.Message, prefix) {
+				found = e
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	return found
 }
 
 // agentPolicy is the ValidatingAdmissionPolicy of the namespaced install that
