@@ -29,8 +29,9 @@ import (
 // token. Deleting the tenant's namespace deletes its Syncs, its account and the
 // RoleBindings that give the agent its rights there, in no order anyone can count
 // on. The test control plane runs no namespace controller, so the test plays it in
-// the worst order: every RoleBinding and the account first, then the Sync. The
-// Sync still lets go, and the namespace could finish.
+// the worst order: every RoleBinding and the account first (before the namespace is
+// even marked for deletion), then the Sync. The Sync still lets go, the namespace
+// could finish, and a Warning Event that outlives the namespace says so.
 func TestATenantNamespaceDeletedUnderTheNamespacedInstallFinishes(t *testing.T) {
 	c := newClient(t)
 	tenantNamespaces(t, c)
@@ -50,12 +51,12 @@ func TestATenantNamespaceDeletedUnderTheNamespacedInstallFinishes(t *testing.T) 
 		return s.Status.LastAppliedRevision == "main@sha1:"+first && isReady(s)
 	})
 
-	harness.Must(t, c.Delete(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tenant}}))
 	for _, obj := range bindings {
 		harness.Must(t, client.IgnoreNotFound(c.Delete(t.Context(), obj)))
 	}
 	waitAgentMayNot(t, tenant, "list", "syncs", "tether.dev")
 	waitAgentMayNot(t, tenant, "impersonate", "serviceaccounts", "")
+	harness.Must(t, c.Delete(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tenant}}))
 
 	t.Run("the Sync lets go once its namespace took the agent's rights there", func(t *testing.T) {
 		harness.Must(t, c.Delete(t.Context(), web))
