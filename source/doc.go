@@ -29,7 +29,9 @@
 // tenants use the cache, each may hold MaxCacheBytes/N (a repository several
 // use counts to each in equal parts; one repository of any size within the cap
 // is always allowed), a fetch that would take its tenant past its share stops
-// with ReasonCacheFull naming the share, and a tenant within its share that
+// with ReasonCacheFull naming the share unless the tenant's own repositories
+// that it has not asked for in CacheKeepRecent make the room (least recently
+// asked first; never one another tenant uses), and a tenant within its share that
 // finds the cache full gets room from repositories no tenant uses, then from
 // those of tenants over their share (least recently used first, never one in
 // use nor a tenant's only one); nothing else is ever evicted. file:// URLs are refused

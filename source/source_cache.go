@@ -39,11 +39,12 @@ func (e *cacheFullError) Error() string {
 	if t := e.share; t != nil {
 		taken := fmt.Sprintf("namespace %s's repositories take %d bytes of the git cache", tenantLabel(t.tenant), t.taken[t.tenant])
 		share := fmt.Sprintf("its share of %d bytes (the agent's limit of %d shared by the %d namespaces that use the cache)", t.limit, e.limit, t.tenants)
+		kept := fmt.Sprintf("the repositories it asked for within the last %s are kept", t.keep)
 		if e.fetched > 0 {
-			return fmt.Sprintf("the fetch was stopped after %d bytes: %s, and with it they would pass %s; "+
-				"it is left out of the cache, and nothing of other namespaces was evicted or refused", e.fetched, taken, share)
+			return fmt.Sprintf("the fetch was stopped after %d bytes: %s, and with it they would pass %s; %s, so this one "+
+				"is left out of the cache, and nothing of other namespaces was evicted or refused", e.fetched, taken, share, kept)
 		}
-		return fmt.Sprintf("%s, over %s: nothing new is fetched for it until Syncs of the namespace use fewer repositories or the limit is raised", taken, share)
+		return fmt.Sprintf("%s, over %s; %s, so nothing new is fetched for it until its Syncs use fewer repositories or the limit is raised", taken, share, kept)
 	}
 	if e.fetched > 0 {
 		return fmt.Sprintf("the fetch was stopped after %d bytes: with the %d bytes the git cache takes it would pass the agent's limit of %d, "+
@@ -77,7 +78,12 @@ func (c *packCap) add(n int) error {
 	c.written += int64(n)
 	inFlight := c.s.receiving.Add(int64(n))
 	if c.share != nil && c.share.passedBy(c.written) {
-		return &cacheFullError{used: c.used, limit: c.limit, fetched: c.written, share: c.share}
+		freed := c.s.giveUpOwn(c.key, c.tenant, c.share.excess(c.written))
+		c.share.gaveUp(freed)
+		c.used -= freed
+		if c.share.passedBy(c.written) {
+			return &cacheFullError{used: c.used, limit: c.limit, fetched: c.written, share: c.share}
+		}
 	}
 	if c.used+inFlight > c.limit {
 		c.used -= c.s.makeRoom(c.key, c.tenant, c.used+inFlight-c.limit)
