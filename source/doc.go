@@ -105,6 +105,9 @@
 // UnencryptedSecret), and any other error of a render that decrypted has the decrypted
 // values taken out of its message. Renders are cached by (URL, commit, path, digest of
 // the keys): the plaintext lives in the in-memory cache only, never in CacheDir.
+// The render cache's budget is shared fairly between tenants (WithTenant names
+// who asks; render_cache.go): over it, the least recently used render of the
+// tenant holding the most goes first.
 // A path holding a Chart.yaml renders as a Helm chart (render_helm*.go), in
 // process with the Helm SDK's loader, values and template engine, as `helm
 // template` would: the caller's Helm says the release, the values layered over

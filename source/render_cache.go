@@ -7,22 +7,34 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// renderCache keeps rendered objects by key, least recently used first out, within
-// a budget of bytes (what the decoded objects take in memory, heldSize). A
-// result larger than the whole budget is not kept. It keeps the failures that a render of the same key would
+// renderCache keeps rendered objects by key within a budget of bytes (what the
+// decoded objects take in memory, heldSize). A result larger than the whole
+// budget is not kept. It keeps the failures that a render of the same key would
 // meet again too (see lasting), each counted at the size of its message: a
 // Sync stalled on a commit that does not render asks again at every interval,
 // and must not cost a render each time.
+//
+// The budget is shared fairly between tenants (the namespaces whose Syncs
+// asked for the renders, WithTenant): each entry counts to the tenant whose
+// render made it, and over budget the least recently used entry of the tenant
+// holding the most goes first. A tenant alone may fill the cache, but one that
+// renders more than the others cannot push their renders out while it holds
+// more than they do: each keeps about budget/N when N tenants want more, so
+// one namespace's Syncs cannot make the others render again at every
+// reconcile, waiting for render slots.
 type renderCache struct {
 	mu       gosync.Mutex
 	maxBytes int64
 	bytes    int64
 	order    *list.List // of *renderEntry, most recently used first
 	entries  map[string]*list.Element
+	// held is what each tenant's entries take.
+	held map[string]int64
 }
 
 type renderEntry struct {
-	key string
+	key    string
+	tenant string
 	rendered
 	err  error
 	size int64
@@ -35,7 +47,7 @@ type rendered struct {
 }
 
 func newRenderCache(maxBytes int64) *renderCache {
-	return &renderCache{maxBytes: maxBytes, order: list.New(), entries: map[string]*list.Element{}}
+	return &renderCache{maxBytes: maxBytes, order: list.New(), entries: map[string]*list.Element{}, held: map[string]int64{}}
 }
 
 // get returns key's render, and whether the cache holds it.
@@ -67,14 +79,15 @@ func (c *renderCache) lookup(key string) (*renderEntry, bool) {
 	return el.Value.(*renderEntry), true
 }
 
-func (c *renderCache) put(key string, r rendered) {
-	c.add(&renderEntry{key: key, rendered: r, size: heldSize(r.objs)})
+// put keeps r, key's render made for tenant.
+func (c *renderCache) put(key, tenant string, r rendered) {
+	c.add(&renderEntry{key: key, tenant: tenant, rendered: r, size: heldSize(r.objs)})
 }
 
-// putError keeps err, the failure of key's render that every render of it would
-// meet again.
-func (c *renderCache) putError(key string, err error) {
-	c.add(&renderEntry{key: key, err: err, size: int64(len(key) + len(err.Error()))})
+// putError keeps err, the failure of key's render for tenant that every render
+// of it would meet again.
+func (c *renderCache) putError(key, tenant string, err error) {
+	c.add(&renderEntry{key: key, tenant: tenant, err: err, size: int64(len(key) + len(err.Error()))})
 }
 
 func (c *renderCache) add(e *renderEntry) {
@@ -83,12 +96,29 @@ func (c *renderCache) add(e *renderEntry) {
 	if _, ok := c.entries[e.key]; ok || e.size > c.maxBytes {
 		return
 	}
-	size := e.size
 	c.entries[e.key] = c.order.PushFront(e)
-	c.bytes += size
+	c.bytes += e.size
+	c.held[e.tenant] += e.size
 	for c.bytes > c.maxBytes {
-		c.remove(c.order.Back())
+		c.remove(c.victim())
 	}
+}
+
+// victim is the entry to remove first: the least recently used of the tenant
+// whose entries take the most (the first by name of those that take as much).
+func (c *renderCache) victim() *list.Element {
+	most, first := "", true
+	for t, held := range c.held {
+		if first || held > c.held[most] || (held == c.held[most] && t < most) {
+			most, first = t, false
+		}
+	}
+	for el := c.order.Back(); el != nil; el = el.Prev() {
+		if el.Value.(*renderEntry).tenant == most {
+			return el
+		}
+	}
+	return c.order.Back()
 }
 
 // forget drops every result whose key starts with prefix.
@@ -118,6 +148,9 @@ func (c *renderCache) remove(el *list.Element) {
 	c.order.Remove(el)
 	delete(c.entries, e.key)
 	c.bytes -= e.size
+	if c.held[e.tenant] -= e.size; c.held[e.tenant] <= 0 {
+		delete(c.held, e.tenant)
+	}
 }
 
 // size reports how many results and bytes the cache holds.

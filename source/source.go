@@ -45,7 +45,9 @@ type Options struct {
 	MaxRenderedBytes int64
 	// RenderCacheBytes bounds the rendered (commit, path) results kept in memory,
 	// by what the decoded objects take there (several times their size as JSON:
-	// about eight times for ordinary manifests); the least recently used go first.
+	// about eight times for ordinary manifests), shared fairly between the tenants
+	// that ask for renders (WithTenant): the least recently used render of the
+	// tenant holding the most goes first.
 	RenderCacheBytes int64
 	// MaxConcurrentRenders is how many renders may run at once, whatever the
 	// number of workers: each may take up to MaxTreeSize and a few times
