@@ -26,10 +26,16 @@ type renderCache struct {
 	mu       gosync.Mutex
 	maxBytes int64
 	bytes    int64
-	order    *list.List // of *renderEntry, most recently used first
 	entries  map[string]*list.Element
-	// held is what each tenant's entries take.
-	held map[string]int64
+	// tenants holds each tenant's entries, so that the one to remove is found
+	// in time proportional to the number of tenants, not of entries.
+	tenants map[string]*tenantRenders
+}
+
+// tenantRenders are the entries of one tenant.
+type tenantRenders struct {
+	order *list.List // of *renderEntry, most recently used first
+	bytes int64
 }
 
 type renderEntry struct {
@@ -47,7 +53,7 @@ type rendered struct {
 }
 
 func newRenderCache(maxBytes int64) *renderCache {
-	return &renderCache{maxBytes: maxBytes, order: list.New(), entries: map[string]*list.Element{}, held: map[string]int64{}}
+	return &renderCache{maxBytes: maxBytes, entries: map[string]*list.Element{}, tenants: map[string]*tenantRenders{}}
 }
 
 // get returns key's render, and whether the cache holds it.
@@ -75,8 +81,9 @@ func (c *renderCache) lookup(key string) (*renderEntry, bool) {
 	if !ok {
 		return nil, false
 	}
-	c.order.MoveToFront(el)
-	return el.Value.(*renderEntry), true
+	e := el.Value.(*renderEntry)
+	c.tenants[e.tenant].order.MoveToFront(el)
+	return e, true
 }
 
 // put keeps r, key's render made for tenant.
@@ -96,9 +103,14 @@ func (c *renderCache) add(e *renderEntry) {
 	if _, ok := c.entries[e.key]; ok || e.size > c.maxBytes {
 		return
 	}
-	c.entries[e.key] = c.order.PushFront(e)
+	t, ok := c.tenants[e.tenant]
+	if !ok {
+		t = &tenantRenders{order: list.New()}
+		c.tenants[e.tenant] = t
+	}
+	c.entries[e.key] = t.order.PushFront(e)
+	t.bytes += e.size
 	c.bytes += e.size
-	c.held[e.tenant] += e.size
 	for c.bytes > c.maxBytes {
 		c.remove(c.victim())
 	}
@@ -107,18 +119,14 @@ func (c *renderCache) add(e *renderEntry) {
 // victim is the entry to remove first: the least recently used of the tenant
 // whose entries take the most (the first by name of those that take as much).
 func (c *renderCache) victim() *list.Element {
-	most, first := "", true
-	for t, held := range c.held {
-		if first || held > c.held[most] || (held == c.held[most] && t < most) {
-			most, first = t, false
+	var most *tenantRenders
+	name := ""
+	for n, t := range c.tenants {
+		if most == nil || t.bytes > most.bytes || (t.bytes == most.bytes && n < name) {
+			most, name = t, n
 		}
 	}
-	for el := c.order.Back(); el != nil; el = el.Prev() {
-		if el.Value.(*renderEntry).tenant == most {
-			return el
-		}
-	}
-	return c.order.Back()
+	return most.order.Back()
 }
 
 // forget drops every result whose key starts with prefix.
@@ -145,12 +153,14 @@ func (c *renderCache) forgetIf(drop func(key string) bool) {
 
 func (c *renderCache) remove(el *list.Element) {
 	e := el.Value.(*renderEntry)
-	c.order.Remove(el)
+	t := c.tenants[e.tenant]
+	t.order.Remove(el)
+	t.bytes -= e.size
+	if t.order.Len() == 0 {
+		delete(c.tenants, e.tenant)
+	}
 	delete(c.entries, e.key)
 	c.bytes -= e.size
-	if c.held[e.tenant] -= e.size; c.held[e.tenant] <= 0 {
-		delete(c.held, e.tenant)
-	}
 }
 
 // size reports how many results and bytes the cache holds.
