@@ -32,7 +32,8 @@
 // with ReasonCacheFull naming the share unless the tenant's own repositories
 // that it has not asked for in CacheKeepRecent make the room (least recently
 // asked first; never one another tenant uses), and a tenant within its share that
-// finds the cache full gets room from repositories no tenant uses, then from
+// finds the cache full gets room from its own it no longer asks for, then from
+// repositories no tenant uses, then from
 // those of tenants over their share (least recently used first, never one in
 // use nor a tenant's only one); nothing else is ever evicted. file:// URLs are refused
 // unless AllowFileURLs. Refs are a branch, a tag,

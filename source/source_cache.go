@@ -48,9 +48,10 @@ func (e *cacheFullError) Error() string {
 	}
 	if e.fetched > 0 {
 		return fmt.Sprintf("the fetch was stopped after %d bytes: with the %d bytes the git cache takes it would pass the agent's limit of %d, "+
-			"and no repository of a namespace over its share could be removed to make room; it is left out of the cache", e.fetched, e.used, e.limit)
+			"and no repository could be removed to make room (of its namespace's, only those not asked for lately; of others, only those of namespaces over their share); it is left out of the cache", e.fetched, e.used, e.limit)
 	}
-	return fmt.Sprintf("the git cache takes %d bytes, over the agent's limit of %d, and no repository of a namespace over its share could be removed to make room: "+
+	return fmt.Sprintf("the git cache takes %d bytes, over the agent's limit of %d, and no repository could be removed to make room "+
+		"(of its namespace's, only those not asked for lately; of others, only those of namespaces over their share): "+
 		"nothing new is fetched until repositories no Sync uses are removed or the limit is raised", e.used, e.limit)
 }
 
@@ -58,7 +59,7 @@ func (e *cacheFullError) Error() string {
 // while a pack is received: the bytes every fetch in flight has written count
 // against the cap with what the cache took when this one started, and the
 // write that would pass the cap, or the tenant's share, fails the fetch that
-// made it, unless room can be made (see makeRoom). Its partial pack is then
+// made it, unless room can be made (see giveUpOwn and freeRoom). Its partial pack is then
 // removed (removePartialPacks), so that the one fetch that did not fit is the
 // only one refused.
 type packCap struct {
@@ -86,7 +87,7 @@ func (c *packCap) add(n int) error {
 		}
 	}
 	if c.used+inFlight > c.limit {
-		c.used -= c.s.makeRoom(c.key, c.tenant, c.used+inFlight-c.limit)
+		c.used -= c.s.freeRoom(c.key, c.tenant, c.used+inFlight-c.limit)
 		if c.used+inFlight > c.limit {
 			return &cacheFullError{used: c.used, limit: c.limit, fetched: c.written}
 		}

@@ -30,10 +30,11 @@ import (
 //     turns fetching. A tenant may always have one repository, however large,
 //     within the cap;
 //   - a fetch within its tenant's share that finds the cache full (tenants that
-//     came first took more while they were fewer) makes room: repositories no
-//     tenant uses any more go first, then those of tenants over their share,
-//     least recently used first, never a tenant's only repository nor one in
-//     use at that moment. If that is not enough, the fetch stops with
+//     came first took more while they were fewer) makes room: the tenant's own
+//     repositories that it no longer asks for go first (as above), then
+//     repositories no tenant uses any more, then those of tenants over their
+//     share, least recently used first, never a tenant's only repository nor one
+//     in use at that moment. If that is not enough, the fetch stops with
 //     ReasonCacheFull.
 
 // cacheUsage is what the git cache takes on disk, by repository directory.
@@ -175,7 +176,7 @@ func (s *Source) usedBy(e *repoEntry, tenant string) {
 // reserve measures the cache before tenant fetches into url's repository, and
 // returns the packCap the fetch writes under (nil without a cap): it fails with
 // a cacheFullError when the tenant is already past its share, or when the cache
-// is over its cap and no room can be made (see makeRoom).
+// is over its cap and no room can be made (see freeRoom).
 func (s *Source) reserve(url, tenant string) (*packCap, error) {
 	if s.opts.MaxCacheBytes <= 0 {
 		return nil, nil
@@ -198,7 +199,7 @@ func (s *Source) reserve(url, tenant string) (*packCap, error) {
 		}
 	}
 	if u.total > s.opts.MaxCacheBytes {
-		c.used -= s.makeRoom(c.key, tenant, u.total-s.opts.MaxCacheBytes)
+		c.used -= s.freeRoom(c.key, tenant, u.total-s.opts.MaxCacheBytes)
 		if c.used > s.opts.MaxCacheBytes {
 			return nil, &cacheFullError{used: c.used, limit: s.opts.MaxCacheBytes}
 		}
@@ -320,6 +321,19 @@ func (s *Source) makeRoom(key, tenant string, need int64) int64 {
 				sh.repos[t]--
 			}
 		}
+	}
+	return freed
+}
+
+// freeRoom removes repositories until need bytes are free in a cache over its
+// cap, for a fetch of tenant into the repository of key, and returns the bytes
+// it removed: first the tenant's own that it no longer asks for (giveUpOwn),
+// so that it pays for itself before anyone else's repository goes, then those
+// makeRoom may take.
+func (s *Source) freeRoom(key, tenant string, need int64) int64 {
+	freed := s.giveUpOwn(key, tenant, need)
+	if freed < need {
+		freed += s.makeRoom(key, tenant, need-freed)
 	}
 	return freed
 }

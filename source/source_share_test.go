@@ -325,3 +325,57 @@ func TestANamespaceOverItsShareGivesUpARepositoryItNoLongerAsksFor(t *testing.T)
 		assertUnderCap(t, s)
 	})
 }
+
+// TestAFullCacheTakesAFetchersOwnUnaskedRepositoryFirst: the cache is full, of
+// b's one repository (larger than b's share, and b's only one, so it stays)
+// and a's a1, which a's Syncs no longer ask for. a's fetch of a2, within a's
+// share, gives a1 up instead of stopping with CacheFull.
+func TestAFullCacheTakesAFetchersOwnUnaskedRepositoryFirst(t *testing.T) {
+	srv := gitserver.Start(t, gitserver.Options{})
+	const large = 512 << 10 // incompressible: a repository of about 400 KB
+	repos := map[string]*gitserver.Repo{}
+	for i, r := range []struct {
+		name string
+		size int
+	}{{"a1", large}, {"a2", large}, {"b1", 3 * large}} {
+		repos[r.name] = srv.CreateRepo(t, r.name)
+		repos[r.name].Commit(t, map[string]string{
+			"cm.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + r.name + "}\n",
+			"blob.txt": randomText(uint64(i+40), r.size),
+		}, "one")
+	}
+	s := newCacheTestSource(t, Options{})
+	start := time.Now()
+	clock := start
+	s.now = func() time.Time { return clock }
+	fetch := func(tenant, repo string) (Revision, error) {
+		return s.Fetch(t.Context(), Request{URL: repos[repo].URL(), Ref: mainBranch, Tenant: tenant})
+	}
+	for _, f := range []struct{ tenant, repo string }{{"b", "b1"}, {"a", "a1"}} {
+		if _, err := fetch(f.tenant, f.repo); err != nil {
+			t.Fatalf("namespace %s fetching %s: %v", f.tenant, f.repo, err)
+		}
+	}
+	one := mustMeasure(t, s).dirs[dirOf(s, repos["a1"].URL())].bytes
+	// Shares of two and a quarter large repositories: a2 fits a's beside a1, but
+	// not the cap beside a1 and b1.
+	s.opts.MaxCacheBytes = 4*one + one/2
+	clock = start.Add(10*time.Minute + time.Minute) // past DefaultOptions' CacheKeepRecent
+	if _, err := fetch("b", "b1"); err != nil {
+		t.Fatalf("namespace b polling b1: %v", err)
+	}
+
+	rev, err := fetch("a", "a2")
+	if err != nil {
+		t.Fatalf("namespace a fetching a2: %v; want a1, which a no longer asks for, to make the room", err)
+	}
+	if _, err := s.Render(t.Context(), rev, ".", Helm{}); err != nil {
+		t.Errorf("Render: %v", err)
+	}
+	for name, want := range map[string]bool{"a1": false, "a2": true, "b1": true} {
+		if got := cached(t, s, repos[name].URL()); got != want {
+			t.Errorf("%s cached: %t, want %t", name, got, want)
+		}
+	}
+	assertUnderCap(t, s)
+}

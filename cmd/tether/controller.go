@@ -167,7 +167,7 @@ func bindSourceFlags(fs *flag.FlagSet, o *source.Options) {
 	fs.IntVar(&o.MaxFetchesPerHost, "max-fetches-per-host", d.MaxFetchesPerHost, "Git conversations with one host at once; keep it below --concurrency so that a silent host cannot hold every worker.")
 	fs.Int64Var(&o.MaxCacheBytes, "max-git-cache-bytes", d.MaxCacheBytes, "Disk the git cache may take (keep it under the cache volume's size), shared fairly between the namespaces that use it: a fetch that would pass the cap or its namespace's share reports CacheFull on its Sync. 0: no cap.")
 	fs.DurationVar(&o.CacheIdle, "git-cache-idle", d.CacheIdle, "How long a cached repository no Sync fetches is kept before it is removed from memory and disk.")
-	fs.DurationVar(&o.CacheKeepRecent, "git-cache-keep-recent", d.CacheKeepRecent, "A namespace over its share of the git cache gives up its own repositories (no other namespace's) that its Syncs have not fetched for this long, least recently fetched first, before a fetch of it is refused with CacheFull; those fetched since are kept.")
+	fs.DurationVar(&o.CacheKeepRecent, "git-cache-keep-recent", d.CacheKeepRecent, "A namespace over its share of the git cache gives up its own repositories (no other namespace's) that its Syncs have not polled for this long (least recently polled first) before a fetch of it is refused with CacheFull, and before anyone else's when the whole cache is full; those polled since are kept.")
 	fs.DurationVar(&o.HostFailureMemory, "host-failure-memory", d.HostFailureMemory, "How long a git host that could not be reached is not asked again (its Syncs fail at once meanwhile).")
 }
 
