@@ -134,6 +134,12 @@ type Agent struct {
 type Observers struct {
 	// Recorder records the Sync's Events.
 	Recorder record.EventRecorder
+	// Home, when set, is an object in the agent's own namespace that the Events
+	// which must outlive a Sync's namespace are recorded about: an Event about a
+	// Sync whose namespace is being deleted would be refused by the API server
+	// (no new object in a terminating namespace), and would go with the namespace
+	// anyway. Nil records them on the Sync, and the log keeps them.
+	Home *corev1.ObjectReference
 	// Metrics counts the work as it is done.
 	Metrics *Metrics
 	// Watcher, when set, watches the kinds each Sync applies and triggers a reconcile

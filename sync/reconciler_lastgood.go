@@ -150,13 +150,14 @@ func (r *Reconciler) lastGood(ctx context.Context, obj *v1alpha1.Sync, id Identi
 }
 
 // renderAgain renders a revision applied before, a chart with the Sync's
-// current values.
+// current values. The render counts to the Sync's namespace in the render cache's
+// fair shares, as its fetches do in the git cache's.
 func (r *Reconciler) renderAgain(ctx context.Context, obj *v1alpha1.Sync, id Identity, dec *source.Decryption, rev source.Revision, path string) (*source.Snapshot, error) {
 	helm, err := r.helmFor(ctx, obj, id)
 	if err != nil {
 		return nil, err
 	}
-	return r.Agent.Source.RenderDecrypted(ctx, rev, path, helm, dec)
+	return r.Agent.Source.RenderDecrypted(source.WithTenant(ctx, obj.Namespace), rev, path, helm, dec)
 }
 
 // checkHistory holds a commit that does not descend from the one the Sync applied
