@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"tether.dev/tether/api/v1alpha1"
@@ -37,4 +39,17 @@ func (e EventScope) Namespaces() []string { return e.namespaces }
 func (e EventScope) Has(ev *corev1.Event) bool {
 	o := ev.InvolvedObject
 	return e.involved[involvedObject{o.Kind, o.Namespace, o.Name}]
+}
+
+// EventTime is when an Event last happened, from whichever field its reporter set.
+func EventTime(e *corev1.Event) time.Time {
+	switch {
+	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
+		return e.Series.LastObservedTime.Time
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	}
+	return e.CreationTimestamp.Time
 }

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -31,5 +32,23 @@ func TestEventsOfASyncAndItsNamespacedObjects(t *testing.T) {
 		if got := scope.Has(ev); got != tc.want {
 			t.Errorf("Has(%s/%s/%s) = %v, want %v", tc.kind, tc.ns, tc.name, got, tc.want)
 		}
+	}
+}
+
+func TestEventTimeIsTheLastTheReporterSet(t *testing.T) {
+	created := metav1.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	last := metav1.Date(2026, 11, 27, 11, 0, 0, 0, time.UTC)
+	series := metav1.NewMicroTime(time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC))
+	e := &corev1.Event{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: created}}
+	if got := EventTime(e); !got.Equal(created.Time) {
+		t.Errorf("an Event with no times: %v, want its creation", got)
+	}
+	e.LastTimestamp = last
+	if got := EventTime(e); !got.Equal(last.Time) {
+		t.Errorf("with lastTimestamp: %v, want it", got)
+	}
+	e.Series = &corev1.EventSeries{LastObservedTime: series}
+	if got := EventTime(e); !got.Equal(series.Time) {
+		t.Errorf("with a series: %v, want its last observed time", got)
 	}
 }

@@ -107,15 +107,5 @@ func syncEvents(ctx context.Context, c client.Reader, s *v1alpha1.Sync) ([]corev
 	return out, nil
 }
 
-// eventTime is when an Event last happened, from whichever field its reporter set.
-func eventTime(e corev1.Event) time.Time {
-	switch {
-	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
-		return e.Series.LastObservedTime.Time
-	case !e.LastTimestamp.IsZero():
-		return e.LastTimestamp.Time
-	case !e.EventTime.IsZero():
-		return e.EventTime.Time
-	}
-	return e.CreationTimestamp.Time
-}
+// eventTime is when an Event last happened (plan.EventTime).
+func eventTime(e corev1.Event) time.Time { return plan.EventTime(&e) }
