@@ -12,10 +12,11 @@ import (
 	"tether.dev/tether/test/controlplane"
 )
 
-func getSync(t *testing.T, c client.Client, ns, name string) *v1alpha1.Sync {
+// getWeb reads the Sync web of ns, which the tests act on.
+func getWeb(t *testing.T, c client.Client, ns string) *v1alpha1.Sync {
 	t.Helper()
 	s := &v1alpha1.Sync{}
-	if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, s); err != nil {
+	if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "web"}, s); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -24,7 +25,7 @@ func getSync(t *testing.T, c client.Client, ns, name string) *v1alpha1.Sync {
 func TestAPostWithoutTheCSRFTokenIsRefused(t *testing.T) {
 	c := admin(t)
 	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
-	newSync(t, c, ns, "web", nil, readyStatus(1, "main@sha1:aaaaaaaaaaaa", "first"))
+	newSync(t, c, ns, "web", nil, readyStatus("main@sha1:aaaaaaaaaaaa", "first"))
 	b := startUI(t, controlplane.Shared(t).Config(), "default", true)
 	token := b.csrf(b.get("/syncs/" + ns + "/web"))
 	action := "/syncs/" + ns + "/web/reconcile"
@@ -38,7 +39,7 @@ func TestAPostWithoutTheCSRFTokenIsRefused(t *testing.T) {
 			if code != http.StatusForbidden || !strings.Contains(body, "CSRF") {
 				t.Errorf("POST with %s: %d, want 403 naming the CSRF token:\n%s", name, code, body)
 			}
-			if _, requested := getSync(t, c, ns, "web").Annotations[v1alpha1.ReconcileRequestedAnnotation]; requested {
+			if _, requested := getWeb(t, c, ns).Annotations[v1alpha1.ReconcileRequestedAnnotation]; requested {
 				t.Error("the refused POST requested a reconcile")
 			}
 		})
@@ -48,7 +49,7 @@ func TestAPostWithoutTheCSRFTokenIsRefused(t *testing.T) {
 		if code != http.StatusSeeOther {
 			t.Fatalf("POST with the token: %d, want 303 back to the Sync", code)
 		}
-		if _, requested := getSync(t, c, ns, "web").Annotations[v1alpha1.ReconcileRequestedAnnotation]; !requested {
+		if _, requested := getWeb(t, c, ns).Annotations[v1alpha1.ReconcileRequestedAnnotation]; !requested {
 			t.Error("no reconcile requested")
 		}
 		if page := b.get("/syncs/" + ns + "/web?done=reconcile"); !strings.Contains(page, "Reconcile requested") {
@@ -63,7 +64,7 @@ func TestAPostWithoutTheCSRFTokenIsRefused(t *testing.T) {
 			if code, body := b.do(t.Context(), http.MethodPost, "/syncs/"+ns+"/web/"+step.action, url.Values{csrfField: {token}}); code != http.StatusSeeOther {
 				t.Fatalf("%s: %d\n%s", step.action, code, body)
 			}
-			if got := getSync(t, c, ns, "web").Spec.Suspend; got != step.suspend {
+			if got := getWeb(t, c, ns).Spec.Suspend; got != step.suspend {
 				t.Errorf("after %s: spec.suspend %v", step.action, got)
 			}
 		}
@@ -73,7 +74,7 @@ func TestAPostWithoutTheCSRFTokenIsRefused(t *testing.T) {
 func TestAnActionWithoutRBACIsRefusedAndShownRefused(t *testing.T) {
 	c := admin(t)
 	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
-	newSync(t, c, ns, "web", nil, readyStatus(1, "main@sha1:aaaaaaaaaaaa", "first"))
+	newSync(t, c, ns, "web", nil, readyStatus("main@sha1:aaaaaaaaaaaa", "first"))
 	grantSyncReading(t, c, "viewer", ns) // get, list, watch: no patch
 
 	b := startUI(t, as(t, "viewer"), ns, false)
@@ -89,7 +90,7 @@ func TestAnActionWithoutRBACIsRefusedAndShownRefused(t *testing.T) {
 			}
 		}
 	}
-	if s := getSync(t, c, ns, "web"); s.Spec.Suspend || s.Annotations[v1alpha1.ReconcileRequestedAnnotation] != "" {
+	if s := getWeb(t, c, ns); s.Spec.Suspend || s.Annotations[v1alpha1.ReconcileRequestedAnnotation] != "" {
 		t.Errorf("the refused actions changed the Sync: suspend %v, annotations %v", s.Spec.Suspend, s.Annotations)
 	}
 }

@@ -11,7 +11,7 @@ import (
 func TestFleetListsSyncsWithTheirStatus(t *testing.T) {
 	c := admin(t)
 	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
-	newSync(t, c, ns, "web", nil, readyStatus(1, "main@sha1:4f2c1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b", "Add the web app"))
+	newSync(t, c, ns, "web", nil, readyStatus("main@sha1:4f2c1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b", "Add the web app"))
 	newSync(t, c, ns, "held", func(s *v1alpha1.Sync) { s.Spec.Suspend = true }, v1alpha1.SyncStatus{})
 	b := startUI(t, controlplane.Shared(t).Config(), "default", true)
 
@@ -51,8 +51,8 @@ func TestAUserOfOneNamespaceSeesOnlyIt(t *testing.T) {
 	c := admin(t)
 	cfg := controlplane.Shared(t).Config()
 	mine, theirs := controlplane.NewNamespace(t, cfg), controlplane.NewNamespace(t, cfg)
-	newSync(t, c, mine, "mine", nil, readyStatus(1, "main@sha1:aaaaaaaaaaaa", "mine"))
-	newSync(t, c, theirs, "theirs", nil, readyStatus(1, "main@sha1:bbbbbbbbbbbb", "theirs"))
+	newSync(t, c, mine, "mine", nil, readyStatus("main@sha1:aaaaaaaaaaaa", "mine"))
+	newSync(t, c, theirs, "theirs", nil, readyStatus("main@sha1:bbbbbbbbbbbb", "theirs"))
 	grantSyncReading(t, c, "alice", mine)
 
 	b := startUI(t, as(t, "alice"), mine, true)

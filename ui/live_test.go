@@ -18,7 +18,7 @@ import (
 func TestTheLiveStreamDeliversAStatusChange(t *testing.T) {
 	c := admin(t)
 	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
-	s := newSync(t, c, ns, "web", nil, readyStatus(1, "main@sha1:aaaaaaaaaaaa", "first"))
+	s := newSync(t, c, ns, "web", nil, readyStatus("main@sha1:aaaaaaaaaaaa", "first"))
 	b := startUI(t, controlplane.Shared(t).Config(), "default", true)
 
 	ctx, cancel := context.WithTimeout(t.Context(), waitLong)

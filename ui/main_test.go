@@ -100,8 +100,10 @@ func newSync(t *testing.T, c client.Client, ns, name string, mutate func(*v1alph
 	return s
 }
 
-// readyStatus is the status of a Sync that applied rev and is Ready.
-func readyStatus(generation int64, rev, subject string) v1alpha1.SyncStatus {
+// readyStatus is the status of a Sync of generation 1 that applied rev and is
+// Ready.
+func readyStatus(rev, subject string) v1alpha1.SyncStatus {
+	const generation = 1 // a Sync just created
 	now := metav1.Now()
 	return v1alpha1.SyncStatus{
 		ObservedGeneration: generation, LastAppliedRevision: rev, LastAppliedTime: &now,

@@ -13,7 +13,7 @@ import (
 func TestSyncPageShowsConditionsTreeAndHistory(t *testing.T) {
 	c := admin(t)
 	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
-	st := readyStatus(1, "main@sha1:4f2c1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b", "Add the api")
+	st := readyStatus("main@sha1:4f2c1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b", "Add the api")
 	st.Inventory = []string{"_web__Namespace_v1", "web_api_apps_Deployment_v1"}
 	st.Resources = []v1alpha1.ResourceStatus{{
 		ObjectRef: v1alpha1.ObjectRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "web", Name: "api"},
@@ -50,7 +50,7 @@ func TestHostileValuesComeOutEscaped(t *testing.T) {
 		message    = `"><img src=x onerror=alert(1)>`
 		annotation = `</code><script>alert('pin')</script>`
 	)
-	st := readyStatus(1, "main@sha1:4f2c1a2b3c4d", subject)
+	st := readyStatus("main@sha1:4f2c1a2b3c4d", subject)
 	st.Conditions = append(st.Conditions, metav1.Condition{Type: v1alpha1.StalledCondition, Status: metav1.ConditionTrue,
 		Reason: v1alpha1.ReasonRenderFailed, Message: message, ObservedGeneration: 1, LastTransitionTime: metav1.Now()})
 	newSync(t, c, ns, "hostile", func(s *v1alpha1.Sync) {
