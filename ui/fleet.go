@@ -105,18 +105,26 @@ func (s *Server) fleet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	page := fleetPage{Namespace: q.Get("namespace"), Status: q.Get("status"), OnlyNamespace: s.scope.namespace, Narrowed: s.scope.narrowed}
-	pass := statusFilter(page.Status)
+	page := fleetPageOf(list.Items, q.Get("namespace"), q.Get("status"))
+	page.OnlyNamespace, page.Narrowed = s.scope.namespace, s.scope.narrowed
+	s.render(w, http.StatusOK, "fleet", page)
+}
+
+// fleetPageOf is the fleet page of syncs: the rows that pass the filters by
+// namespace and status ("" passes every row), in order, and the counts of all.
+func fleetPageOf(syncs []v1alpha1.Sync, namespace, status string) fleetPage {
+	page := fleetPage{Namespace: namespace, Status: status}
+	pass := statusFilter(status)
 	seen := map[string]bool{}
-	all := make([]row, 0, len(list.Items))
-	for i := range list.Items {
-		rw := rowOf(&list.Items[i])
+	all := make([]row, 0, len(syncs))
+	for i := range syncs {
+		rw := rowOf(&syncs[i])
 		all = append(all, rw)
 		if !seen[rw.Namespace] {
 			seen[rw.Namespace] = true
 			page.Namespaces = append(page.Namespaces, rw.Namespace)
 		}
-		if (page.Namespace == "" || rw.Namespace == page.Namespace) && pass(rw) {
+		if (namespace == "" || rw.Namespace == namespace) && pass(rw) {
 			page.Rows = append(page.Rows, rw)
 		}
 	}
@@ -126,7 +134,7 @@ func (s *Server) fleet(w http.ResponseWriter, r *http.Request) {
 		page.Statuses = append(page.Statuses, f.Value)
 	}
 	page.Counts = countRows(all)
-	s.render(w, http.StatusOK, "fleet", page)
+	return page
 }
 
 // statusFilter is the test of the status filter value; an unknown value passes
