@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
+
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/plan"
 	"tether.dev/tether/source"
@@ -90,6 +92,8 @@ type fleetPage struct {
 	Statuses   []string
 	Namespace  string // the namespace filter, "" for all
 	Status     string // the status filter, "" for all
+	Label      string // the label selector, "" for all
+	LabelError string // why Label is no selector
 	// OnlyNamespace is the one namespace watched, "" for every namespace;
 	// Narrowed says the user may not list every namespace.
 	OnlyNamespace string
@@ -105,16 +109,28 @@ func (s *Server) fleet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	page := fleetPageOf(list.Items, q.Get("namespace"), q.Get("status"))
+	page := fleetPageOf(list.Items, fleetFilter{namespace: q.Get("namespace"), status: q.Get("status"), label: q.Get("label")})
 	page.OnlyNamespace, page.Narrowed = s.scope.namespace, s.scope.narrowed
 	s.render(w, http.StatusOK, "fleet", page)
 }
 
-// fleetPageOf is the fleet page of syncs: the rows that pass the filters by
-// namespace and status ("" passes every row), in order, and the counts of all.
-func fleetPageOf(syncs []v1alpha1.Sync, namespace, status string) fleetPage {
-	page := fleetPage{Namespace: namespace, Status: status}
-	pass := statusFilter(status)
+// fleetFilter is what the fleet page's query asks for; "" passes every Sync.
+type fleetFilter struct {
+	namespace string
+	status    string // one of statusFilters
+	label     string // a label selector, as kubectl get -l takes
+}
+
+// fleetPageOf is the fleet page of syncs: the rows that pass the filter, in
+// order, and the counts of all. A label selector that does not parse filters
+// nothing, and the page says why.
+func fleetPageOf(syncs []v1alpha1.Sync, f fleetFilter) fleetPage {
+	page := fleetPage{Namespace: f.namespace, Status: f.status, Label: f.label}
+	pass := statusFilter(f.status)
+	selector, err := labels.Parse(f.label)
+	if err != nil {
+		page.LabelError, selector = err.Error(), labels.Everything()
+	}
 	seen := map[string]bool{}
 	all := make([]row, 0, len(syncs))
 	for i := range syncs {
@@ -124,7 +140,7 @@ func fleetPageOf(syncs []v1alpha1.Sync, namespace, status string) fleetPage {
 			seen[rw.Namespace] = true
 			page.Namespaces = append(page.Namespaces, rw.Namespace)
 		}
-		if (namespace == "" || rw.Namespace == namespace) && pass(rw) {
+		if (f.namespace == "" || rw.Namespace == f.namespace) && pass(rw) && selector.Matches(labels.Set(syncs[i].Labels)) {
 			page.Rows = append(page.Rows, rw)
 		}
 	}

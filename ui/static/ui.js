@@ -25,20 +25,27 @@
     });
     return found.length > 0;
   }
-  function changed() {
+  // changed shows the page's note that it no longer shows everything: on the
+  // fleet, a Sync it has no row for; on a Sync's page (data-for-key), that Sync.
+  function changed(key, found) {
     var note = document.getElementById("changed");
-    if (note) { note.hidden = false; }
+    if (!note) { return; }
+    var forKey = note.getAttribute("data-for-key");
+    if (forKey === null ? !found : forKey === key) { note.hidden = false; }
   }
   var source = new EventSource("/live");
-  source.addEventListener("open", function () { say("live"); });
-  source.addEventListener("error", function () { say("reconnecting…"); });
+  var lost = false;
+  source.addEventListener("open", function () {
+    say(lost ? "live again: reload to see what changed meanwhile" : "live");
+  });
+  source.addEventListener("error", function () { lost = true; say("reconnecting…"); });
   source.addEventListener("sync", function (e) {
     var row = JSON.parse(e.data);
-    if (!update(row)) { changed(); }
+    changed(row.key, update(row));
   });
   source.addEventListener("gone", function (e) {
     var row = JSON.parse(e.data);
     rowsOf(row.key).forEach(function (el) { if (el.tagName === "TR") { el.remove(); } });
-    changed();
+    changed(row.key, false);
   });
 })();
