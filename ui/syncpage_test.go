@@ -118,8 +118,11 @@ func TestTheTreeShowsWhatTheWorkloadsOwn(t *testing.T) {
 	b := startUI(t, controlplane.Shared(t).Config(), "default", true)
 
 	page := b.get("/syncs/" + ns + "/web")
-	tree := page[strings.Index(page, `<span class="obj">api</span>`):]
-	tree = tree[:strings.Index(tree, "</section>")]
+	_, tree, found := strings.Cut(page, `<span class="obj">api</span>`)
+	tree, _, _ = strings.Cut(tree, "</section>")
+	if !found {
+		t.Fatalf("the tree does not show the Deployment api:\n%s", page)
+	}
 	rsAt := strings.Index(tree, `ReplicaSet <span class="obj">api-5d8f</span>`)
 	podAt := strings.Index(tree, `Pod <span class="obj">api-5d8f-x7k2p</span> <span class="status" data-value="Progressing">Progressing</span>`)
 	if rsAt < 0 || podAt < rsAt {
