@@ -82,6 +82,12 @@ func grantSyncReading(t *testing.T, c client.Client, user, ns string) {
 	}
 	harness.Must(t, c.Create(t.Context(), binding))
 	t.Cleanup(func() { _ = c.Delete(context.WithoutCancel(t.Context()), binding) })
+	// The API server's authorizer learns of the binding from its own watch.
+	userClient, err := client.New(as(t, user), client.Options{Scheme: testScheme(t)})
+	harness.Must(t, err)
+	harness.Eventually(t, waitLong, user+" may list Syncs", func(ctx context.Context) (bool, error) {
+		return true, userClient.List(ctx, &v1alpha1.SyncList{}, client.InNamespace(ns))
+	})
 }
 
 // newSync creates a Sync named name in ns, changed by mutate first, and sets its
