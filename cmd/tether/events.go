@@ -88,43 +88,24 @@ func printEventTable(w io.Writer, events []corev1.Event, namespace string, whole
 	return tw.Flush()
 }
 
-// syncEvents lists the Events of s and of the namespaced objects of its inventory,
-// one list per namespace.
+// syncEvents lists the Events of s and of the namespaced objects of its inventory
+// (plan.EventsOf), one list per namespace.
 func syncEvents(ctx context.Context, c client.Reader, s *v1alpha1.Sync) ([]corev1.Event, error) {
-	type involved struct{ kind, namespace, name string }
-	wanted := map[involved]bool{{"Sync", s.Namespace, s.Name}: true}
-	namespaces := map[string]bool{s.Namespace: true}
-	for _, r := range plan.Inventory(s.Status) {
-		if r.Namespace != "" {
-			wanted[involved{r.Kind, r.Namespace, r.Name}] = true
-			namespaces[r.Namespace] = true
-		}
-	}
+	scope := plan.EventsOf(s)
 	var out []corev1.Event
-	for _, ns := range sortedMapKeys(namespaces) {
+	for _, ns := range scope.Namespaces() {
 		list := &corev1.EventList{}
 		if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
 			return nil, fmt.Errorf("listing the Events of namespace %s: %w", ns, err)
 		}
-		for _, e := range list.Items {
-			o := e.InvolvedObject
-			if wanted[involved{o.Kind, o.Namespace, o.Name}] {
-				out = append(out, e)
+		for i := range list.Items {
+			if scope.Has(&list.Items[i]) {
+				out = append(out, list.Items[i])
 			}
 		}
 	}
 	return out, nil
 }
 
-// eventTime is when an Event last happened, from whichever field its reporter set.
-func eventTime(e corev1.Event) time.Time {
-	switch {
-	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
-		return e.Series.LastObservedTime.Time
-	case !e.LastTimestamp.IsZero():
-		return e.LastTimestamp.Time
-	case !e.EventTime.IsZero():
-		return e.EventTime.Time
-	}
-	return e.CreationTimestamp.Time
-}
+// eventTime is when an Event last happened (plan.EventTime).
+func eventTime(e corev1.Event) time.Time { return plan.EventTime(&e) }

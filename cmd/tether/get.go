@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/plan"
 	"tether.dev/tether/source"
 )
 
@@ -144,14 +145,8 @@ func pinnedTo(s *v1alpha1.Sync) string {
 }
 
 // readyStatus is the Ready condition's status, "Unknown" while the status is of
-// an older spec.
-func readyStatus(s *v1alpha1.Sync) string {
-	c := condition(s, v1alpha1.ReadyCondition)
-	if c == nil || c.ObservedGeneration != s.Generation {
-		return string(metav1.ConditionUnknown)
-	}
-	return string(c.Status)
-}
+// an older spec (plan.ReadyStatus).
+func readyStatus(s *v1alpha1.Sync) string { return plan.ReadyStatus(s) }
 
 func age(created metav1.Time, now time.Time) string {
 	if created.IsZero() {

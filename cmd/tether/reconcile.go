@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/plan"
 )
 
 // defaultWaitTimeout bounds `tether reconcile --wait` and `tether wait`.
@@ -91,14 +92,5 @@ func requestReconcile(ctx context.Context, t *syncTarget) (string, error) {
 }
 
 // requestAnnotation sets the reconcile-request annotation of s to a new value (the
-// time), and returns it.
-func requestAnnotation(s *v1alpha1.Sync) string {
-	token := time.Now().UTC().Format(time.RFC3339Nano)
-	annotations := s.GetAnnotations()
-	if annotations == nil {
-		annotations = map[string]string{}
-	}
-	annotations[v1alpha1.ReconcileRequestedAnnotation] = token
-	s.SetAnnotations(annotations)
-	return token
-}
+// time), and returns it (plan.RequestReconcile).
+func requestAnnotation(s *v1alpha1.Sync) string { return plan.RequestReconcile(s, time.Now()) }

@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"tether.dev/tether/plan"
 )
 
 // newSuspendCommand builds `tether suspend` (suspend true) or `tether resume`.
@@ -54,12 +57,7 @@ func setSuspend(ctx context.Context, kube *kubeFlags, name string, suspend bool,
 		return err
 	}
 	patch := client.MergeFrom(s.DeepCopy())
-	s.Spec.Suspend = suspend
-	if !suspend {
-		// Resuming also asks for a reconcile, so that the agent looks at git at once
-		// rather than answering from a listing made before the Sync was suspended.
-		requestAnnotation(s)
-	}
+	plan.SetSuspend(s, suspend, time.Now())
 	if err := t.c.Patch(ctx, s, patch); err != nil {
 		return fmt.Errorf("setting spec.suspend of %s: %w", t, err)
 	}

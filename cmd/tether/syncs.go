@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/plan"
 )
 
 // What the commands that read Syncs share: reading one, naming it, reading its
@@ -66,31 +67,11 @@ func isTrue(s *v1alpha1.Sync, typ string) bool {
 	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == s.Generation
 }
 
-// readyMessage is the message of the Ready condition, or "".
-func readyMessage(s *v1alpha1.Sync) string {
-	if c := condition(s, v1alpha1.ReadyCondition); c != nil {
-		return c.Message
-	}
-	return ""
-}
+// readyMessage is the message of the Ready condition, or "" (plan.ReadyMessage).
+func readyMessage(s *v1alpha1.Sync) string { return plan.ReadyMessage(s) }
 
-// shortRevision writes "main@sha1:4f2c1a…" as "main@4f2c1a2".
-func shortRevision(rev string) string {
-	ref, hash, ok := strings.Cut(rev, "@sha1:")
-	if !ok {
-		hash, ok = strings.CutPrefix(rev, "sha1:")
-		if !ok {
-			return rev
-		}
-	}
-	if len(hash) > 7 {
-		hash = hash[:7]
-	}
-	if ref == "" || ref == rev {
-		return hash
-	}
-	return ref + "@" + hash
-}
+// shortRevision writes "main@sha1:4f2c1a…" as "main@4f2c1a2" (plan.ShortRevision).
+func shortRevision(rev string) string { return plan.ShortRevision(rev) }
 
 // revisionHash is the commit hash of a revision, "" when it names none.
 func revisionHash(rev string) string {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -97,9 +96,6 @@ type treePrinter struct {
 	err   error
 }
 
-// clusterScoped heads the objects that live in no namespace.
-const clusterScoped = "(cluster-scoped)"
-
 func (p *treePrinter) print(s *v1alpha1.Sync) {
 	head := fmt.Sprintf("Sync/%s/%s  %s  %s  %s", s.Namespace, s.Name, orDash(shortRevision(s.Status.LastAppliedRevision)),
 		p.status(string(s.Status.Sync)), p.status(string(s.Status.Health)))
@@ -107,41 +103,18 @@ func (p *treePrinter) print(s *v1alpha1.Sync) {
 		head += "  " + p.status(string(v1alpha1.HealthSuspended)) + ": not compared with git until resumed"
 	}
 	p.line("", head)
-	byNamespace := map[string]map[string][]v1alpha1.ResourceStatus{}
-	for _, r := range plan.InventoryDetail(s.Status) {
-		if s.Spec.Suspend {
-			r.Sync = v1alpha1.SyncStatusUnknown // not compared while suspended
-		}
-		ns := r.Namespace
-		if ns == "" {
-			ns = clusterScoped
-		}
-		if byNamespace[ns] == nil {
-			byNamespace[ns] = map[string][]v1alpha1.ResourceStatus{}
-		}
-		kind := r.Kind
-		if r.Group != "" {
-			kind += "." + r.Group
-		}
-		byNamespace[ns][kind] = append(byNamespace[ns][kind], r)
-	}
-	namespaces := sortedMapKeys(byNamespace)
-	// Cluster-scoped objects first, as they are applied first.
-	sort.SliceStable(namespaces, func(i, j int) bool { return namespaces[i] == clusterScoped && namespaces[j] != clusterScoped })
-	if len(namespaces) == 0 {
+	tree := plan.Tree(s)
+	if len(tree) == 0 {
 		p.line("", "└── (no objects)")
 	}
-	for i, ns := range namespaces {
-		nsPrefix, nsIndent := branch("", i == len(namespaces)-1)
-		p.line(nsPrefix, ns)
-		kinds := sortedMapKeys(byNamespace[ns])
-		for j, kind := range kinds {
-			kindPrefix, kindIndent := branch(nsIndent, j == len(kinds)-1)
-			p.line(kindPrefix, kind)
-			objs := byNamespace[ns][kind]
-			sort.Slice(objs, func(a, b int) bool { return objs[a].Name < objs[b].Name })
-			for k, r := range objs {
-				objPrefix, _ := branch(kindIndent, k == len(objs)-1)
+	for i, ns := range tree {
+		nsPrefix, nsIndent := branch("", i == len(tree)-1)
+		p.line(nsPrefix, ns.Namespace)
+		for j, kind := range ns.Kinds {
+			kindPrefix, kindIndent := branch(nsIndent, j == len(ns.Kinds)-1)
+			p.line(kindPrefix, kind.Kind)
+			for k, r := range kind.Objects {
+				objPrefix, _ := branch(kindIndent, k == len(kind.Objects)-1)
 				p.line(objPrefix, p.object(r))
 			}
 		}
@@ -200,13 +173,4 @@ func (p *treePrinter) status(code string) string {
 		return code
 	}
 	return c + code + reset
-}
-
-func sortedMapKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -101,8 +101,9 @@ func (d *demo) run(ctx context.Context, once bool) error {
 		"  export KUBECONFIG=%s PATH=%s:$PATH\n"+
 		"  kubectl get syncs -A -w\n"+
 		"  cd %s && $EDITOR deployment.yaml && git commit -am change && git push\n"+
-		"  curl -s http://%s/metrics | grep ^tether_sync_info\n",
-		d.cp.KubeconfigPath(), filepath.Dir(d.kubectl), d.work, d.metrics)
+		"  curl -s http://%s/metrics | grep ^tether_sync_info\n"+
+		"  %s ui    # the web UI, acting as you: open the http:// URL it prints\n",
+		d.cp.KubeconfigPath(), filepath.Dir(d.kubectl), d.work, d.metrics, d.tether)
 	if once {
 		return nil
 	}

@@ -1,0 +1,180 @@
+package ui
+
+import (
+	"cmp"
+	"net/http"
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
+
+	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/plan"
+	"tether.dev/tether/source"
+)
+
+// Bounds of the text of one row: a subject or a message is one line.
+const (
+	maxSubject = 100
+	maxMessage = 200
+)
+
+// row is one Sync as the fleet page and the live stream show it. Every field is
+// text, escaped where the page writes it.
+type row struct {
+	Key            string `json:"key"` // namespace/name
+	Namespace      string `json:"namespace"`
+	Name           string `json:"name"`
+	Sync           string `json:"sync"`
+	Health         string `json:"health"`
+	Ready          string `json:"ready"`
+	Revision       string `json:"revision"`
+	Subject        string `json:"subject"`
+	LastApplied    string `json:"lastApplied"`
+	Suspended      string `json:"suspended"` // "suspended" or ""
+	Pinned         string `json:"pinned"`
+	FailingReason  string `json:"failingReason"`
+	FailingMessage string `json:"failingMessage"`
+}
+
+// rowOf is the row of s, worded as `tether get` words it (package plan).
+func rowOf(s *v1alpha1.Sync) row {
+	r := row{
+		Key: s.Namespace + "/" + s.Name, Namespace: s.Namespace, Name: s.Name,
+		Sync: orDash(string(s.Status.Sync)), Health: orDash(string(s.Status.Health)), Ready: plan.ReadyStatus(s),
+		Revision: orDash(plan.ShortRevision(s.Status.LastAppliedRevision)),
+		Subject:  source.OneLine(plan.AppliedSubject(s), maxSubject),
+		Pinned:   source.OneLine(s.GetAnnotations()[v1alpha1.PinRevisionAnnotation], 80),
+	}
+	if t := s.Status.LastAppliedTime; t != nil {
+		r.LastApplied = t.UTC().Format(time.DateTime) + " UTC"
+	}
+	if s.Spec.Suspend {
+		r.Suspended = "suspended"
+	}
+	reason, msg := plan.Failing(s)
+	r.FailingReason, r.FailingMessage = source.OneLine(reason, 80), source.OneLine(msg, maxMessage)
+	return r
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// statusFilters are the values of the fleet's status filter, each with whether a
+// row passes it.
+var statusFilters = []struct {
+	Value string
+	pass  func(row) bool
+}{
+	{"OutOfSync", func(r row) bool { return r.Sync == string(v1alpha1.SyncStatusOutOfSync) }},
+	{"NotReady", func(r row) bool { return r.Ready != "True" }},
+	{"Failing", func(r row) bool { return r.FailingReason != "" }},
+	{"Degraded", func(r row) bool { return r.Health == string(v1alpha1.HealthDegraded) }},
+	{"Progressing", func(r row) bool { return r.Health == string(v1alpha1.HealthProgressing) }},
+	{"Suspended", func(r row) bool { return r.Suspended != "" }},
+}
+
+// count is one figure of the fleet's head.
+type count struct {
+	Label string
+	N     int
+}
+
+// fleetPage is what the fleet page shows.
+type fleetPage struct {
+	Rows       []row
+	Counts     []count
+	Namespaces []string // those of the Syncs watched, for the filter
+	Statuses   []string
+	Namespace  string // the namespace filter, "" for all
+	Status     string // the status filter, "" for all
+	Label      string // the label selector, "" for all
+	LabelError string // why Label is no selector
+	// OnlyNamespace is the one namespace watched, "" for every namespace;
+	// Narrowed says the user may not list every namespace.
+	OnlyNamespace string
+	Narrowed      bool
+}
+
+// fleet lists the Syncs the user may list, from the shared watch, filtered by the
+// query's namespace and status.
+func (s *Server) fleet(w http.ResponseWriter, r *http.Request) {
+	list := &v1alpha1.SyncList{}
+	if err := s.cache.List(r.Context(), list); err != nil {
+		s.refuse(w, r, http.StatusBadGateway, "Listing Syncs failed: "+err.Error())
+		return
+	}
+	q := r.URL.Query()
+	page := fleetPageOf(list.Items, fleetFilter{namespace: q.Get("namespace"), status: q.Get("status"), label: q.Get("label")})
+	page.OnlyNamespace, page.Narrowed = s.scope.namespace, s.scope.narrowed
+	s.render(w, http.StatusOK, "fleet", page)
+}
+
+// fleetFilter is what the fleet page's query asks for; "" passes every Sync.
+type fleetFilter struct {
+	namespace string
+	status    string // one of statusFilters
+	label     string // a label selector, as kubectl get -l takes
+}
+
+// fleetPageOf is the fleet page of syncs: the rows that pass the filter, in
+// order, and the counts of all. A label selector that does not parse filters
+// nothing, and the page says why.
+func fleetPageOf(syncs []v1alpha1.Sync, f fleetFilter) fleetPage {
+	page := fleetPage{Namespace: f.namespace, Status: f.status, Label: f.label}
+	pass := statusFilter(f.status)
+	selector, err := labels.Parse(f.label)
+	if err != nil {
+		page.LabelError, selector = err.Error(), labels.Everything()
+	}
+	seen := map[string]bool{}
+	all := make([]row, 0, len(syncs))
+	for i := range syncs {
+		rw := rowOf(&syncs[i])
+		all = append(all, rw)
+		if !seen[rw.Namespace] {
+			seen[rw.Namespace] = true
+			page.Namespaces = append(page.Namespaces, rw.Namespace)
+		}
+		if (f.namespace == "" || rw.Namespace == f.namespace) && pass(rw) && selector.Matches(labels.Set(syncs[i].Labels)) {
+			page.Rows = append(page.Rows, rw)
+		}
+	}
+	slices.SortFunc(page.Rows, func(a, b row) int { return cmp.Compare(a.Key, b.Key) })
+	slices.Sort(page.Namespaces)
+	for _, f := range statusFilters {
+		page.Statuses = append(page.Statuses, f.Value)
+	}
+	page.Counts = countRows(all)
+	return page
+}
+
+// statusFilter is the test of the status filter value; an unknown value passes
+// every row.
+func statusFilter(value string) func(row) bool {
+	for _, f := range statusFilters {
+		if f.Value == value {
+			return f.pass
+		}
+	}
+	return func(row) bool { return true }
+}
+
+// countRows is the fleet's head: how many Syncs, and how many pass each filter.
+func countRows(rows []row) []count {
+	counts := []count{{Label: "Syncs", N: len(rows)}}
+	for _, f := range statusFilters {
+		n := 0
+		for _, r := range rows {
+			if f.pass(r) {
+				n++
+			}
+		}
+		counts = append(counts, count{Label: f.Value, N: n})
+	}
+	return counts
+}

@@ -1,0 +1,61 @@
+package ui
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/test/controlplane"
+	"tether.dev/tether/test/harness"
+)
+
+// TestTheLiveStreamDeliversAStatusChange: a page's stream carries the new status
+// of a Sync as the shared watch sees it change.
+func TestTheLiveStreamDeliversAStatusChange(t *testing.T) {
+	c := admin(t)
+	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	s := newSync(t, c, ns, "web", nil, readyStatus("main@sha1:aaaaaaaaaaaa", "first"))
+	b := startUI(t, controlplane.Shared(t).Config(), "default", true)
+
+	ctx, cancel := context.WithTimeout(t.Context(), waitLong)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.base+"/live", nil)
+	harness.Must(t, err)
+	stream := &http.Client{Jar: b.http.Jar} // no timeout: the stream stays open
+	resp, err := stream.Do(req)
+	harness.Must(t, err)
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("/live: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	lines := bufio.NewScanner(resp.Body)
+	if !lines.Scan() || lines.Text() != ": live" {
+		t.Fatalf("the stream did not open: %q %v", lines.Text(), lines.Err())
+	}
+
+	s.Status.Sync = v1alpha1.SyncStatusOutOfSync
+	harness.Must(t, c.Status().Update(t.Context(), s))
+
+	event := ""
+	for lines.Scan() {
+		line := lines.Text()
+		if strings.HasPrefix(line, "event: ") {
+			event = strings.TrimPrefix(line, "event: ")
+			continue
+		}
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok || event != "sync" {
+			continue
+		}
+		var r row
+		harness.Must(t, json.Unmarshal([]byte(data), &r))
+		if r.Key == ns+"/web" && r.Sync == string(v1alpha1.SyncStatusOutOfSync) {
+			return // delivered
+		}
+	}
+	t.Fatalf("the stream ended without the change: %v", lines.Err())
+}

@@ -1,0 +1,143 @@
+package ui
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"net"
+	"net/http"
+	gosync "sync"
+)
+
+// cookieName is the session cookie's name.
+const cookieName = "tether_ui_session"
+
+// contentSecurityPolicy lets a page load only the UI's own script and style, talk
+// only to the UI, post forms only to it, and be framed by nobody.
+const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
+	"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// session is one browser's: its CSRF token, sent in every form and checked on
+// every POST.
+type session struct {
+	csrf string
+}
+
+// sessions holds the one-time login token and the sessions it started.
+type sessions struct {
+	mu         gosync.Mutex
+	loginToken string // "" once used
+	byID       map[string]*session
+}
+
+func newSessions() *sessions {
+	return &sessions{loginToken: randomToken(), byID: map[string]*session{}}
+}
+
+// randomToken is 32 random bytes, URL-safe. crypto/rand does not fail on the
+// platforms Go supports (it panics rather than return short).
+func randomToken() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// exchange spends the one-time token: if token is it, it starts a session and
+// returns its ID; any later call, or another token, gets "".
+func (ss *sessions) exchange(token string) string {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.loginToken == "" || subtle.ConstantTimeCompare([]byte(token), []byte(ss.loginToken)) != 1 {
+		return ""
+	}
+	ss.loginToken = ""
+	id := randomToken()
+	ss.byID[id] = &session{csrf: randomToken()}
+	return id
+}
+
+func (ss *sessions) get(id string) *session {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.byID[id]
+}
+
+// login exchanges the token of the URL `tether ui` printed for a session cookie,
+// and sends the browser on to the fleet, dropping the token from its address bar.
+func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	id := s.sessions.exchange(r.URL.Query().Get("token"))
+	if id == "" {
+		s.refuse(w, r, http.StatusForbidden, "This sign-in link is wrong or was used already. Run tether ui again for a new one.")
+		return
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name: cookieName, Value: id, Path: "/",
+		HttpOnly: true, SameSite: http.SameSiteStrictMode,
+	})
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+type sessionKey struct{}
+
+// signedIn lets through requests of a session, with it in their context.
+func (s *Server) signedIn(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := r.Cookie(cookieName)
+		var sess *session
+		if err == nil {
+			sess = s.sessions.get(c.Value)
+		}
+		if sess == nil {
+			s.refuse(w, r, http.StatusUnauthorized, "Not signed in. Open the link tether ui printed.")
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, sess)))
+	})
+}
+
+func sessionOf(r *http.Request) *session {
+	sess, _ := r.Context().Value(sessionKey{}).(*session)
+	return sess
+}
+
+// csrfField is the form field that carries the session's CSRF token.
+const csrfField = "csrf"
+
+// checkCSRF lets through a POST whose form carries the session's CSRF token.
+func (s *Server) checkCSRF(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, 4096)
+		sess := sessionOf(r)
+		got := r.PostFormValue(csrfField)
+		if sess == nil || got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(sess.csrf)) != 1 {
+			s.refuse(w, r, http.StatusForbidden, "Refused: the form's CSRF token is missing or wrong. Reload the page and try again.")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// secured sets the headers every response carries and refuses requests for
+// another Host than the one the server listens on (a page of another site that
+// resolves its name to this address: DNS rebinding). localhost is accepted for
+// a server on loopback.
+func secured(host string, next http.Handler) http.Handler {
+	allowed := map[string]bool{host: true}
+	if h, port, err := net.SplitHostPort(host); err == nil && net.ParseIP(h).IsLoopback() {
+		allowed[net.JoinHostPort("localhost", port)] = true
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", contentSecurityPolicy)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cache-Control", "no-store")
+		if !allowed[r.Host] {
+			http.Error(w, "unknown host", http.StatusMisdirectedRequest)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,51 @@
+// Tether UI: live updates. One EventSource per page reads the server's stream
+// of Sync changes (one shared watch on the server; no polling) and rewrites the
+// text of the fields of the Sync it names. Text only: nothing from the server is
+// ever parsed as HTML.
+"use strict";
+(function () {
+  if (!window.EventSource) { return; }
+  var live = document.getElementById("live");
+  function say(text) { if (live) { live.hidden = false; live.textContent = text; } }
+  function rowsOf(key) {
+    return Array.prototype.filter.call(document.querySelectorAll("[data-key]"), function (el) {
+      return el.getAttribute("data-key") === key;
+    });
+  }
+  function update(row) {
+    var found = rowsOf(row.key);
+    found.forEach(function (el) {
+      el.querySelectorAll("[data-field]").forEach(function (f) {
+        var name = f.getAttribute("data-field");
+        if (!Object.prototype.hasOwnProperty.call(row, name)) { return; }
+        var value = String(row[name]);
+        f.textContent = value;
+        if (f.hasAttribute("data-value")) { f.setAttribute("data-value", value); }
+      });
+    });
+    return found.length > 0;
+  }
+  // changed shows the page's note that it no longer shows everything: on the
+  // fleet, a Sync it has no row for; on a Sync's page (data-for-key), that Sync.
+  function changed(key, found) {
+    var note = document.getElementById("changed");
+    if (!note) { return; }
+    var forKey = note.getAttribute("data-for-key");
+    if (forKey === null ? !found : forKey === key) { note.hidden = false; }
+  }
+  var source = new EventSource("/live");
+  var lost = false;
+  source.addEventListener("open", function () {
+    say(lost ? "live again: reload to see what changed meanwhile" : "live");
+  });
+  source.addEventListener("error", function () { lost = true; say("reconnecting…"); });
+  source.addEventListener("sync", function (e) {
+    var row = JSON.parse(e.data);
+    changed(row.key, update(row));
+  });
+  source.addEventListener("gone", function (e) {
+    var row = JSON.parse(e.data);
+    rowsOf(row.key).forEach(function (el) { if (el.tagName === "TR") { el.remove(); } });
+    changed(row.key, false);
+  });
+})();

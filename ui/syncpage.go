@@ -1,0 +1,178 @@
+package ui
+
+import (
+	"net/http"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/plan"
+	"tether.dev/tether/source"
+)
+
+// syncView is what the Sync page shows.
+type syncView struct {
+	Row        row
+	CSRF       string
+	Done       string // what the last action did, worded by doneMessages
+	Conditions []conditionView
+	Tree       []treeNamespace
+	TreeGaps   []string // what could not be read for the tree
+	Events     []eventView
+	EventGaps  []string
+	History    []historyView
+	Suspended  bool
+}
+
+type conditionView struct {
+	Type, Status, Reason, Message, Since string
+	Stale                                bool // written for an older spec
+}
+
+type treeNamespace struct {
+	Namespace string
+	Kinds     []treeKind
+}
+
+type treeKind struct {
+	Kind    string
+	Objects []treeObject
+}
+
+type treeObject struct {
+	Name, Sync, Health, Message string
+	Owned                       []ownedNode
+	More                        int
+}
+
+type eventView struct {
+	Time, Type, Reason, Object, Message string
+}
+
+type historyView struct {
+	Revision, AppliedAt, Health, Message string
+	Current                              bool
+}
+
+// doneMessages word what an action did, by the done query parameter the action
+// redirects with; another value says nothing.
+var doneMessages = map[string]string{
+	"reconcile": "Reconcile requested: the agent looks at git now.",
+	"suspend":   "Suspended: nothing is fetched, applied or pruned until resumed.",
+	"resume":    "Resumed, and a reconcile requested.",
+}
+
+// syncPage shows one Sync, read as the user: its conditions, the tree of its
+// objects and what they own, its Events and its history.
+func (s *Server) syncPage(w http.ResponseWriter, r *http.Request) {
+	sy := &v1alpha1.Sync{}
+	key := client.ObjectKey{Namespace: r.PathValue("namespace"), Name: r.PathValue("name")}
+	if err := s.client.Get(r.Context(), key, sy); err != nil {
+		s.apiRefusal(w, "Reading Sync "+key.String(), err, "")
+		return
+	}
+	v := syncView{Row: rowOf(sy), CSRF: sessionOf(r).csrf, Done: doneMessages[r.URL.Query().Get("done")], Suspended: sy.Spec.Suspend}
+	v.Conditions = conditionsOf(sy)
+	v.Tree, v.TreeGaps = s.treeOf(r, sy)
+	v.Events, v.EventGaps = s.eventsOf(r, sy)
+	v.History = historyOf(sy)
+	s.render(w, http.StatusOK, "sync", v)
+}
+
+func conditionsOf(sy *v1alpha1.Sync) []conditionView {
+	out := make([]conditionView, 0, len(sy.Status.Conditions))
+	for _, c := range sy.Status.Conditions {
+		out = append(out, conditionView{
+			Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message,
+			Since: c.LastTransitionTime.UTC().Format(time.DateTime) + " UTC", Stale: c.ObservedGeneration != sy.Generation,
+		})
+	}
+	return out
+}
+
+// treeOf is the Sync's tree as `tether tree` groups it (plan.Tree), with the
+// objects its workloads own beneath them.
+func (s *Server) treeOf(r *http.Request, sy *v1alpha1.Sync) ([]treeNamespace, []string) {
+	idx := readOwned(r.Context(), s.client, ownerNamespaces(plan.Inventory(sy.Status)))
+	var out []treeNamespace
+	for _, ns := range plan.Tree(sy) {
+		tn := treeNamespace{Namespace: ns.Namespace}
+		for _, k := range ns.Kinds {
+			tk := treeKind{Kind: k.Kind}
+			for _, o := range k.Objects {
+				obj := treeObject{Name: o.Name, Sync: orDash(string(o.Sync)), Health: orDash(string(o.Health)), Message: oneLine(o.Message)}
+				obj.Owned, obj.More = idx.children(o.Group, o.Kind, o.Namespace, o.Name, 0)
+				tk.Objects = append(tk.Objects, obj)
+			}
+			tn.Kinds = append(tn.Kinds, tk)
+		}
+		out = append(out, tn)
+	}
+	return out, idx.unreadable
+}
+
+// maxEvents bounds the Events the page shows, the newest kept.
+const maxEvents = 100
+
+// eventsOf lists, as the user, the Events of the Sync and its objects
+// (plan.EventsOf), newest first.
+func (s *Server) eventsOf(r *http.Request, sy *v1alpha1.Sync) ([]eventView, []string) {
+	scope := plan.EventsOf(sy)
+	var events []corev1.Event
+	var gaps []string
+	for _, ns := range scope.Namespaces() {
+		list := &corev1.EventList{}
+		if err := s.client.List(r.Context(), list, client.InNamespace(ns)); err != nil {
+			gaps = append(gaps, "Events in "+ns+": "+err.Error())
+			continue
+		}
+		for i := range list.Items {
+			if scope.Has(&list.Items[i]) {
+				events = append(events, list.Items[i])
+			}
+		}
+	}
+	slices.SortStableFunc(events, func(a, b corev1.Event) int { return plan.EventTime(&b).Compare(plan.EventTime(&a)) })
+	events = events[:min(len(events), maxEvents)]
+	out := make([]eventView, 0, len(events))
+	for i := range events {
+		e := &events[i]
+		o := e.InvolvedObject
+		out = append(out, eventView{
+			Time: plan.EventTime(e).UTC().Format(time.DateTime) + " UTC", Type: e.Type, Reason: e.Reason,
+			Object: o.Kind + "/" + o.Namespace + "/" + o.Name, Message: source.OneLine(e.Message, maxMessage),
+		})
+	}
+	return out, gaps
+}
+
+func historyOf(sy *v1alpha1.Sync) []historyView {
+	out := make([]historyView, 0, len(sy.Status.History))
+	for i, e := range sy.Status.History {
+		out = append(out, historyView{
+			Revision: plan.ShortRevision(source.OneLine(e.Revision, 80)), AppliedAt: e.AppliedAt.UTC().Format(time.DateTime) + " UTC",
+			Health: orDash(string(e.Health)), Message: source.OneLine(e.Message, maxSubject), Current: i == 0,
+		})
+	}
+	return out
+}
+
+// oneLine makes a message one line of at most maxMessage bytes.
+func oneLine(msg string) string { return source.OneLine(msg, maxMessage) }
+
+// apiRefusal answers for a request the API server refused or failed: 403 when it
+// forbade it, 404 when there is no such object, 502 otherwise, with its message.
+func (s *Server) apiRefusal(w http.ResponseWriter, what string, err error, back string) {
+	code := http.StatusBadGateway
+	switch {
+	case apierrors.IsForbidden(err):
+		code = http.StatusForbidden
+	case apierrors.IsNotFound(err):
+		code = http.StatusNotFound
+	}
+	s.render(w, code, "message", messagePage{Title: titleOf(code), Message: what + ": " + err.Error(), Back: back})
+}
