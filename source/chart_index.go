@@ -43,11 +43,14 @@ func parseIndex(data []byte, maxNodes int) (chartIndex, error) {
 	if len(trimmed) == 0 {
 		return nil, errors.New("index.yaml is empty")
 	}
-	if trimmed[0] == '{' {
+	if trimmed[0] == '{' && json.Valid(trimmed) {
 		return parseJSONIndex(trimmed)
 	}
 	parts, ok := indexParts(data)
 	if !ok {
+		if yamlNodeBound(data) > maxNodes {
+			return nil, fmt.Errorf("index.yaml: %w", errIndexLayout)
+		}
 		return parseYAMLPart(data, maxNodes)
 	}
 	idx := chartIndex{}
@@ -79,9 +82,6 @@ func parseJSONIndex(data []byte) (chartIndex, error) {
 // with entries, within maxNodes nodes counted from its text first.
 func parseYAMLPart(data []byte, maxNodes int) (chartIndex, error) {
 	if n := yamlNodeBound(data); n > maxNodes {
-		if !bytes.Contains(data, []byte("entries:")) {
-			return nil, fmt.Errorf("index.yaml: %w", errIndexLayout)
-		}
 		return nil, overBudgetf("index.yaml: one chart's entries hold more than %d YAML nodes (a bound from the text: %d)", maxNodes, n)
 	}
 	var doc struct {
