@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/common"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/source"
