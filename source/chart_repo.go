@@ -139,9 +139,9 @@ func checkChartURL(repository string) error {
 	case strings.HasPrefix(repository, "https://"), strings.HasPrefix(repository, "http://"):
 		return nil
 	case strings.HasPrefix(repository, "oci://"):
-		return errors.New("OCI registries (oci://) are not read by this agent yet; name a chart repository served over http(s)")
+		return errors.New("spec.source.chart.repository: OCI registries (oci://) are not read by this agent yet; name a chart repository served over http(s)")
 	}
-	return errors.New("a chart repository is an http:// or https:// URL")
+	return errors.New("spec.source.chart.repository: a chart repository is an http:// or https:// URL")
 }
 
 // chartIndex returns the repository's index, read at most once per

@@ -66,10 +66,11 @@ func Start(t testing.TB, opts Options) *Server {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.requests[r.URL.Path]++
+	want := s.opts
 	s.mu.Unlock()
-	if s.opts.Username != "" {
+	if want.Username != "" {
 		user, pass, ok := r.BasicAuth()
-		if !ok || user != s.opts.Username || pass != s.opts.Password {
+		if !ok || user != want.Username || pass != want.Password {
 			w.Header().Set("WWW-Authenticate", `Basic realm="charts"`)
 			http.Error(w, RefusalBody, http.StatusUnauthorized)
 			return
@@ -87,6 +88,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, _ = w.Write(data)
+}
+
+// RequireBasicAuth makes the server refuse, from now on, every request
+// without these credentials (401 with RefusalBody).
+func (s *Server) RequireBasicAuth(username, password string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opts.Username, s.opts.Password = username, password
 }
 
 // Requests counts the requests of path ("/index.yaml") so far.
