@@ -192,7 +192,7 @@ func unpackChart(data []byte, label string, opts Options) (*inMemoryFS, error) {
 	}
 	gz, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
-		return fail("", fmt.Errorf("%w: %v", ErrChartPackage, err))
+		return fail("", fmt.Errorf("%w: %w", ErrChartPackage, err))
 	}
 	defer func() { _ = gz.Close() }()
 	fs := newInMemoryFS()
@@ -205,7 +205,7 @@ func unpackChart(data []byte, label string, opts Options) (*inMemoryFS, error) {
 			break
 		}
 		if err != nil {
-			return fail("", fmt.Errorf("%w: %v", ErrChartPackage, err))
+			return fail("", fmt.Errorf("%w: %w", ErrChartPackage, err))
 		}
 		if entries++; entries > opts.MaxChartFiles {
 			return fail(v1alpha1.ReasonRenderLimitExceeded, fmt.Errorf("the package holds more than %d files, the limit", opts.MaxChartFiles))
@@ -225,10 +225,10 @@ func unpackChart(data []byte, label string, opts Options) (*inMemoryFS, error) {
 		}
 		content, err := io.ReadAll(io.LimitReader(tr, h.Size))
 		if err != nil {
-			return fail("", fmt.Errorf("%w: %.200s: %v", ErrChartPackage, name, err))
+			return fail("", fmt.Errorf("%w: %.200s: %w", ErrChartPackage, name, err))
 		}
 		if err := fs.WriteFile(path.Join("/", label, name), content); err != nil {
-			return fail("", fmt.Errorf("%w: %v", ErrChartPackage, err))
+			return fail("", fmt.Errorf("%w: %w", ErrChartPackage, err))
 		}
 	}
 	if !isChart(fs, path.Join("/", label)) {

@@ -49,7 +49,7 @@ func TestAChartFromARepositoryRendersItsNewestMatchWithItsValues(t *testing.T) {
 		t.Fatalf("rendered %d objects; want the ConfigMap", len(snap.Objects))
 	}
 	cm := snap.Objects[0]
-	data, _, _ := unstructuredMap(cm.Object, "data")
+	data := stringMap(cm.Object, "data")
 	if cm.GetName() != "web-config" || data["greeting"] != "hi" || data["chartVersion"] != "1.1.0" {
 		t.Errorf("rendered %s with data %v; want web-config greeting hi chartVersion 1.1.0", cm.GetName(), data)
 	}
@@ -88,14 +88,14 @@ func TestAChartFromARepositoryRendersItsNewestMatchWithItsValues(t *testing.T) {
 	})
 }
 
-// unstructuredMap reads a map of strings at key of obj.
-func unstructuredMap(obj map[string]any, key string) (map[string]string, bool, error) {
-	m, ok := obj[key].(map[string]any)
+// stringMap reads the map at key of obj as strings.
+func stringMap(obj map[string]any, key string) map[string]string {
+	m, _ := obj[key].(map[string]any)
 	out := map[string]string{}
 	for k, v := range m {
 		out[k] = fmt.Sprint(v)
 	}
-	return out, ok, nil
+	return out
 }
 
 func TestAChartIndexIsReadOncePerIntervalAndCredentialsAndAPackageOncePerVersion(t *testing.T) {
@@ -217,7 +217,7 @@ func TestHostileChartRepositoriesFailNamingTheChart(t *testing.T) {
 				{Name: "../../etc/evil.yaml", Typeflag: tar.TypeReg, Mode: 0o644},
 			}, []string{chartYAML, "x: 1\n"}))
 		}, v1alpha1.ReasonRenderFailed, true, "leaves the chart"},
-		{"an index over the size bound", func(t *testing.T, repo *chartrepo.Server) {
+		{"an index over the size bound", func(_ *testing.T, repo *chartrepo.Server) {
 			repo.SetIndex(append([]byte("apiVersion: v1\nentries: {}\n#"), bytes.Repeat([]byte("#"), 2<<20)...))
 		}, v1alpha1.ReasonRenderLimitExceeded, false, "index.yaml is over the limit"},
 		{"a package that is not the one the index names", func(t *testing.T, repo *chartrepo.Server) {
