@@ -175,3 +175,23 @@ func TestAHostileChartRepositoryFailsNamingTheChartAndKeepsTheLastGoodState(t *t
 		})
 	}
 }
+
+// A Sync of a range follows a new release at its interval, with no request
+// for a reconcile.
+func TestAPackagedChartFollowsItsRangeAtItsInterval(t *testing.T) {
+	a := startAgent(t)
+	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	repo := chartrepo.Start(t, chartrepo.Options{})
+	webapp := chartrepo.Chart(t, "webapp")
+	repo.Publish(t, webapp, "1.0.0")
+	s := a.newChartSync(t, ns, "polling", repo.URL, ">=1.0.0 <2", "hello")
+	patch := []byte(`{"spec":{"source":{"interval":"2s"}}}`)
+	harness.Must(t, a.c.Patch(t.Context(), s, client.RawPatch("application/merge-patch+json", patch)))
+	a.chartApplied(t, s, "1.0.0")
+	repo.Publish(t, webapp, "1.3.0")
+	repo.Publish(t, webapp, "2.0.0")
+	a.chartApplied(t, s, "1.3.0")
+	if got := webappConfig(t, a, ns, "polling")["chartVersion"]; got != "1.3.0" {
+		t.Errorf("the ConfigMap is of chart %s; want 1.3.0 (2.0.0 is out of range)", got)
+	}
+}
