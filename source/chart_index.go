@@ -55,7 +55,7 @@ func parseIndex(data []byte, maxNodes int) (chartIndex, error) {
 	}
 	idx := chartIndex{}
 	for _, part := range parts {
-		charts, err := parseYAMLPart(part, maxNodes)
+		charts, err := parseChartPart(part, maxNodes)
 		if err != nil {
 			return nil, err
 		}
@@ -82,7 +82,7 @@ func parseJSONIndex(data []byte) (chartIndex, error) {
 // with entries, within maxNodes nodes counted from its text first.
 func parseYAMLPart(data []byte, maxNodes int) (chartIndex, error) {
 	if n := yamlNodeBound(data); n > maxNodes {
-		return nil, overBudgetf("index.yaml: one chart's entries hold more than %d YAML nodes (a bound from the text: %d)", maxNodes, n)
+		return nil, overBudgetf("index.yaml: holds more than %d YAML nodes (a bound from the text: %d)", maxNodes, n)
 	}
 	var doc struct {
 		Entries chartIndex `yaml:"entries"`
@@ -93,6 +93,20 @@ func parseYAMLPart(data []byte, maxNodes int) (chartIndex, error) {
 	return orEmpty(doc.Entries), nil
 }
 
+// parseChartPart parses one chart's part of an index's entries (an indented
+// mapping of one name to its versions, as indexParts cuts it), within
+// maxNodes nodes counted from its text first.
+func parseChartPart(data []byte, maxNodes int) (chartIndex, error) {
+	if n := yamlNodeBound(data); n > maxNodes {
+		return nil, overBudgetf("index.yaml: one chart's entries hold more than %d YAML nodes (a bound from the text: %d)", maxNodes, n)
+	}
+	idx := chartIndex{}
+	if err := yaml.Unmarshal(data, &idx); err != nil {
+		return nil, fmt.Errorf("index.yaml: %w", err)
+	}
+	return idx, nil
+}
+
 func orEmpty(idx chartIndex) chartIndex {
 	if idx == nil {
 		return chartIndex{}
@@ -101,7 +115,7 @@ func orEmpty(idx chartIndex) chartIndex {
 }
 
 // indexParts cuts a YAML index laid out as chart repositories write it into
-// one document per chart ("entries:\n  name:\n  - ...") and reports whether
+// one part per chart ("  name:\n  - ...", slices of data) and reports whether
 // the layout was that: a line "entries:" at the left margin, and below it,
 // up to the next line at the left margin, lines indented at least as much as
 // the first, those at exactly that indent (and not sequence items) each
@@ -124,9 +138,7 @@ func indexParts(data []byte) ([][]byte, bool) {
 	partStart := -1
 	flush := func(end int) {
 		if partStart >= 0 {
-			part := make([]byte, 0, len("entries:\n")+end-partStart)
-			part = append(part, "entries:\n"...)
-			parts = append(parts, append(part, data[partStart:end]...))
+			parts = append(parts, data[partStart:end:end])
 		}
 	}
 	i := start

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	gosync "sync"
 	"testing"
 	"time"
@@ -77,7 +78,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if r.URL.Path == "/index.yaml" {
-		_, _ = w.Write(s.Index())
+		index := s.Index()
+		// As a static server (GitHub Pages, a bucket) announces it.
+		w.Header().Set("Content-Length", strconv.Itoa(len(index)))
+		_, _ = w.Write(index)
 		return
 	}
 	s.mu.Lock()
