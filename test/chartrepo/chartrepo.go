@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"helm.sh/helm/v4/pkg/chart/loader/archive"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
@@ -116,6 +117,21 @@ func Chart(t testing.TB, name string) *chart.Chart {
 	c, err := loader.LoadDir(filepath.Join(filepath.Dir(file), "testdata", name))
 	if err != nil {
 		t.Fatalf("loading chart %s: %v", name, err)
+	}
+	return c
+}
+
+// ChartOf loads a chart from its files, named relative to its directory
+// ("Chart.yaml", "templates/web.yaml"), as a test writes them.
+func ChartOf(t testing.TB, files map[string]string) *chart.Chart {
+	t.Helper()
+	var buffered []*archive.BufferedFile
+	for name, content := range files {
+		buffered = append(buffered, &archive.BufferedFile{Name: name, Data: []byte(content)})
+	}
+	c, err := loader.LoadFiles(buffered)
+	if err != nil {
+		t.Fatalf("loading a chart of %d files: %v", len(files), err)
 	}
 	return c
 }
