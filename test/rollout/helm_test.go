@@ -136,7 +136,7 @@ func TestAPackagedChartRollsOutAndFollowsItsRange(t *testing.T) {
 		},
 	}
 	harness.Must(t, a.c.Create(t.Context(), s))
-	healthyAt := func(version string) *v1alpha1.Sync {
+	healthyAt := func(t *testing.T, version string) *v1alpha1.Sync {
 		return a.waitFor(t, s, "Healthy at web "+version, func(s *v1alpha1.Sync) bool {
 			return strings.HasPrefix(s.Status.LastAppliedRevision, "web@"+version+"+sha256:") &&
 				s.Status.Health == v1alpha1.HealthHealthy && s.Status.Sync == v1alpha1.SyncStatusSynced
@@ -144,7 +144,7 @@ func TestAPackagedChartRollsOutAndFollowsItsRange(t *testing.T) {
 	}
 
 	t.Run("the chart's Deployment rolls out, Synced and Healthy", func(t *testing.T) {
-		healthyAt("0.1.0")
+		healthyAt(t, "0.1.0")
 	})
 	t.Run("a new version in range rolls the Deployment", func(t *testing.T) {
 		next := map[string]string{}
@@ -153,7 +153,7 @@ func TestAPackagedChartRollsOutAndFollowsItsRange(t *testing.T) {
 		}
 		next["values.yaml"] = "replicaCount: 2\nversion: \"2\"\nautoscaling: {enabled: false, minReplicas: 3}\n"
 		charts.Publish(t, chartrepo.ChartOf(t, next), "0.2.0")
-		healthyAt("0.2.0")
+		healthyAt(t, "0.2.0")
 		d := &appsv1.Deployment{}
 		harness.Must(t, a.c.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "web"}, d))
 		if v := d.Spec.Template.Annotations["version"]; v != "2" {
