@@ -80,7 +80,7 @@ demo: testbin build ## Local control plane + git repo + agent; shows a commit re
 	go run ./hack/demo
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, the CRD and the one-file installs.
+generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, the CRD, the one-file installs and the Helm chart deploy/chart.
 	$(CONTROLLER_GEN) object paths=./api/...
 	$(CONTROLLER_GEN) crd:allowDangerousTypes=false paths=./api/... output:crd:artifacts:config=deploy/base/crd
 	go run ./hack/installgen -out deploy
@@ -97,7 +97,8 @@ verify: generate docs ## Fail when generated files, docs or go.mod are stale.
 	cd test/tools/k8s && go mod tidy
 	cd test/tools/etcd && go mod tidy
 	cd test/tools/prometheus && go mod tidy
-	@git diff --exit-code -- api deploy/base/crd deploy/install.yaml deploy/namespaced.yaml docs/cli.md docs/api.md docs/reasons.md go.mod go.sum test/tools || \
+	@git diff --exit-code -- api deploy/base/crd deploy/install.yaml deploy/namespaced.yaml deploy/chart docs/cli.md docs/api.md docs/reasons.md go.mod go.sum test/tools && \
+		[ -z "$$(git ls-files --others --exclude-standard -- deploy/chart)" ] || \
 		{ echo "generated files or go.mod are stale: run 'make generate', 'make docs' and 'go mod tidy', then commit"; exit 1; }
 
 .PHONY: lint
@@ -124,7 +125,9 @@ $(GOLANGCI_LINT):
 	mv $(TOOLS_BIN)/golangci-lint $@
 
 # A release: `make release VERSION=v1.2.3` writes dist/v1.2.3/ with install.yaml and
-# namespaced.yaml naming that version's image, the binaries and their checksums, and
+# namespaced.yaml naming that version's image, the chart tether-1.2.3.tgz with an
+# index.yaml (the directory served over http(s) is a chart repository), the
+# binaries and their checksums, and
 # builds the multi-arch image where a builder (docker buildx with a running engine)
 # exists. PUSH=true pushes it. The version must be a release tag with a CHANGELOG
 # entry, built from a clean tree: what is published is what was committed.
@@ -145,7 +148,7 @@ release: ## make release VERSION=vX.Y.Z: install files, binaries and (where a bu
 		CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} go build -trimpath -ldflags "-s -w $(LDFLAGS)" \
 			-o $(RELEASE_DIR)/tether-$${p%/*}-$${p#*/} ./cmd/tether || exit 1; \
 	done
-	cd $(RELEASE_DIR) && sha256sum install.yaml namespaced.yaml tether-* > SHA256SUMS
+	cd $(RELEASE_DIR) && sha256sum install.yaml namespaced.yaml index.yaml tether-* > SHA256SUMS
 	@if docker buildx version >/dev/null 2>&1 && docker info >/dev/null 2>&1; then \
 		echo docker buildx build --platform $(PLATFORMS) -t $(IMAGE_REPO):$(VERSION) .; \
 		docker buildx build --platform $(PLATFORMS) \

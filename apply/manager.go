@@ -108,8 +108,7 @@ func (o Options) dryRunConcurrency() int {
 
 // RefOf returns the identity of obj.
 func RefOf(obj *unstructured.Unstructured) v1alpha1.ObjectRef {
-	gvk := obj.GroupVersionKind()
-	return v1alpha1.ObjectRef{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	return v1alpha1.NewObjectRef(obj.GroupVersionKind(), obj.GetNamespace(), obj.GetName())
 }
 
 // Action is what applying an object did, or in a dry run would do.

@@ -71,14 +71,14 @@ func (m *Manager) findOfKind(ctx context.Context, gvk schema.GroupVersionKind, o
 	case apierrors.IsForbidden(err) || apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err):
 		return nil, nil
 	case err != nil:
-		return nil, &ObjectError{Object: v1alpha1.ObjectRef{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind}, Op: "list", Err: err}
+		return nil, &ObjectError{Object: v1alpha1.NewObjectRef(gvk, "", ""), Op: "list", Err: err}
 	}
 	var refs []v1alpha1.ObjectRef
 	for _, item := range list.Items {
 		if item.GetAnnotations()[v1alpha1.OwnedByAnnotation] != opts.Owner {
 			continue
 		}
-		refs = append(refs, v1alpha1.ObjectRef{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: item.Namespace, Name: item.Name})
+		refs = append(refs, v1alpha1.NewObjectRef(gvk, item.Namespace, item.Name))
 	}
 	return refs, nil
 }

@@ -46,8 +46,7 @@ func CheckSize(obj *v1alpha1.Sync, snap *source.Snapshot) error {
 		if ns == "" {
 			ns = obj.Spec.Destination.Namespace
 		}
-		gvk := o.GroupVersionKind()
-		entries[i] = v1alpha1.ObjectRef{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: ns, Name: o.GetName()}
+		entries[i] = v1alpha1.NewObjectRef(o.GroupVersionKind(), ns, o.GetName())
 	}
 	if n := InventoryBytes(entries); n > MaxInventoryBytes {
 		return &HeldError{Reason: v1alpha1.ReasonRevisionTooLarge, Msg: fmt.Sprintf(

@@ -33,7 +33,7 @@ func (s *Source) RenderChart(ctx context.Context, rev Revision, helm Helm) (*Sna
 	}
 	r, ok := s.renders.get(key)
 	if !ok {
-		in := renderInput{rev: rev, dir: rev.Ref, helm: &helm, pkg: entry.data}
+		in := renderInput{rev: rev, dir: rev.Ref, helm: &helm, pkg: entry.data, tenant: TenantOf(ctx)}
 		var err error
 		if in.caps, err = readCapabilities(ctx, helm); err != nil {
 			return nil, err

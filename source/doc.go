@@ -29,8 +29,11 @@
 // tenants use the cache, each may hold MaxCacheBytes/N (a repository several
 // use counts to each in equal parts; one repository of any size within the cap
 // is always allowed), a fetch that would take its tenant past its share stops
-// with ReasonCacheFull naming the share, and a tenant within its share that
-// finds the cache full gets room from repositories no tenant uses, then from
+// with ReasonCacheFull naming the share unless the tenant's own repositories
+// that it has not asked for in CacheKeepRecent make the room (least recently
+// asked first; never one another tenant uses), and a tenant within its share that
+// finds the cache full gets room from its own it no longer asks for, then from
+// repositories no tenant uses, then from
 // those of tenants over their share (least recently used first, never one in
 // use nor a tenant's only one); nothing else is ever evicted. file:// URLs are refused
 // unless AllowFileURLs. Refs are a branch, a tag,
@@ -103,6 +106,9 @@
 // UnencryptedSecret), and any other error of a render that decrypted has the decrypted
 // values taken out of its message. Renders are cached by (URL, commit, path, digest of
 // the keys): the plaintext lives in the in-memory cache only, never in CacheDir.
+// The render cache's budget is shared fairly between tenants (WithTenant names
+// who asks; render_cache.go): over it, the least recently used render of the
+// tenant holding the most goes first.
 // A path holding a Chart.yaml renders as a Helm chart (render_helm*.go), in
 // process with the Helm SDK's loader, values and template engine, as `helm
 // template` would: the caller's Helm says the release, the values layered over

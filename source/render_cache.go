@@ -7,22 +7,40 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// renderCache keeps rendered objects by key, least recently used first out, within
-// a budget of bytes (what the decoded objects take in memory, heldSize). A
-// result larger than the whole budget is not kept. It keeps the failures that a render of the same key would
+// renderCache keeps rendered objects by key within a budget of bytes (what the
+// decoded objects take in memory, heldSize). A result larger than the whole
+// budget is not kept. It keeps the failures that a render of the same key would
 // meet again too (see lasting), each counted at the size of its message: a
 // Sync stalled on a commit that does not render asks again at every interval,
 // and must not cost a render each time.
+//
+// The budget is shared fairly between tenants (the namespaces whose Syncs
+// asked for the renders, WithTenant): each entry counts to the tenant whose
+// render made it, and over budget the least recently used entry of the tenant
+// holding the most goes first. A tenant alone may fill the cache, but one that
+// renders more than the others cannot push their renders out while it holds
+// more than they do: each keeps about budget/N when N tenants want more, so
+// one namespace's Syncs cannot make the others render again at every
+// reconcile, waiting for render slots.
 type renderCache struct {
 	mu       gosync.Mutex
 	maxBytes int64
 	bytes    int64
-	order    *list.List // of *renderEntry, most recently used first
 	entries  map[string]*list.Element
+	// tenants holds each tenant's entries, so that the one to remove is found
+	// in time proportional to the number of tenants, not of entries.
+	tenants map[string]*tenantRenders
+}
+
+// tenantRenders are the entries of one tenant.
+type tenantRenders struct {
+	order *list.List // of *renderEntry, most recently used first
+	bytes int64
 }
 
 type renderEntry struct {
-	key string
+	key    string
+	tenant string
 	rendered
 	err  error
 	size int64
@@ -35,7 +53,7 @@ type rendered struct {
 }
 
 func newRenderCache(maxBytes int64) *renderCache {
-	return &renderCache{maxBytes: maxBytes, order: list.New(), entries: map[string]*list.Element{}}
+	return &renderCache{maxBytes: maxBytes, entries: map[string]*list.Element{}, tenants: map[string]*tenantRenders{}}
 }
 
 // get returns key's render, and whether the cache holds it.
@@ -63,18 +81,20 @@ func (c *renderCache) lookup(key string) (*renderEntry, bool) {
 	if !ok {
 		return nil, false
 	}
-	c.order.MoveToFront(el)
-	return el.Value.(*renderEntry), true
+	e := el.Value.(*renderEntry)
+	c.tenants[e.tenant].order.MoveToFront(el)
+	return e, true
 }
 
-func (c *renderCache) put(key string, r rendered) {
-	c.add(&renderEntry{key: key, rendered: r, size: heldSize(r.objs)})
+// put keeps r, key's render made for tenant.
+func (c *renderCache) put(key, tenant string, r rendered) {
+	c.add(&renderEntry{key: key, tenant: tenant, rendered: r, size: heldSize(r.objs)})
 }
 
-// putError keeps err, the failure of key's render that every render of it would
-// meet again.
-func (c *renderCache) putError(key string, err error) {
-	c.add(&renderEntry{key: key, err: err, size: int64(len(key) + len(err.Error()))})
+// putError keeps err, the failure of key's render for tenant that every render
+// of it would meet again.
+func (c *renderCache) putError(key, tenant string, err error) {
+	c.add(&renderEntry{key: key, tenant: tenant, err: err, size: int64(len(key) + len(err.Error()))})
 }
 
 func (c *renderCache) add(e *renderEntry) {
@@ -83,12 +103,30 @@ func (c *renderCache) add(e *renderEntry) {
 	if _, ok := c.entries[e.key]; ok || e.size > c.maxBytes {
 		return
 	}
-	size := e.size
-	c.entries[e.key] = c.order.PushFront(e)
-	c.bytes += size
-	for c.bytes > c.maxBytes {
-		c.remove(c.order.Back())
+	t, ok := c.tenants[e.tenant]
+	if !ok {
+		t = &tenantRenders{order: list.New()}
+		c.tenants[e.tenant] = t
 	}
+	c.entries[e.key] = t.order.PushFront(e)
+	t.bytes += e.size
+	c.bytes += e.size
+	for c.bytes > c.maxBytes {
+		c.remove(c.victim())
+	}
+}
+
+// victim is the entry to remove first: the least recently used of the tenant
+// whose entries take the most (the first by name of those that take as much).
+func (c *renderCache) victim() *list.Element {
+	var most *tenantRenders
+	name := ""
+	for n, t := range c.tenants {
+		if most == nil || t.bytes > most.bytes || (t.bytes == most.bytes && n < name) {
+			most, name = t, n
+		}
+	}
+	return most.order.Back()
 }
 
 // forget drops every result whose key starts with prefix.
@@ -115,7 +153,12 @@ func (c *renderCache) forgetIf(drop func(key string) bool) {
 
 func (c *renderCache) remove(el *list.Element) {
 	e := el.Value.(*renderEntry)
-	c.order.Remove(el)
+	t := c.tenants[e.tenant]
+	t.order.Remove(el)
+	t.bytes -= e.size
+	if t.order.Len() == 0 {
+		delete(c.tenants, e.tenant)
+	}
 	delete(c.entries, e.key)
 	c.bytes -= e.size
 }

@@ -46,7 +46,9 @@ type Options struct {
 	MaxRenderedBytes int64
 	// RenderCacheBytes bounds the rendered (commit, path) results kept in memory,
 	// by what the decoded objects take there (several times their size as JSON:
-	// about eight times for ordinary manifests); the least recently used go first.
+	// about eight times for ordinary manifests), shared fairly between the tenants
+	// that ask for renders (WithTenant): the least recently used render of the
+	// tenant holding the most goes first.
 	RenderCacheBytes int64
 	// MaxConcurrentRenders is how many renders may run at once, whatever the
 	// number of workers: each may take up to MaxTreeSize and a few times
@@ -81,7 +83,8 @@ type Options struct {
 	// tenants (Request.Tenant) that use it (see source_share.go): a Fetch that
 	// would take the cache past the cap, or its tenant past its share, stops with
 	// ReasonCacheFull. Only repositories of tenants over their share, or of none,
-	// are removed to make room for a tenant within its own. 0 means no cap.
+	// are removed to make room for a tenant within its own, and a tenant over its
+	// share gives up only its own (see CacheKeepRecent). 0 means no cap.
 	MaxCacheBytes int64
 	// CacheIdle is how long a cached repository that no Fetch or Render asked for
 	// is kept; then it is removed from memory and disk.
@@ -99,6 +102,13 @@ type Options struct {
 	// ChartCacheBytes bounds the chart packages kept in memory (as
 	// downloaded), the least recently used going first.
 	ChartCacheBytes int64
+	// CacheKeepRecent is how long a tenant keeps a repository it asked for when
+	// it is over its share: a fetch past the share first gives up the tenant's
+	// own repositories (only its own) that it has not asked for in this long,
+	// least recently asked first; one it asked for since is never given up for
+	// another of its own, so that its callers do not take turns fetching, and the
+	// fetch is refused instead.
+	CacheKeepRecent time.Duration
 	// AllowFileURLs lets Syncs name file:// repositories. A file:// URL reads the
 	// agent's own file system, so it is refused unless the agent allows it (for
 	// demos and tests).
@@ -133,6 +143,7 @@ func DefaultOptions() Options {
 		MaxChartPackageBytes:  8 << 20,
 		MaxChartFiles:         5000,
 		ChartCacheBytes:       32 << 20,
+		CacheKeepRecent:       10 * time.Minute,
 	}
 }
 
@@ -324,6 +335,9 @@ func New(opts Options) (*Source, error) {
 	}
 	if opts.HostFailureMemory <= 0 {
 		opts.HostFailureMemory = defaults.HostFailureMemory
+	}
+	if opts.CacheKeepRecent <= 0 {
+		opts.CacheKeepRecent = defaults.CacheKeepRecent
 	}
 	if opts.CacheIdle <= 0 {
 		opts.CacheIdle = defaults.CacheIdle

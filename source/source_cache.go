@@ -39,17 +39,19 @@ func (e *cacheFullError) Error() string {
 	if t := e.share; t != nil {
 		taken := fmt.Sprintf("namespace %s's repositories take %d bytes of the git cache", tenantLabel(t.tenant), t.taken[t.tenant])
 		share := fmt.Sprintf("its share of %d bytes (the agent's limit of %d shared by the %d namespaces that use the cache)", t.limit, e.limit, t.tenants)
+		kept := fmt.Sprintf("the repositories it asked for within the last %s are kept", t.keep)
 		if e.fetched > 0 {
-			return fmt.Sprintf("the fetch was stopped after %d bytes: %s, and with it they would pass %s; "+
-				"it is left out of the cache, and nothing of other namespaces was evicted or refused", e.fetched, taken, share)
+			return fmt.Sprintf("the fetch was stopped after %d bytes: %s, and with it they would pass %s; %s, so this one "+
+				"is left out of the cache, and nothing of other namespaces was evicted or refused", e.fetched, taken, share, kept)
 		}
-		return fmt.Sprintf("%s, over %s: nothing new is fetched for it until Syncs of the namespace use fewer repositories or the limit is raised", taken, share)
+		return fmt.Sprintf("%s, over %s; %s, so nothing new is fetched for it until its Syncs use fewer repositories or the limit is raised", taken, share, kept)
 	}
 	if e.fetched > 0 {
 		return fmt.Sprintf("the fetch was stopped after %d bytes: with the %d bytes the git cache takes it would pass the agent's limit of %d, "+
-			"and no repository of a namespace over its share could be removed to make room; it is left out of the cache", e.fetched, e.used, e.limit)
+			"and no repository could be removed to make room (of its namespace's, only those not asked for lately; of others, only those of namespaces over their share); it is left out of the cache", e.fetched, e.used, e.limit)
 	}
-	return fmt.Sprintf("the git cache takes %d bytes, over the agent's limit of %d, and no repository of a namespace over its share could be removed to make room: "+
+	return fmt.Sprintf("the git cache takes %d bytes, over the agent's limit of %d, and no repository could be removed to make room "+
+		"(of its namespace's, only those not asked for lately; of others, only those of namespaces over their share): "+
 		"nothing new is fetched until repositories no Sync uses are removed or the limit is raised", e.used, e.limit)
 }
 
@@ -57,7 +59,7 @@ func (e *cacheFullError) Error() string {
 // while a pack is received: the bytes every fetch in flight has written count
 // against the cap with what the cache took when this one started, and the
 // write that would pass the cap, or the tenant's share, fails the fetch that
-// made it, unless room can be made (see makeRoom). Its partial pack is then
+// made it, unless room can be made (see giveUpOwn and freeRoom). Its partial pack is then
 // removed (removePartialPacks), so that the one fetch that did not fit is the
 // only one refused.
 type packCap struct {
@@ -77,10 +79,15 @@ func (c *packCap) add(n int) error {
 	c.written += int64(n)
 	inFlight := c.s.receiving.Add(int64(n))
 	if c.share != nil && c.share.passedBy(c.written) {
-		return &cacheFullError{used: c.used, limit: c.limit, fetched: c.written, share: c.share}
+		freed := c.s.giveUpOwn(c.key, c.tenant, c.share.excess(c.written))
+		c.share.gaveUp(freed)
+		c.used -= freed
+		if c.share.passedBy(c.written) {
+			return &cacheFullError{used: c.used, limit: c.limit, fetched: c.written, share: c.share}
+		}
 	}
 	if c.used+inFlight > c.limit {
-		c.used -= c.s.makeRoom(c.key, c.tenant, c.used+inFlight-c.limit)
+		c.used -= c.s.freeRoom(c.key, c.tenant, c.used+inFlight-c.limit)
 		if c.used+inFlight > c.limit {
 			return &cacheFullError{used: c.used, limit: c.limit, fetched: c.written}
 		}

@@ -51,7 +51,7 @@ func (s *Source) RenderDecrypted(ctx context.Context, rev Revision, dir string, 
 	if err != nil {
 		return nil, err
 	}
-	in := renderInput{rev: rev, dir: clean, dec: dec}
+	in := renderInput{rev: rev, dir: clean, dec: dec, tenant: TenantOf(ctx)}
 	if chart {
 		key += "\x00helm:" + helm.digest()
 		in.helm = &helm
@@ -85,6 +85,8 @@ type renderInput struct {
 	// pkg is a packaged chart's package (RenderChart): rendered in place of
 	// a directory of rev, dir naming it ("podinfo@6.14.1").
 	pkg []byte
+	// tenant asks for the render; its cache entry counts to it (WithTenant).
+	tenant string
 }
 
 // readCapabilities reads the cluster's capabilities for one render of a chart.
@@ -189,9 +191,9 @@ func (s *Source) start(in renderInput, key string) (*renderCall, bool) {
 		defer func() { <-s.live }()
 		r, err := s.renderNow(in)
 		if err == nil {
-			s.renders.put(key, r)
+			s.renders.put(key, in.tenant, r)
 		} else if lasting(err) {
-			s.renders.putError(key, err)
+			s.renders.putError(key, in.tenant, err)
 		}
 		call.r, call.err = r, err
 		s.renderMu.Lock()

@@ -20,14 +20,21 @@ import (
 //   - what a tenant takes is the size of each repository it fetched, divided
 //     evenly between the tenants that fetched it (a repository shared by two
 //     namespaces counts half to each);
-//   - a fetch that would take its tenant past its share stops with
-//     ReasonCacheFull naming the share, on its own Sync only; a tenant may always
-//     have one repository, however large, within the cap;
+//   - a fetch that would take its tenant past its share first gives up the
+//     tenant's own repositories (those no other tenant uses) that it has not
+//     asked for in Options.CacheKeepRecent, least recently asked first: a Sync
+//     that moved to another repository, or is gone, leaves room for the new one
+//     without waiting for CacheIdle. Failing that, it stops with ReasonCacheFull
+//     naming the share, on its own Sync only: a repository the tenant asked for
+//     lately is not given up for another of its own, so that its Syncs do not take
+//     turns fetching. A tenant may always have one repository, however large,
+//     within the cap;
 //   - a fetch within its tenant's share that finds the cache full (tenants that
-//     came first took more while they were fewer) makes room: repositories no
-//     tenant uses any more go first, then those of tenants over their share,
-//     least recently used first, never a tenant's only repository nor one in
-//     use at that moment. If that is not enough, the fetch stops with
+//     came first took more while they were fewer) makes room: the tenant's own
+//     repositories that it no longer asks for go first (as above), then
+//     repositories no tenant uses any more, then those of tenants over their
+//     share, least recently used first, never a tenant's only repository nor one
+//     in use at that moment. If that is not enough, the fetch stops with
 //     ReasonCacheFull.
 
 // cacheUsage is what the git cache takes on disk, by repository directory.
@@ -169,36 +176,55 @@ func (s *Source) usedBy(e *repoEntry, tenant string) {
 // reserve measures the cache before tenant fetches into url's repository, and
 // returns the packCap the fetch writes under (nil without a cap): it fails with
 // a cacheFullError when the tenant is already past its share, or when the cache
-// is over its cap and no room can be made (see makeRoom).
+// is over its cap and no room can be made (see freeRoom).
 func (s *Source) reserve(url, tenant string) (*packCap, error) {
 	if s.opts.MaxCacheBytes <= 0 {
 		return nil, nil
 	}
-	u, err := s.measureCache()
+	key, dir := cacheKey(url), filepath.Base(s.cacheDir(url))
+	u, sh, err := s.sharesNow(tenant)
 	if err != nil {
-		return nil, fmt.Errorf("measuring the git cache: %w", err)
+		return nil, err
 	}
-	dir := filepath.Base(s.cacheDir(url))
-	s.mu.Lock()
-	sh := s.sharesOf(u, s.now(), tenant)
-	s.mu.Unlock()
-	c := &packCap{s: s, key: cacheKey(url), tenant: tenant, used: u.total, limit: s.opts.MaxCacheBytes}
-	// Alone, a tenant's share is the cap; with others, a tenant may still have one
-	// repository of any size within the cap.
-	if others := sh.repos[tenant]; sh.tenants > 1 && (others > 1 || (others == 1 && !u.dirs[dir].packed)) {
-		// Not its only repository: the fetch is bounded by the tenant's share.
-		c.share = &tenantShare{shares: sh, tenant: tenant, sharers: max(1, len(sh.users[dir]))}
+	if sh.bounds(tenant, u.dirs[dir]) && sh.over(tenant) && s.giveUpOwn(key, tenant, sh.taken[tenant]-sh.limit) > 0 {
+		if u, sh, err = s.sharesNow(tenant); err != nil {
+			return nil, err
+		}
+	}
+	c := &packCap{s: s, key: key, tenant: tenant, used: u.total, limit: s.opts.MaxCacheBytes}
+	if sh.bounds(tenant, u.dirs[dir]) {
+		c.share = &tenantShare{shares: sh, tenant: tenant, sharers: max(1, len(sh.users[dir])), keep: s.opts.CacheKeepRecent}
 		if sh.over(tenant) {
 			return nil, &cacheFullError{used: u.total, limit: s.opts.MaxCacheBytes, share: c.share}
 		}
 	}
 	if u.total > s.opts.MaxCacheBytes {
-		c.used -= s.makeRoom(c.key, tenant, u.total-s.opts.MaxCacheBytes)
+		c.used -= s.freeRoom(c.key, tenant, u.total-s.opts.MaxCacheBytes)
 		if c.used > s.opts.MaxCacheBytes {
 			return nil, &cacheFullError{used: c.used, limit: s.opts.MaxCacheBytes}
 		}
 	}
 	return c, nil
+}
+
+// sharesNow measures the cache and works out its shares for a fetch by tenant.
+func (s *Source) sharesNow(tenant string) (cacheUsage, shares, error) {
+	u, err := s.measureCache()
+	if err != nil {
+		return u, shares{}, fmt.Errorf("measuring the git cache: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return u, s.sharesOf(u, s.now(), tenant), nil
+}
+
+// bounds reports whether a fetch of tenant into a repository whose directory
+// takes into is bounded by the tenant's share. Alone, a tenant's share is the
+// cap; with others, a tenant may still have one repository of any size within
+// the cap.
+func (sh shares) bounds(tenant string, into dirUsage) bool {
+	others := sh.repos[tenant]
+	return sh.tenants > 1 && (others > 1 || (others == 1 && !into.packed))
 }
 
 // tenantShare bounds one fetch by its tenant's share of the cache.
@@ -208,12 +234,26 @@ type tenantShare struct {
 	// sharers is how many tenants use the repository fetched into, the bytes
 	// received being counted to each in equal parts.
 	sharers int
+	// keep is Options.CacheKeepRecent, for messages.
+	keep time.Duration
+}
+
+// excess is how many bytes past its share written more bytes in the repository
+// would take the tenant.
+func (t *tenantShare) excess(written int64) int64 {
+	return t.taken[t.tenant] + written/int64(t.sharers) - t.limit
 }
 
 // passedBy reports whether written more bytes in the repository would take the
 // tenant past its share.
 func (t *tenantShare) passedBy(written int64) bool {
-	return t.taken[t.tenant]+written/int64(t.sharers) > t.limit
+	return t.excess(written) > 0
+}
+
+// gaveUp takes freed bytes, removed from the tenant's own repositories, off
+// what it takes.
+func (t *tenantShare) gaveUp(freed int64) {
+	t.taken[t.tenant] -= freed
 }
 
 // makeRoom removes repositories from the cache until need bytes are free, for
@@ -234,10 +274,7 @@ func (s *Source) makeRoom(key, tenant string, need int64) int64 {
 	if sh.over(tenant) {
 		return 0
 	}
-	entries := map[string]string{} // directory → key
-	for k := range s.repos {
-		entries[filepath.Base(s.cacheDir(k))] = k
-	}
+	entries := s.entriesByDir()
 	self := filepath.Base(s.cacheDir(key))
 	type candidate struct {
 		dir      string
@@ -286,6 +323,72 @@ func (s *Source) makeRoom(key, tenant string, need int64) int64 {
 		}
 	}
 	return freed
+}
+
+// freeRoom removes repositories until need bytes are free in a cache over its
+// cap, for a fetch of tenant into the repository of key, and returns the bytes
+// it removed: first the tenant's own that it no longer asks for (giveUpOwn),
+// so that it pays for itself before anyone else's repository goes, then those
+// makeRoom may take.
+func (s *Source) freeRoom(key, tenant string, need int64) int64 {
+	freed := s.giveUpOwn(key, tenant, need)
+	if freed < need {
+		freed += s.makeRoom(key, tenant, need-freed)
+	}
+	return freed
+}
+
+// giveUpOwn removes repositories of tenant's own (no other tenant uses them)
+// that it has not asked for in Options.CacheKeepRecent, least recently asked
+// first, until need bytes are free, for a fetch of tenant into the repository of
+// key: never that one, nor one in use (its lock held). It returns the bytes it
+// removed, all of them counted to tenant.
+func (s *Source) giveUpOwn(key, tenant string, need int64) int64 {
+	u, err := s.measureCache()
+	if err != nil {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	sh := s.sharesOf(u, now, tenant)
+	entries := s.entriesByDir()
+	self := filepath.Base(s.cacheDir(key))
+	type candidate struct {
+		dir   string
+		asked time.Time
+	}
+	var candidates []candidate
+	for dir, users := range sh.users {
+		if dir == self || !u.dirs[dir].packed || !slices.Equal(users, []string{tenant}) {
+			continue
+		}
+		asked := s.repos[entries[dir]].tenants[tenant]
+		if now.Sub(asked) >= s.opts.CacheKeepRecent {
+			candidates = append(candidates, candidate{dir: dir, asked: asked})
+		}
+	}
+	slices.SortFunc(candidates, func(a, b candidate) int { return a.asked.Compare(b.asked) })
+	var freed int64
+	for _, c := range candidates {
+		if freed >= need {
+			break
+		}
+		if s.evict(entries, c.dir) {
+			freed += u.dirs[c.dir].bytes
+		}
+	}
+	return freed
+}
+
+// entriesByDir maps the base name of each cache entry's directory to its key.
+// The caller holds s.mu.
+func (s *Source) entriesByDir() map[string]string {
+	entries := map[string]string{}
+	for k := range s.repos {
+		entries[filepath.Base(s.cacheDir(k))] = k
+	}
+	return entries
 }
 
 // evictable reports whether a repository used by users may be removed to make

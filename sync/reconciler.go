@@ -139,6 +139,12 @@ type Agent struct {
 type Observers struct {
 	// Recorder records the Sync's Events.
 	Recorder record.EventRecorder
+	// Home, when set, is an object in the agent's own namespace that the Events
+	// which must outlive a Sync's namespace are recorded about: an Event about a
+	// Sync whose namespace is being deleted would be refused by the API server
+	// (no new object in a terminating namespace), and would go with the namespace
+	// anyway. Nil records them on the Sync, and the log keeps them.
+	Home *corev1.ObjectReference
 	// Metrics counts the work as it is done.
 	Metrics *Metrics
 	// Watcher, when set, watches the kinds each Sync applies and triggers a reconcile
@@ -286,51 +292,75 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, nil
 	}
 	interval := r.interval(obj)
-	checker, err := healthChecker(obj)
+	want, err := r.desire(ctx, obj, st)
 	if err != nil {
 		return r.onError(st, interval, err)
 	}
-	id, err := r.identity(ctx, obj)
-	if err != nil {
-		return r.onError(st, interval, err)
-	}
+	return r.reach(ctx, obj, st, want, interval)
+}
 
+// desired is what one reconcile found a Sync should hold, and what it acts with.
+type desired struct {
+	id      Identity
+	dec     *source.Decryption
+	checker *health.Checker
+	snap    *source.Snapshot
+	run     *plan.Run
+	// sourceErr is git's failure when snap is the last good revision, applied
+	// again because git could not be asked.
+	sourceErr error
+}
+
+// desire reads what the Sync should hold: its identity, its dependencies Ready,
+// its keys, the revision rendered (or the last good one when git cannot be
+// asked), checked whole, and its order.
+func (r *Reconciler) desire(ctx context.Context, obj *v1alpha1.Sync, st *plan.Status) (*desired, error) {
+	want := &desired{}
+	var err error
+	if want.checker, err = healthChecker(obj); err != nil {
+		return nil, err
+	}
+	if want.id, err = r.identity(ctx, obj); err != nil {
+		return nil, err
+	}
 	if err := r.checkDependencies(ctx, obj); err != nil {
-		return r.onError(st, interval, err)
+		return nil, err
 	}
-	dec, err := r.decryption(ctx, obj, id)
-	if err != nil {
-		return r.onError(st, interval, err)
+	if want.dec, err = r.decryption(ctx, obj, want.id); err != nil {
+		return nil, err
 	}
-	snap, err := r.fetchAndRender(ctx, obj, id, dec, st)
+	snap, err := r.fetchAndRender(ctx, obj, want.id, want.dec, st)
 	if err == nil && obj.Spec.Source.Chart == nil {
 		// A pin, or a rollback, applies an earlier commit; head is reported.
-		snap, err = r.chooseRevision(ctx, obj, id, dec, st, snap)
+		snap, err = r.chooseRevision(ctx, obj, want.id, want.dec, st, snap)
 	}
 	// When git cannot be asked, the revision the cluster holds is applied again:
 	// drift is corrected, nothing is pruned, and git's failure is reported.
-	var sourceErr error
 	if err != nil {
-		if last := r.lastGood(ctx, obj, id, dec, err); last != nil {
-			snap, sourceErr, err = last, err, nil
+		last := r.lastGood(ctx, obj, want.id, want.dec, err)
+		if last == nil {
+			return nil, err
 		}
+		snap, want.sourceErr = last, err
 	}
-	if err == nil {
-		err = plan.CheckEmpty(obj, snap)
+	if err := plan.CheckEmpty(obj, snap); err != nil {
+		return nil, err
 	}
-	if err == nil {
-		err = plan.CheckSize(obj, snap)
+	if err := plan.CheckSize(obj, snap); err != nil {
+		return nil, err
 	}
-	if err == nil {
-		err = r.Agent.Tenancy.checkReach(obj, snap.Objects)
+	if err := r.Agent.Tenancy.checkReach(obj, snap.Objects); err != nil {
+		return nil, err
 	}
-	var run *plan.Run
-	if err == nil {
-		run, snap, err = orderOf(snap)
-	}
-	if err != nil {
-		return r.onError(st, interval, err)
-	}
+	want.run, want.snap, err = orderOf(snap)
+	return want, err
+}
+
+// reach makes the cluster hold what the Sync wants: applied (in order for a new
+// revision with hooks or waves), what left git pruned, health assessed, and the
+// outcome recorded.
+func (r *Reconciler) reach(ctx context.Context, obj *v1alpha1.Sync, st *plan.Status, want *desired, interval time.Duration) (ctrl.Result, error) {
+	snap := want.snap
 	// The revision is applied already: whatever differs now is drift in the cluster,
 	// which selfHeal: false only reports.
 	drift := obj.Status.LastAppliedRevision == snap.Revision.String()
@@ -341,19 +371,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err := r.ensureFinalizer(ctx, obj); err != nil {
 		return ctrl.Result{}, err
 	}
-	converge := r.applySnapshot
-	if drift && !obj.Spec.SelfHealEnabled() {
-		converge = r.compareSnapshot
-	}
-	// A new revision with hooks or waves is applied in order (reconciler_waves.go);
-	// drift is corrected as one set, with no hook.
-	var ordered *orderedRun
-	if !drift && sourceErr == nil {
-		if ordered = r.newOrderedRun(run, st, checker); ordered != nil {
-			converge = ordered.converge
-		}
-	}
-	changes, err := converge(ctx, id, obj, snap)
+	converge, ordered := r.convergerFor(obj, st, want, drift)
+	changes, err := converge(ctx, want.id, obj, snap)
 	r.watch(ctx, obj, changes, ordered.hookChanges())
 	diff := st.Applied(changes)
 	if drift && changes != nil && !changes.DryRun {
@@ -365,13 +384,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		st.LeftGitNote("prune waits until every object applies")
 		return r.onError(st, interval, err)
 	}
-	if sourceErr != nil {
-		r.assess(ctx, obj, id, checker, st, changes)
+	if want.sourceErr != nil {
+		r.assess(ctx, obj, want.id, want.checker, st, changes)
 		r.recordApplied(obj, snap, changes, nil, drift)
-		return r.onError(st, interval, sourceErr)
+		return r.onError(st, interval, want.sourceErr)
 	}
-	pruned, err := r.prune(ctx, id, obj, st, snap, changes, diff)
-	r.assess(ctx, obj, id, checker, st, changes)
+	pruned, err := r.prune(ctx, want.id, obj, st, snap, changes, diff)
+	r.assess(ctx, obj, want.id, want.checker, st, changes)
 	r.recordApplied(obj, snap, changes, pruned, drift)
 	if err != nil {
 		return r.onError(st, interval, err)
@@ -380,6 +399,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	r.rememberGood(ctx, obj, snap)
 	r.recordHistory(ctx, st, snap)
 	return ctrl.Result{RequeueAfter: jitter(r.checkRollback(obj, st, st.RequeueAfter(interval)))}, nil
+}
+
+// converger applies a snapshot, or compares it with the cluster.
+type converger func(ctx context.Context, id Identity, obj *v1alpha1.Sync, snap *source.Snapshot) (*apply.ChangeSet, error)
+
+// convergerFor chooses how a reconcile converges: drift is corrected as one set
+// with no hook (or only reported when selfHeal is off); a new revision with hooks
+// or waves is applied in order (reconciler_waves.go), unless it is the last good
+// revision applied again while git cannot be asked.
+func (r *Reconciler) convergerFor(obj *v1alpha1.Sync, st *plan.Status, want *desired, drift bool) (converger, *orderedRun) {
+	if drift && !obj.Spec.SelfHealEnabled() {
+		return r.compareSnapshot, nil
+	}
+	if !drift && want.sourceErr == nil {
+		if ordered := r.newOrderedRun(want.run, st, want.checker); ordered != nil {
+			return ordered.converge, ordered
+		}
+	}
+	return r.applySnapshot, nil
 }
 
 // fetchAndRender reads the desired state: the ref resolved to a commit, and the

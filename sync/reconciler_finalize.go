@@ -167,10 +167,22 @@ func (r *Reconciler) leaveBehind(ctx context.Context, obj *v1alpha1.Sync, st *pl
 	} else {
 		msg += fmt.Sprintf("left in place, not deleted: %d objects outside the namespace: %s", len(elsewhere), strings.Join(elsewhere, ", "))
 	}
-	// The namespace being deleted may refuse the Event; the log keeps it.
 	ctrl.LoggerFrom(ctx).Info("Releasing a Sync whose account went with its namespace", "account", account, "leftBehind", elsewhere)
-	r.Observers.Recorder.Event(obj, corev1.EventTypeWarning, v1alpha1.ReasonObjectsLeftBehind, msg)
+	r.recordOutliving(obj, corev1.EventTypeWarning, v1alpha1.ReasonObjectsLeftBehind, msg)
 	return r.removeFinalizer(ctx, obj, st)
+}
+
+// recordOutliving records an Event about a Sync whose namespace is being deleted
+// where it outlives the namespace: on Observers.Home, in the agent's own
+// namespace, naming the Sync. (The API server refuses new Events in a
+// terminating namespace.) Without a Home it is recorded on the Sync, and may be
+// refused; the log keeps it.
+func (r *Reconciler) recordOutliving(obj *v1alpha1.Sync, eventType, reason, msg string) {
+	if r.Observers.Home == nil {
+		r.Observers.Recorder.Event(obj, eventType, reason, msg)
+		return
+	}
+	r.Observers.Recorder.Eventf(r.Observers.Home, eventType, reason, "Sync %s/%s: %s", obj.Namespace, obj.Name, msg)
 }
 
 // deletionWaits reports what keeps a Sync from going: objects still terminating, or

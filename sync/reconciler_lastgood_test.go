@@ -1,6 +1,15 @@
 package sync
 
-import "testing"
+import (
+	"context"
+	"slices"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/source"
+)
 
 func TestParseRevisionReadsWhatStatusWrites(t *testing.T) {
 	const sha = "0123456789abcdef0123456789abcdef01234567"
@@ -22,5 +31,30 @@ func TestParseRevisionReadsWhatStatusWrites(t *testing.T) {
 		if ref != tc.ref || commit != tc.commit || ok != tc.ok {
 			t.Errorf("parseRevision(%q) = %q, %q, %v; want %q, %q, %v", tc.in, ref, commit, ok, tc.ref, tc.commit, tc.ok)
 		}
+	}
+}
+
+// rendersAsker records who each render is asked for (source.TenantOf).
+type rendersAsker struct {
+	Source
+	tenants []string
+}
+
+func (r *rendersAsker) RenderDecrypted(ctx context.Context, _ source.Revision, _ string, _ source.Helm, _ *source.Decryption) (*source.Snapshot, error) {
+	r.tenants = append(r.tenants, source.TenantOf(ctx))
+	return &source.Snapshot{}, nil
+}
+
+// TestASyncsRendersCountToItsNamespace: the render cache's fair shares count a
+// Sync's renders to its namespace, as the git cache counts its fetches.
+func TestASyncsRendersCountToItsNamespace(t *testing.T) {
+	asker := &rendersAsker{}
+	r := &Reconciler{Agent: Agent{Source: asker}}
+	obj := &v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web"}}
+	if _, err := r.renderAgain(t.Context(), obj, Identity{}, nil, source.Revision{}, "."); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(asker.tenants, []string{"team-a"}) {
+		t.Errorf("renders asked for %q; want them counted to the Sync's namespace, team-a", asker.tenants)
 	}
 }

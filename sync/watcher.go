@@ -205,7 +205,7 @@ func (w *Watcher) followsStatus(gvk schema.GroupVersionKind, namespace, name str
 	}
 	w.unsettledMu.Lock()
 	defer w.unsettledMu.Unlock()
-	return w.unsettled[v1alpha1.ObjectRef{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: namespace, Name: name}]
+	return w.unsettled[v1alpha1.NewObjectRef(gvk, namespace, name)]
 }
 
 // ResourceVersion reports an object's resourceVersion from the informer of its kind,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -45,6 +46,10 @@ type Parts struct {
 	// Recorder records the Sync's Events; nil records them as the manager's
 	// "tether".
 	Recorder record.EventRecorder
+	// Home, when set, is an object in the agent's own namespace (its leader
+	// election Lease) that the Events which must outlive a Sync's namespace are
+	// recorded about; see Observers.Home.
+	Home *corev1.ObjectReference
 	// Metrics counts the work as it is done.
 	Metrics *Metrics
 }
@@ -86,6 +91,7 @@ func NewReconciler(mgr ctrl.Manager, parts Parts) (*Reconciler, error) {
 		},
 		Observers: Observers{
 			Recorder:    recorder,
+			Home:        parts.Home,
 			Metrics:     parts.Metrics,
 			Watcher:     parts.Watcher,
 			Trigger:     parts.Trigger,

@@ -25,6 +25,12 @@ type ObjectRef struct {
 	Name string `json:"name"`
 }
 
+// NewObjectRef is the identity of the object of kind gvk named name in namespace
+// (empty for cluster-scoped objects).
+func NewObjectRef(gvk schema.GroupVersionKind, namespace, name string) ObjectRef {
+	return ObjectRef{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: namespace, Name: name}
+}
+
 // GroupVersionKind is the group, version and kind of the object.
 func (r ObjectRef) GroupVersionKind() schema.GroupVersionKind {
 	return schema.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}

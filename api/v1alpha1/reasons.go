@@ -101,6 +101,8 @@ const (
 	// after its account went first: the finalizer was removed, and the objects it
 	// applied outside the namespace, which the account could no longer delete, were
 	// left in place (never deleted with the agent's own rights); the Event names them.
+	// It is recorded in the agent's own namespace, about its leader election Lease,
+	// since the API server refuses Events in a terminating namespace.
 	ReasonObjectsLeftBehind = "ObjectsLeftBehind"
 
 	// Reasons of Normal Events.

@@ -159,7 +159,7 @@ func bindSourceFlags(fs *flag.FlagSet, o *source.Options) {
 	fs.IntVar(&o.MaxTreeEntries, "max-tree-entries", d.MaxTreeEntries, "Most git tree entries one render reads (a directory counts each time the commit names it).")
 	fs.IntVar(&o.MaxYAMLNodesPerFile, "max-yaml-nodes-per-file", d.MaxYAMLNodesPerFile, "Most YAML nodes one file may hold (a bound from its text, checked before parsing) or expand to through aliases.")
 	fs.IntVar(&o.MaxYAMLNodesPerRender, "max-yaml-nodes-per-render", d.MaxYAMLNodesPerRender, "Most YAML nodes the files one render reads may hold together.")
-	fs.Int64Var(&o.RenderCacheBytes, "render-cache-bytes", d.RenderCacheBytes, "Memory kept for rendered revisions, counted as the decoded objects take it (about eight times their JSON), least recently used first out.")
+	fs.Int64Var(&o.RenderCacheBytes, "render-cache-bytes", d.RenderCacheBytes, "Memory kept for rendered revisions, counted as the decoded objects take it (about eight times their JSON), shared fairly between namespaces: over it, the least recently used render of the namespace holding the most goes first.")
 	fs.IntVar(&o.MaxConcurrentRenders, "max-concurrent-renders", d.MaxConcurrentRenders, "Renders that may run at once, whatever --concurrency.")
 	fs.DurationVar(&o.RenderTimeout, "render-timeout", d.RenderTimeout, "Longest a Sync waits for one render; past it the Sync fails naming its path, and its render slot is free again.")
 	fs.DurationVar(&o.Timeout, "git-timeout", d.Timeout, "Longest one git fetch may take.")
@@ -167,6 +167,7 @@ func bindSourceFlags(fs *flag.FlagSet, o *source.Options) {
 	fs.IntVar(&o.MaxFetchesPerHost, "max-fetches-per-host", d.MaxFetchesPerHost, "Git conversations with one host at once; keep it below --concurrency so that a silent host cannot hold every worker.")
 	fs.Int64Var(&o.MaxCacheBytes, "max-git-cache-bytes", d.MaxCacheBytes, "Disk the git cache may take (keep it under the cache volume's size), shared fairly between the namespaces that use it: a fetch that would pass the cap or its namespace's share reports CacheFull on its Sync. 0: no cap.")
 	fs.DurationVar(&o.CacheIdle, "git-cache-idle", d.CacheIdle, "How long a cached repository no Sync fetches is kept before it is removed from memory and disk.")
+	fs.DurationVar(&o.CacheKeepRecent, "git-cache-keep-recent", d.CacheKeepRecent, "A namespace over its share of the git cache gives up its own repositories (no other namespace's) that its Syncs have not polled for this long (least recently polled first) before a fetch of it is refused with CacheFull, and before anyone else's when the whole cache is full; those polled since are kept.")
 	fs.DurationVar(&o.HostFailureMemory, "host-failure-memory", d.HostFailureMemory, "How long a git host that could not be reached is not asked again (its Syncs fail at once meanwhile).")
 	fs.Int64Var(&o.MaxChartIndexBytes, "max-chart-index-bytes", d.MaxChartIndexBytes, "Largest index.yaml of a chart repository read (spec.source.chart).")
 	fs.Int64Var(&o.MaxChartPackageBytes, "max-chart-package-bytes", d.MaxChartPackageBytes, "Largest chart package (.tgz) downloaded; unpacked, it is bounded by --max-file-bytes per file and --max-render-read-bytes in all.")
@@ -407,6 +408,7 @@ func setupReconciler(mgr ctrl.Manager, cfg *rest.Config, f *controllerFlags) err
 		Watcher: watcher,
 		Trigger: trigger,
 		Metrics: metrics,
+		Home:    homeOf(f, inClusterNamespaceFile),
 	})
 	if err != nil {
 		return err

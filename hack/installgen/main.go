@@ -1,7 +1,9 @@
 // Command installgen renders Tether's kustomize installs into the single files that
 // `kubectl apply --server-side -f` takes: deploy/default into deploy/install.yaml and
-// deploy/overlays/namespaced into deploy/namespaced.yaml (make generate), or, with
-// -version, into a release directory with that version's image (make release).
+// deploy/overlays/namespaced into deploy/namespaced.yaml, and deploy/default again
+// into the Helm chart deploy/chart (make generate); or, with -version, into a
+// release directory with that version's image, the chart packaged beside an
+// index.yaml, which makes the directory a chart repository (make release).
 //
 // It runs kustomize in process (the kustomize/api module the agent already uses to
 // render repositories), so the files are the same whichever kubectl is installed.
@@ -56,39 +58,65 @@ func run(root, out, version string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
+	var install resmap.ResMap
 	for _, o := range outputs {
-		data, err := render(filepath.Join(root, o.dir), version)
+		m, data, err := render(filepath.Join(root, o.dir), version)
 		if err != nil {
 			return fmt.Errorf("%s: %w", o.dir, err)
 		}
 		if err := os.WriteFile(filepath.Join(out, o.file), data, 0o644); err != nil { //nolint:gosec // a manifest meant to be published
 			return err
 		}
+		if install == nil {
+			install = m
+		}
 	}
-	return nil
+	if version == "" {
+		tag, err := pinnedTag(install)
+		if err != nil {
+			return err
+		}
+		return writeChart(install, filepath.Join(out, chartDir), tag)
+	}
+	return packageChart(install, out, version)
 }
 
 // render builds dir with kustomize, sets the agent's image tag to version (unless
 // empty) and checks every image is pinned.
-func render(dir, version string) ([]byte, error) {
+func render(dir, version string) (resmap.ResMap, []byte, error) {
 	opts := krusty.MakeDefaultOptions()
 	opts.PluginConfig = types.DisabledPluginConfig()
 	m, err := krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := eachImage(m, func(image *yaml.RNode) error { return pin(image, version) }); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	body, err := m.AsYaml()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# GENERATED from %s by hack/installgen (make generate). DO NOT EDIT.\n", filepath.ToSlash(dir))
 	b.WriteString("# Install or upgrade: kubectl apply --server-side -f <this file>. See docs/install.md.\n---\n")
 	b.Write(body)
-	return b.Bytes(), nil
+	return m, b.Bytes(), nil
+}
+
+// pinnedTag is the tag of the agent's image in m.
+func pinnedTag(m resmap.ResMap) (string, error) {
+	var tag string
+	err := eachImage(m, func(image *yaml.RNode) error {
+		if name, t := splitImage(yaml.GetValue(image)); name == agentImage {
+			tag = t
+		}
+		return nil
+	})
+	if err == nil && !releaseVersion.MatchString(tag) {
+		err = fmt.Errorf("the agent's image tag %q is not a release tag like v1.2.3", tag)
+	}
+	return tag, err
 }
 
 // eachImage calls fn with the image field of every container and init container of

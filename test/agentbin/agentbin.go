@@ -1,5 +1,6 @@
 // Package agentbin builds the tether binary of this tree for the test packages that
-// run it as users do (e2e, alerts), once per test binary.
+// run it as users do (e2e, alerts), once per test binary; the packages build it one
+// at a time, and all but the first copy it from Go's build cache.
 package agentbin
 
 import (
@@ -8,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -21,6 +23,8 @@ import (
 // Main builds the tether binary into a temporary directory, sets *binary to its
 // path, and runs m against a shared control plane started with opts; name labels
 // the directory and errors. Use it as TestMain's body: os.Exit(agentbin.Main(...)).
+// It prints how long the build and the control plane's start took (go test -v
+// shows them), since under load these are most of a package's time.
 func Main(m *testing.M, name string, binary *string, opts controlplane.Options) int {
 	dir, err := os.MkdirTemp("", "tether-"+name+"-")
 	if err != nil {
@@ -29,17 +33,37 @@ func Main(m *testing.M, name string, binary *string, opts controlplane.Options) 
 	}
 	defer os.RemoveAll(dir)
 	*binary = filepath.Join(dir, "tether")
-	// Built as the image and the released binaries are (Dockerfile, make release):
-	// static, without symbol table and debug information. What the tests measure of
-	// the binary (its memory: the pages of its file it maps) is then what ships.
-	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", *binary, "tether.dev/tether/cmd/tether")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
+	start := time.Now()
+	if err := build(*binary); err != nil {
 		fmt.Fprintf(os.Stderr, "%s: building the tether binary: %v\n", name, err)
 		return 1
 	}
+	fmt.Fprintf(os.Stderr, "%s: built the tether binary in %v\n", name, time.Since(start).Round(100*time.Millisecond))
 	return controlplane.RunMain(m, opts)
+}
+
+// build writes the tether binary of this tree to path, built as the image and the
+// released binaries are (Dockerfile, make release): static, without symbol table
+// and debug information. What the tests measure of the binary (its memory: the
+// pages of its file it maps) is then what ships.
+//
+// The packages that run the binary (e2e, alerts) build the same one, and `go test
+// ./...` runs them side by side: each would compile the agent's dependencies (its
+// build differs from the tests' -race build) and link a binary of some 90 MB. So
+// the build runs under a lock that the test binaries share, and is `go run -exec
+// cp`, which keeps the linked executable in Go's build cache: the second package
+// to build waits for the first, then finds everything cached, the link included,
+// and only copies it.
+func build(path string) error {
+	unlock, err := lockBuilds()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	cmd := exec.Command("go", "run", "-exec", "cp", "-trimpath", "-ldflags", "-s -w", "tether.dev/tether/cmd/tether", path)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	return cmd.Run()
 }
 
 // Client returns a client of the shared control plane that knows the built-in kinds,

@@ -25,26 +25,31 @@ const (
 	// rulesPath is the shipped rule file, the one source of the alerts.
 	rulesPath = "../../deploy/monitoring/rules/tether.rules.yaml"
 	// alertFor replaces every rule's `for` (5 to 15 minutes as shipped) in the test
-	// overlay, so that alerts fire in seconds.
-	alertFor = 6 * time.Second
+	// overlay, so that alerts fire in seconds: three of promserver's one-second
+	// evaluations, so that each alert is pending for some evaluations before it
+	// fires, as it is in production. Nothing in the test depends on it being longer:
+	// the checks that nothing fires count a pending alert as a failure.
+	alertFor = 3 * time.Second
 	// noLeaderFor replaces TetherNoLeader's 5m. A replica killed by SIGKILL keeps the
 	// lease until it expires (the replicas' leaseDuration), so the standby takes over
-	// after about 11s (17s with controller-runtime's 15s default): the shipped 5m is
-	// some 27 times that, the test's 60s about five. It costs no time: the test never
+	// after about 10s (16s with controller-runtime's 15s default): the shipped 5m is
+	// some 30 times that, the test's 60s six. It costs no time: the test never
 	// waits for TetherNoLeader.
 	noLeaderFor = 60 * time.Second
-	// quietWindow is how long after the new leader took over the test watches for
-	// spurious alerts: an alert pending at the takeover fires alertFor after it
-	// became pending, at the next evaluation (promserver evaluates every second), so
-	// twice alertFor holds that with seconds to spare.
-	quietWindow = 2 * alertFor
 	// leaseDuration, renewDeadline and retryPeriod are the replicas' leader election
 	// timings: shorter than the shipped 15s/10s/2s so that a takeover after a kill
-	// costs the test 10s less, with a renew deadline wide enough that a loaded
-	// control plane never makes the leader step down (it would exit, and fail the test).
-	leaseDuration = 10 * time.Second
+	// costs the test 6s less. The renew deadline is the one that must stay wide: a
+	// leader that cannot renew within it (a loaded control plane) steps down and
+	// exits, and fails the test. The lease needs only to be longer than it, and the
+	// second between them is room enough: the replicas share one clock.
+	leaseDuration = 9 * time.Second
 	renewDeadline = 8 * time.Second
 	retryPeriod   = time.Second
+	// handoverReconciles is how many reconciles of each Sync the new leader makes
+	// after a takeover while the test watches for alerts: the first one after a
+	// takeover is where a new leader could see a Sync differently (a cold cache), and
+	// the second is an interval later, when a state the first left behind would show.
+	handoverReconciles = 2
 )
 
 // TestAlertsFireAndResolveInARealPrometheus is the alerting story with every part
@@ -153,28 +158,31 @@ func TestAlertsFireAndResolveInARealPrometheus(t *testing.T) {
 		leader, standby = w.leader(t, replicas)
 		killed := time.Now()
 		leader.kill(t)
+		// Nothing may fire, and no alert of a Sync may even become pending, from the
+		// kill until the new leader has reconciled every Sync handoverReconciles
+		// times and Prometheus has evaluated its rules over what it exported then.
+		// A Sync alert counts from its first evaluation, as pending, so that is the
+		// window in which the handover could raise one; after it the test would be
+		// watching Syncs that nothing changes.
+		quiet := &handoverWatch{w: w, seen: map[string]bool{}}
 		harness.Eventually(t, waitTimeout, "the standby takes the lease", func(ctx context.Context) (bool, error) {
+			quiet.check(ctx, t)
 			v, err := prom.Value(ctx, fmt.Sprintf(`tether_leader{instance=%q}`, standby.metricsAddr))
 			return v == 1, err
 		})
-		took := time.Since(killed)
-		t.Logf("the standby took over %v after the kill", took.Round(time.Second))
-		// Watch for quietWindow after the takeover: an alert made pending by the
-		// handover would fire within it.
-		deadline := time.Now().Add(quietWindow)
-		for time.Now().Before(deadline) {
-			alerts, err := prom.Alerts(t.Context())
-			harness.Must(t, err)
-			for _, a := range alerts {
-				// The dashboard's Syncs (in another namespace) fail on purpose; the
-				// agent's alerts have no namespace, and only firing counts for them.
-				agent := a.Labels["namespace"] == ""
-				if a.Labels["namespace"] == model.LabelValue(ns) || agent && (a.State == promv1.AlertStateFiring || a.Labels["alertname"] == "TetherAgentDown") {
-					t.Errorf("%s after the leader was killed: %s", a.State, a.Labels)
-				}
-			}
-			time.Sleep(time.Second)
+		t.Logf("the standby took over %v after the kill", time.Since(killed).Round(time.Second))
+		harness.Eventually(t, waitTimeout, fmt.Sprintf("the new leader reconciles every Sync %d times", handoverReconciles), func(ctx context.Context) (bool, error) {
+			quiet.check(ctx, t)
+			vec, err := prom.Query(ctx, fmt.Sprintf(`tether_reconcile_duration_seconds_count{instance=%q,namespace=%q} >= %d`, standby.metricsAddr, ns, handoverReconciles))
+			return len(vec) == 4, err
+		})
+		t.Logf("the new leader had reconciled every Sync %d times %v after the kill", handoverReconciles, time.Since(killed).Round(time.Second))
+		// A state exported by the last of those reconciles is scraped within one
+		// interval and evaluated within the next.
+		for end := time.Now().Add(2 * promserver.DefaultInterval); time.Now().Before(end); time.Sleep(harness.Poll) {
+			quiet.check(t.Context(), t)
 		}
+		t.Logf("read the alerts %d times over the %v from the kill", quiet.checks, time.Since(killed).Round(time.Second))
 		// Every Sync's series has a sample at every evaluation since before the kill.
 		w.continuous(t, killed.Add(-5*time.Second), time.Now())
 	})
@@ -336,6 +344,41 @@ func (w *world) waitQuiet(t *testing.T, name string) {
 		}
 		return true, nil
 	})
+}
+
+// handoverWatch checks the alerts for what the death of the leader must not raise:
+// an alert of a Sync of the test's namespace, pending or firing; TetherAgentDown;
+// any other alert of the agent firing (TetherNoLeader is pending until the standby
+// takes over, and fires only after noLeaderFor). The dashboard's Syncs, in another
+// namespace, fail on purpose.
+type handoverWatch struct {
+	w *world
+	// checks counts the checks that read the alerts: the window watched.
+	checks int
+	// seen holds the alerts already reported, so that each fails the test once.
+	seen map[string]bool
+}
+
+// check reads the alerts once and fails t for each that the handover must not
+// raise; an error reading them fails t too.
+func (h *handoverWatch) check(ctx context.Context, t *testing.T) {
+	t.Helper()
+	alerts, err := h.w.prom.Alerts(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			t.Errorf("reading the alerts after the leader was killed: %v", err)
+		}
+		return
+	}
+	h.checks++
+	for _, a := range alerts {
+		agent := a.Labels["namespace"] == ""
+		raised := a.Labels["namespace"] == model.LabelValue(h.w.ns) || agent && (a.State == promv1.AlertStateFiring || a.Labels["alertname"] == "TetherAgentDown")
+		if key := string(a.State) + " " + a.Labels.String(); raised && !h.seen[key] {
+			h.seen[key] = true
+			t.Errorf("%s after the leader was killed: %s", a.State, a.Labels)
+		}
+	}
 }
 
 // leader returns the replica that holds the lease, as Prometheus sees it, and the other.

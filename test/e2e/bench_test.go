@@ -33,7 +33,7 @@ const floorWorkers = 8
 // the agent's requests per object (client-go's own count of what it sent, from the
 // agent's /metrics) and the agent's peak RSS. Run it with -benchtime=1x (make bench).
 //
-// Three environment variables change what it measures, for a run by hand:
+// Four environment variables change what it measures, for a run by hand:
 // TETHER_BENCH_APPS sets how many apps (of 4 objects) are synced (2500: the 10,000
 // objects of the memory goal at scale; past 250, by one Sync per 250 apps, under
 // apps/part-NN, since one Sync's inventory must fit in its status), and
@@ -41,14 +41,17 @@ const floorWorkers = 8
 // directory where it saves the agent's heap profile once the Sync is Ready
 // (go tool pprof -sample_index=alloc_space shows what the first sync allocated),
 // and TETHER_BENCH_AGENT_FLAGS adds flags to the agent's (space-separated: a
-// run with "--dry-run-concurrency=8" beside one without measures that default).
+// run with "--dry-run-concurrency=8" beside one without measures that default),
+// and TETHER_BENCH_CHART=1 makes each Sync's path a Helm chart of the same
+// objects (what rendering a chart costs the agent).
 func BenchmarkShippedBinaryFirstSync(b *testing.B) {
 	apps := benchApps(b)
 	files, paths := benchFiles(apps)
+	plain, _ := benchPlainFiles(apps)
 	objects := 4 * apps
 	cp := controlplane.Shared(b)
 	for b.Loop() {
-		floor, err := workload.Floor(b.Context(), cp.Config(), files, controlplane.NewNamespace(b, cp.Config()), floorWorkers)
+		floor, err := workload.Floor(b.Context(), cp.Config(), plain, controlplane.NewNamespace(b, cp.Config()), floorWorkers)
 		harness.Must(b, err)
 
 		c := newClient(b)
@@ -120,8 +123,27 @@ func benchApps(tb testing.TB) int {
 const appsPerSync = 250
 
 // benchFiles returns the repository of n apps, and the paths of the Syncs that
-// apply them: "apps", or past appsPerSync apps, one part of apps/ each.
+// apply them: "apps", or past appsPerSync apps, one part of apps/ each. With
+// TETHER_BENCH_CHART set, each path is a Helm chart whose templates are those
+// files: the same objects, rendered by Helm's engine.
 func benchFiles(n int) (files map[string]string, paths []string) {
+	files, paths = benchPlainFiles(n)
+	if os.Getenv("TETHER_BENCH_CHART") == "" {
+		return files, paths
+	}
+	charts := map[string]string{}
+	for _, p := range paths {
+		charts[p+"/Chart.yaml"] = "apiVersion: v2\nname: bench\nversion: 1.0.0\n"
+	}
+	for name, data := range files {
+		dir, file := filepath.Split(name)
+		charts[dir+"templates/"+file] = data
+	}
+	return charts, paths
+}
+
+// benchPlainFiles is benchFiles as plain YAML.
+func benchPlainFiles(n int) (files map[string]string, paths []string) {
 	files = workload.Apps(n)
 	if n <= appsPerSync {
 		return files, []string{"apps"}

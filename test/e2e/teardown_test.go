@@ -29,8 +29,9 @@ import (
 // token. Deleting the tenant's namespace deletes its Syncs, its account and the
 // RoleBindings that give the agent its rights there, in no order anyone can count
 // on. The test control plane runs no namespace controller, so the test plays it in
-// the worst order: every RoleBinding and the account first, then the Sync. The
-// Sync still lets go, and the namespace could finish.
+// the worst order: every RoleBinding and the account first (before the namespace is
+// even marked for deletion), then the Sync. The Sync still lets go, the namespace
+// could finish, and a Warning Event that outlives the namespace says so.
 func TestATenantNamespaceDeletedUnderTheNamespacedInstallFinishes(t *testing.T) {
 	c := newClient(t)
 	tenantNamespaces(t, c)
@@ -50,16 +51,29 @@ func TestATenantNamespaceDeletedUnderTheNamespacedInstallFinishes(t *testing.T) 
 		return s.Status.LastAppliedRevision == "main@sha1:"+first && isReady(s)
 	})
 
-	harness.Must(t, c.Delete(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tenant}}))
 	for _, obj := range bindings {
 		harness.Must(t, client.IgnoreNotFound(c.Delete(t.Context(), obj)))
 	}
 	waitAgentMayNot(t, tenant, "list", "syncs", "tether.dev")
 	waitAgentMayNot(t, tenant, "impersonate", "serviceaccounts", "")
+	harness.Must(t, c.Delete(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tenant}}))
 
 	t.Run("the Sync lets go once its namespace took the agent's rights there", func(t *testing.T) {
 		harness.Must(t, c.Delete(t.Context(), web))
 		waitGone(t, c, web)
+	})
+	t.Run("a Warning Event in the agent's namespace, which outlives the tenant's, says what was left", func(t *testing.T) {
+		// The API server refuses new Events in a terminating namespace: one about the
+		// Sync would never be seen, and would go with the namespace anyway.
+		e := waitEventIn(t, c, agentNamespace, v1alpha1.ReasonObjectsLeftBehind, "Sync "+tenant+"/web: ")
+		if e.Type != corev1.EventTypeWarning || e.InvolvedObject.Kind != "Lease" {
+			t.Errorf("the Event is a %s about %s %s; want a Warning about the agent's Lease", e.Type, e.InvolvedObject.Kind, e.InvolvedObject.Name)
+		}
+		for _, want := range []string{"Namespace " + tenant + " is being deleted", "nothing outside the namespace was left"} {
+			if !strings.Contains(e.Message, want) {
+				t.Errorf("the Event does not say %q: %s", want, e.Message)
+			}
+		}
 	})
 	t.Run("nothing was deleted with the agent's own rights", func(t *testing.T) {
 		if err := c.Get(t.Context(), client.ObjectKey{Namespace: tenant, Name: "web-config"}, &corev1.ConfigMap{}); err != nil {
@@ -96,6 +110,27 @@ func TestATenantNamespaceDeletedUnderTheNamespacedInstallFinishes(t *testing.T) 
 		}
 		waitGone(t, c, other)
 	})
+}
+
+// waitEventIn waits for an Event of reason in namespace ns whose message starts
+// with prefix, and returns it.
+func waitEventIn(t *testing.T, c client.Client, ns, reason, prefix string) corev1.Event {
+	t.Helper()
+	var found corev1.Event
+	harness.Eventually(t, waitTimeout, "an Event "+reason+" in "+ns+" saying "+prefix, func(ctx context.Context) (bool, error) {
+		events := &corev1.EventList{}
+		if err := c.List(ctx, events, client.InNamespace(ns)); err != nil {
+			return false, err
+		}
+		for _, e := range events.Items {
+			if e.Reason == reason && strings.HasPrefix(e.Message, prefix) {
+				found = e
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	return found
 }
 
 // agentPolicy is the ValidatingAdmissionPolicy of the namespaced install that

@@ -44,10 +44,15 @@ type Options struct {
 	Targets []string
 	// RuleFiles are rule files the server loads.
 	RuleFiles []string
-	// Interval is both the scrape and the rule evaluation interval; zero means one
-	// second.
+	// Interval is both the scrape and the rule evaluation interval; zero means
+	// DefaultInterval.
 	Interval time.Duration
 }
+
+// DefaultInterval is the scrape and evaluation interval of a Server started with
+// none: a second, the finest the tests' waits need (Prometheus's HTTP API and a
+// poll of it each take milliseconds; the agent's state changes in seconds).
+const DefaultInterval = time.Second
 
 // Server is a running Prometheus.
 type Server struct {
@@ -63,7 +68,7 @@ type Server struct {
 func Start(t testing.TB, opts Options) *Server {
 	t.Helper()
 	if opts.Interval == 0 {
-		opts.Interval = time.Second
+		opts.Interval = DefaultInterval
 	}
 	dir := t.TempDir()
 	config := filepath.Join(dir, "prometheus.yml")

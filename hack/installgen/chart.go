@@ -1,0 +1,291 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
+	"sigs.k8s.io/kustomize/api/resmap"
+	"sigs.k8s.io/kustomize/api/resource"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// chartDir is where make generate writes the chart, under -out.
+const chartDir = "chart"
+
+// installNamespace is the namespace deploy/base installs into. The chart puts
+// every object in the release's namespace instead.
+const installNamespace = "tether-system"
+
+// chartHeader heads every generated file of the chart.
+const chartHeader = "# GENERATED from deploy/default by hack/installgen (make generate). DO NOT EDIT.\n"
+
+// Placeholders stand, in the objects as kustomize wrote them, for what the
+// chart's values set. Each is swapped for its template once the object is YAML.
+const (
+	imageHolder     = "TETHER_CHART_IMAGE"
+	replicasHolder  = "TETHER_CHART_REPLICAS"
+	resourcesHolder = "TETHER_CHART_RESOURCES"
+)
+
+// chartValues are the chart's values at their defaults: what deploy/default
+// installs.
+type chartValues struct {
+	Image struct {
+		Repository string `yaml:"repository"`
+		// Tag is empty: the chart's appVersion.
+		Tag string `yaml:"tag"`
+	} `yaml:"image"`
+	ReplicaCount int            `yaml:"replicaCount"`
+	Resources    map[string]any `yaml:"resources"`
+}
+
+// writeChart writes Tether as a Helm chart into dir, from the same objects
+// deploy/default renders to: the CRD in crds/, every other object but the
+// Namespace (Helm installs into a namespace that exists, or that
+// `helm install --create-namespace` makes) as a template in the release's
+// namespace, with the agent's image, replicas and resources as values. At its
+// default values, in the namespace tether-system, it renders the objects of
+// install.yaml (TestTheChartRendersTheInstall).
+func writeChart(m resmap.ResMap, dir, version string) error {
+	values, err := chartDefaults(m)
+	if err != nil {
+		return err
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	for _, sub := range []string{"crds", "templates"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			return err
+		}
+	}
+	for _, r := range m.Resources() {
+		if r.GetKind() == "Namespace" {
+			continue
+		}
+		name, body, err := chartFile(r)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", r.GetKind(), r.GetName(), err)
+		}
+		if err := writeGenerated(filepath.Join(dir, name), body); err != nil {
+			return err
+		}
+	}
+	vals, err := yaml.Marshal(values)
+	if err != nil {
+		return err
+	}
+	if err := writeGenerated(filepath.Join(dir, "values.yaml"), vals); err != nil {
+		return err
+	}
+	return writeGenerated(filepath.Join(dir, "Chart.yaml"), chartMetadata(version))
+}
+
+// chartMetadata is Chart.yaml for the agent's version tag (v0.1.0 makes chart
+// version 0.1.0, appVersion v0.1.0).
+func chartMetadata(version string) []byte {
+	return []byte(fmt.Sprintf(`apiVersion: v2
+name: tether
+description: Tether, a GitOps agent that keeps a cluster equal to git repositories.
+type: application
+version: %s
+appVersion: %q
+home: https://github.com/tether-dev/tether
+`, strings.TrimPrefix(version, "v"), version))
+}
+
+// chartDefaults reads the chart's default values from the agent's Deployment.
+func chartDefaults(m resmap.ResMap) (*chartValues, error) {
+	var v chartValues
+	for _, r := range m.Resources() {
+		if !isAgent(r) {
+			continue
+		}
+		if err := eachImage(m, func(image *yaml.RNode) error {
+			name, _ := splitImage(yaml.GetValue(image))
+			if name == agentImage {
+				v.Image.Repository = name
+			}
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+		replicas, err := r.GetFieldValue("spec.replicas")
+		if err != nil {
+			return nil, fmt.Errorf("the agent's Deployment: %w", err)
+		}
+		n, ok := replicas.(int)
+		if !ok {
+			return nil, fmt.Errorf("the agent's Deployment: spec.replicas is %T", replicas)
+		}
+		v.ReplicaCount = n
+		c, err := agentContainer(r)
+		if err != nil {
+			return nil, err
+		}
+		res, err := c.Pipe(yaml.Lookup("resources"))
+		if err != nil || res == nil {
+			return nil, errors.New("the agent's container has no resources")
+		}
+		if err := res.YNode().Decode(&v.Resources); err != nil {
+			return nil, err
+		}
+	}
+	if v.Image.Repository == "" {
+		return nil, fmt.Errorf("no Deployment tether runs %s", agentImage)
+	}
+	return &v, nil
+}
+
+// isAgent reports whether r is the agent's Deployment.
+func isAgent(r *resource.Resource) bool {
+	return r.GetKind() == "Deployment" && r.GetName() == "tether"
+}
+
+// agentContainer is the controller container of the agent's Deployment.
+func agentContainer(r *resource.Resource) (*yaml.RNode, error) {
+	c, err := r.Pipe(yaml.Lookup("spec", "template", "spec", "containers"), yaml.MatchElement("name", "controller"))
+	if err != nil || c == nil {
+		return nil, errors.New("the agent's Deployment has no container controller")
+	}
+	return c, nil
+}
+
+// chartFile turns one object into its file in the chart: crds/NAME.yaml for a
+// CRD, as it is; templates/KIND-NAME.yaml for every other object, with its
+// namespace the release's and the agent's settings read from the values.
+func chartFile(r *resource.Resource) (string, []byte, error) {
+	r = r.DeepCopy()
+	if r.GetKind() == "CustomResourceDefinition" {
+		body, err := r.AsYAML()
+		return filepath.Join("crds", r.GetName()+".yaml"), body, err
+	}
+	if err := holdValues(r); err != nil {
+		return "", nil, err
+	}
+	body, err := r.AsYAML()
+	if err != nil {
+		return "", nil, err
+	}
+	if bytes.Contains(body, []byte("{{")) {
+		return "", nil, errors.New("holds {{, which a template would read as an action")
+	}
+	text := strings.ReplaceAll(string(body), installNamespace, "{{ .Release.Namespace }}")
+	if isAgent(r) {
+		text = strings.Replace(text, imageHolder, "{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}", 1)
+		text = strings.Replace(text, replicasHolder, "{{ .Values.replicaCount }}", 1)
+		if text, err = blockFromValues(text, resourcesHolder, ".Values.resources"); err != nil {
+			return "", nil, err
+		}
+	}
+	name := strings.ToLower(r.GetKind() + "-" + r.GetName() + ".yaml")
+	return filepath.Join("templates", name), []byte(text), nil
+}
+
+// holdValues puts the placeholders where the agent's Deployment has what the
+// values set.
+func holdValues(r *resource.Resource) error {
+	if !isAgent(r) {
+		return nil
+	}
+	if err := r.PipeE(yaml.Lookup("spec"), yaml.SetField("replicas", yaml.NewScalarRNode(replicasHolder))); err != nil {
+		return err
+	}
+	c, err := agentContainer(r)
+	if err != nil {
+		return err
+	}
+	if err := c.PipeE(yaml.SetField("image", yaml.NewScalarRNode(imageHolder))); err != nil {
+		return err
+	}
+	return c.PipeE(yaml.SetField("resources", yaml.NewScalarRNode(resourcesHolder)))
+}
+
+// blockFromValues swaps the line "KEY: holder" for "KEY:" and the values at
+// path written as YAML, indented below it.
+func blockFromValues(text, holder, path string) (string, error) {
+	i := strings.Index(text, holder)
+	if i < 0 {
+		return "", fmt.Errorf("no %s in the object", holder)
+	}
+	lineStart := strings.LastIndex(text[:i], "\n") + 1
+	indent := len(text[lineStart:]) - len(strings.TrimLeft(text[lineStart:], " "))
+	block := fmt.Sprintf("\n{{- toYaml %s | nindent %d }}", path, indent+2)
+	return text[:i-1] + block + text[i+len(holder):], nil
+}
+
+// writeGenerated writes a generated file of the chart, headed as generated.
+func writeGenerated(path string, body []byte) error {
+	return os.WriteFile(path, append([]byte(chartHeader), body...), 0o644) //nolint:gosec // a chart meant to be published
+}
+
+// packageChart writes the chart for version into out as a package
+// (tether-VERSION.tgz) and an index.yaml naming it, so that out served over
+// http(s) is a chart repository.
+func packageChart(m resmap.ResMap, out, version string) error {
+	dir, err := os.MkdirTemp("", "tether-chart-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if err := writeChart(m, filepath.Join(dir, "tether"), version); err != nil {
+		return err
+	}
+	ch, err := loader.LoadDir(filepath.Join(dir, "tether"))
+	if err != nil {
+		return err
+	}
+	pkg, err := chartutil.Save(ch, out)
+	if err != nil {
+		return err
+	}
+	return writeIndex(out, ch.Metadata.Name, ch.Metadata.Version, ch.Metadata.AppVersion, pkg)
+}
+
+// chartIndex is a chart repository's index.yaml, as Helm reads it, for the
+// one chart a release publishes. (Helm's own repo package would write it too,
+// but brings its downloaders, plugin runtime and registry client into the
+// module graph for these few lines.)
+type chartIndex struct {
+	APIVersion string                         `yaml:"apiVersion"`
+	Entries    map[string][]chartIndexVersion `yaml:"entries"`
+	Generated  string                         `yaml:"generated"`
+}
+
+type chartIndexVersion struct {
+	APIVersion string   `yaml:"apiVersion"`
+	Name       string   `yaml:"name"`
+	Version    string   `yaml:"version"`
+	AppVersion string   `yaml:"appVersion"`
+	Type       string   `yaml:"type"`
+	Created    string   `yaml:"created"`
+	Digest     string   `yaml:"digest"`
+	URLs       []string `yaml:"urls"`
+}
+
+// writeIndex writes out/index.yaml naming the package pkg: its URL relative
+// to the index, its SHA-256 digest.
+func writeIndex(out, name, version, appVersion, pkg string) error {
+	data, err := os.ReadFile(pkg)
+	if err != nil {
+		return err
+	}
+	now := time.Now().UTC().Format(time.RFC3339)
+	index := chartIndex{APIVersion: "v1", Generated: now, Entries: map[string][]chartIndexVersion{name: {{
+		APIVersion: "v2", Name: name, Version: version, AppVersion: appVersion, Type: "application",
+		Created: now, Digest: fmt.Sprintf("%x", sha256.Sum256(data)), URLs: []string{filepath.Base(pkg)},
+	}}}}
+	body, err := yaml.Marshal(index)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(out, "index.yaml"), body, 0o644) //nolint:gosec // a chart repository meant to be published
+}
