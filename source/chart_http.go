@@ -68,7 +68,7 @@ func (s *Source) download(ctx context.Context, rawURL string, req ChartRequest, 
 		return fail(statusReason(resp.StatusCode), fmt.Errorf("reading %s: %s", what, statusText(resp.StatusCode)))
 	}
 	if resp.ContentLength > limit {
-		return fail(v1alpha1.ReasonRenderLimitExceeded, fmt.Errorf("%s is %d bytes, over the limit of %d", what, resp.ContentLength, limit))
+		return fail(v1alpha1.ReasonRenderLimitExceeded, fmt.Errorf("%s is over the limit of %d bytes (%d announced)", what, limit, resp.ContentLength))
 	}
 	data, err := readBody(resp, limit)
 	if err != nil {
