@@ -124,6 +124,24 @@
 // an output budget; the functions that make far more than they are given check
 // first. Over a bound the render fails with ReasonRenderLimitExceeded.
 //
+// A packaged chart comes from a chart repository (chart_*.go) in the same two
+// steps: FetchChart(ctx, ChartRequest) resolves an exact version or a semver
+// range against the repository's index.yaml and downloads the newest match's
+// package (Revision{URL: repository, Ref: "name@version", Package: its
+// SHA-256}); RenderChart(ctx, Revision, Helm) unpacks it in memory and renders
+// it through the same chart path as a chart in git, the Snapshot's revision
+// then carrying Digest (of the package and the values: status reports
+// "name@version+sha256:<digest>"). An index is read once per (repository,
+// credentials) and MaxAge however many callers ask, and cut into one part per
+// chart before it is parsed, so that a large index is never one YAML tree; a
+// package is downloaded once per version and digest, checked against the
+// index's SHA-256, and kept in memory (ChartCacheBytes). Index, package, file
+// count and unpacked bytes are bounded (MaxChartIndexBytes,
+// MaxChartPackageBytes, MaxChartFiles, MaxFileSize, MaxTreeSize), links and
+// names leaving the chart are refused, and the conversations follow git's HTTP
+// rules (chart_http.go): credentials go to the repository's own host only, an
+// error answer is reported by its status alone.
+//
 // The webhook receiver (NewWebhookHandler) authenticates GitHub, GitLab, Gitea and
 // generic push notifications, parses them into a Push (repository URLs normalised by
 // NormalizeURL, and a branch or tag) and hands it to a callback; deciding which Syncs
@@ -131,7 +149,7 @@
 // host allows (GitLab's header token), and reads signed bodies only within a small
 // in-flight budget and a read deadline, refusing (429) unread what does not fit.
 //
-// The package owns git access, rendering and push parsing only. It does not talk to
+// The package owns git and chart repository access, rendering and push parsing only. It does not talk to
 // Kubernetes, apply anything, log, or know about Sync objects beyond the ref type of
 // the API.
 package source

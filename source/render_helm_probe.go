@@ -17,7 +17,7 @@ const maxChartProbes = 4096
 // report: holdsChart then answers false, and remembers nothing.
 func (s *Source) holdsChart(rev Revision, dir, key string) (bool, error) {
 	s.renderMu.Lock()
-	known, ok := s.charts[key]
+	known, ok := s.chartPaths[key]
 	s.renderMu.Unlock()
 	if ok {
 		return known, nil
@@ -28,10 +28,10 @@ func (s *Source) holdsChart(rev Revision, dir, key string) (bool, error) {
 	}
 	s.renderMu.Lock()
 	defer s.renderMu.Unlock()
-	if len(s.charts) >= maxChartProbes {
-		clear(s.charts)
+	if len(s.chartPaths) >= maxChartProbes {
+		clear(s.chartPaths)
 	}
-	s.charts[key] = found
+	s.chartPaths[key] = found
 	return found, nil
 }
 

@@ -3,6 +3,7 @@ package source
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	gosync "sync"
 	"sync/atomic"
@@ -88,6 +89,19 @@ type Options struct {
 	// CacheIdle is how long a cached repository that no Fetch or Render asked for
 	// is kept; then it is removed from memory and disk.
 	CacheIdle time.Duration
+	// MaxChartIndexBytes bounds a chart repository's index.yaml as downloaded.
+	// The index is read as a stream of one chart at a time (chart_index.go), so
+	// that what it takes in memory while it is parsed stays far below its size
+	// held as a YAML tree.
+	MaxChartIndexBytes int64
+	// MaxChartPackageBytes bounds a chart package (.tgz) as downloaded.
+	MaxChartPackageBytes int64
+	// MaxChartFiles bounds the entries of a chart package; its unpacked bytes
+	// are bounded by MaxFileSize per file and MaxTreeSize in all.
+	MaxChartFiles int
+	// ChartCacheBytes bounds the chart packages kept in memory (as
+	// downloaded), the least recently used going first.
+	ChartCacheBytes int64
 	// CacheKeepRecent is how long a tenant keeps a repository it asked for when
 	// it is over its share: a fetch past the share first gives up the tenant's
 	// own repositories (only its own) that it has not asked for in this long,
@@ -125,6 +139,10 @@ func DefaultOptions() Options {
 		HostFailureMemory:     30 * time.Second,
 		MaxCacheBytes:         768 << 20,
 		CacheIdle:             time.Hour,
+		MaxChartIndexBytes:    32 << 20,
+		MaxChartPackageBytes:  8 << 20,
+		MaxChartFiles:         5000,
+		ChartCacheBytes:       32 << 20,
 		CacheKeepRecent:       10 * time.Minute,
 	}
 }
@@ -155,13 +173,26 @@ type Revision struct {
 	URL string
 	// Ref is the branch or tag the commit was reached through; empty for a pinned commit.
 	Ref string
-	// Commit is the full hex SHA-1 of the commit.
+	// Commit is the full hex SHA-1 of the commit; empty for a packaged chart.
 	Commit string
+	// Package is, for a packaged chart (FetchChart), the hex SHA-256 of its
+	// package; Ref is then "name@version" and URL the chart repository.
+	Package string `json:",omitempty"`
+	// Digest is, for a packaged chart rendered (RenderChart), the hex SHA-256
+	// of its package and of the values it rendered with.
+	Digest string `json:",omitempty"`
 }
 
-// String writes the revision as status reports it: "main@sha1:<hash>", or
-// "sha1:<hash>" for a pinned commit.
+// String writes the revision as status reports it: "main@sha1:<hash>",
+// "sha1:<hash>" for a pinned commit, "podinfo@6.14.1+sha256:<digest>" for a
+// packaged chart (its package's digest until it is rendered).
 func (r Revision) String() string {
+	if r.Package != "" {
+		if r.Digest != "" {
+			return r.Ref + "+sha256:" + r.Digest
+		}
+		return r.Ref + "+sha256:" + r.Package
+	}
 	if r.Ref == "" {
 		return "sha1:" + r.Commit
 	}
@@ -209,9 +240,14 @@ type Source struct {
 	// of the same key join instead of starting another.
 	renderMu gosync.Mutex
 	inflight map[string]*renderCall
-	// charts remembers, by (URL, commit, path), whether the path holds a Helm
+	// chartPaths remembers, by (URL, commit, path), whether the path holds a Helm
 	// chart (see holdsChart); guarded by renderMu.
-	charts map[string]bool
+	chartPaths map[string]bool
+	// charts remembers chart repositories' indexes and packages.
+	charts *chartRepos
+	// chartClient is the HTTP client of chart repositories without a CA bundle
+	// of their own (chart_http.go).
+	chartClient *http.Client
 	// beforeRender, when set (by tests), runs before each render starts.
 	beforeRender func(dir string)
 	now          func() time.Time
@@ -315,6 +351,7 @@ func New(opts Options) (*Source, error) {
 	if opts.RenderTimeout <= 0 {
 		opts.RenderTimeout = defaults.RenderTimeout
 	}
+	opts = withChartDefaults(opts, defaults)
 	if err := installHTTPTransport(); err != nil {
 		return nil, fmt.Errorf("source: %w", err)
 	}
@@ -322,18 +359,24 @@ func New(opts Options) (*Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("source: %w", err)
 	}
+	chartClient, err := newChartClient()
+	if err != nil {
+		return nil, fmt.Errorf("source: %w", err)
+	}
 	return &Source{
-		opts:      opts,
-		gitHTTP:   gitHTTP,
-		repos:     map[string]*repoEntry{},
-		hosts:     newHostGate(opts.MaxFetchesPerHost, opts.HostFailureMemory),
-		renders:   newRenderCache(opts.RenderCacheBytes),
-		rendering: make(chan struct{}, opts.MaxConcurrentRenders),
-		live:      make(chan struct{}, opts.MaxConcurrentRenders+opts.MaxRendersGivenUp),
-		inflight:  map[string]*renderCall{},
-		charts:    map[string]bool{},
-		now:       time.Now,
-		started:   time.Now(),
+		opts:        opts,
+		gitHTTP:     gitHTTP,
+		chartClient: chartClient,
+		charts:      newChartRepos(opts.ChartCacheBytes),
+		repos:       map[string]*repoEntry{},
+		hosts:       newHostGate(opts.MaxFetchesPerHost, opts.HostFailureMemory),
+		renders:     newRenderCache(opts.RenderCacheBytes),
+		rendering:   make(chan struct{}, opts.MaxConcurrentRenders),
+		live:        make(chan struct{}, opts.MaxConcurrentRenders+opts.MaxRendersGivenUp),
+		inflight:    map[string]*renderCall{},
+		chartPaths:  map[string]bool{},
+		now:         time.Now,
+		started:     time.Now(),
 	}, nil
 }
 
@@ -382,3 +425,20 @@ const (
 	DefaultMaxYAMLNodesPerFile   = 1 << 18
 	DefaultMaxYAMLNodesPerRender = 3 << 18
 )
+
+// withChartDefaults fills the chart repository bounds opts leaves at zero.
+func withChartDefaults(opts, defaults Options) Options {
+	if opts.MaxChartIndexBytes <= 0 {
+		opts.MaxChartIndexBytes = defaults.MaxChartIndexBytes
+	}
+	if opts.MaxChartPackageBytes <= 0 {
+		opts.MaxChartPackageBytes = defaults.MaxChartPackageBytes
+	}
+	if opts.MaxChartFiles <= 0 {
+		opts.MaxChartFiles = defaults.MaxChartFiles
+	}
+	if opts.ChartCacheBytes <= 0 {
+		opts.ChartCacheBytes = defaults.ChartCacheBytes
+	}
+	return opts
+}

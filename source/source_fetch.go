@@ -310,6 +310,8 @@ func refKey(ref v1alpha1.GitRef) string {
 // them asks the remote whatever its MaxAge: a push notification (webhook) says the
 // remote has moved.
 func (s *Source) Refresh(url string) {
+	// A chart repository's indexes too.
+	s.charts.forget(url)
 	// The host has just spoken: whatever failure it had is over.
 	if bare, _ := splitCredentials(url); bare != "" {
 		if ep, err := transport.NewEndpoint(bare); err == nil {

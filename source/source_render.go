@@ -82,6 +82,9 @@ type renderInput struct {
 	caps Capabilities
 	// dec decrypts the SOPS files the render reads; nil decrypts nothing.
 	dec *Decryption
+	// pkg is a packaged chart's package (RenderChart): rendered in place of
+	// a directory of rev, dir naming it ("podinfo@6.14.1").
+	pkg []byte
 	// tenant asks for the render; its cache entry counts to it (WithTenant).
 	tenant string
 }
@@ -237,6 +240,9 @@ func (s *Source) renderNow(in renderInput) (r rendered, err error) {
 	}()
 	if s.beforeRender != nil {
 		s.beforeRender(in.dir)
+	}
+	if in.pkg != nil {
+		return s.renderPackage(in)
 	}
 	fs, err := s.tree(in.rev, in.dir)
 	if err != nil {

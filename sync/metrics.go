@@ -140,7 +140,7 @@ func (m *Metrics) ObserveReconcile(obj *v1alpha1.Sync, d time.Duration) {
 // ObserveFetch records one git fetch of obj's repository. URLs lose any
 // credentials before they become label values.
 func (m *Metrics) ObserveFetch(obj *v1alpha1.Sync, d time.Duration, err error) {
-	url := source.RedactURL(obj.Spec.Source.URL)
+	url := source.RedactURL(sourceURL(obj))
 	m.useURL(obj.Namespace+"/"+obj.Name, url)
 	m.fetchDuration.WithLabelValues(url).Observe(d.Seconds())
 	if err != nil {

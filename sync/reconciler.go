@@ -47,6 +47,11 @@ type Source interface {
 	// ForgetKeys drops the renders made with the decryption keys of a digest
 	// (source.Keys.Digest): a Sync that held them is gone or rotated them.
 	ForgetKeys(digest string)
+	// FetchChart resolves a packaged chart's version range against its
+	// repository's index and downloads the package.
+	FetchChart(ctx context.Context, req source.ChartRequest) (source.Revision, error)
+	// RenderChart renders a packaged chart FetchChart returned, as helm says.
+	RenderChart(ctx context.Context, rev source.Revision, helm source.Helm) (*source.Snapshot, error)
 }
 
 // Applier makes the cluster hold a set of objects, and removes or releases what
@@ -325,7 +330,7 @@ func (r *Reconciler) desire(ctx context.Context, obj *v1alpha1.Sync, st *plan.St
 		return nil, err
 	}
 	snap, err := r.fetchAndRender(ctx, obj, want.id, want.dec, st)
-	if err == nil {
+	if err == nil && obj.Spec.Source.Chart == nil {
 		// A pin, or a rollback, applies an earlier commit; head is reported.
 		snap, err = r.chooseRevision(ctx, obj, want.id, want.dec, st, snap)
 	}
@@ -418,6 +423,9 @@ func (r *Reconciler) convergerFor(obj *v1alpha1.Sync, st *plan.Status, want *des
 // fetchAndRender reads the desired state: the ref resolved to a commit, and the
 // Sync's path at that commit rendered to objects.
 func (r *Reconciler) fetchAndRender(ctx context.Context, obj *v1alpha1.Sync, id Identity, dec *source.Decryption, st *plan.Status) (*source.Snapshot, error) {
+	if obj.Spec.Source.Chart != nil {
+		return r.fetchChart(ctx, obj, id, st)
+	}
 	fetchStart := r.state.now()
 	// Syncs sharing a repository and credentials share a poll (see maxAge).
 	req, wait, err := r.sourceRequest(ctx, obj, id)

@@ -50,7 +50,7 @@ func HelmFor(ctx context.Context, reader client.Reader, obj *v1alpha1.Sync, caps
 	for _, ref := range spec.ValuesFrom {
 		v, err := readValues(ctx, reader, obj.Namespace, ref)
 		if err != nil {
-			return h, &source.FetchError{URL: obj.Spec.Source.URL, Ref: refLabel(obj.Spec.Source.Ref), Reason: valuesReason(err), Err: err}
+			return h, &source.FetchError{URL: sourceURL(obj), Ref: sourceRefLabel(obj), Reason: valuesReason(err), Err: err}
 		}
 		h.ValuesFrom = append(h.ValuesFrom, v)
 	}

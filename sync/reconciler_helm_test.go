@@ -166,11 +166,12 @@ func (a *agent) reconcileQuietly(ctx context.Context, s *v1alpha1.Sync) {
 }
 
 // A packaged chart is accepted by the API (exclusive with a git URL, which the
-// CRD's rule checks) and refused by the agent, naming what to do instead.
-func TestAPackagedChartIsRefusedUntilSupported(t *testing.T) {
+// CRD's rule checks); one from an OCI registry is refused by the agent, naming
+// the field.
+func TestAnOCIChartIsRefusedUntilSupported(t *testing.T) {
 	a := startAgent(t)
 	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
-	chart := &v1alpha1.ChartSource{Repository: "https://charts.example.com", Name: "podinfo", Version: "6.*"}
+	chart := &v1alpha1.ChartSource{Repository: "oci://registry.example.com/charts", Name: "podinfo", Version: "6.*"}
 
 	both := &v1alpha1.Sync{
 		ObjectMeta: metav1.ObjectMeta{Name: "both", Namespace: ns},
@@ -191,7 +192,7 @@ func TestAPackagedChartIsRefusedUntilSupported(t *testing.T) {
 		return c != nil && c.Reason == v1alpha1.ReasonUnsupportedURL
 	})
 	c := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.ReadyCondition)
-	if !strings.Contains(c.Message, "spec.source.chart") {
-		t.Errorf("Ready message %q, want it to name spec.source.chart", c.Message)
+	if !strings.Contains(c.Message, "spec.source.chart.repository") || !strings.Contains(c.Message, "podinfo") {
+		t.Errorf("Ready message %q, want it to name spec.source.chart.repository and the chart", c.Message)
 	}
 }

@@ -16,7 +16,7 @@ import (
 func (r *Reconciler) recordHistory(ctx context.Context, st *plan.Status, snap *source.Snapshot) {
 	rev := snap.Revision.String()
 	subject := ""
-	if st.NeedsHistoryEntry(rev) {
+	if st.NeedsHistoryEntry(rev) && snap.Revision.Commit != "" {
 		var err error
 		if subject, err = r.Agent.Source.Subject(snap.Revision.URL, snap.Revision.Commit); err != nil {
 			ctrl.LoggerFrom(ctx).V(1).Info("cannot read the commit's subject for the history", "revision", rev, "error", err.Error())

@@ -106,7 +106,7 @@ func (g *goodRevisions) forget(key types.NamespacedName) {
 // cannot be asked.
 func (r *Reconciler) rememberGood(ctx context.Context, obj *v1alpha1.Sync, snap *source.Snapshot) {
 	err := r.state.good.store(client.ObjectKeyFromObject(obj), goodRevision{
-		UID: obj.UID, URL: obj.Spec.Source.URL, Path: obj.Spec.Source.PathOrDefault(), Rev: snap.Revision,
+		UID: obj.UID, URL: sourceURL(obj), Path: sourcePath(obj), Rev: snap.Revision,
 	})
 	if err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "keeping the applied revision on disk; after a restart, drift waits for git to answer once")
@@ -137,7 +137,7 @@ func (r *Reconciler) lastGood(ctx context.Context, obj *v1alpha1.Sync, id Identi
 	if !ok {
 		return nil
 	}
-	if good.UID != obj.UID || good.URL != obj.Spec.Source.URL || good.Path != obj.Spec.Source.PathOrDefault() ||
+	if good.UID != obj.UID || good.URL != sourceURL(obj) || good.Path != sourcePath(obj) ||
 		good.Rev.String() != obj.Status.LastAppliedRevision {
 		return nil
 	}
@@ -150,14 +150,28 @@ func (r *Reconciler) lastGood(ctx context.Context, obj *v1alpha1.Sync, id Identi
 }
 
 // renderAgain renders a revision applied before, a chart with the Sync's
-// current values. The render counts to the Sync's namespace in the render cache's
-// fair shares, as its fetches do in the git cache's.
+// current values (a packaged chart's revision, rev.Package, renders its
+// package, path aside). The render counts to the Sync's namespace in the render
+// cache's fair shares, as its fetches do in the git cache's.
 func (r *Reconciler) renderAgain(ctx context.Context, obj *v1alpha1.Sync, id Identity, dec *source.Decryption, rev source.Revision, path string) (*source.Snapshot, error) {
 	helm, err := r.helmFor(ctx, obj, id)
 	if err != nil {
 		return nil, err
 	}
-	return r.Agent.Source.RenderDecrypted(source.WithTenant(ctx, obj.Namespace), rev, path, helm, dec)
+	ctx = source.WithTenant(ctx, obj.Namespace)
+	if rev.Package != "" {
+		return r.Agent.Source.RenderChart(ctx, rev, helm)
+	}
+	return r.Agent.Source.RenderDecrypted(ctx, rev, path, helm, dec)
+}
+
+// sourcePath is what of sourceURL obj renders: a path of its git repository,
+// or its chart's name.
+func sourcePath(obj *v1alpha1.Sync) string {
+	if c := obj.Spec.Source.Chart; c != nil {
+		return c.Name
+	}
+	return obj.Spec.Source.PathOrDefault()
 }
 
 // checkHistory holds a commit that does not descend from the one the Sync applied

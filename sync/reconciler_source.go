@@ -74,47 +74,60 @@ const (
 // requestSpacing) comes back with how long.
 func (r *Reconciler) sourceRequest(ctx context.Context, obj *v1alpha1.Sync, id Identity) (source.Request, time.Duration, error) {
 	spec := obj.Spec.Source
-	if spec.Chart != nil {
-		return source.Request{}, 0, &source.FetchError{URL: spec.Chart.Repository, Reason: source.ReasonUnsupportedURL,
-			Err: errors.New("spec.source.chart: packaged charts from a chart repository are not rendered by this agent yet; commit the chart to git and name its path")}
-	}
 	// The namespace is the tenant a git host's places are shared between.
-	req := source.Request{URL: spec.URL, Ref: spec.Ref, MaxAge: maxAge(r.interval(obj)), Tenant: obj.Namespace}
-	if changed, ok := specChangedAt(obj); ok {
-		// A spec the agent has not acted on yet (a new Sync, or a changed one)
-		// comes with a push more often than not: it is answered by a listing
-		// made after the change, never one cached before it.
-		req.MaxAge = max(0, min(req.MaxAge, r.state.now().Sub(changed)))
-	}
+	req := source.Request{URL: spec.URL, Ref: spec.Ref, Tenant: obj.Namespace}
 	var wait time.Duration
-	if reconcileRequested(obj) {
-		// A request for a reconcile means "look at git now": whichever event
-		// started this reconcile, the answer must not come from a listing older
-		// than the request, and it forces one at most once per minimum interval.
-		force, age, after := r.state.requests.admit(client.ObjectKeyFromObject(obj), spec.URL,
-			obj.GetAnnotations()[v1alpha1.ReconcileRequestedAnnotation], r.state.now(), r.state.minInterval)
-		switch {
-		case force:
-			// What every caller learnt of the repository before the request is
-			// stale, whatever credentials it was learnt with.
-			r.Agent.Source.Refresh(spec.URL)
-			req.MaxAge = 0
-		case age > 0:
-			req.MaxAge = min(age, req.MaxAge)
-		default:
-			wait = after
-		}
-	}
+	req.MaxAge, wait = r.listingAge(obj, spec.URL)
 	req, err := r.withAuth(ctx, obj, id, req)
 	return req, wait, err
 }
 
+// listingAge is how old an answer of url (a ref listing, a chart repository's
+// index) that obj's reconcile may reuse is, and, for a request for a reconcile
+// that must wait for the repository's minimum interval (see requestSpacing),
+// how long.
+func (r *Reconciler) listingAge(obj *v1alpha1.Sync, url string) (time.Duration, time.Duration) {
+	age := maxAge(r.interval(obj))
+	if changed, ok := specChangedAt(obj); ok {
+		// A spec the agent has not acted on yet (a new Sync, or a changed one)
+		// comes with a push more often than not: it is answered by a listing
+		// made after the change, never one cached before it.
+		age = max(0, min(age, r.state.now().Sub(changed)))
+	}
+	if !reconcileRequested(obj) {
+		return age, 0
+	}
+	// A request for a reconcile means "look at git now": whichever event
+	// started this reconcile, the answer must not come from a listing older
+	// than the request, and it forces one at most once per minimum interval.
+	force, shared, after := r.state.requests.admit(client.ObjectKeyFromObject(obj), url,
+		obj.GetAnnotations()[v1alpha1.ReconcileRequestedAnnotation], r.state.now(), r.state.minInterval)
+	switch {
+	case force:
+		// What every caller learnt of the repository before the request is
+		// stale, whatever credentials it was learnt with.
+		r.Agent.Source.Refresh(url)
+		return 0, 0
+	case shared > 0:
+		return min(shared, age), 0
+	}
+	return age, after
+}
+
 // withAuth completes req with the credentials the Sync's secretRef names.
 func (r *Reconciler) withAuth(ctx context.Context, obj *v1alpha1.Sync, id Identity, req source.Request) (source.Request, error) {
+	auth, err := r.sourceAuth(ctx, obj, id)
+	req.Auth = auth
+	return req, err
+}
+
+// sourceAuth reads the credentials the Sync's secretRef names (none without
+// one), and follows the Secret so that a rotation queues the Sync.
+func (r *Reconciler) sourceAuth(ctx context.Context, obj *v1alpha1.Sync, id Identity) (source.Auth, error) {
 	spec := obj.Spec.Source
 	if spec.SecretRef == nil {
 		r.Observers.SecretWatch.ForgetField(client.ObjectKeyFromObject(obj), fieldSourceSecret)
-		return req, nil
+		return source.Auth{}, nil
 	}
 	auth, version, err := readAuth(ctx, id, obj.Namespace, spec.SecretRef.Name)
 	if err == nil || apierrors.IsNotFound(err) {
@@ -122,10 +135,9 @@ func (r *Reconciler) withAuth(ctx context.Context, obj *v1alpha1.Sync, id Identi
 		r.Observers.SecretWatch.Track(client.ObjectKeyFromObject(obj), fieldSourceSecret, id.User, id.Secrets, obj.Namespace, spec.SecretRef.Name, version)
 	}
 	if err != nil {
-		return req, &source.FetchError{URL: spec.URL, Ref: refLabel(spec.Ref), Reason: secretReason(err), Err: err}
+		return source.Auth{}, &source.FetchError{URL: sourceURL(obj), Ref: sourceRefLabel(obj), Reason: secretReason(err), Err: err}
 	}
-	req.Auth = auth
-	return req, nil
+	return auth, nil
 }
 
 // reconcileRequested reports whether obj carries a request for a reconcile that
@@ -172,6 +184,24 @@ func secretReason(err error) string {
 		return v1alpha1.ReasonForbidden
 	}
 	return v1alpha1.ReasonSecretUnreadable
+}
+
+// sourceURL is where obj's desired state comes from: its git repository, or
+// its chart repository.
+func sourceURL(obj *v1alpha1.Sync) string {
+	if c := obj.Spec.Source.Chart; c != nil {
+		return c.Repository
+	}
+	return obj.Spec.Source.URL
+}
+
+// sourceRefLabel names what of sourceURL obj follows in messages: a ref, or a
+// chart and its version range.
+func sourceRefLabel(obj *v1alpha1.Sync) string {
+	if c := obj.Spec.Source.Chart; c != nil {
+		return strings.TrimSpace(c.Name + " " + c.Version)
+	}
+	return refLabel(obj.Spec.Source.Ref)
 }
 
 // refLabel names a ref in messages, a pinned commit included.

@@ -217,6 +217,13 @@ const (
 	// ReasonCertificateUntrusted: the HTTPS certificate is not signed by a trusted
 	// authority (see the caFile key).
 	ReasonCertificateUntrusted = "CertificateUntrusted"
+	// ReasonChartNotFound: the chart repository's index has no chart of the
+	// name, or no version of it that satisfies spec.source.chart.version (yet).
+	ReasonChartNotFound = "ChartNotFound"
+	// ReasonChartRepositoryFailed: the chart repository answered with an error,
+	// an index that cannot be read, or a package whose digest is not the one its
+	// index names.
+	ReasonChartRepositoryFailed = "ChartRepositoryFailed"
 )
 
 // Reasons of the Events recorded when a Sync's health (status.health) changes, one
@@ -337,6 +344,8 @@ var Reasons = []ReasonMeaning{
 	{Reason: ReasonHostBusy},
 	{Reason: ReasonHistoryRewritten, Retries: true, Failure: true},
 	{Reason: ReasonCertificateUntrusted, Retries: true, Failure: true},
+	{Reason: ReasonChartNotFound, Retries: true, Failure: true},
+	{Reason: ReasonChartRepositoryFailed, Retries: true, Failure: true},
 
 	{Reason: ReasonHealthy},
 	// Ready False (Degraded) when spec.wait holds Ready back for health.

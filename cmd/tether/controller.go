@@ -169,6 +169,10 @@ func bindSourceFlags(fs *flag.FlagSet, o *source.Options) {
 	fs.DurationVar(&o.CacheIdle, "git-cache-idle", d.CacheIdle, "How long a cached repository no Sync fetches is kept before it is removed from memory and disk.")
 	fs.DurationVar(&o.CacheKeepRecent, "git-cache-keep-recent", d.CacheKeepRecent, "A namespace over its share of the git cache gives up its own repositories (no other namespace's) that its Syncs have not polled for this long (least recently polled first) before a fetch of it is refused with CacheFull, and before anyone else's when the whole cache is full; those polled since are kept.")
 	fs.DurationVar(&o.HostFailureMemory, "host-failure-memory", d.HostFailureMemory, "How long a git host that could not be reached is not asked again (its Syncs fail at once meanwhile).")
+	fs.Int64Var(&o.MaxChartIndexBytes, "max-chart-index-bytes", d.MaxChartIndexBytes, "Largest index.yaml of a chart repository read (spec.source.chart).")
+	fs.Int64Var(&o.MaxChartPackageBytes, "max-chart-package-bytes", d.MaxChartPackageBytes, "Largest chart package (.tgz) downloaded; unpacked, it is bounded by --max-file-bytes per file and --max-render-read-bytes in all.")
+	fs.IntVar(&o.MaxChartFiles, "max-chart-files", d.MaxChartFiles, "Most entries a chart package may hold.")
+	fs.Int64Var(&o.ChartCacheBytes, "chart-cache-bytes", d.ChartCacheBytes, "Memory kept for downloaded chart packages (as downloaded), least recently used first out.")
 }
 
 // leaseTimings are the leader election Lease's timings. docs/reliability.md says

@@ -280,6 +280,8 @@ func desiredOfSync(ctx context.Context, f *diffFlags, c client.Client, stderr io
 		if req.Auth, err = tethersync.ReadSourceAuth(ctx, c, s); err != nil {
 			return nil, fmt.Errorf("spec.source.secretRef: %w", err)
 		}
+	case s.Spec.Source.SecretRef != nil && s.Spec.Source.Chart != nil:
+		fmt.Fprintln(stderr, "tether diff: spec.source.secretRef is not read without --use-secret-ref")
 	case s.Spec.Source.SecretRef != nil:
 		fmt.Fprintf(stderr, "tether diff: spec.source.secretRef is not read without --use-secret-ref; give credentials in the URL if %s needs them\n", source.RedactURL(s.Spec.Source.URL))
 	}
@@ -300,7 +302,12 @@ func desiredOfSync(ctx context.Context, f *diffFlags, c client.Client, stderr io
 	default:
 		fmt.Fprintln(stderr, "tether diff: the Sync decrypts SOPS files (spec.decryption); they are compared encrypted without --use-secret-ref or --decrypt --keys DIR")
 	}
-	objs, err := fetchAndRender(ctx, req, s.Spec.Source.PathOrDefault(), helm, dec)
+	var objs []*unstructured.Unstructured
+	if chart := s.Spec.Source.Chart; chart != nil {
+		objs, err = fetchAndRenderChart(ctx, source.ChartRequest{Repository: chart.Repository, Name: chart.Name, Version: chart.Version, Auth: req.Auth}, helm)
+	} else {
+		objs, err = fetchAndRender(ctx, req, s.Spec.Source.PathOrDefault(), helm, dec)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -381,19 +388,19 @@ func readSyncFile(file string) (*v1alpha1.Sync, error) {
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(objs[0].Object, s); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	if s.Name == "" || s.Spec.Source.URL == "" {
-		return nil, fmt.Errorf("%s: the Sync needs metadata.name and spec.source.url", file)
+	if s.Name == "" || (s.Spec.Source.URL == "") == (s.Spec.Source.Chart == nil) {
+		return nil, fmt.Errorf("%s: the Sync needs metadata.name and one of spec.source.url and spec.source.chart", file)
 	}
 	return s, nil
 }
 
-// fetchAndRender fetches one revision into a throw-away cache and renders path.
-func fetchAndRender(ctx context.Context, req source.Request, path string, helm source.Helm, dec *source.Decryption) ([]*unstructured.Unstructured, error) {
+// throwAwaySource is a Source over a cache of its own, and what removes it.
+func throwAwaySource() (*source.Source, func(), error) {
 	cacheDir, err := os.MkdirTemp("", "tether-diff-")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer os.RemoveAll(cacheDir)
+	done := func() { _ = os.RemoveAll(cacheDir) }
 	opts := source.DefaultOptions()
 	opts.CacheDir = cacheDir
 	// The CLI runs as its user on their own machine: a file:// repository reads
@@ -401,8 +408,39 @@ func fetchAndRender(ctx context.Context, req source.Request, path string, helm s
 	opts.AllowFileURLs = true
 	src, err := source.New(opts)
 	if err != nil {
+		done()
+		return nil, nil, err
+	}
+	return src, done, nil
+}
+
+// fetchAndRenderChart fetches a packaged chart's newest matching version and
+// renders it as helm says, as the agent does (source.FetchChart and
+// RenderChart).
+func fetchAndRenderChart(ctx context.Context, req source.ChartRequest, helm source.Helm) ([]*unstructured.Unstructured, error) {
+	src, done, err := throwAwaySource()
+	if err != nil {
 		return nil, err
 	}
+	defer done()
+	rev, err := src.FetchChart(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := src.RenderChart(ctx, rev, helm)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", rev, err)
+	}
+	return plan.ManagedObjects(snap.Objects)
+}
+
+// fetchAndRender fetches one revision into a throw-away cache and renders path.
+func fetchAndRender(ctx context.Context, req source.Request, path string, helm source.Helm, dec *source.Decryption) ([]*unstructured.Unstructured, error) {
+	src, done, err := throwAwaySource()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	rev, err := src.Fetch(ctx, req)
 	if err != nil {
 		return nil, err

@@ -21,6 +21,7 @@ import (
 	"tether.dev/tether/apply"
 	"tether.dev/tether/plan"
 	"tether.dev/tether/source"
+	"tether.dev/tether/test/chartrepo"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
 )
@@ -420,5 +421,36 @@ spec:
 	}
 	if line := "+  size: large"; !hasLine(out, line) {
 		t.Errorf("output lacks the line %q:\n%s", line, out)
+	}
+}
+
+// tether diff -f renders a Sync of a packaged chart from its chart repository
+// as the agent does: the newest version in range, with the Sync's values.
+func TestDiffOfASyncOfAPackagedChart(t *testing.T) {
+	e := newDiffEnv(t)
+	repo := chartrepo.Start(t, chartrepo.Options{})
+	webapp := chartrepo.Chart(t, "webapp")
+	repo.Publish(t, webapp, "1.0.0")
+	repo.Publish(t, webapp, "1.4.2")
+	syncFile := filepath.Join(t.TempDir(), "sync.yaml")
+	writeFile(t, syncFile, fmt.Sprintf(`apiVersion: tether.dev/v1alpha1
+kind: Sync
+metadata: {name: web, namespace: %[2]s}
+spec:
+  source: {chart: {repository: %[1]q, name: webapp, version: "1.x"}}
+  destination: {namespace: %[2]s}
+  helm: {values: {greeting: hola}}
+`, repo.URL, e.ns))
+	out, errOut, code := e.diff(t, "-f", syncFile)
+	if code != 1 {
+		t.Fatalf("exit status %d, want 1 (differs)\nstderr: %s", code, errOut)
+	}
+	if diff := cmp.Diff([]string{"diff ConfigMap/" + e.ns + "/web-config (created)"}, headers(out)); diff != "" {
+		t.Errorf("objects shown (-want +got):\n%s", diff)
+	}
+	for _, line := range []string{`+  greeting: hola`, `+  chartVersion: 1.4.2`} {
+		if !hasLine(out, line) {
+			t.Errorf("output lacks the line %q:\n%s", line, out)
+		}
 	}
 }

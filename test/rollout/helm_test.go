@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/test/chartrepo"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/harness"
 )
@@ -112,6 +113,51 @@ func TestAChartInGitRollsOutAndFollowsItsValues(t *testing.T) {
 		a.waitHealth(t, s, fourth, v1alpha1.HealthHealthy)
 		if ok, err := replicas(t.Context()); !ok {
 			t.Errorf("after a new revision: %v", err)
+		}
+	})
+}
+
+// The same chart packaged in a chart repository on loopback: its Deployment
+// rolls out on kwok, and a new version in range is followed at the interval.
+func TestAPackagedChartRollsOutAndFollowsItsRange(t *testing.T) {
+	a := startAgent(t, agentOptions{})
+	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	charts := chartrepo.Start(t, chartrepo.Options{})
+	charts.Publish(t, chartrepo.ChartOf(t, webChart), "0.1.0")
+	s := &v1alpha1.Sync{
+		ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: ns},
+		Spec: v1alpha1.SyncSpec{
+			Source: v1alpha1.SourceSpec{
+				Chart:    &v1alpha1.ChartSource{Repository: charts.URL, Name: "web", Version: "0.x"},
+				Interval: &metav1.Duration{Duration: 2 * time.Second},
+			},
+			Destination: v1alpha1.DestinationSpec{Namespace: ns},
+			Helm:        &v1alpha1.HelmSpec{ReleaseName: "web"},
+		},
+	}
+	harness.Must(t, a.c.Create(t.Context(), s))
+	healthyAt := func(t *testing.T, version string) *v1alpha1.Sync {
+		return a.waitFor(t, s, "Healthy at web "+version, func(s *v1alpha1.Sync) bool {
+			return strings.HasPrefix(s.Status.LastAppliedRevision, "web@"+version+"+sha256:") &&
+				s.Status.Health == v1alpha1.HealthHealthy && s.Status.Sync == v1alpha1.SyncStatusSynced
+		})
+	}
+
+	t.Run("the chart's Deployment rolls out, Synced and Healthy", func(t *testing.T) {
+		healthyAt(t, "0.1.0")
+	})
+	t.Run("a new version in range rolls the Deployment", func(t *testing.T) {
+		next := map[string]string{}
+		for name, content := range webChart {
+			next[name] = content
+		}
+		next["values.yaml"] = "replicaCount: 2\nversion: \"2\"\nautoscaling: {enabled: false, minReplicas: 3}\n"
+		charts.Publish(t, chartrepo.ChartOf(t, next), "0.2.0")
+		healthyAt(t, "0.2.0")
+		d := &appsv1.Deployment{}
+		harness.Must(t, a.c.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "web"}, d))
+		if v := d.Spec.Template.Annotations["version"]; v != "2" {
+			t.Errorf("the pod template's version = %q, want 2", v)
 		}
 	})
 }

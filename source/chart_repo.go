@@ -1,0 +1,223 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	gosync "sync"
+	"time"
+)
+
+// ChartRequest names a packaged chart to fetch from a chart repository (an
+// index.yaml over http(s)): a Sync's spec.source.chart.
+type ChartRequest struct {
+	// Repository is the repository's URL; its index is Repository/index.yaml.
+	Repository string
+	// Name is the chart's name in the index.
+	Name string
+	// Version is an exact version or a semver range; the newest match is
+	// fetched. Empty means the newest released version.
+	Version string
+	// MaxAge lets FetchChart answer from an index of the same repository read
+	// at most this long ago with the same credentials, by any caller for any
+	// chart: Syncs of one repository share one index per interval. Zero always
+	// reads it.
+	MaxAge time.Duration
+	// Auth holds the credentials: Username and Password (basic
+	// authentication) or BearerToken, and CAFile. They are sent to the
+	// repository's host only, never to a package URL on another host.
+	Auth Auth
+}
+
+// label names the chart in messages and errors: "podinfo 6.14.*".
+func (r ChartRequest) label() string {
+	if r.Version == "" {
+		return r.Name
+	}
+	return r.Name + " " + r.Version
+}
+
+// chartRepos remembers chart repositories' indexes, by repository and
+// credentials, and the packages downloaded, by repository, chart, version
+// and digest.
+type chartRepos struct {
+	mu gosync.Mutex
+	// indexes by indexKey.
+	indexes map[string]*indexEntry
+	// parse holds a token while an index is parsed: a large index takes tens of
+	// MiB while it is read, and two at once should not add up.
+	parse    chan struct{}
+	packages *packageCache
+}
+
+// indexEntry is one repository's index as read with one set of credentials:
+// the last answer and when, and the read running, which callers join.
+type indexEntry struct {
+	idx chartIndex
+	at  time.Time
+	// reading is closed when the read running ends; nil when none runs.
+	reading chan struct{}
+	err     error
+}
+
+func newChartRepos(cacheBytes int64) *chartRepos {
+	return &chartRepos{indexes: map[string]*indexEntry{}, parse: make(chan struct{}, 1), packages: newPackageCache(cacheBytes)}
+}
+
+// indexKey keys an index by repository and credentials: an index read with
+// credentials is never shown to a caller without them.
+func indexKey(repository string, auth Auth) string {
+	return strings.TrimSuffix(repository, "/") + "\x00" + auth.key()
+}
+
+// forget drops the indexes of repository read with any credentials: a request
+// for a reconcile asks the repository again.
+func (c *chartRepos) forget(repository string) {
+	prefix := strings.TrimSuffix(repository, "/") + "\x00"
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, e := range c.indexes {
+		if strings.HasPrefix(k, prefix) && e.reading == nil {
+			delete(c.indexes, k)
+		}
+	}
+}
+
+// FetchChart resolves req's version range against the repository's index
+// (read at most once per MaxAge and credentials, however many callers ask) and
+// downloads the package of the newest match, once per version and digest. The
+// Revision it returns names the repository (URL), the chart and version (Ref,
+// "podinfo@6.14.1") and the package's SHA-256 (Package); RenderChart renders
+// it. Failures are FetchErrors naming the chart (ChartNotFound,
+// AuthenticationFailed, HostUnreachable, …), or RenderErrors for a package over
+// its bounds; no error quotes what the repository answered, nor a credential.
+func (s *Source) FetchChart(ctx context.Context, req ChartRequest) (Revision, error) {
+	fail := func(reason string, err error) (Revision, error) {
+		return Revision{}, &FetchError{URL: req.Repository, Ref: req.label(), Reason: reason, Err: err}
+	}
+	constraint, err := chartConstraint(req.Version)
+	if err != nil {
+		return fail(ReasonInvalidSemVer, err)
+	}
+	if err := checkChartURL(req.Repository); err != nil {
+		return fail(ReasonUnsupportedURL, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+	defer cancel()
+	idx, err := s.chartIndex(ctx, req)
+	if err != nil {
+		return Revision{}, err
+	}
+	entry, ok := idx.newest(req.Name, constraint)
+	if !ok {
+		return fail(ReasonChartNotFound, noVersionError(idx, req))
+	}
+	sum, err := s.chartPackage(ctx, req, entry)
+	if err != nil {
+		return Revision{}, err
+	}
+	return Revision{URL: req.Repository, Ref: req.Name + "@" + entry.Version, Package: sum}, nil
+}
+
+// noVersionError says why an index has no version of the chart for req.
+func noVersionError(idx chartIndex, req ChartRequest) error {
+	versions := idx[req.Name]
+	if len(versions) == 0 {
+		return fmt.Errorf("the repository's index has no chart named %q", req.Name)
+	}
+	want := req.Version
+	if want == "" {
+		want = "*"
+	}
+	return fmt.Errorf("none of the %d versions of chart %s in the repository's index satisfies %q", len(versions), req.Name, want)
+}
+
+// checkChartURL accepts http(s) chart repositories.
+func checkChartURL(repository string) error {
+	switch {
+	case strings.HasPrefix(repository, "https://"), strings.HasPrefix(repository, "http://"):
+		return nil
+	case strings.HasPrefix(repository, "oci://"):
+		return errors.New("spec.source.chart.repository: OCI registries (oci://) are not read by this agent yet; name a chart repository served over http(s)")
+	}
+	return errors.New("spec.source.chart.repository: a chart repository is an http:// or https:// URL")
+}
+
+// chartIndex returns the repository's index, read at most once per
+// req.MaxAge for req's credentials: callers that find a read running wait for
+// it and share its answer (or its failure).
+func (s *Source) chartIndex(ctx context.Context, req ChartRequest) (chartIndex, error) {
+	key := indexKey(req.Repository, req.Auth)
+	c := s.charts
+	for {
+		c.mu.Lock()
+		e := c.indexes[key]
+		if e == nil {
+			e = &indexEntry{}
+			c.indexes[key] = e
+		}
+		if e.reading == nil && e.idx != nil && req.MaxAge > 0 && s.now().Sub(e.at) <= req.MaxAge {
+			idx := e.idx
+			c.mu.Unlock()
+			return idx, nil
+		}
+		if e.reading != nil {
+			wait := e.reading
+			c.mu.Unlock()
+			select {
+			case <-wait:
+			case <-ctx.Done():
+				return nil, &FetchError{URL: req.Repository, Ref: req.label(), Reason: ReasonHostUnreachable, Err: fmt.Errorf("waiting for the repository's index: %w", ctx.Err())}
+			}
+			c.mu.Lock()
+			err, idx := e.err, e.idx
+			c.mu.Unlock()
+			if err != nil {
+				return nil, err
+			}
+			if idx != nil {
+				return idx, nil
+			}
+			continue
+		}
+		done := make(chan struct{})
+		e.reading = done
+		c.mu.Unlock()
+		idx, err := s.readIndex(ctx, req)
+		c.mu.Lock()
+		e.reading, e.err = nil, err
+		if err == nil {
+			e.idx, e.at = idx, s.now()
+		}
+		c.mu.Unlock()
+		close(done)
+		return idx, err
+	}
+}
+
+// readIndex downloads and parses the repository's index within
+// Options.MaxChartIndexBytes, one parse at a time.
+func (s *Source) readIndex(ctx context.Context, req ChartRequest) (chartIndex, error) {
+	url := strings.TrimSuffix(req.Repository, "/") + "/index.yaml"
+	data, err := s.download(ctx, url, req, s.opts.MaxChartIndexBytes, "index.yaml")
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case s.charts.parse <- struct{}{}:
+		defer func() { <-s.charts.parse }()
+	case <-ctx.Done():
+		return nil, &FetchError{URL: req.Repository, Ref: req.label(), Reason: ReasonHostUnreachable, Err: ctx.Err()}
+	}
+	idx, err := parseIndex(data, s.opts.MaxYAMLNodesPerFile)
+	if err != nil {
+		reason := ReasonChartRepositoryFailed
+		var over *overBudget
+		if errors.As(err, &over) || errors.Is(err, errIndexLayout) {
+			reason = ReasonRenderLimitExceeded
+		}
+		return nil, &FetchError{URL: req.Repository, Ref: req.label(), Reason: reason, Err: err}
+	}
+	return idx, nil
+}
