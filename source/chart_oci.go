@@ -59,7 +59,7 @@ func parseOCIRef(repository, name string) (ociRef, error) {
 	}
 	repo += name
 	if !ociRepoPath.MatchString(repo) {
-		return ociRef{}, fmt.Errorf("spec.source.chart: %.200q is not a repository path of an OCI registry (lower-case letters, digits, separators)", repo)
+		return ociRef{}, fmt.Errorf("spec.source.chart.repository: %.200q (its path and the chart's name) is not a repository path of an OCI registry (lower-case letters, digits, separators)", repo)
 	}
 	scheme := "https"
 	if isLoopbackHost(u.Hostname()) {
