@@ -79,10 +79,11 @@ func Start(t testing.TB) *Server {
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case <-done:
+		case err := <-done:
+			t.Logf("the registry stopped: %v", err)
 		case <-time.After(30 * time.Second):
 			_ = cmd.Process.Kill()
-			<-done
+			t.Logf("the registry did not stop within 30s of SIGTERM, killed: %v", <-done)
 		}
 		if t.Failed() {
 			t.Logf("registry log:\n%s", log.String())
