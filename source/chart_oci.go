@@ -96,6 +96,10 @@ func (s *Source) readTags(ctx context.Context, req ChartRequest) (chartIndex, er
 			return fail(v1alpha1.ReasonRenderLimitExceeded, fmt.Errorf("the tag list of %s is over %d pages, the limit", ref.repo, maxOCITagPages))
 		}
 		data, header, err := s.downloadAs(ctx, next, "application/json", req, budget, "the tag list of "+ref.repo)
+		var fe *FetchError
+		if page > 0 && errors.As(err, &fe) && fe.Reason == v1alpha1.ReasonRenderLimitExceeded {
+			return fail(fe.Reason, fmt.Errorf("the tag list of %s is over the limit of %d bytes in its %d pages", ref.repo, s.opts.MaxChartIndexBytes, page+1))
+		}
 		if err != nil {
 			return nil, err
 		}

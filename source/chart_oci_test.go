@@ -130,3 +130,22 @@ func TestAnOCIRepositoryThatIsNotOneIsRefused(t *testing.T) {
 		}
 	}
 }
+
+func TestAnOCITagListIsReadPageByPageWithinItsBound(t *testing.T) {
+	reg := ociregistry.Start(t)
+	webapp := chartrepo.Chart(t, "webapp")
+	for _, v := range []string{"1.0.0", "1.2.0", "1.1.0"} {
+		reg.Push(t, "webapp", v, chartrepo.Package(t, webapp, v))
+	}
+	reg.PageTags(1)
+	got, err := newSource(t, source.Options{}).FetchChart(t.Context(), source.ChartRequest{Repository: reg.Repository, Name: "webapp"})
+	if err != nil || got.Ref != "webapp@1.2.0" {
+		t.Fatalf("FetchChart over pages of one tag: %s (%v); want webapp@1.2.0", got.Ref, err)
+	}
+	if n := reg.Requests("tags"); n != 3 {
+		t.Errorf("the tag list was read in %d requests; want 3 (one a page)", n)
+	}
+	small := newSource(t, source.Options{MaxChartIndexBytes: 80})
+	_, err = small.FetchChart(t.Context(), source.ChartRequest{Repository: reg.Repository, Name: "webapp"})
+	checkChartFailure(t, err, v1alpha1.ReasonRenderLimitExceeded, "the tag list of charts/webapp is over the limit of 80 bytes in its 2 pages")
+}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	gosync "sync"
 	"syscall"
@@ -49,6 +50,7 @@ type Server struct {
 	user     string
 	password string
 	token    string
+	pageSize int
 }
 
 // Start runs a registry until the test ends, waits until /v2/ answers, and
@@ -148,8 +150,13 @@ func (s *Server) waitReady(t testing.TB, done chan error, log *lockedBuffer) {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, rp *httputil.ReverseProxy) {
 	s.mu.Lock()
 	s.requests[kind(r.URL.Path)]++
-	user, password, token := s.user, s.password, s.token
+	user, password, token, pageSize := s.user, s.password, s.token, s.pageSize
 	s.mu.Unlock()
+	if pageSize > 0 && kind(r.URL.Path) == "tags" && r.URL.Query().Get("n") == "" {
+		q := r.URL.Query()
+		q.Set("n", strconv.Itoa(pageSize))
+		r.URL.RawQuery = q.Encode()
+	}
 	if r.URL.Path == "/token" {
 		if u, p, ok := r.BasicAuth(); !ok || u != user || p != password {
 			http.Error(w, RefusalBody, http.StatusUnauthorized)
@@ -175,6 +182,14 @@ func (s *Server) RequireToken(username, password string) {
 	s.user, s.password = username, password
 	sum := sha256.Sum256([]byte(username + ":" + password))
 	s.token = hex.EncodeToString(sum[:8])
+}
+
+// PageTags makes the proxy ask the registry for tag lists of n tags a page
+// (the registry then links the next page), from now on.
+func (s *Server) PageTags(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pageSize = n
 }
 
 // Requests counts the requests of a kind so far: "tags" (tag lists),
