@@ -35,7 +35,7 @@ build: ## Build the tether binary into bin/.
 	go build -ldflags "$(LDFLAGS)" -o bin/tether ./cmd/tether
 
 .PHONY: testbin
-testbin: ## Build etcd, kube-apiserver, controller-manager, scheduler, kubectl, kwok, prometheus and promtool into .tools/testbin.
+testbin: ## Build etcd, kube-apiserver, controller-manager, scheduler, kubectl, kwok, prometheus, promtool and the OCI registry into .tools/testbin.
 	hack/testbin.sh $(TESTBIN)
 
 .PHONY: kustomize
