@@ -8,7 +8,8 @@
 # Each binary is built once per version: a stamp file records what DIR holds, so a warm
 # run only checks the stamps. A cold build takes about 15 minutes on two idle cores, plus
 # about 3 for the registry (the one estimate, also in the README), and over 4 GB of Go
-# build cache; while it runs, a line every 30 seconds says what is being built, for how long, and how many tools are ready.
+# build cache; while it runs, a line every 30 seconds says what is being built, for how
+# long, and how many tools are ready.
 set -euo pipefail
 
 K8S_VERSION=v1.34.4
