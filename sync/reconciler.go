@@ -341,9 +341,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		converge = r.compareSnapshot
 	}
 	// A new revision with hooks or waves is applied in order (reconciler_waves.go);
-	// drift is corrected as one set, with no hook.
+	// drift is corrected as one set, with no hook, and so is what is left of a
+	// revision whose run succeeded (a prune that waits for a wave to go).
 	var ordered *orderedRun
-	if !drift && sourceErr == nil {
+	if !drift && sourceErr == nil && !r.ranAlready(obj, run) {
 		if ordered = r.newOrderedRun(run, st, checker); ordered != nil {
 			converge = ordered.converge
 		}
@@ -366,6 +367,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return r.onError(st, interval, sourceErr)
 	}
 	pruned, err := r.prune(ctx, id, obj, st, snap, changes, diff)
+	pruned = joinChanges(ordered.prunedBefore(), pruned)
 	r.assess(ctx, obj, id, checker, st, changes)
 	r.recordApplied(obj, snap, changes, pruned, drift)
 	if err != nil {

@@ -23,7 +23,10 @@ import (
 // are terminating, they and the lower waves stay in the inventory and the error is
 // a *plan.WaitingError naming them: the next reconcile (their deletion queues
 // it, runRequeue is the safety net) goes on from there.
-func (r *Reconciler) pruneInWaves(ctx context.Context, id Identity, st *plan.Status, candidates []v1alpha1.ObjectRef, opts apply.PruneOptions) (*apply.ChangeSet, error) {
+//
+// next, when not empty, names what waits for the lowest wave to be gone too (the
+// PostSync phase).
+func (r *Reconciler) pruneInWaves(ctx context.Context, id Identity, st *plan.Status, candidates []v1alpha1.ObjectRef, opts apply.PruneOptions, next string) (*apply.ChangeSet, error) {
 	judge := opts
 	judge.DryRun = true
 	judged, err := id.Applier.Prune(ctx, candidates, judge)
@@ -39,7 +42,11 @@ func (r *Reconciler) pruneInWaves(ctx context.Context, id Identity, st *plan.Sta
 	for i, w := range waves {
 		cs, err := id.Applier.Prune(ctx, w.Objects, opts)
 		all.Changes = append(all.Changes, cs.Changes...)
-		if err != nil || i == len(waves)-1 {
+		then := next
+		if i < len(waves)-1 {
+			then = fmt.Sprintf("wave %d is pruned", waves[i+1].Wave)
+		}
+		if err != nil || then == "" {
 			st.Pruned(all)
 			return all, err
 		}
@@ -47,7 +54,7 @@ func (r *Reconciler) pruneInWaves(ctx context.Context, id Identity, st *plan.Sta
 		if err == nil && still.Count(apply.ActionPruned) == 0 {
 			continue
 		}
-		return all, r.waitForPruneWave(st, all, still, err, w, waves[i+1])
+		return all, r.waitForPruneWave(st, all, still, err, w, then)
 	}
 	st.Pruned(all)
 	return all, nil
@@ -55,8 +62,8 @@ func (r *Reconciler) pruneInWaves(ctx context.Context, id Identity, st *plan.Sta
 
 // waitForPruneWave records a prune that stops at wave w: the objects of w still in
 // the cluster (still) stay in the inventory as deleting, those of the lower waves
-// as not pruned yet; it returns the error that says so.
-func (r *Reconciler) waitForPruneWave(st *plan.Status, all, still *apply.ChangeSet, readErr error, w, next plan.PruneWave) error {
+// as not pruned yet; it returns the error that says so (then: what waits).
+func (r *Reconciler) waitForPruneWave(st *plan.Status, all, still *apply.ChangeSet, readErr error, w plan.PruneWave, then string) error {
 	terminating := &apply.ChangeSet{}
 	there := map[string]bool{}
 	for _, c := range still.Changes {
@@ -83,7 +90,7 @@ func (r *Reconciler) waitForPruneWave(st *plan.Status, all, still *apply.ChangeS
 		names = append(names, c.Object.String())
 	}
 	return &plan.WaitingError{Reason: v1alpha1.ReasonProgressing, Msg: fmt.Sprintf(
-		"prune wave %d: waiting for %s to be deleted before wave %d is pruned", w.Wave, strings.Join(names, ", "), next.Wave)}
+		"prune wave %d: waiting for %s to be deleted before %s", w.Wave, strings.Join(names, ", "), then)}
 }
 
 // notDeleted are the changes of a dry-run prune that would delete nothing.

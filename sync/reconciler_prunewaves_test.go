@@ -37,10 +37,17 @@ func TestPruneDeletesTheHighestWaveFirst(t *testing.T) {
 	for _, name := range []string{"late", "mid"} {
 		e.hold(t, name, true)
 	}
-	e.push(t, map[string]string{"apps/late.yaml": "", "apps/mid.yaml": "", "apps/early.yaml": ""})
+	// The revision has a hook, which runs once: not again at each reconcile that
+	// goes on with the prune.
+	e.push(t, map[string]string{"apps/late.yaml": "", "apps/mid.yaml": "", "apps/early.yaml": "",
+		"apps/hook.yaml": configMap("announce", "argocd.argoproj.io/hook", "PreSync")})
 
 	// Wave 1 is deleted and terminating: wave 0 must not be touched yet.
 	e.waitPruneWaiting(t, "prune wave 1: waiting for ConfigMap/"+e.ns+"/late to be deleted before wave 0 is pruned")
+	hook := e.configMap(t, "announce")
+	if hook == nil {
+		t.Fatal("the PreSync hook did not run")
+	}
 	late := e.configMap(t, "late")
 	if late == nil || late.DeletionTimestamp == nil {
 		t.Fatalf("late (wave 1) = %v, want it terminating", late)
@@ -83,6 +90,9 @@ func TestPruneDeletesTheHighestWaveFirst(t *testing.T) {
 	if got := e.inventory(t); !slices.Equal(got, []string{"ConfigMap/keep"}) {
 		t.Errorf("inventory = %v, want only keep", got)
 	}
+	if again := e.configMap(t, "announce"); again == nil || again.UID != hook.UID {
+		t.Errorf("the PreSync hook's object is %v, want the one of the run (uid %s): the hook ran again", again, hook.UID)
+	}
 }
 
 // hold adds or removes the test's finalizer on a ConfigMap.
@@ -124,8 +134,40 @@ func (e *pruneEnv) waitPruneWaiting(t *testing.T, msg string) {
 		case c != nil && strings.Contains(c.Message, msg):
 			return true, nil
 		case isReady(s) && strings.Contains(s.Status.LastAppliedRevision, e.repo.Head(t)):
-			t.Fatalf("the Sync is Ready with every wave pruned at once, want it waiting: %s", describe(s))
+			t.Fatalf("the Sync is Ready without waiting for the prune: %s", describe(s))
 		}
 		return false, fmt.Errorf("status: %s", describe(s))
 	})
+}
+
+// TestPruneIsDoneBeforePostSyncHooks: as in Argo CD, what left git is pruned in
+// the Sync phase, once the last wave is Healthy, and is gone before the PostSync
+// hooks run.
+func TestPruneIsDoneBeforePostSyncHooks(t *testing.T) {
+	e := newPruneEnv(t, map[string]string{"apps/keep.yaml": configMap("keep"), "apps/old.yaml": configMap("old")},
+		func(s *v1alpha1.Sync) { s.Spec.PruneLimit = ptr.To(intstr.FromString("100%")) })
+	e.hold(t, "old", true)
+	e.push(t, map[string]string{"apps/old.yaml": "", "apps/after.yaml": configMap("after", "argocd.argoproj.io/hook", "PostSync")})
+
+	e.waitPruneWaiting(t, "prune wave 0: waiting for ConfigMap/"+e.ns+"/old to be deleted before the PostSync phase")
+	if old := e.configMap(t, "old"); old == nil || old.DeletionTimestamp == nil {
+		t.Fatalf("old = %v, want it terminating", old)
+	}
+	if e.exists(t, "after") {
+		t.Fatal("the PostSync hook ran while the pruned object was still there")
+	}
+	released := time.Now().Truncate(time.Second)
+	e.hold(t, "old", false)
+	e.a.waitFor(t, e.sync, "Ready after the PostSync hook", isReady)
+	after := e.configMap(t, "after")
+	if after == nil || e.exists(t, "old") {
+		t.Fatalf("after %v, old still there %v; want the hook run and old gone", after, e.exists(t, "old"))
+	}
+	t.Logf("API server: old let go at %s, PostSync hook created at %s", released.UTC().Format(time.TimeOnly), after.CreationTimestamp.UTC().Format(time.TimeOnly))
+	if after.CreationTimestamp.Time.Before(released) {
+		t.Errorf("the PostSync hook was created at %s, before the pruned object was gone at %s", after.CreationTimestamp, released)
+	}
+	if got := e.inventory(t); !slices.Equal(got, []string{"ConfigMap/keep"}) {
+		t.Errorf("inventory = %v, want keep alone (no hook, nothing pruned left)", got)
+	}
 }
