@@ -323,6 +323,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err == nil {
 		run, snap, err = orderOf(snap)
 	}
+	if err == nil {
+		st.HooksSkipped(run.Skipped)
+	}
 	if err != nil {
 		return r.onError(st, interval, err)
 	}
@@ -417,7 +420,6 @@ func (r *Reconciler) fetchRevision(ctx context.Context, obj *v1alpha1.Sync, id I
 		return nil, err
 	}
 	st.Rendered(rev.String(), len(snap.Objects))
-	st.HelmHooksSkipped(snap.HelmHooks)
 	return snap, nil
 }
 
