@@ -133,7 +133,7 @@ func (e *argoApp) waitOrdered(t *testing.T, steps []argoStep) map[string]*batchv
 	var prevName string
 	var prevDone, start time.Time
 	for i, s := range steps {
-		var written, done []time.Time
+		var done []time.Time
 		var line []string
 		waits := false
 		for _, o := range s.objects {
@@ -150,7 +150,7 @@ func (e *argoApp) waitOrdered(t *testing.T, steps []argoStep) map[string]*batchv
 				continue
 			}
 			waits = waits || o.kind != "Service"
-			written, done = append(written, w), append(done, d)
+			done = append(done, d)
 			line = append(line, fmt.Sprintf("%s %s written %s, done %s", o.kind, o.name, clock(w), clock(d)))
 			if w.Before(prevDone) {
 				t.Errorf("%s %s (%s) written at %s, before %s was done at %s", o.kind, o.name, s.name, clock(w), prevName, clock(prevDone))
