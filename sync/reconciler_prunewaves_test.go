@@ -171,3 +171,26 @@ func TestPruneIsDoneBeforePostSyncHooks(t *testing.T) {
 		t.Errorf("inventory = %v, want keep alone (no hook, nothing pruned left)", got)
 	}
 }
+
+// TestWithPruneOffARemovalRunsNoHook: what left git stays when prune is off, so a
+// revision that only removes objects changes nothing in the cluster and runs no
+// hook, as a commit outside the path does not.
+func TestWithPruneOffARemovalRunsNoHook(t *testing.T) {
+	hook := configMap("announce", "argocd.argoproj.io/hook", "PreSync")
+	e := newPruneEnv(t, map[string]string{"apps/keep.yaml": configMap("keep"), "apps/old.yaml": configMap("old"), "apps/hook.yaml": hook},
+		func(s *v1alpha1.Sync) { s.Spec.Prune = ptr.To(false) })
+	ran := e.configMap(t, "announce")
+	if ran == nil {
+		t.Fatal("the PreSync hook did not run for the first revision")
+	}
+	e.push(t, map[string]string{"apps/old.yaml": ""})
+	e.a.waitFor(t, e.sync, "Ready at the revision without old", func(s *v1alpha1.Sync) bool {
+		return isReady(s) && strings.Contains(s.Status.LastAppliedRevision, e.repo.Head(t))
+	})
+	if !e.exists(t, "old") {
+		t.Error("old was pruned with prune off")
+	}
+	if again := e.configMap(t, "announce"); again == nil || again.UID != ran.UID {
+		t.Errorf("the hook's object is %v, want the first run's (uid %s): a revision that changed nothing ran it", again, ran.UID)
+	}
+}

@@ -259,8 +259,9 @@ func definedKinds(objs []*unstructured.Unstructured) map[schema.GroupKind]bool {
 
 // differs reports whether the gate found an object of the inventory that differs
 // from the cluster or is missing, or whether the inventory holds an object that
-// left git: a revision that only removes objects is applied with its hooks too, as
-// Argo CD syncs an application that is OutOfSync by an object to prune.
+// left git and will be pruned: a revision that only removes objects is applied
+// with its hooks too, as Argo CD syncs an application that is OutOfSync by an
+// object to prune. (With prune off, what left git stays, and runs no hook.)
 func (o *orderedRun) differs() bool {
 	inGit := make(map[string]bool, len(o.run.Resources))
 	for _, res := range o.run.Resources {
@@ -269,6 +270,9 @@ func (o *orderedRun) differs() bool {
 			return true
 		}
 		inGit[key] = true
+	}
+	if !o.obj.Spec.PruneEnabled() {
+		return false
 	}
 	for _, r := range o.st.Inventory() {
 		if !inGit[r.Key()] {
