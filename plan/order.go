@@ -119,7 +119,9 @@ func OrderingOf(annotations map[string]string) (Ordering, error) {
 	}
 	var o Ordering
 	var err error
-	if key, v := firstSet(annotations, WaveAnnotation, ArgoWaveAnnotation); key != "" {
+	// As Argo CD, Helm's weight is the wave of any object that names no wave of its
+	// own, hook or not (a chart's Service with a weight goes in that wave).
+	if key, v := firstSet(annotations, WaveAnnotation, ArgoWaveAnnotation, HelmHookWeightAnnotation); key != "" {
 		if o.Wave, err = parseWave(key, v); err != nil {
 			return Ordering{}, err
 		}

@@ -52,6 +52,10 @@ func TestOrderingOf(t *testing.T) {
 		{name: "Helm's test hooks are skipped", annotations: map[string]string{"helm.sh/hook": "test"}, want: plan.Ordering{Skip: true}},
 		{name: "Helm's rollback and delete hooks are skipped", annotations: map[string]string{"helm.sh/hook": "pre-delete,post-rollback"}, want: plan.Ordering{Skip: true}},
 		{name: "Helm's crd-install is an ordinary object", annotations: map[string]string{"helm.sh/hook": "crd-install"}, want: plan.Ordering{}},
+		{name: "Helm's weight is the wave of an object that is no hook, as in Argo CD", annotations: map[string]string{"helm.sh/hook-weight": "2"}, want: plan.Ordering{Wave: 2}},
+		{name: "Helm's weight is the wave of Argo CD's hook without a wave", annotations: map[string]string{"argocd.argoproj.io/hook": "Sync", "helm.sh/hook-weight": "-3"}, want: plan.Ordering{Wave: -3, Phases: []plan.Phase{plan.PhaseSync}, Policies: byDefault}},
+		{name: "Argo CD's wave wins over Helm's weight", annotations: map[string]string{"argocd.argoproj.io/sync-wave": "1", "helm.sh/hook-weight": "5"}, want: plan.Ordering{Wave: 1}},
+		{name: "a bad Helm weight on an object that is no hook", annotations: map[string]string{"helm.sh/hook-weight": "heavy"}, wantErr: "helm.sh/hook-weight"},
 		{name: "Helm's hook with a bad weight", annotations: map[string]string{"helm.sh/hook": "pre-install", "helm.sh/hook-weight": "x"}, wantErr: "helm.sh/hook-weight"},
 		{
 			name:        "Argo CD's hook wins over Helm's, as Argo CD reads a chart",

@@ -319,15 +319,24 @@ func (b *Status) WaitingForDeletion() {
 	b.set(v1alpha1.ReconcilingCondition, metav1.ConditionTrue, v1alpha1.ReasonDeleting, "Deleting the objects of this Sync")
 }
 
-// HelmHooksSkipped records the Helm hooks a chart's render left out: they are
-// never applied as plain objects, and SourceReady's message names them.
-func (b *Status) HelmHooksSkipped(hooks []string) {
-	if len(hooks) == 0 {
+// HooksSkipped records the objects of the revision that are not applied at all
+// (Run.Skipped: Argo CD's Skip hooks, Helm's test, rollback and delete hooks):
+// SourceReady's message names them.
+func (b *Status) HooksSkipped(refs []v1alpha1.ObjectRef) {
+	if len(refs) == 0 {
 		return
 	}
 	c := apimeta.FindStatusCondition(b.status.Conditions, v1alpha1.SourceReadyCondition)
 	if c == nil {
 		return
 	}
-	b.set(c.Type, c.Status, c.Reason, c.Message+"; Helm hooks skipped (not applied): "+strings.Join(hooks, ", "))
+	names := make([]string, len(refs))
+	for i, r := range refs {
+		names[i] = r.String()
+	}
+	note := "; hooks skipped (not applied): " + strings.Join(names, ", ")
+	if strings.HasSuffix(c.Message, note) {
+		return
+	}
+	b.set(c.Type, c.Status, c.Reason, c.Message+note)
 }

@@ -2,8 +2,10 @@ package plan_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/plan"
@@ -53,5 +55,21 @@ func TestRunFromCopiesTheRun(t *testing.T) {
 	run.State = v1alpha1.RunRunning
 	if got := st.Run(); got == nil || got.State != v1alpha1.RunFailed {
 		t.Errorf("Run() = %+v, want the Failed run as it was handed in", got)
+	}
+}
+
+func TestHooksSkippedAreNamedOnceInSourceReady(t *testing.T) {
+	t.Parallel()
+	st := plan.NewStatus(&v1alpha1.Sync{}, time.Now)
+	st.HooksSkipped([]v1alpha1.ObjectRef{{Version: "v1", Kind: "Pod", Name: "web-test"}}) // no SourceReady yet: nothing to say
+	st.Rendered("main@sha1:1", 3)
+	skipped := []v1alpha1.ObjectRef{{Version: "v1", Kind: "Pod", Name: "web-test"}, {Group: "batch", Version: "v1", Kind: "Job", Name: "cleanup"}}
+	st.HooksSkipped(skipped)
+	st.HooksSkipped(skipped) // a second pass of the same reconcile
+	st.HooksSkipped(nil)
+	c := apimeta.FindStatusCondition(st.Build().Conditions, v1alpha1.SourceReadyCondition)
+	want := "Fetched revision main@sha1:1: 3 objects; hooks skipped (not applied): Pod/web-test, Job/cleanup"
+	if c == nil || c.Message != want {
+		t.Errorf("SourceReady = %+v, want the message %q", c, want)
 	}
 }

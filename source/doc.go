@@ -118,7 +118,8 @@
 // path holds a chart is probed once per commit and path, so plain paths still
 // share one render between Syncs). Dependencies must be vendored (nothing is
 // downloaded; a missing one is named), the chart's CRDs come first unless
-// skipped, and Helm hooks are left out and named (Snapshot.HelmHooks). Templates
+// skipped, and Helm hooks are kept with their annotations (plan runs them as the
+// hooks of a revision's run). Templates
 // are rewritten before Helm parses them so that every list of nodes they run
 // counts a step and checks the deadline, and every value printed is charged to
 // an output budget; the functions that make far more than they are given check

@@ -46,10 +46,9 @@ type renderEntry struct {
 	size int64
 }
 
-// rendered is what one render made: the objects, and the Helm hooks it left out.
+// rendered is what one render made: the objects.
 type rendered struct {
-	objs  []*unstructured.Unstructured
-	hooks []string
+	objs []*unstructured.Unstructured
 }
 
 func newRenderCache(maxBytes int64) *renderCache {

@@ -103,8 +103,6 @@ func isChart(fs *inMemoryFS, dir string) bool {
 type helmRender struct {
 	objs []*unstructured.Unstructured
 	size int64
-	// hooks names the Helm hooks left out ("Job/migrate (pre-install)").
-	hooks []string
 }
 
 // renderChart renders the chart at dir of fs (absolute, in fs) as `helm template`
@@ -113,7 +111,8 @@ type helmRender struct {
 // rendering never reaches the network), the values layered, the templates
 // executed within guards (render_helm_guard.go), and their output decoded within
 // the render's budgets. The chart's CRDs come first unless h.SkipCRDs; Helm hooks
-// are left out and named. Errors are *RenderError naming the file relative to
+// are kept with their annotations, which plan.OrderingOf reads (pre-install runs
+// PreSync, and so on). Errors are *RenderError naming the file relative to
 // the repository root.
 func renderChart(fs *inMemoryFS, dir string, h Helm, caps *common.Capabilities, opts Options) (*helmRender, error) {
 	rel := strings.TrimPrefix(dir, "/")
@@ -351,7 +350,7 @@ func capabilitiesOf(c Capabilities) (*common.Capabilities, error) {
 
 // decodeChart turns the templates' output into objects, the CRDs first: each
 // template's documents decoded as any manifest file is (within the byte and
-// node budgets), Helm hooks left out and named, NOTES.txt and partials not
+// node budgets), Helm hooks among them, NOTES.txt and partials not
 // read, in the order of the templates' names so that the result is stable.
 func decodeChart(c *chart.Chart, out map[string]string, rel string, h Helm, opts Options, nodes *nodeBudget) (*helmRender, error) {
 	budget := &byteBudget{max: opts.MaxRenderedBytes}
@@ -378,13 +377,7 @@ func decodeChart(c *chart.Chart, out map[string]string, rel string, h Helm, opts
 		if err != nil {
 			return nil, &RenderError{File: path.Join(rel, chartRelative(name)), Reason: reasonOf(err), Err: fmt.Errorf("rendered template: %w", err)}
 		}
-		for _, o := range objs {
-			if hook, ok := helmHook(o); ok {
-				r.hooks = append(r.hooks, fmt.Sprintf("%s/%s (%s)", o.GetKind(), o.GetName(), hook))
-				continue
-			}
-			r.objs = append(r.objs, o)
-		}
+		r.objs = append(r.objs, objs...)
 	}
 	if opts.MaxObjects > 0 && len(r.objs) > opts.MaxObjects {
 		return nil, &RenderError{File: rel, Reason: v1alpha1.ReasonRenderLimitExceeded, Err: fmt.Errorf("renders %d objects, over the limit of %d", len(r.objs), opts.MaxObjects)}
@@ -411,15 +404,4 @@ func chartRelative(name string) string {
 func isManifestTemplate(name string) bool {
 	base := path.Base(name)
 	return !strings.HasPrefix(base, "_") && !strings.HasSuffix(name, "NOTES.txt")
-}
-
-// helmHookAnnotation marks an object as a Helm hook.
-const helmHookAnnotation = "helm.sh/hook"
-
-// helmHook reports whether obj is a Helm hook, and its hook events. Hooks are
-// not plain objects: Helm runs them around an install or upgrade, and applying
-// them with the rest would run a pre-install Job after what it prepares.
-func helmHook(obj *unstructured.Unstructured) (string, bool) {
-	events, ok := obj.GetAnnotations()[helmHookAnnotation]
-	return strings.TrimSpace(events), ok
 }

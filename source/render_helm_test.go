@@ -127,7 +127,7 @@ func TestAChartRendersWithItsValuesLayered(t *testing.T) {
 	})
 }
 
-func TestAChartsCRDsComeFirstAndHooksAreLeftOut(t *testing.T) {
+func TestAChartsCRDsComeFirstAndItsHooksAreKept(t *testing.T) {
 	dir := writeChart(t, "widgets", map[string]string{
 		"Chart.yaml":          webChart,
 		"crds/widget.yaml":    "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\n",
@@ -142,11 +142,16 @@ func TestAChartsCRDsComeFirstAndHooksAreLeftOut(t *testing.T) {
 	for _, o := range objs {
 		got = append(got, o.GetKind()+"/"+o.GetName())
 	}
-	if diff := cmp.Diff([]string{"CustomResourceDefinition/widgets.example.com", "ConfigMap/plain"}, got); diff != "" {
+	// The hook keeps its annotation: the agent runs it as a PreSync hook
+	// (plan.OrderingOf), not as a plain object.
+	if diff := cmp.Diff([]string{"CustomResourceDefinition/widgets.example.com", "ConfigMap/plain", "Job/migrate"}, got); diff != "" {
 		t.Errorf("objects (-want +got):\n%s", diff)
 	}
+	if hook := objs[2].GetAnnotations()["helm.sh/hook"]; hook != "pre-install,pre-upgrade" {
+		t.Errorf("the hook's helm.sh/hook = %q, want it kept", hook)
+	}
 	objs, err = renderChart(t, dir, source.Helm{SkipCRDs: true})
-	if err != nil || len(objs) != 1 || objs[0].GetKind() != "ConfigMap" {
+	if err != nil || len(objs) != 2 || objs[0].GetKind() != "ConfigMap" {
 		t.Errorf("skipCRDs: got %d objects, %v", len(objs), err)
 	}
 }

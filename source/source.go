@@ -206,9 +206,6 @@ type Snapshot struct {
 	// Path rendered, relative to the repository root.
 	Path    string
 	Objects []*unstructured.Unstructured
-	// HelmHooks names the Helm hooks a chart's render left out
-	// ("Job/migrate (pre-install)"): they are never applied as plain objects.
-	HelmHooks []string
 }
 
 // Source fetches and renders git repositories. It is safe for concurrent use: work

@@ -70,7 +70,7 @@ func (s *Source) RenderDecrypted(ctx context.Context, rev Revision, dir string, 
 			return nil, err
 		}
 	}
-	return &Snapshot{Revision: rev, Path: clean, Objects: ownMetadata(r.objs), HelmHooks: r.hooks}, nil
+	return &Snapshot{Revision: rev, Path: clean, Objects: ownMetadata(r.objs)}, nil
 }
 
 // renderInput is what one render reads: a revision's directory, and for a chart
@@ -266,7 +266,7 @@ func renderCopiedChart(fs *inMemoryFS, dir string, h Helm, c Capabilities, opts 
 	if err != nil {
 		return rendered{}, err
 	}
-	return rendered{objs: r.objs, hooks: r.hooks}, nil
+	return rendered{objs: r.objs}, nil
 }
 
 // renderCopied renders dir of the files a treeCopier copied, within opts: the

@@ -352,8 +352,11 @@ func (r *Reconciler) desire(ctx context.Context, obj *v1alpha1.Sync, st *plan.St
 	if err := r.Agent.Tenancy.checkReach(obj, snap.Objects); err != nil {
 		return nil, err
 	}
-	want.run, want.snap, err = orderOf(snap)
-	return want, err
+	if want.run, want.snap, err = orderOf(snap); err != nil {
+		return nil, err
+	}
+	st.HooksSkipped(want.run.Skipped)
+	return want, nil
 }
 
 // reach makes the cluster hold what the Sync wants: applied (in order for a new
@@ -390,6 +393,7 @@ func (r *Reconciler) reach(ctx context.Context, obj *v1alpha1.Sync, st *plan.Sta
 		return r.onError(st, interval, want.sourceErr)
 	}
 	pruned, err := r.prune(ctx, want.id, obj, st, snap, changes, diff)
+	pruned = joinChanges(ordered.prunedBefore(), pruned)
 	r.assess(ctx, obj, want.id, want.checker, st, changes)
 	r.recordApplied(obj, snap, changes, pruned, drift)
 	if err != nil {
@@ -405,14 +409,15 @@ func (r *Reconciler) reach(ctx context.Context, obj *v1alpha1.Sync, st *plan.Sta
 type converger func(ctx context.Context, id Identity, obj *v1alpha1.Sync, snap *source.Snapshot) (*apply.ChangeSet, error)
 
 // convergerFor chooses how a reconcile converges: drift is corrected as one set
-// with no hook (or only reported when selfHeal is off); a new revision with hooks
-// or waves is applied in order (reconciler_waves.go), unless it is the last good
-// revision applied again while git cannot be asked.
+// with no hook (or only reported when selfHeal is off), and so is what is left of
+// a revision whose run succeeded (a prune that waits for a wave to go); a new
+// revision with hooks or waves is applied in order (reconciler_waves.go), unless
+// it is the last good revision applied again while git cannot be asked.
 func (r *Reconciler) convergerFor(obj *v1alpha1.Sync, st *plan.Status, want *desired, drift bool) (converger, *orderedRun) {
 	if drift && !obj.Spec.SelfHealEnabled() {
 		return r.compareSnapshot, nil
 	}
-	if !drift && want.sourceErr == nil {
+	if !drift && want.sourceErr == nil && !r.ranAlready(obj, want.run) {
 		if ordered := r.newOrderedRun(want.run, st, want.checker); ordered != nil {
 			return ordered.converge, ordered
 		}
@@ -461,7 +466,6 @@ func (r *Reconciler) fetchRevision(ctx context.Context, obj *v1alpha1.Sync, id I
 		return nil, err
 	}
 	st.Rendered(rev.String(), len(snap.Objects))
-	st.HelmHooksSkipped(snap.HelmHooks)
 	return snap, nil
 }
 

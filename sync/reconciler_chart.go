@@ -34,7 +34,6 @@ func (r *Reconciler) fetchChart(ctx context.Context, obj *v1alpha1.Sync, id Iden
 	}
 	st.Fetched(snap.Revision.String())
 	st.Rendered(snap.Revision.String(), len(snap.Objects))
-	st.HelmHooksSkipped(snap.HelmHooks)
 	return snap, nil
 }
 

@@ -18,9 +18,15 @@ import (
 )
 
 // prune deletes the objects that left git (diff.Stale), within the Sync's limits,
-// and records the outcome in the inventory. It runs only after an apply without
-// failures.
+// in reverse wave order (pruneInWaves), and records the outcome in the inventory.
+// It runs only after an apply without failures.
 func (r *Reconciler) prune(ctx context.Context, id Identity, obj *v1alpha1.Sync, st *plan.Status, snap *source.Snapshot, applied *apply.ChangeSet, diff plan.InventoryDiff) (*apply.ChangeSet, error) {
+	return r.pruneBefore(ctx, id, obj, st, snap, applied, diff, "")
+}
+
+// pruneBefore prunes as prune does; then, when next names what comes after the
+// prune ("the PostSync phase"), the objects deleted must be gone first.
+func (r *Reconciler) pruneBefore(ctx context.Context, id Identity, obj *v1alpha1.Sync, st *plan.Status, snap *source.Snapshot, applied *apply.ChangeSet, diff plan.InventoryDiff, next string) (*apply.ChangeSet, error) {
 	candidates := diff.Stale
 	switch {
 	case len(candidates) == 0:
@@ -33,10 +39,9 @@ func (r *Reconciler) prune(ctx context.Context, id Identity, obj *v1alpha1.Sync,
 		st.LeftGitNote("prune held back")
 		return nil, err
 	}
-	cs, err := id.Applier.Prune(ctx, candidates, plan.PruneOptionsFor(obj, applied, r.Agent.ApplyOptions.Concurrency))
+	cs, err := r.pruneInWaves(ctx, id, st, candidates, plan.PruneOptionsFor(obj, applied, r.Agent.ApplyOptions.Concurrency), next)
 	r.Observers.Metrics.CountChanges(obj, cs)
 	r.reportVanishedKinds(obj, cs)
-	st.Pruned(cs)
 	return cs, err
 }
 

@@ -55,6 +55,8 @@ type orderedRun struct {
 	applied map[string]apply.Change
 	// ran holds the hook objects this reconcile looked at, for the Watcher.
 	ran []apply.Change
+	// pruned holds what the run pruned before its PostSync phase.
+	pruned *apply.ChangeSet
 }
 
 // newOrderedRun prepares the ordered apply of run, or returns nil when the run is
@@ -64,6 +66,14 @@ func (r *Reconciler) newOrderedRun(run *plan.Run, st *plan.Status, checker *heal
 		return nil
 	}
 	return &orderedRun{r: r, st: st, run: run, checker: checker, gate: map[string]apply.Change{}, applied: map[string]apply.Change{}}
+}
+
+// ranAlready reports whether the run of this revision succeeded in an earlier
+// reconcile: what is left to do (a prune waiting for a wave to go, drift) is
+// converged as one set, and no hook runs again.
+func (r *Reconciler) ranAlready(obj *v1alpha1.Sync, run *plan.Run) bool {
+	prev := r.lastRun(obj)
+	return prev != nil && prev.Revision == run.Revision && prev.State == v1alpha1.RunSucceeded
 }
 
 // rememberedRun is the status.run this agent last recorded for a Sync.
@@ -131,12 +141,52 @@ func (o *orderedRun) converge(ctx context.Context, id Identity, obj *v1alpha1.Sy
 	if err := o.retryOrClearEarlier(ctx); err != nil {
 		return o.changes(), err
 	}
-	for _, step := range o.run.Steps {
+	for i, step := range o.run.Steps {
+		if step.Phase == plan.PhasePostSync && i > 0 && o.run.Steps[i-1].Phase != plan.PhasePostSync {
+			if err := o.pruneBeforePostSync(ctx, snap, o.run.Steps[i-1]); err != nil {
+				return o.changes(), err
+			}
+		}
 		if err := o.step(ctx, step); err != nil {
 			return o.changes(), o.fail(ctx, step, err)
 		}
 	}
 	return o.changes(), o.succeed(ctx)
+}
+
+// pruneBeforePostSync prunes what left git once the last wave is Healthy and
+// before the PostSync hooks run, as Argo CD prunes in its Sync phase: a smoke test
+// or a notification runs against the revision as a whole. The objects deleted must
+// be gone before PostSync starts. A revision without PostSync hooks is pruned
+// after its run, by Reconcile, in the same order.
+func (o *orderedRun) pruneBeforePostSync(ctx context.Context, snap *source.Snapshot, last plan.Step) error {
+	applied := o.changes()
+	cs, err := o.r.pruneBefore(ctx, o.id, o.obj, o.st, snap, applied, o.st.Applied(applied), "the PostSync phase")
+	o.pruned = joinChanges(o.pruned, cs)
+	var waiting *plan.WaitingError
+	if errors.As(err, &waiting) {
+		o.st.RunAt(o.run.Revision, last.Phase, last.Wave, waiting.Msg)
+	}
+	return err
+}
+
+// prunedBefore is what the run pruned before its PostSync phase, for events.
+func (o *orderedRun) prunedBefore() *apply.ChangeSet {
+	if o == nil {
+		return nil
+	}
+	return o.pruned
+}
+
+// joinChanges is the changes of a and b together; nil when both are.
+func joinChanges(a, b *apply.ChangeSet) *apply.ChangeSet {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return &apply.ChangeSet{Changes: append(append([]apply.Change(nil), a.Changes...), b.Changes...)}
 }
 
 // stillFailed keeps a failed run failed until a new commit or a request for a
@@ -208,10 +258,24 @@ func definedKinds(objs []*unstructured.Unstructured) map[schema.GroupKind]bool {
 }
 
 // differs reports whether the gate found an object of the inventory that differs
-// from the cluster or is missing.
+// from the cluster or is missing, or whether the inventory holds an object that
+// left git and will be pruned: a revision that only removes objects is applied
+// with its hooks too, as Argo CD syncs an application that is OutOfSync by an
+// object to prune. (With prune off, what left git stays, and runs no hook.)
 func (o *orderedRun) differs() bool {
+	inGit := make(map[string]bool, len(o.run.Resources))
 	for _, res := range o.run.Resources {
-		if c := o.gate[apply.RefOf(res).Key()]; c.Action != apply.ActionUnchanged {
+		key := apply.RefOf(res).Key()
+		if c := o.gate[key]; c.Action != apply.ActionUnchanged {
+			return true
+		}
+		inGit[key] = true
+	}
+	if !o.obj.Spec.PruneEnabled() {
+		return false
+	}
+	for _, r := range o.st.Inventory() {
+		if !inGit[r.Key()] {
 			return true
 		}
 	}

@@ -35,8 +35,10 @@ func newGetCommand(kube *kubeFlags) *cobra.Command {
 		Short: "List Syncs: revision, sync, health, readiness, suspension",
 		Long: `List the Syncs of a namespace (or of all, with -A), or show one, as a table:
 the revision last applied (short hash), whether the cluster matches git (SYNC),
-whether what was applied works (HEALTH), READY, SUSPENDED, AGE and the Ready
-condition's message. -o yaml and -o json print the Syncs whole.`,
+whether what was applied works (HEALTH), READY, SUSPENDED, PINNED, RUN (the phase
+and wave a revision with hooks or waves is at, "Sync/1"; "failed" when it stopped
+there; "-" when no run is under way), AGE and the Ready condition's message.
+-o yaml and -o json print the Syncs whole.`,
 		Example: `  tether get -A
   tether get web -n tether-system -o yaml`,
 		ValidArgsFunction: completeSyncNames(kube),
@@ -116,22 +118,37 @@ func printObjects(w io.Writer, format string, list *v1alpha1.SyncList) error {
 // printSyncTable writes one line per Sync.
 func printSyncTable(w io.Writer, syncs []v1alpha1.Sync, namespaces bool, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
-	header := "NAME\tREVISION\tSYNC\tHEALTH\tREADY\tSUSPENDED\tPINNED\tAGE\tMESSAGE"
+	header := "NAME\tREVISION\tSYNC\tHEALTH\tREADY\tSUSPENDED\tPINNED\tRUN\tAGE\tMESSAGE"
 	if namespaces {
 		header = "NAMESPACE\t" + header
 	}
 	fmt.Fprintln(tw, header)
 	for i := range syncs {
 		s := &syncs[i]
-		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", s.Name, orDash(shortRevision(s.Status.LastAppliedRevision)),
+		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", s.Name, orDash(shortRevision(s.Status.LastAppliedRevision)),
 			orDash(string(s.Status.Sync)), orDash(string(s.Status.Health)), readyStatus(s),
-			strconv.FormatBool(s.Spec.Suspend), pinnedTo(s), age(s.CreationTimestamp, now), oneLine(readyMessage(s)))
+			strconv.FormatBool(s.Spec.Suspend), pinnedTo(s), runAt(s.Status.Run), age(s.CreationTimestamp, now), oneLine(readyMessage(s)))
 		if namespaces {
 			row = s.Namespace + "\t" + row
 		}
 		fmt.Fprintln(tw, row)
 	}
 	return tw.Flush()
+}
+
+// runAt is where a revision's ordered run stands (status.run): "<phase>/<wave>"
+// while it runs, followed by "failed" when it stopped there; "-" when no run is
+// under way (none, or the last one succeeded).
+func runAt(run *v1alpha1.RunStatus) string {
+	switch {
+	case run == nil || run.Phase == "":
+		return "-"
+	case run.State == v1alpha1.RunRunning:
+		return fmt.Sprintf("%s/%d", run.Phase, run.Wave)
+	case run.State == v1alpha1.RunFailed:
+		return fmt.Sprintf("%s/%d failed", run.Phase, run.Wave)
+	}
+	return "-"
 }
 
 // pinnedTo is the short commit the Sync is pinned to (tether.dev/pin-revision),

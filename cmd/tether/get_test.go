@@ -25,8 +25,8 @@ func TestGetTable(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	want := [][]string{
-		{"NAMESPACE", "NAME", "REVISION", "SYNC", "HEALTH", "READY", "SUSPENDED", "PINNED", "AGE", "MESSAGE"},
-		{"tether-system", "web", "main@4f2c1a2", "Synced", "Degraded", "False", "true", "-", "90m", "Waiting", "…"},
+		{"NAMESPACE", "NAME", "REVISION", "SYNC", "HEALTH", "READY", "SUSPENDED", "PINNED", "RUN", "AGE", "MESSAGE"},
+		{"tether-system", "web", "main@4f2c1a2", "Synced", "Degraded", "False", "true", "-", "-", "90m", "Waiting", "…"},
 	}
 	var got [][]string
 	for _, l := range lines {
@@ -34,5 +34,34 @@ func TestGetTable(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("table (-want +got):\n%s\n%s", diff, out.String())
+	}
+}
+
+func TestGetShowsWhereTheRunStands(t *testing.T) {
+	tests := []struct {
+		name string
+		run  *v1alpha1.RunStatus
+		want string
+	}{
+		{name: "no run", want: "-"},
+		{name: "a run in PreSync", run: &v1alpha1.RunStatus{Revision: "main@sha1:1", Phase: "PreSync", Wave: -1, State: v1alpha1.RunRunning}, want: "PreSync/-1"},
+		{name: "a run at a wave of the Sync phase", run: &v1alpha1.RunStatus{Revision: "main@sha1:1", Phase: "Sync", Wave: 2, State: v1alpha1.RunRunning}, want: "Sync/2"},
+		{name: "a run that failed", run: &v1alpha1.RunStatus{Revision: "main@sha1:1", Phase: "PostSync", State: v1alpha1.RunFailed}, want: "PostSync/0 failed"},
+		{name: "a run that succeeded: nothing under way", run: &v1alpha1.RunStatus{Revision: "main@sha1:1", Phase: "PostSync", State: v1alpha1.RunSucceeded}, want: "-"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := treeFixture()
+			s.Status.Run = tt.run
+			var out bytes.Buffer
+			if err := printSyncTable(&out, []v1alpha1.Sync{*s}, false, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+			col := strings.Index(lines[0], "RUN")
+			if got := strings.TrimSpace(lines[1][col:strings.Index(lines[0], "AGE")]); got != tt.want {
+				t.Errorf("RUN = %q, want %q:\n%s", got, tt.want, out.String())
+			}
+		})
 	}
 }

@@ -21,6 +21,7 @@ import (
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/apply"
+	"tether.dev/tether/plan"
 	"tether.dev/tether/source"
 	tethersync "tether.dev/tether/sync"
 )
@@ -203,7 +204,12 @@ func (f *previewFlags) previewSync(ctx context.Context, co *source.Checkout, r *
 
 // diffLive writes how the cluster differs from head as s would apply it: the
 // dry-run and prune of `tether diff`, as s's service account if it names one.
+// Hooks are left out, as the agent keeps only the other objects applied.
 func (f *previewFlags) diffLive(ctx context.Context, w io.Writer, s, live *v1alpha1.Sync, head []*unstructured.Unstructured) error {
+	head, err := plan.ManagedObjects(head)
+	if err != nil {
+		return err
+	}
 	m, err := f.managerFor(s)
 	if err != nil {
 		return err

@@ -186,6 +186,17 @@ func TestPreviewListsExactlyTheSyncsAChangeTouches(t *testing.T) {
 			t.Errorf("exit %d, want 1 and the render's diff\n%s\n%s", code, out.String(), errOut.String())
 		}
 	})
+
+	// A hook (generateName, as Argo CD repositories write them) is run by the agent,
+	// not kept applied: the preview leaves it out of the diff, as tether diff does.
+	hooked := repo.commit(t, map[string]string{"apps/c/migrate.yaml": "apiVersion: batch/v1\nkind: Job\nmetadata:\n  generateName: migrate-\n  annotations: {argocd.argoproj.io/hook: PreSync}\n" +
+		"spec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{name: m, image: alpine:3.20}]\n"}, "c migrates first")
+	t.Run("a hook added is left out of the diff with the cluster", func(t *testing.T) {
+		out, errOut, code := preview(t, "--base", docs, "--head", hooked)
+		if code == 2 || !strings.Contains(out, "=== Sync "+e.ns+"/c (apps/c) changes") || !strings.Contains(out, "the cluster already holds it") {
+			t.Errorf("exit %d, want c listed, its render changed and the cluster holding what it keeps applied\n%s\n%s", code, out, errOut)
+		}
+	})
 }
 
 func TestRepositoryKey(t *testing.T) {

@@ -79,7 +79,7 @@ func TestCLIFollowsACommitIntoTheCluster(t *testing.T) {
 		if r.code != 0 || len(lines) != 2 {
 			t.Fatalf("want a header and one row:\n%s", r)
 		}
-		wantHeader := []string{"NAME", "REVISION", "SYNC", "HEALTH", "READY", "SUSPENDED", "PINNED", "AGE", "MESSAGE"}
+		wantHeader := []string{"NAME", "REVISION", "SYNC", "HEALTH", "READY", "SUSPENDED", "PINNED", "RUN", "AGE", "MESSAGE"}
 		if got := strings.Fields(lines[0]); strings.Join(got, " ") != strings.Join(wantHeader, " ") {
 			t.Errorf("header %v, want %v", got, wantHeader)
 		}

@@ -3,17 +3,22 @@ package rollout
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/plan"
 	"tether.dev/tether/test/chartrepo"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/harness"
@@ -21,7 +26,7 @@ import (
 )
 
 // webChart is a chart of the Deployment web (its replicas and version from
-// values), an HPA that a value enables, and a pre-install hook.
+// values), an HPA that a value enables, a pre-install hook and a test hook.
 var webChart = map[string]string{
 	"Chart.yaml":  "apiVersion: v2\nname: web\nversion: 0.1.0\n",
 	"values.yaml": "replicaCount: 2\nversion: \"1\"\nautoscaling: {enabled: false, minReplicas: 3}\n",
@@ -61,6 +66,15 @@ spec:
       restartPolicy: Never
       containers: [{name: m, image: "registry.k8s.io/pause:3.10"}]
 `,
+	"templates/tests/connection.yaml": `apiVersion: v1
+kind: Pod
+metadata:
+  name: {{ .Release.Name }}-test
+  annotations: {helm.sh/hook: test}
+spec:
+  restartPolicy: Never
+  containers: [{name: t, image: "registry.k8s.io/pause:3.10"}]
+`,
 }
 
 func TestAChartInGitRollsOutAndFollowsItsValues(t *testing.T) {
@@ -72,23 +86,29 @@ func TestAChartInGitRollsOutAndFollowsItsValues(t *testing.T) {
 		s.Spec.Helm = &v1alpha1.HelmSpec{ReleaseName: "web"}
 	})
 
-	t.Run("the chart's Deployment rolls out, Synced and Healthy, its hook left out and named", func(t *testing.T) {
+	t.Run("the chart's pre-install hook runs first, then the Deployment rolls out, Synced and Healthy", func(t *testing.T) {
 		got := a.waitHealth(t, s, first, v1alpha1.HealthHealthy)
 		if got.Status.Sync != v1alpha1.SyncStatusSynced {
 			t.Errorf("sync = %s, want Synced: %s", got.Status.Sync, describe(got))
 		}
-		if c := condition(got.Status, v1alpha1.SourceReadyCondition); c == nil || !strings.Contains(c.Message, "Job/migrate (pre-install)") {
-			t.Errorf("SourceReady = %+v, want its message to name the hook left out", c)
+		a.checkHookRanFirst(t, ns, first)
+		if slices.ContainsFunc(got.Status.Inventory, func(id string) bool { return strings.Contains(id, "_batch_Job_") }) {
+			t.Errorf("the hook is in the inventory: %v", got.Status.Inventory)
 		}
-		if _, ok := resource(got.Status, "Job", "migrate"); ok {
-			t.Errorf("the hook was applied as a plain object: %s", describe(got))
+		// Helm's test hooks have no counterpart in a sync: not applied, and named.
+		if c := condition(got.Status, v1alpha1.SourceReadyCondition); c == nil || !strings.Contains(c.Message, "hooks skipped (not applied): Pod/web-test") {
+			t.Errorf("SourceReady = %+v, want its message to name the test hook skipped", c)
+		}
+		if err := a.c.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "web-test"}, &corev1.Pod{}); !apierrors.IsNotFound(err) {
+			t.Errorf("the test hook's Pod: %v, want it not applied", err)
 		}
 	})
 
 	values := map[string]string{"values.yaml": "replicaCount: 2\nversion: \"2\"\nautoscaling: {enabled: false, minReplicas: 3}\n"}
 	second := repo.Commit(t, prefixed(values), "version 2")
-	t.Run("a values change in git rolls the Deployment", func(t *testing.T) {
+	t.Run("a values change in git runs the hook again, then rolls the Deployment", func(t *testing.T) {
 		a.waitHealth(t, s, second, v1alpha1.HealthHealthy)
+		a.checkHookRanFirst(t, ns, second)
 		d := &appsv1.Deployment{}
 		harness.Must(t, a.c.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "web"}, d))
 		if v := d.Spec.Template.Annotations["version"]; v != "2" {
@@ -176,4 +196,23 @@ func rollsOutAndFollows(t *testing.T, repository string, publish func(t *testing
 			t.Errorf("the pod template's version = %q, want 2", v)
 		}
 	})
+}
+
+// checkHookRanFirst checks, by the API server's timestamps, that the chart's
+// pre-install Job of commit's run completed before Tether wrote the Deployment.
+func (a *agent) checkHookRanFirst(t *testing.T, ns, commit string) {
+	t.Helper()
+	job := &batchv1.Job{}
+	harness.Must(t, a.c.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "migrate"}, job))
+	if run := job.Annotations[plan.HookRunAnnotation]; run != revisionOf(commit)+"/PreSync" || job.Status.CompletionTime == nil {
+		t.Fatalf("Job migrate: run %q, completionTime %v; want the completed PreSync hook of %.12s", run, job.Status.CompletionTime, commit)
+	}
+	d := &appsv1.Deployment{}
+	harness.Must(t, a.c.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "web"}, d))
+	written := appliedAt(t, d)
+	t.Logf("API server timestamps, %.12s: hook Job migrate created %s, completed %s; Deployment web written %s", commit,
+		clock(job.CreationTimestamp.Time), clock(job.Status.CompletionTime.Time), clock(written))
+	if written.Before(job.Status.CompletionTime.Time) {
+		t.Errorf("Deployment web written at %s, before the pre-install hook completed at %s", clock(written), clock(job.Status.CompletionTime.Time))
+	}
 }
