@@ -35,7 +35,7 @@ build: ## Build the tether binary into bin/.
 	go build -ldflags "$(LDFLAGS)" -o bin/tether ./cmd/tether
 
 .PHONY: testbin
-testbin: ## Build etcd, kube-apiserver, controller-manager, scheduler, kubectl, kwok, prometheus and promtool into .tools/testbin.
+testbin: ## Build etcd, kube-apiserver, controller-manager, scheduler, kubectl, kwok, prometheus, promtool and the OCI registry into .tools/testbin.
 	hack/testbin.sh $(TESTBIN)
 
 .PHONY: kustomize
@@ -97,6 +97,7 @@ verify: generate docs ## Fail when generated files, docs or go.mod are stale.
 	cd test/tools/k8s && go mod tidy
 	cd test/tools/etcd && go mod tidy
 	cd test/tools/prometheus && go mod tidy
+	cd test/tools/registry && go mod tidy
 	@git diff --exit-code -- api deploy/base/crd deploy/install.yaml deploy/namespaced.yaml deploy/chart docs/cli.md docs/api.md docs/reasons.md go.mod go.sum test/tools && \
 		[ -z "$$(git ls-files --others --exclude-standard -- deploy/chart)" ] || \
 		{ echo "generated files or go.mod are stale: run 'make generate', 'make docs' and 'go mod tidy', then commit"; exit 1; }

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # testbin.sh DIR — build the real control-plane binaries that Tether's tests and demo run
 # (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok and kwok's
-# stage configurations), and the Prometheus server and promtool that the alert tests run,
+# stage configurations), the Prometheus server and promtool that the alert tests run, and
+# the OCI registry (CNCF Distribution) that the tests of charts from OCI registries push to,
 # from the Go module proxy at pinned versions, into DIR.
 #
 # Each binary is built once per version: a stamp file records what DIR holds, so a warm
-# run only checks the stamps. A cold build takes about 15 minutes on two idle cores (the
-# one estimate, also in the README) and over 4 GB of Go build cache; while it runs, a line
-# every 30 seconds says what is being built, for how long, and how many tools are ready.
+# run only checks the stamps. A cold build takes about 15 minutes on two idle cores, plus
+# about 3 for the registry (the one estimate, also in the README), and over 4 GB of Go
+# build cache; while it runs, a line every 30 seconds says what is being built, for how
+# long, and how many tools are ready.
 set -euo pipefail
 
 K8S_VERSION=v1.34.4
@@ -16,6 +18,9 @@ KWOK_VERSION=v0.8.0
 # Prometheus v3.15.1: its Go module numbers v3.X.Y as v0.3XX.Y. Pinned in
 # test/tools/prometheus/go.mod too.
 PROMETHEUS_VERSION=v0.315.1
+# CNCF Distribution's registry, the OCI registry the tests of charts from OCI registries
+# push to. Pinned in test/tools/registry/go.mod too.
+REGISTRY_VERSION=v3.0.0
 
 dir=${1:?usage: testbin.sh DIR}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,7 +30,7 @@ start=$SECONDS
 
 step() { printf '[testbin %3ds] %s\n' $((SECONDS - start)) "$*"; }
 
-tools=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok prometheus promtool)
+tools=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok prometheus promtool registry)
 ready() { # how many of the tools DIR holds at their versions
 	local n=0 t
 	for t in "${tools[@]}"; do [[ -x "$dir/$t" && -s "$dir/.$t.version" ]] && n=$((n + 1)); done
@@ -105,6 +110,13 @@ if ((${#prom_missing[@]})); then
 		bash -c 'cd "$1/test/tools/prometheus" && go build -tags remove_all_sd -ldflags "-s -w" -o "$2/" "${@:3}"' _ "$root" "$dir" "${pkgs[@]}"
 	for c in "${prom_missing[@]}"; do stamp "$c" "$PROMETHEUS_VERSION"; done
 	step "built ${prom_missing[*]}"
+fi
+
+if ! fresh registry "$REGISTRY_VERSION"; then
+	building "registry $REGISTRY_VERSION" \
+		bash -c 'cd "$1/test/tools/registry" && go build -ldflags "-s -w" -o "$2/registry" github.com/distribution/distribution/v3/cmd/registry' _ "$root" "$dir"
+	stamp registry "$REGISTRY_VERSION"
+	step "built registry"
 fi
 
 step "test binaries ready in $dir ($(ready) of ${#tools[@]} tools)"

@@ -40,12 +40,20 @@ func newChartClient() (*http.Client, error) {
 
 // download GETs rawURL (the index, or a package) within limit bytes. The
 // credentials of req go only to the repository's own scheme and host, as Helm
-// sends them by default (a package may live on a CDN that must not see them).
+// sends them by default (a package may live on a CDN that must not see them);
+// an OCI registry's are sent as its challenge asks (ociDo).
 // Errors are FetchErrors naming the chart and what was read; an answer
 // outside 2xx is reported by its status alone, never by what it said.
 func (s *Source) download(ctx context.Context, rawURL string, req ChartRequest, limit int64, what string) ([]byte, error) {
-	fail := func(reason string, err error) ([]byte, error) {
-		return nil, &FetchError{URL: req.Repository, Ref: req.label(), Reason: reason, Err: err}
+	data, _, err := s.downloadAs(ctx, rawURL, "", req, limit, what)
+	return data, err
+}
+
+// downloadAs is download asking for the media types accept (none: any), and
+// returning the answer's header too (a registry's tag list pages by Link).
+func (s *Source) downloadAs(ctx context.Context, rawURL, accept string, req ChartRequest, limit int64, what string) ([]byte, http.Header, error) {
+	fail := func(reason string, err error) ([]byte, http.Header, error) {
+		return nil, nil, &FetchError{URL: req.Repository, Ref: req.label(), Reason: reason, Err: err}
 	}
 	client, done, err := s.chartHTTP(req.Auth)
 	if err != nil {
@@ -56,10 +64,18 @@ func (s *Source) download(ctx context.Context, rawURL string, req ChartRequest, 
 	if err != nil {
 		return fail(ReasonUnsupportedURL, fmt.Errorf("%s: %w", what, errors.Unwrap(err)))
 	}
-	if sameOrigin(rawURL, req.Repository) {
-		setChartAuth(hreq, req.Auth)
+	if accept != "" {
+		hreq.Header.Set("Accept", accept)
 	}
-	resp, err := client.Do(hreq)
+	var resp *http.Response
+	if isOCI(req.Repository) {
+		resp, err = s.ociDo(client, hreq, req)
+	} else {
+		if sameOrigin(rawURL, req.Repository) {
+			setChartAuth(hreq, req.Auth)
+		}
+		resp, err = client.Do(hreq)
+	}
 	if err != nil {
 		return fail(httpReason(err), fmt.Errorf("reading %s: %w", what, withoutURL(err)))
 	}
@@ -77,7 +93,7 @@ func (s *Source) download(ctx context.Context, rawURL string, req ChartRequest, 
 	if int64(len(data)) > limit {
 		return fail(v1alpha1.ReasonRenderLimitExceeded, fmt.Errorf("%s is over the limit of %d bytes", what, limit))
 	}
-	return data, nil
+	return data, resp.Header, nil
 }
 
 // setChartAuth puts auth's credentials on r: a bearer token, or basic

@@ -49,6 +49,8 @@ type chartRepos struct {
 	// MiB while it is read, and two at once should not add up.
 	parse    chan struct{}
 	packages *packageCache
+	// tokens are OCI registries' tokens by host, scope and credentials.
+	tokens map[string]ociToken
 }
 
 // indexEntry is one repository's index as read with one set of credentials:
@@ -59,16 +61,28 @@ type indexEntry struct {
 	// reading is closed when the read running ends; nil when none runs.
 	reading chan struct{}
 	err     error
+	// layers are an OCI registry's tags resolved to their chart layers
+	// (ociLayer), for as long as this read of the tag list.
+	layers map[string]chartEntry
 }
 
 func newChartRepos(cacheBytes int64) *chartRepos {
-	return &chartRepos{indexes: map[string]*indexEntry{}, parse: make(chan struct{}, 1), packages: newPackageCache(cacheBytes)}
+	return &chartRepos{indexes: map[string]*indexEntry{}, parse: make(chan struct{}, 1), packages: newPackageCache(cacheBytes), tokens: map[string]ociToken{}}
 }
 
 // indexKey keys an index by repository and credentials: an index read with
 // credentials is never shown to a caller without them.
 func indexKey(repository string, auth Auth) string {
 	return strings.TrimSuffix(repository, "/") + "\x00" + auth.key()
+}
+
+// chartIndexKey keys req's index: an OCI registry's tag list is its chart's
+// repository's (the chart's name appended to the registry's path).
+func chartIndexKey(req ChartRequest) string {
+	if isOCI(req.Repository) {
+		return indexKey(req.Repository, req.Auth) + "\x00" + req.Name
+	}
+	return indexKey(req.Repository, req.Auth)
 }
 
 // forget drops the indexes of repository read with any credentials: a request
@@ -100,7 +114,7 @@ func (s *Source) FetchChart(ctx context.Context, req ChartRequest) (Revision, er
 	if err != nil {
 		return fail(ReasonInvalidSemVer, err)
 	}
-	if err := checkChartURL(req.Repository); err != nil {
+	if err := checkChartURL(req.Repository, req.Name); err != nil {
 		return fail(ReasonUnsupportedURL, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
@@ -113,6 +127,11 @@ func (s *Source) FetchChart(ctx context.Context, req ChartRequest) (Revision, er
 	if !ok {
 		return fail(ReasonChartNotFound, noVersionError(idx, req))
 	}
+	if isOCI(req.Repository) {
+		if entry, err = s.ociLayer(ctx, req, entry); err != nil {
+			return Revision{}, err
+		}
+	}
 	sum, err := s.chartPackage(ctx, req, entry)
 	if err != nil {
 		return Revision{}, err
@@ -123,6 +142,9 @@ func (s *Source) FetchChart(ctx context.Context, req ChartRequest) (Revision, er
 // noVersionError says why an index has no version of the chart for req.
 func noVersionError(idx chartIndex, req ChartRequest) error {
 	versions := idx[req.Name]
+	if len(versions) == 0 && isOCI(req.Repository) {
+		return fmt.Errorf("the registry has no tag of chart %s", req.Name)
+	}
 	if len(versions) == 0 {
 		return fmt.Errorf("the repository's index has no chart named %q", req.Name)
 	}
@@ -133,22 +155,24 @@ func noVersionError(idx chartIndex, req ChartRequest) error {
 	return fmt.Errorf("none of the %d versions of chart %s in the repository's index satisfies %q", len(versions), req.Name, want)
 }
 
-// checkChartURL accepts http(s) chart repositories.
-func checkChartURL(repository string) error {
+// checkChartURL accepts http(s) chart repositories and OCI registries
+// (oci://host/path, the chart's name appended to the path).
+func checkChartURL(repository, name string) error {
 	switch {
 	case strings.HasPrefix(repository, "https://"), strings.HasPrefix(repository, "http://"):
 		return nil
-	case strings.HasPrefix(repository, "oci://"):
-		return errors.New("spec.source.chart.repository: OCI registries (oci://) are not read by this agent yet; name a chart repository served over http(s)")
+	case isOCI(repository):
+		_, err := parseOCIRef(repository, name)
+		return err
 	}
-	return errors.New("spec.source.chart.repository: a chart repository is an http:// or https:// URL")
+	return errors.New("spec.source.chart.repository: a chart repository is an http:// or https:// URL, or an OCI registry oci://host/path")
 }
 
 // chartIndex returns the repository's index, read at most once per
 // req.MaxAge for req's credentials: callers that find a read running wait for
 // it and share its answer (or its failure).
 func (s *Source) chartIndex(ctx context.Context, req ChartRequest) (chartIndex, error) {
-	key := indexKey(req.Repository, req.Auth)
+	key := chartIndexKey(req)
 	c := s.charts
 	for {
 		c.mu.Lock()
@@ -188,7 +212,7 @@ func (s *Source) chartIndex(ctx context.Context, req ChartRequest) (chartIndex, 
 		c.mu.Lock()
 		e.reading, e.err = nil, err
 		if err == nil {
-			e.idx, e.at = idx, s.now()
+			e.idx, e.at, e.layers = idx, s.now(), nil
 		}
 		c.mu.Unlock()
 		close(done)
@@ -199,6 +223,9 @@ func (s *Source) chartIndex(ctx context.Context, req ChartRequest) (chartIndex, 
 // readIndex downloads and parses the repository's index within
 // Options.MaxChartIndexBytes, one parse at a time.
 func (s *Source) readIndex(ctx context.Context, req ChartRequest) (chartIndex, error) {
+	if isOCI(req.Repository) {
+		return s.readTags(ctx, req)
+	}
 	url := strings.TrimSuffix(req.Repository, "/") + "/index.yaml"
 	data, err := s.download(ctx, url, req, s.opts.MaxChartIndexBytes, "index.yaml")
 	if err != nil {

@@ -143,6 +143,18 @@
 // rules (chart_http.go): credentials go to the repository's own host only, an
 // error answer is reported by its status alone.
 //
+// An OCI registry (oci://host/path, chart_oci.go) is read the same way through
+// four requests of the distribution API, written here rather than with oras-go
+// so that they share those rules and bounds: the tag list of path/name (all
+// pages, within MaxChartIndexBytes; "_" read as "+") stands for the index; the
+// newest tag's manifest (at most 4 MiB, read once per read of the tag list)
+// must hold one layer of Helm's chart media type, within MaxChartPackageBytes,
+// which is downloaded by its sha256 digest once as a package is. Credentials
+// follow the spec's token flow (chart_oci_auth.go): a 401 with a Bearer
+// challenge is answered with a token from its realm, asked with the username
+// and password; tokens are kept per host, scope and credentials until they
+// expire. A registry on a loopback address is spoken to over plain HTTP.
+//
 // The webhook receiver (NewWebhookHandler) authenticates GitHub, GitLab, Gitea and
 // generic push notifications, parses them into a Push (repository URLs normalised by
 // NormalizeURL, and a branch or tag) and hands it to a callback; deciding which Syncs

@@ -22,6 +22,7 @@ import (
 	"tether.dev/tether/test/chartrepo"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/harness"
+	"tether.dev/tether/test/ociregistry"
 )
 
 // newChartSync creates a Sync of chart webapp (version range version) from
@@ -194,4 +195,99 @@ func TestAPackagedChartFollowsItsRangeAtItsInterval(t *testing.T) {
 	if got := webappConfig(t, a, ns, "polling")["chartVersion"]; got != "1.3.0" {
 		t.Errorf("the ConfigMap is of chart %s; want 1.3.0 (2.0.0 is out of range)", got)
 	}
+}
+
+func TestAChartFromAnOCIRegistryIsAppliedFollowedAndItsTagsSharedBetweenSyncs(t *testing.T) {
+	a := startAgent(t)
+	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	reg := ociregistry.Start(t)
+	webapp := chartrepo.Chart(t, "webapp")
+	for _, v := range []string{"1.0.0", "2.0.0"} {
+		reg.Push(t, "webapp", v, chartrepo.Package(t, webapp, v))
+	}
+	first := a.newChartSync(t, ns, "first", reg.Repository, "1.x", "hello")
+	second := a.newChartSync(t, ns, "second", reg.Repository, "~1.0", "bonjour")
+	t.Run("both Syncs reach Ready at name@version+sha256:<digest>", func(t *testing.T) {
+		a.chartApplied(t, first, "1.0.0")
+		a.chartApplied(t, second, "1.0.0")
+		if got := webappConfig(t, a, ns, "second"); got["greeting"] != "bonjour" || got["chartVersion"] != "1.0.0" {
+			t.Errorf("second's ConfigMap says %v; want greeting bonjour, chart 1.0.0", got)
+		}
+	})
+	t.Run("a new version in range is followed, the tags listed once for both", func(t *testing.T) {
+		a.reconcile(t, first)
+		a.reconcile(t, second)
+		tags, blobs := reg.Requests("tags"), reg.Requests("blobs")
+		reg.Push(t, "webapp", "1.0.1", chartrepo.Package(t, webapp, "1.0.1"))
+		requestReconcile(t, a, first)
+		a.chartApplied(t, first, "1.0.1")
+		a.reconcile(t, second)
+		a.chartApplied(t, second, "1.0.1")
+		if got := reg.Requests("tags") - tags; got != 1 {
+			t.Errorf("the tags were listed %d times for two Syncs following 1.0.1; want once", got)
+		}
+		if got := reg.Requests("blobs") - blobs; got != 1 {
+			t.Errorf("the layer of 1.0.1 was downloaded %d times; want once", got)
+		}
+	})
+}
+
+func TestAnOCIRegistryTakesTheSecretsCredentialsAndAFailureKeepsTheLastGoodChart(t *testing.T) {
+	const password, wrong = "s3cret-pass", "wr0ng-pass"
+	a := startAgent(t)
+	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	reg := ociregistry.Start(t)
+	webapp := chartrepo.Chart(t, "webapp")
+	reg.Push(t, "webapp", "1.0.0", chartrepo.Package(t, webapp, "1.0.0"))
+	reg.RequireToken("reader", password)
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "registry-credentials", Namespace: ns},
+		Data:       map[string][]byte{"username": []byte("reader"), "password": []byte(password)},
+	}
+	harness.Must(t, a.c.Create(t.Context(), secret))
+	s := a.newChartSync(t, ns, "web", reg.Repository, "1.x", "hello")
+	refused := func(t *testing.T) *v1alpha1.Sync {
+		t.Helper()
+		got := a.waitFor(t, s, "Ready False AuthenticationFailed", func(s *v1alpha1.Sync) bool {
+			c := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.ReadyCondition)
+			return c != nil && c.Status == metav1.ConditionFalse && c.Reason == v1alpha1.ReasonAuthenticationFailed && strings.Contains(c.Message, "HTTP 401 Unauthorized")
+		})
+		text := describe(got) + strings.Join(a.events(), "\n")
+		for _, secret := range []string{ociregistry.RefusalBody, password, wrong} {
+			if strings.Contains(text, secret) {
+				t.Errorf("status or events quote %q: %s", secret, text)
+			}
+		}
+		return got
+	}
+	t.Run("without credentials the registry's refusal is reported by its status", func(t *testing.T) { refused(t) })
+
+	var good string
+	t.Run("the Secret's credentials get a token and the chart", func(t *testing.T) {
+		patch := []byte(`{"spec":{"source":{"secretRef":{"name":"registry-credentials"}}}}`)
+		harness.Must(t, a.c.Patch(t.Context(), s, client.RawPatch("application/merge-patch+json", patch)))
+		good = a.chartApplied(t, s, "1.0.0").Status.LastAppliedRevision
+	})
+
+	t.Run("wrong credentials keep the last good chart applied, drift corrected", func(t *testing.T) {
+		setPassword(t, a, secret, wrong)
+		reg.Push(t, "webapp", "1.1.0", chartrepo.Package(t, webapp, "1.1.0"))
+		requestReconcile(t, a, s)
+		if got := refused(t).Status.LastAppliedRevision; got != good {
+			t.Errorf("lastAppliedRevision %s; want the last good %s", got, good)
+		}
+		harness.Must(t, a.c.Delete(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-config"}}))
+		harness.Eventually(t, waitTimeout, "the deleted ConfigMap applied again from the last good package", func(ctx context.Context) (bool, error) {
+			cm := &corev1.ConfigMap{}
+			if err := a.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-config"}, cm); err != nil {
+				return false, err
+			}
+			return cm.Data["chartVersion"] == "1.0.0", nil
+		})
+	})
+
+	t.Run("fixing the Secret follows the new version", func(t *testing.T) {
+		setPassword(t, a, secret, password)
+		a.chartApplied(t, s, "1.1.0")
+	})
 }

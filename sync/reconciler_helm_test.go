@@ -168,10 +168,11 @@ func (a *agent) reconcileQuietly(ctx context.Context, s *v1alpha1.Sync) {
 // A packaged chart is accepted by the API (exclusive with a git URL, which the
 // CRD's rule checks); one from an OCI registry is refused by the agent, naming
 // the field.
-func TestAnOCIChartIsRefusedUntilSupported(t *testing.T) {
+func TestAnOCIRepositoryThatIsNoRepositoryPathIsRefused(t *testing.T) {
 	a := startAgent(t)
 	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
-	chart := &v1alpha1.ChartSource{Repository: "oci://registry.example.com/charts", Name: "podinfo", Version: "6.*"}
+	// Upper-case letters are no OCI repository path.
+	chart := &v1alpha1.ChartSource{Repository: "oci://registry.example.com/Charts", Name: "podinfo", Version: "6.*"}
 
 	both := &v1alpha1.Sync{
 		ObjectMeta: metav1.ObjectMeta{Name: "both", Namespace: ns},

@@ -73,15 +73,19 @@ func (r ValuesReference) KeyOrDefault() string {
 	return r.Key
 }
 
-// ChartSource is a packaged chart in a chart repository (spec.source.chart).
+// ChartSource is a packaged chart in a chart repository or an OCI registry
+// (spec.source.chart).
 type ChartSource struct {
-	// repository is the chart repository's URL (an index.yaml over http(s)).
+	// repository is the chart repository's URL (an index.yaml over http(s)), or
+	// an OCI registry's oci://host/path, the chart's name appended as Helm does
+	// (oci://host/path/name, its tags the versions).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:Pattern=`^(https?|oci)://.+$`
 	// +required
 	Repository string `json:"repository"`
-	// name of the chart in the repository.
+	// name of the chart in the repository (in an OCI registry, the last
+	// component of its repository path).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +required

@@ -217,12 +217,14 @@ const (
 	// ReasonCertificateUntrusted: the HTTPS certificate is not signed by a trusted
 	// authority (see the caFile key).
 	ReasonCertificateUntrusted = "CertificateUntrusted"
-	// ReasonChartNotFound: the chart repository's index has no chart of the
-	// name, or no version of it that satisfies spec.source.chart.version (yet).
+	// ReasonChartNotFound: the chart repository's index (an OCI registry's tag
+	// list) has no chart of the name, or no version of it that satisfies
+	// spec.source.chart.version (yet).
 	ReasonChartNotFound = "ChartNotFound"
 	// ReasonChartRepositoryFailed: the chart repository answered with an error,
 	// an index that cannot be read, or a package whose digest is not the one its
-	// index names.
+	// index names; or an OCI registry's manifest has no one layer of Helm's chart
+	// media type.
 	ReasonChartRepositoryFailed = "ChartRepositoryFailed"
 )
 

@@ -24,6 +24,7 @@ import (
 	"tether.dev/tether/test/chartrepo"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/ociregistry"
 )
 
 // TestMain runs the package's tests against one real kube-apiserver and etcd; each
@@ -427,11 +428,27 @@ spec:
 // tether diff -f renders a Sync of a packaged chart from its chart repository
 // as the agent does: the newest version in range, with the Sync's values.
 func TestDiffOfASyncOfAPackagedChart(t *testing.T) {
-	e := newDiffEnv(t)
 	repo := chartrepo.Start(t, chartrepo.Options{})
 	webapp := chartrepo.Chart(t, "webapp")
 	repo.Publish(t, webapp, "1.0.0")
 	repo.Publish(t, webapp, "1.4.2")
+	diffsThePackagedChart(t, repo.URL)
+}
+
+func TestDiffOfASyncOfAChartFromAnOCIRegistry(t *testing.T) {
+	reg := ociregistry.Start(t)
+	webapp := chartrepo.Chart(t, "webapp")
+	for _, v := range []string{"1.0.0", "1.4.2"} {
+		reg.Push(t, "webapp", v, chartrepo.Package(t, webapp, v))
+	}
+	diffsThePackagedChart(t, reg.Repository)
+}
+
+// diffsThePackagedChart checks that `tether diff -f` of a Sync of webapp 1.x
+// from repository (which has 1.0.0 and 1.4.2) shows 1.4.2's ConfigMap with
+// the Sync's values as created.
+func diffsThePackagedChart(t *testing.T, repository string) {
+	e := newDiffEnv(t)
 	syncFile := filepath.Join(t.TempDir(), "sync.yaml")
 	writeFile(t, syncFile, fmt.Sprintf(`apiVersion: tether.dev/v1alpha1
 kind: Sync
@@ -440,7 +457,7 @@ spec:
   source: {chart: {repository: %[1]q, name: webapp, version: "1.x"}}
   destination: {namespace: %[2]s}
   helm: {values: {greeting: hola}}
-`, repo.URL, e.ns))
+`, repository, e.ns))
 	out, errOut, code := e.diff(t, "-f", syncFile)
 	if code != 1 {
 		t.Fatalf("exit status %d, want 1 (differs)\nstderr: %s", code, errOut)

@@ -15,11 +15,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/plan"
 	"tether.dev/tether/test/chartrepo"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/harness"
+	"tether.dev/tether/test/ociregistry"
 )
 
 // webChart is a chart of the Deployment web (its replicas and version from
@@ -140,15 +143,28 @@ func TestAChartInGitRollsOutAndFollowsItsValues(t *testing.T) {
 // The same chart packaged in a chart repository on loopback: its Deployment
 // rolls out on kwok, and a new version in range is followed at the interval.
 func TestAPackagedChartRollsOutAndFollowsItsRange(t *testing.T) {
+	charts := chartrepo.Start(t, chartrepo.Options{})
+	rollsOutAndFollows(t, charts.URL, func(t *testing.T, c *chart.Chart, version string) { charts.Publish(t, c, version) })
+}
+
+func TestAChartFromAnOCIRegistryRollsOutAndFollowsItsRange(t *testing.T) {
+	reg := ociregistry.Start(t)
+	rollsOutAndFollows(t, reg.Repository, func(t *testing.T, c *chart.Chart, version string) {
+		reg.Push(t, "web", version, chartrepo.Package(t, c, version))
+	})
+}
+
+// rollsOutAndFollows checks that a Sync of chart web (webChart) of repository,
+// at a 2 s interval, rolls out 0.1.0, then 0.2.0 once publish makes it.
+func rollsOutAndFollows(t *testing.T, repository string, publish func(t *testing.T, c *chart.Chart, version string)) {
 	a := startAgent(t, agentOptions{})
 	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
-	charts := chartrepo.Start(t, chartrepo.Options{})
-	charts.Publish(t, chartrepo.ChartOf(t, webChart), "0.1.0")
+	publish(t, chartrepo.ChartOf(t, webChart), "0.1.0")
 	s := &v1alpha1.Sync{
 		ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: ns},
 		Spec: v1alpha1.SyncSpec{
 			Source: v1alpha1.SourceSpec{
-				Chart:    &v1alpha1.ChartSource{Repository: charts.URL, Name: "web", Version: "0.x"},
+				Chart:    &v1alpha1.ChartSource{Repository: repository, Name: "web", Version: "0.x"},
 				Interval: &metav1.Duration{Duration: 2 * time.Second},
 			},
 			Destination: v1alpha1.DestinationSpec{Namespace: ns},
@@ -172,7 +188,7 @@ func TestAPackagedChartRollsOutAndFollowsItsRange(t *testing.T) {
 			next[name] = content
 		}
 		next["values.yaml"] = "replicaCount: 2\nversion: \"2\"\nautoscaling: {enabled: false, minReplicas: 3}\n"
-		charts.Publish(t, chartrepo.ChartOf(t, next), "0.2.0")
+		publish(t, chartrepo.ChartOf(t, next), "0.2.0")
 		healthyAt(t, "0.2.0")
 		d := &appsv1.Deployment{}
 		harness.Must(t, a.c.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "web"}, d))
