@@ -23,19 +23,38 @@ func newRenderCommand() *cobra.Command {
 	timeout := source.DefaultOptions().RenderTimeout
 	var dec decryptFlags
 	var helm source.Helm
+	var chart source.ChartRequest
 	cmd := &cobra.Command{
-		Use:   "render DIR",
+		Use:   "render DIR | --chart-repository URL --chart NAME [--chart-version RANGE]",
 		Short: "Print the objects a directory renders to",
 		Long: "Print the objects DIR renders to (plain YAML/JSON manifests, a kustomization, or a Helm chart) as a YAML stream, as the agent would render the same directory of a commit. A chart renders as `helm template` would, with the release name, namespace and values files given (as a Sync's spec.helm), without a cluster (Helm's default capabilities). A render not finished after --render-timeout fails (exit status 3), as it does in the agent.\n\n" +
-			"Secret values are printed as *** unless --decrypt is given: with --decrypt --keys DIR, SOPS-encrypted files are decrypted locally with the keys in DIR and the Secrets are printed in clear, for the user who holds the keys.",
-		Args: oneName,
+			"Secret values are printed as *** unless --decrypt is given: with --decrypt --keys DIR, SOPS-encrypted files are decrypted locally with the keys in DIR and the Secrets are printed in clear, for the user who holds the keys.\n\n" +
+			"With --chart-repository and --chart instead of DIR, a packaged chart is fetched from a chart repository (https://…, its index.yaml) or an OCI registry (oci://…) and rendered as the agent renders a Sync's spec.source.chart: the newest version matching --chart-version, within the agent's default bounds, with no credentials. --render-timeout bounds the fetch and the render together.",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if chart.Repository != "" || chart.Name != "" {
+				if len(args) != 0 || chart.Repository == "" || chart.Name == "" {
+					return usageError(cmd, "a packaged chart takes --chart-repository and --chart, and no DIR")
+				}
+				return nil
+			}
+			return oneName(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if msg := dec.misuse(); msg != "" {
 				return usageError(cmd, msg)
 			}
+			if chart.Repository != "" {
+				if dec.decrypt {
+					return usageError(cmd, "--decrypt reads SOPS files of a directory; a packaged chart has none")
+				}
+				return runRenderChart(cmd.Context(), chart, helm, timeout, cmd.OutOrStdout())
+			}
 			return runRender(cmd.Context(), args[0], helm, timeout, dec, cmd.OutOrStdout())
 		},
 	}
+	cmd.Flags().StringVar(&chart.Repository, "chart-repository", "", "A chart repository (https://…) or OCI registry (oci://…) to render a packaged chart from (spec.source.chart.repository), instead of DIR.")
+	cmd.Flags().StringVar(&chart.Name, "chart", "", "The packaged chart's name (spec.source.chart.name).")
+	cmd.Flags().StringVar(&chart.Version, "chart-version", "", "An exact version or a semver range (spec.source.chart.version); default the newest release.")
 	cmd.Flags().StringVar(&helm.ReleaseName, "release-name", "", "A chart's release name (spec.helm.releaseName); default the chart's name.")
 	cmd.Flags().StringVar(&helm.Namespace, "namespace", "", "A chart's release namespace (spec.destination.namespace); default \"default\".")
 	cmd.Flags().StringArrayVar(&helm.ValuesFiles, "values", nil, "A chart's values file, relative to the chart's directory (spec.helm.valuesFiles); repeat to layer them.")
@@ -66,6 +85,37 @@ func runRender(ctx context.Context, typed string, helm source.Helm, timeout time
 		maskSecrets(objs)
 	}
 	out, err := encodeYAML(objs)
+	if err != nil {
+		return err
+	}
+	_, err = stdout.Write(out)
+	return err
+}
+
+// runRenderChart prints what a packaged chart renders to, fetched into a
+// throw-away cache and rendered by the agent's own path (Source.FetchChart,
+// RenderChart), hooks included, its Secrets masked.
+func runRenderChart(ctx context.Context, req source.ChartRequest, helm source.Helm, timeout time.Duration, stdout io.Writer) error {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	src, done, err := throwAwaySource()
+	if err != nil {
+		return err
+	}
+	defer done()
+	rev, err := src.FetchChart(ctx, req)
+	if err != nil {
+		return err
+	}
+	snap, err := src.RenderChart(ctx, rev, helm)
+	if err != nil {
+		return fmt.Errorf("%s: %w", rev, err)
+	}
+	maskSecrets(snap.Objects)
+	out, err := encodeYAML(snap.Objects)
 	if err != nil {
 		return err
 	}

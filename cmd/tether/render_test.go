@@ -9,6 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"tether.dev/tether/source"
+	"tether.dev/tether/test/chartrepo"
+	"tether.dev/tether/test/ociregistry"
 )
 
 // The conformance fixtures of source, written by the project.
@@ -86,5 +88,43 @@ func TestRenderRendersAChartWithItsReleaseAndValues(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, objs[0].Object["data"]); diff != "" {
 		t.Errorf("data (-want +got):\n%s", diff)
+	}
+}
+
+// `tether render --chart-repository … --chart …` fetches a packaged chart as the
+// agent fetches a Sync's spec.source.chart (the newest version in range) from a
+// chart repository and from an OCI registry, both on loopback, and prints what it
+// renders to with the release name and namespace given.
+func TestRenderRendersAPackagedChart(t *testing.T) {
+	webapp := chartrepo.Chart(t, "webapp")
+	repo := chartrepo.Start(t, chartrepo.Options{})
+	reg := ociregistry.Start(t)
+	for _, v := range []string{"1.0.0", "1.4.2", "2.0.0"} {
+		repo.Publish(t, webapp, v)
+		reg.Push(t, "webapp", v, chartrepo.Package(t, webapp, v))
+	}
+	for _, repository := range []string{repo.URL, reg.Repository} {
+		var out, errOut bytes.Buffer
+		args := []string{"render", "--chart-repository", repository, "--chart", "webapp", "--chart-version", "1.x", "--release-name", "shop", "--namespace", "prod"}
+		if err := run(t.Context(), args, &out, &errOut); err != nil {
+			t.Fatalf("tether render %s: %v\n%s", repository, err, errOut.String())
+		}
+		objs, err := source.DecodeManifests(out.Bytes())
+		if err != nil || len(objs) == 0 {
+			t.Fatalf("%s: want the chart's objects, got %d: %v\n%s", repository, len(objs), err, out.String())
+		}
+		var data any
+		for _, o := range objs {
+			if o.GetKind() == "ConfigMap" && o.GetName() == "shop-config" {
+				data = o.Object["data"]
+			}
+		}
+		if diff := cmp.Diff(map[string]any{"greeting": "hello", "chartVersion": "1.4.2"}, data); diff != "" {
+			t.Errorf("%s: ConfigMap shop-config's data (-want +got):\n%s\n%s", repository, diff, out.String())
+		}
+	}
+	var out, errOut bytes.Buffer
+	if err := run(t.Context(), []string{"render", "somedir", "--chart", "webapp"}, &out, &errOut); err == nil {
+		t.Errorf("render DIR --chart NAME without a repository: no error, want a usage error")
 	}
 }
