@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"maps"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,7 +30,7 @@ func EventsOf(s *v1alpha1.Sync) EventScope {
 			namespaces[r.Namespace] = true
 		}
 	}
-	e.namespaces = sortedKeys(namespaces)
+	e.namespaces = slices.Sorted(maps.Keys(namespaces))
 	return e
 }
 

@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -123,9 +125,9 @@ func Tree(s *v1alpha1.Sync) []TreeNamespace {
 		byNamespace[ns][kind] = append(byNamespace[ns][kind], r)
 	}
 	tree := make([]TreeNamespace, 0, len(byNamespace))
-	for _, ns := range sortedKeys(byNamespace) {
+	for _, ns := range slices.Sorted(maps.Keys(byNamespace)) {
 		n := TreeNamespace{Namespace: ns}
-		for _, kind := range sortedKeys(byNamespace[ns]) {
+		for _, kind := range slices.Sorted(maps.Keys(byNamespace[ns])) {
 			objs := byNamespace[ns][kind]
 			sort.Slice(objs, func(a, b int) bool { return objs[a].Name < objs[b].Name })
 			n.Kinds = append(n.Kinds, TreeKind{Kind: kind, Objects: objs})
@@ -136,13 +138,4 @@ func Tree(s *v1alpha1.Sync) []TreeNamespace {
 		return tree[i].Namespace == ClusterScoped && tree[j].Namespace != ClusterScoped
 	})
 	return tree
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -418,6 +418,17 @@ func throwAwaySource() (*source.Source, func(), error) {
 // renders it as helm says, as the agent does (source.FetchChart and
 // RenderChart).
 func fetchAndRenderChart(ctx context.Context, req source.ChartRequest, helm source.Helm) ([]*unstructured.Unstructured, error) {
+	objs, err := renderPackagedChart(ctx, req, helm)
+	if err != nil {
+		return nil, err
+	}
+	return plan.ManagedObjects(objs)
+}
+
+// renderPackagedChart fetches a packaged chart into a throw-away cache and
+// renders it by the agent's path (Source.FetchChart, RenderChart): every
+// object, hooks included.
+func renderPackagedChart(ctx context.Context, req source.ChartRequest, helm source.Helm) ([]*unstructured.Unstructured, error) {
 	src, done, err := throwAwaySource()
 	if err != nil {
 		return nil, err
@@ -431,7 +442,7 @@ func fetchAndRenderChart(ctx context.Context, req source.ChartRequest, helm sour
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", rev, err)
 	}
-	return plan.ManagedObjects(snap.Objects)
+	return snap.Objects, nil
 }
 
 // fetchAndRender fetches one revision into a throw-away cache and renders path.

@@ -92,30 +92,20 @@ func runRender(ctx context.Context, typed string, helm source.Helm, timeout time
 	return err
 }
 
-// runRenderChart prints what a packaged chart renders to, fetched into a
-// throw-away cache and rendered by the agent's own path (Source.FetchChart,
-// RenderChart), hooks included, its Secrets masked.
+// runRenderChart prints what a packaged chart renders to (renderPackagedChart),
+// hooks included, its Secrets masked.
 func runRenderChart(ctx context.Context, req source.ChartRequest, helm source.Helm, timeout time.Duration, stdout io.Writer) error {
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	src, done, err := throwAwaySource()
+	objs, err := renderPackagedChart(ctx, req, helm)
 	if err != nil {
 		return err
 	}
-	defer done()
-	rev, err := src.FetchChart(ctx, req)
-	if err != nil {
-		return err
-	}
-	snap, err := src.RenderChart(ctx, rev, helm)
-	if err != nil {
-		return fmt.Errorf("%s: %w", rev, err)
-	}
-	maskSecrets(snap.Objects)
-	out, err := encodeYAML(snap.Objects)
+	maskSecrets(objs)
+	out, err := encodeYAML(objs)
 	if err != nil {
 		return err
 	}

@@ -12,8 +12,9 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -86,7 +87,7 @@ func columns(cols []apiextensionsv1.CustomResourceColumnDefinition) string {
 // writeFields writes a table of the fields of one object, then a section for each
 // field that is an object (or a list of objects) itself.
 func writeFields(b *bytes.Buffer, path string, s apiextensionsv1.JSONSchemaProps) {
-	names := sortedKeys(s.Properties)
+	names := slices.Sorted(maps.Keys(s.Properties))
 	if len(names) == 0 {
 		return
 	}
@@ -148,13 +149,4 @@ func typeOf(p apiextensionsv1.JSONSchemaProps) string {
 // oneParagraph joins a description's lines, which a table cell cannot hold.
 func oneParagraph(s string) string {
 	return strings.Join(strings.Fields(s), " ")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
