@@ -1,7 +1,10 @@
 // Package sync is Tether's level-triggered reconciler: for each Sync it reads the
 // desired state from git, applies it, judges its health and writes what it saw.
 //
-// Every reconcile starts from current reality and is a straight line of steps:
+// Every reconcile starts from current reality and is a straight line of steps,
+// in two halves: Reconcile's desire reads what the Sync should hold (fetch,
+// render, the checks, its order) and reach makes the cluster hold it (apply,
+// prune, assess); the status is reported whatever happened:
 //
 //	fetch   source.Fetch: resolve the ref to a commit         → SourceReady
 //	render  source.Render: the path at that commit to objects → SourceReady / Stalled
