@@ -8,6 +8,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"embed"
 	"errors"
@@ -35,6 +36,7 @@ type demo struct {
 	kubectl string
 	cp      *controlplane.ControlPlane
 	agent   *exec.Cmd
+	ui      *exec.Cmd // tether ui, serving the web UI as the demo cluster's admin
 	// metrics, probes and webhook are the agent's addresses, printed for the user.
 	metrics, probes, webhook string
 	work                     string // work clone of the demo repository
@@ -82,6 +84,10 @@ func (d *demo) run(ctx context.Context, once bool) error {
 	if err := d.startAgent(); err != nil {
 		return err
 	}
+	step("starting the web UI (tether ui, acting as the demo cluster's admin; log: .demo/ui.log)")
+	if err := d.startUI(); err != nil {
+		return err
+	}
 	step("creating a Sync that follows branch main of " + d.repoURL)
 	if err := d.createSync(); err != nil {
 		return err
@@ -102,7 +108,7 @@ func (d *demo) run(ctx context.Context, once bool) error {
 		"  kubectl get syncs -A -w\n"+
 		"  cd %s && $EDITOR deployment.yaml && git commit -am change && git push\n"+
 		"  curl -s http://%s/metrics | grep ^tether_sync_info\n"+
-		"  %s ui    # the web UI, acting as you: open the http:// URL it prints\n",
+		"  open the web UI at the ui: address above (its sign-in link works once; for another, run %s ui)\n",
 		d.cp.KubeconfigPath(), filepath.Dir(d.kubectl), d.work, d.metrics, d.tether)
 	if once {
 		return nil
@@ -240,6 +246,35 @@ func (d *demo) startAgent() error {
 	return nil
 }
 
+// startUI starts `tether ui` on a free loopback port and prints the sign-in URL
+// it prints (a one-time link).
+func (d *demo) startUI() error {
+	log, err := os.Create(filepath.Join(d.root, "ui.log"))
+	if err != nil {
+		return err
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	d.ui = exec.Command(d.tether, "ui", "--no-browser", "--address", addr, "--kubeconfig", d.cp.KubeconfigPath())
+	d.ui.Stderr = log
+	d.ui.SysProcAttr = agentProcAttr()
+	out, err := d.ui.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := d.ui.Start(); err != nil {
+		return err
+	}
+	url, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		return fmt.Errorf("tether ui printed no URL (see %s): %w", log.Name(), err)
+	}
+	fmt.Printf("    ui:       %s\n", strings.TrimSpace(url))
+	return nil
+}
+
 // freeAddr returns a loopback address with a port nobody listens on now.
 func freeAddr() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -331,9 +366,11 @@ func (d *demo) kubeOutput(args ...string) (string, error) {
 // cleanup stops the agent and the control plane and removes .demo.
 func (d *demo) cleanup() {
 	step("cleaning up")
-	if d.agent != nil && d.agent.Process != nil {
-		_ = d.agent.Process.Signal(syscall.SIGTERM)
-		_ = d.agent.Wait()
+	for _, c := range []*exec.Cmd{d.ui, d.agent} {
+		if c != nil && c.Process != nil {
+			_ = c.Process.Signal(syscall.SIGTERM)
+			_ = c.Wait()
+		}
 	}
 	if d.cp != nil {
 		if err := d.cp.Stop(); err != nil {
