@@ -56,6 +56,11 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request) {
 		s.apiRefusal(w, "The API server refused to "+action+" Sync "+key.String(), err, syncPath(key))
 		return
 	}
+	// Done: an Event on the Sync says who asked. A user who may not create
+	// Events still has the action done; the log says why none was recorded.
+	if err := s.client.Create(r.Context(), plan.ActionEvent(sy, action, s.opts.User, "tether ui", s.now())); err != nil {
+		s.opts.Log.Info("the action was done but not recorded as an Event", "sync", key.String(), "action", action, "error", err.Error())
+	}
 	http.Redirect(w, r, syncPath(key)+"?done="+action, http.StatusSeeOther)
 }
 

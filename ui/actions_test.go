@@ -1,15 +1,22 @@
 package ui
 
 import (
+	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/test/controlplane"
+	"tether.dev/tether/test/harness"
 )
 
 // getWeb reads the Sync web of ns, which the tests act on.
@@ -93,4 +100,69 @@ func TestAnActionWithoutRBACIsRefusedAndShownRefused(t *testing.T) {
 	if s := getWeb(t, c, ns); s.Spec.Suspend || s.Annotations[v1alpha1.ReconcileRequestedAnnotation] != "" {
 		t.Errorf("the refused actions changed the Sync: suspend %v, annotations %v", s.Spec.Suspend, s.Annotations)
 	}
+}
+
+// Each action is recorded in an Event on the Sync naming the user the UI acts
+// as; a user who may change Syncs but not create Events has the action done all
+// the same, with no Event.
+func TestAnActionIsRecordedInAnEventNamingTheUser(t *testing.T) {
+	c := admin(t)
+	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	newSync(t, c, ns, "web", nil, readyStatus("main@sha1:aaaaaaaaaaaa", "first"))
+	grantSyncReading(t, c, "operator", ns)
+	grantSyncPatching(t, c, "operator", ns)
+
+	requested := func() []string {
+		events := &corev1.EventList{}
+		harness.Must(t, c.List(t.Context(), events, client.InNamespace(ns)))
+		var got []string
+		for _, e := range events.Items {
+			if e.Reason == v1alpha1.ReasonRequestedByUser && e.InvolvedObject.Name == "web" {
+				got = append(got, e.Message)
+			}
+		}
+		return got
+	}
+	act := func(b *browser, action string) {
+		t.Helper()
+		token := b.csrf(b.get("/syncs/" + ns + "/web"))
+		if code, body := b.do(t.Context(), http.MethodPost, "/syncs/"+ns+"/web/"+action, url.Values{csrfField: {token}}); code != http.StatusSeeOther {
+			t.Fatalf("%s: %d\n%s", action, code, body)
+		}
+	}
+
+	act(startUIWith(t, Options{Config: controlplane.Shared(t).Config(), Namespace: ns, User: "admin-alice"}), "suspend")
+	if got, want := requested(), []string{"admin-alice asked to suspend the Sync, through tether ui"}; !slices.Equal(got, want) {
+		t.Errorf("Events after the admin's suspend: %q, want %q", got, want)
+	}
+	act(startUIWith(t, Options{Config: as(t, "operator"), Namespace: ns, User: "operator"}), "resume")
+	if getWeb(t, c, ns).Spec.Suspend {
+		t.Error("the operator's resume was not done")
+	}
+	if got := requested(); len(got) != 1 {
+		t.Errorf("Events after the operator's resume (who may not create Events): %q, want only the admin's", got)
+	}
+}
+
+// grantSyncPatching lets user patch Syncs in namespace ns (and nothing more:
+// no Events), and waits until the API server's authorizer honours it.
+func grantSyncPatching(t *testing.T, c client.Client, user, ns string) {
+	t.Helper()
+	role := &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "patch-syncs"},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"syncs"}, Verbs: []string{"patch"}}},
+	}
+	harness.Must(t, c.Create(t.Context(), role))
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "patch-syncs-" + user},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+	}
+	harness.Must(t, c.Create(t.Context(), binding))
+	userClient, err := client.New(as(t, user), client.Options{Scheme: testScheme(t)})
+	harness.Must(t, err)
+	harness.Eventually(t, waitLong, user+" may patch Syncs", func(ctx context.Context) (bool, error) {
+		s := &v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}}
+		return true, userClient.Patch(ctx, s, client.RawPatch(types.MergePatchType, []byte(`{}`)), client.DryRunAll)
+	})
 }

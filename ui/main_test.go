@@ -131,8 +131,16 @@ type browser struct {
 // every namespace they may list) until the test ends, and signs a browser in.
 func startUI(t *testing.T, cfg *rest.Config, namespace string, all bool) *browser {
 	t.Helper()
+	return startUIWith(t, Options{Config: cfg, Namespace: namespace, AllNamespaces: all})
+}
+
+// startUIWith is startUI with the Options given (the scheme and log are the
+// test's).
+func startUIWith(t *testing.T, opts Options) *browser {
+	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
-	srv, err := New(ctx, Options{Config: cfg, Scheme: testScheme(t), Namespace: namespace, AllNamespaces: all, Log: testr.New(t)})
+	opts.Scheme, opts.Log = testScheme(t), testr.New(t)
+	srv, err := New(ctx, opts)
 	harness.Must(t, err)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	harness.Must(t, err)

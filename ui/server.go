@@ -27,6 +27,10 @@ type Options struct {
 	// AllNamespaces, when false, shows Namespace alone even to a user who may
 	// list every namespace.
 	AllNamespaces bool
+	// User is who the UI acts as, as the API server knows them (tether ui asks
+	// it with a SelfSubjectReview): each action is recorded in an Event on the
+	// Sync naming them. Empty: "an unknown user".
+	User string
 	// Log receives what the server has to say about itself; never tokens.
 	Log logr.Logger
 }

@@ -138,6 +138,10 @@ const (
 	// revision was not Healthy within spec.rollback.healthTimeout (Degraded, the
 	// health reason, when it turned Degraded).
 	ReasonHealthTimeout = "HealthTimeout"
+	// ReasonRequestedByUser: the Normal Event that records a person's action on
+	// a Sync through Tether's CLI or UI (reconcile, suspend, resume); the message
+	// names the user as the API server knows them, the action and the tool.
+	ReasonRequestedByUser = "RequestedByUser"
 	// Order: dependencies between Syncs, waves and hooks (docs/ordering.md).
 
 	// ReasonDependencyNotReady: a Sync named in spec.dependsOn is not Ready at its
@@ -319,6 +323,7 @@ var Reasons = []ReasonMeaning{
 	{Reason: ReasonPinInvalid, Stalls: true, Failure: true},
 	{Reason: ReasonRolledBack},
 	{Reason: ReasonHealthTimeout},
+	{Reason: ReasonRequestedByUser},
 	{Reason: ReasonDependencyNotReady},
 	{Reason: ReasonDependencyCycle, Stalls: true, Failure: true},
 	{Reason: ReasonInvalidOrdering, Stalls: true, Failure: true},

@@ -57,11 +57,10 @@ func (f *reconcileFlags) run(ctx context.Context, name string, w io.Writer) erro
 	if err != nil {
 		return &exitError{code: exitBroken, err: err}
 	}
-	token, err := requestReconcile(ctx, t)
+	token, err := requestReconcile(ctx, t, w)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "► requested a reconcile of %s\n", t)
 	if !f.wait {
 		return nil
 	}
@@ -74,8 +73,9 @@ func (f *reconcileFlags) run(ctx context.Context, name string, w io.Writer) erro
 }
 
 // requestReconcile sets the reconcile-request annotation of the Sync to a new
-// value, and returns it. A suspended Sync is refused: the agent would not look.
-func requestReconcile(ctx context.Context, t *syncTarget) (string, error) {
+// value, says so on w with an Event naming the user, and returns the value. A
+// suspended Sync is refused: the agent would not look.
+func requestReconcile(ctx context.Context, t *syncTarget, w io.Writer) (string, error) {
 	s, err := t.get(ctx)
 	if err != nil {
 		return "", &exitError{code: exitBroken, err: err}
@@ -88,6 +88,8 @@ func requestReconcile(ctx context.Context, t *syncTarget) (string, error) {
 	if err := t.c.Patch(ctx, s, patch); err != nil {
 		return "", &exitError{code: exitBroken, err: fmt.Errorf("requesting a reconcile of %s: %w", t, err)}
 	}
+	fmt.Fprintf(w, "► requested a reconcile of %s\n", t)
+	recordAction(ctx, t.c, s, "reconcile", w)
 	return token, nil
 }
 

@@ -61,6 +61,9 @@ func setSuspend(ctx context.Context, kube *kubeFlags, name string, suspend bool,
 	if err := t.c.Patch(ctx, s, patch); err != nil {
 		return fmt.Errorf("setting spec.suspend of %s: %w", t, err)
 	}
-	_, err = fmt.Fprintf(w, "► %s %s\n", t, verb)
-	return err
+	if _, err := fmt.Fprintf(w, "► %s %s\n", t, verb); err != nil {
+		return err
+	}
+	recordAction(ctx, t.c, s, map[bool]string{true: "suspend", false: "resume"}[suspend], w)
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/ui"
 )
@@ -68,8 +69,12 @@ func (f *uiFlags) run(ctx context.Context, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
 	log := logr.FromSlogHandler(slog.NewTextHandler(stderr, nil))
-	srv, err := ui.New(ctx, ui.Options{Config: cfg, Scheme: scheme, Namespace: ns, AllNamespaces: !f.kube.namespaceGiven(), Log: log})
+	srv, err := ui.New(ctx, ui.Options{Config: cfg, Scheme: scheme, Namespace: ns, AllNamespaces: !f.kube.namespaceGiven(), User: whoAmI(ctx, c), Log: log})
 	if err != nil {
 		return err
 	}
