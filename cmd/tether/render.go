@@ -81,7 +81,13 @@ func runRender(ctx context.Context, typed string, helm source.Helm, timeout time
 	if err != nil {
 		return err
 	}
-	if dec == nil {
+	return printRendered(objs, dec == nil, stdout)
+}
+
+// printRendered writes objs to stdout as a YAML stream, their Secrets' values
+// masked when mask is set.
+func printRendered(objs []*unstructured.Unstructured, mask bool, stdout io.Writer) error {
+	if mask {
 		maskSecrets(objs)
 	}
 	out, err := encodeYAML(objs)
@@ -104,13 +110,7 @@ func runRenderChart(ctx context.Context, req source.ChartRequest, helm source.He
 	if err != nil {
 		return err
 	}
-	maskSecrets(objs)
-	out, err := encodeYAML(objs)
-	if err != nil {
-		return err
-	}
-	_, err = stdout.Write(out)
-	return err
+	return printRendered(objs, true, stdout)
 }
 
 // renderDir renders a directory on disk by the agent's own path and bounds

@@ -2,6 +2,7 @@ package ociregistry
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -92,7 +93,7 @@ func Start(t testing.TB) *Server {
 		}
 	})
 	s := &Server{registry: "http://" + addr, requests: map[string]int{}}
-	s.waitReady(t, done, log)
+	s.waitReady(t, done)
 	target, err := url.Parse(s.registry)
 	if err != nil {
 		t.Fatal(err)
@@ -121,28 +122,28 @@ func binary(t testing.TB) string {
 // readyTimeout bounds the registry's start (well under a second when idle).
 const readyTimeout = time.Minute
 
-func (s *Server) waitReady(t testing.TB, done chan error, log *lockedBuffer) {
+// waitReady waits until the registry answers /v2/ (its log is printed by the
+// cleanup if the test fails), and fails at once if it exits first.
+func (s *Server) waitReady(t testing.TB, done chan error) {
 	t.Helper()
-	deadline := time.Now().Add(readyTimeout)
-	for {
+	harness.Eventually(t, readyTimeout, "the registry answers /v2/", func(ctx context.Context) (bool, error) {
 		select {
 		case err := <-done:
 			done <- err
-			t.Fatalf("the registry exited before it answered: %v\n%s", err, log.String())
+			t.Fatalf("the registry exited before it answered: %v", err)
 		default:
 		}
-		resp, err := http.Get(s.registry + "/v2/")
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.registry+"/v2/", nil)
+		if err != nil {
+			return false, err
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the registry did not answer /v2/ within %v (last: %v)\n%s", readyTimeout, err, log.String())
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false, err
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
 }
 
 // serve counts r by kind ("tags", "manifests", "blobs", "token"), answers the
