@@ -1,0 +1,95 @@
+package browser
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/test/controlplane"
+	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
+)
+
+func configMap(name, greeting string) string {
+	return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\ndata:\n  greeting: %s\n", name, greeting)
+}
+
+// TestTheFleetListsSyncsAndShowsADriftLive opens the fleet page on three Syncs
+// the agent reconciled (one in sync, one failing on a broken file, one that only
+// reports drift), changes an object of the last behind Tether's back, and waits
+// for that Sync's row to turn OutOfSync on the page as it stands: no reload, the
+// live stream.
+func TestTheFleetListsSyncsAndShowsADriftLive(t *testing.T) {
+	c := newClient(t)
+	ns := newNamespace(t, c, "shop")
+	repo := gitserver.Start(t, gitserver.Options{}).CreateRepo(t, "fleet")
+	repo.Commit(t, map[string]string{
+		"web/config.yaml":    configMap("web-config", "hello"),
+		"api/config.yaml":    configMap("api-config", "hello"),
+		"broken/config.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: [oops\n",
+	}, "Greet in English")
+	startAgent(t)
+	web := newSync(t, c, ns, "web", repo, "web", noSelfHeal)
+	api := newSync(t, c, ns, "api", repo, "api")
+	broken := newSync(t, c, ns, "broken", repo, "broken")
+	waitForSync(t, c, web, "is Ready", isReady)
+	waitForSync(t, c, api, "is Ready", isReady)
+	waitForSync(t, c, broken, "is Stalled", isStalled)
+
+	tb := signIn(t, startUI(t, controlplane.Shared(t).KubeconfigPath()))
+	row := func(name, field string) string {
+		return fmt.Sprintf(`tr[data-key="%s/%s"] [data-field=%s]`, ns, name, field)
+	}
+
+	t.Run("the fleet lists every Sync with its status in words", func(t *testing.T) {
+		tb := tb.in(t)
+		tb.waitFor("the live stream is open", `document.getElementById('live').textContent === 'live'`)
+		for name, want := range map[string]string{"web": "Synced", "api": "Synced"} {
+			if got := tb.text(row(name, "sync")); got != want {
+				t.Errorf("%s: sync %q, want %q", name, got, want)
+			}
+		}
+		if got := tb.text(row("web", "health")); got != "Healthy" {
+			t.Errorf("web: health %q, want Healthy", got)
+		}
+		if got := tb.text(row("web", "subject")); got != "Greet in English" {
+			t.Errorf("web: subject %q, want the commit's", got)
+		}
+		if got := tb.text(row("broken", "failingMessage")); !strings.Contains(got, "broken/config.yaml") {
+			t.Errorf("broken: failing message %q does not name the broken file", got)
+		}
+		if got := tb.text(fmt.Sprintf(`tr[data-key="%s/web"] a`, ns)); got != "web" {
+			t.Errorf("web's row links %q, want its name", got)
+		}
+	})
+
+	t.Run("a drift turns the Sync OutOfSync on the open page", func(t *testing.T) {
+		tb := tb.in(t)
+		// A page that reloaded would lose this flag: the change must come live.
+		eval[bool](tb, `window.__sameDocument = true`)
+		cm := &corev1.ConfigMap{}
+		harness.Must(t, c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "web-config"}, cm))
+		patch := client.MergeFrom(cm.DeepCopy())
+		cm.Data["greeting"] = "changed by hand"
+		drifted := time.Now()
+		harness.Must(t, c.Patch(t.Context(), cm, patch))
+		tb.waitFor("web's row says OutOfSync", fmt.Sprintf(`document.querySelector(%s).textContent === 'OutOfSync'`, jsString(row("web", "sync"))))
+		t.Logf("the page showed web OutOfSync %s after the ConfigMap was changed", elapsed(drifted))
+		if !eval[bool](tb, `window.__sameDocument === true`) {
+			t.Error("the page reloaded; want the row changed in place")
+		}
+		if got := eval[string](tb, fmt.Sprintf(`document.querySelector(%s).getAttribute('data-value')`, jsString(row("web", "sync")))); got != string(v1alpha1.SyncStatusOutOfSync) {
+			t.Errorf("web's sync cell data-value %q, want OutOfSync (its colour follows it)", got)
+		}
+		if got := tb.text(row("api", "sync")); got != "Synced" {
+			t.Errorf("api: sync %q, want Synced still", got)
+		}
+		tb.screenshot("fleet", 1100)
+		tb.screenshot("fleet-narrow", 400)
+	})
+}

@@ -1,0 +1,46 @@
+package browser
+
+import (
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"tether.dev/tether/test/agentbin"
+	"tether.dev/tether/test/controlplane"
+)
+
+// tetherBinary is the tether binary of this tree, which runs both the agent and
+// `tether ui`.
+var tetherBinary string
+
+// fullSet is whether the whole set runs (make test-ui), not only make test's.
+var fullSet = os.Getenv("TETHER_UI_FULL") == "1"
+
+// waitLong bounds every wait for the agent, the UI or the page: a guard against
+// hangs on a loaded machine, not a performance assertion.
+const waitLong = 2 * time.Minute
+
+func TestMain(m *testing.M) {
+	path, err := findChromium()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			fmt.Fprintf(os.Stderr, "browser: %v (CI=true: the UI's browser tests must run; `make test` installs Chromium through hack/chromium.sh)\n", err)
+			os.Exit(1)
+		}
+		noBrowser = err.Error()
+		os.Exit(m.Run()) // every test skips, saying why
+	}
+	chromiumPath = path
+	code := agentbin.Main(m, "browser", &tetherBinary, controlplane.Options{Workloads: fullSet})
+	stopBrowser()
+	os.Exit(code)
+}
+
+// needFullSet skips t unless the whole set runs.
+func needFullSet(t *testing.T) {
+	t.Helper()
+	if !fullSet {
+		t.Skip("in the full set of browser tests only: make test-ui (TETHER_UI_FULL=1)")
+	}
+}
