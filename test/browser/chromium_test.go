@@ -134,6 +134,17 @@ func (tb *tab) open(url string) {
 	tb.do(chromedp.Navigate(url))
 }
 
+// click clicks the element selector finds, waits for the page it leads to, and
+// returns that page's HTTP status.
+func (tb *tab) click(selector string) int64 {
+	tb.t.Helper()
+	resp, err := chromedp.RunResponse(tb.ctx, chromedp.Click(chromedp.CSS(selector)))
+	if err != nil {
+		tb.t.Fatalf("clicking %s: %v", selector, err)
+	}
+	return resp.Status
+}
+
 // eval is the value of a JavaScript expression in the page.
 func eval[T any](tb *tab, expression string) T {
 	tb.t.Helper()

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -90,6 +91,18 @@ func TestTheFleetListsSyncsAndShowsADriftLive(t *testing.T) {
 			t.Errorf("api: sync %q, want Synced still", got)
 		}
 		tb.screenshot("fleet", 1100)
+	})
+
+	t.Run("a narrow window shows every status without scrolling sideways", func(t *testing.T) {
+		tb := tb.in(t)
+		tb.do(chromedp.EmulateViewport(400, 800))
+		defer tb.do(chromedp.EmulateViewport(1280, 800))
+		for _, f := range []string{"sync", "health", "ready"} {
+			right := eval[float64](tb, fmt.Sprintf(`document.querySelector(%s).getBoundingClientRect().right`, jsString(row("web", f))))
+			if right > 400 {
+				t.Errorf("web's %s ends %.0f px from the left of a 400 px window: out of view", f, right)
+			}
+		}
 		tb.screenshot("fleet-narrow", 400)
 	})
 }

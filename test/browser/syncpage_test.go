@@ -1,0 +1,108 @@
+package browser
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/test/controlplane"
+	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
+)
+
+const webDeployment = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: web
+        image: registry.k8s.io/pause:3.10
+`
+
+// TestTheSyncPageShowsPodsRolledOut applies a Deployment of two replicas, which
+// kube-controller-manager, kube-scheduler and kwok roll out, and reads on the
+// Sync's page the tree a person expands in their head: the Deployment, its
+// ReplicaSet under it, the two Pods under that, each Healthy.
+func TestTheSyncPageShowsPodsRolledOut(t *testing.T) {
+	needFullSet(t)
+	c := newClient(t)
+	ns := newNamespace(t, c, "shop")
+	repo := gitserver.Start(t, gitserver.Options{}).CreateRepo(t, "shop")
+	repo.Commit(t, map[string]string{
+		"web/config.yaml":     configMap("web-config", "hello"),
+		"web/deployment.yaml": webDeployment,
+	}, "Run web with two replicas")
+	startAgent(t)
+	web := newSync(t, c, ns, "web", repo, "web")
+	waitForSync(t, c, web, "is Ready and Healthy", func(s *v1alpha1.Sync) bool {
+		return isReady(s) && s.Status.Health == v1alpha1.HealthHealthy
+	})
+	harness.Eventually(t, waitLong, "two pods of web are Ready", func(ctx context.Context) (bool, error) {
+		pods := &corev1.PodList{}
+		err := c.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"app": "web"})
+		ready := 0
+		for _, p := range pods.Items {
+			for _, cond := range p.Status.Conditions {
+				if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
+					ready++
+				}
+			}
+		}
+		return ready == 2, err
+	})
+
+	url := startUI(t, controlplane.Shared(t).KubeconfigPath())
+	tb := signIn(t, url)
+	tb.screenshot("fleet-one-sync", 1100)
+	if got := tb.click(`a[href="/syncs/` + ns + `/web"]`); got != 200 {
+		t.Fatalf("the Sync's link led to a page of status %d", got)
+	}
+	// Each node of the tree: its kind, name and health, and the node it hangs
+	// under (the parent li's name).
+	nodes := eval[[]string](tb, `Array.from(document.querySelectorAll('.tree li')).filter(li => li.querySelector(':scope > .obj')).map(li => {
+		const parent = li.parentElement.closest('li');
+		const kind = li.firstChild.nodeType === Node.TEXT_NODE ? li.firstChild.textContent.trim() : li.parentElement.closest('li').firstChild.textContent.trim();
+		const health = Array.from(li.querySelectorAll(':scope > .status')).map(s => s.textContent).join(' ');
+		const under = parent && parent.querySelector(':scope > .obj') ? parent.querySelector(':scope > .obj').textContent : '';
+		return kind + ' ' + li.querySelector(':scope > .obj').textContent + ' ' + health + ' under ' + under;
+	})`)
+	t.Logf("tree:\n%s", strings.Join(nodes, "\n"))
+	var replicaSets, pods int
+	for _, n := range nodes {
+		switch {
+		case strings.HasPrefix(n, "ReplicaSet web-") && strings.HasSuffix(n, " Healthy under web"):
+			replicaSets++
+		case strings.HasPrefix(n, "Pod web-") && strings.Contains(n, " Healthy under web-"):
+			pods++
+		}
+	}
+	if replicaSets != 1 || pods != 2 {
+		t.Errorf("the tree shows %d Healthy ReplicaSets under the Deployment web and %d Healthy Pods under one, want 1 and 2:\n%s", replicaSets, pods, strings.Join(nodes, "\n"))
+	}
+	if !containsLine(nodes, "Deployment.apps web Synced Healthy under ") {
+		t.Errorf("the tree lacks the Deployment web, Synced and Healthy:\n%s", strings.Join(nodes, "\n"))
+	}
+	tb.screenshot("sync", 1100)
+	tb.screenshot("sync-narrow", 400)
+}
+
+func containsLine(lines []string, want string) bool {
+	for _, l := range lines {
+		if l == want {
+			return true
+		}
+	}
+	return false
+}
