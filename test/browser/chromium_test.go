@@ -177,13 +177,18 @@ func jsString(s string) string {
 	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\n", `\n`).Replace(s) + "'"
 }
 
-// screenshot saves the whole page, at width pixels wide, as name.png in the
-// screenshot directory, and logs where.
+// screenshot saves the page, width pixels wide and as tall as its content, as
+// name.png in the screenshot directory, and logs where.
 func (tb *tab) screenshot(name string, width int64) {
 	tb.t.Helper()
 	tb.do(chromedp.EmulateViewport(width, 600))
-	height := eval[int64](tb, `Math.ceil(document.documentElement.scrollHeight)`)
-	tb.do(chromedp.EmulateViewport(width, max(height, 200)))
+	tb.screenshotOf(name, width, eval[int64](tb, `Math.ceil(document.documentElement.scrollHeight)`))
+}
+
+// screenshotOf saves the top width×height pixels of the page as name.png.
+func (tb *tab) screenshotOf(name string, width, height int64) {
+	tb.t.Helper()
+	tb.do(chromedp.EmulateViewport(width, height))
 	png, err := chromedp.Run(tb.ctx, chromedp.CaptureScreenshot())
 	harness.Must(tb.t, err)
 	path := filepath.Join(screenshotDir(tb.t), name+".png")

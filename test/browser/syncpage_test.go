@@ -65,7 +65,7 @@ func TestTheSyncPageShowsPodsRolledOut(t *testing.T) {
 
 	url := startUI(t, controlplane.Shared(t).KubeconfigPath())
 	tb := signIn(t, url)
-	tb.screenshot("fleet-one-sync", 1100)
+	tb.screenshot("fleet-admin", 1100)
 	if got := tb.click(`a[href="/syncs/` + ns + `/web"]`); got != 200 {
 		t.Fatalf("the Sync's link led to a page of status %d", got)
 	}
@@ -95,6 +95,7 @@ func TestTheSyncPageShowsPodsRolledOut(t *testing.T) {
 		t.Errorf("the tree lacks the Deployment web, Synced and Healthy:\n%s", strings.Join(nodes, "\n"))
 	}
 	tb.screenshot("sync", 1100)
+	tb.screenshotOf("sync-top", 1000, 970) // docs/ui-sync.png: the summary to the tree
 	tb.screenshot("sync-narrow", 400)
 }
 
