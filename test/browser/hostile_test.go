@@ -33,12 +33,11 @@ func TestHostileTextIsShownAsText(t *testing.T) {
 	startAgent(t)
 	subject := newSync(t, c, ns, "subject", repo, "app")
 	file := newSync(t, c, ns, "filename", repo, "files")
-	pinned := newSync(t, c, ns, "pinned", repo, "app", func(s *v1alpha1.Sync) {
+	newSync(t, c, ns, "pinned", repo, "app", func(s *v1alpha1.Sync) {
 		s.Annotations = map[string]string{v1alpha1.PinRevisionAnnotation: hostilePin}
 	})
 	waitForSync(t, c, subject, "is Ready", isReady)
 	waitForSync(t, c, file, "is Stalled", isStalled)
-	_ = pinned
 
 	url := startUI(t, controlplane.Shared(t).KubeconfigPath())
 	tb := signIn(t, url)
@@ -54,7 +53,7 @@ func TestHostileTextIsShownAsText(t *testing.T) {
 
 	t.Run("the fleet page shows them as text", func(t *testing.T) {
 		tb := tb.in(t)
-		tb.open(base(url) + "/")
+		tb.open(base(t, url) + "/")
 		if got := tb.text(field("subject", "subject")); got != hostileSubject {
 			t.Errorf("subject shown as %q, want %q", got, hostileSubject)
 		}
@@ -70,7 +69,7 @@ func TestHostileTextIsShownAsText(t *testing.T) {
 
 	t.Run("the Sync pages show them as text", func(t *testing.T) {
 		tb := tb.in(t)
-		tb.open(base(url) + "/syncs/" + ns + "/subject")
+		tb.open(base(t, url) + "/syncs/" + ns + "/subject")
 		tb.waitFor("the history lists the hostile commit", fmt.Sprintf(`document.body.innerText.includes(%s)`, jsString(hostileSubject)))
 		if got := eval[string](tb, `Array.from(document.querySelectorAll('section[aria-labelledby=history] td')).map(td => td.textContent).join('\n')`); !strings.Contains(got, hostileSubject) {
 			t.Errorf("history cells %q lack the subject as written", got)
@@ -78,14 +77,14 @@ func TestHostileTextIsShownAsText(t *testing.T) {
 		tb.noScriptRan()
 		tb.screenshot("sync-hostile", 1100)
 
-		tb.open(base(url) + "/syncs/" + ns + "/filename")
+		tb.open(base(t, url) + "/syncs/" + ns + "/filename")
 		conditions := eval[string](tb, `document.querySelector('section[aria-labelledby=conditions]').textContent`)
 		if !strings.Contains(conditions, "files/"+hostileFileName) {
 			t.Errorf("conditions %q do not show the file name as written", conditions)
 		}
 		tb.noScriptRan()
 
-		tb.open(base(url) + "/syncs/" + ns + "/pinned")
+		tb.open(base(t, url) + "/syncs/" + ns + "/pinned")
 		if got := eval[string](tb, `document.querySelector('.summary').textContent`); !strings.Contains(got, hostilePin) {
 			t.Errorf("summary %q does not show the pin as written", got)
 		}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net/url"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -31,39 +32,33 @@ import (
 	"tether.dev/tether/test/harness"
 )
 
-// process is a tether command running until the test ends; its output is kept
-// and printed if the test fails.
-type process struct {
-	cmd  *exec.Cmd
-	out  *lockedBuffer
-	done chan error
-}
-
-// run starts the tether binary with args. stdout, if set, receives its standard
-// output (which the log then lacks).
-func run(t *testing.T, name string, stdout io.Writer, args ...string) *process {
+// run starts the tether binary with args until the test ends, and prints its
+// output if the test failed. stdout, if set, receives its standard output (which
+// the printed output then lacks).
+func run(t *testing.T, name string, stdout io.Writer, args ...string) {
 	t.Helper()
-	p := &process{cmd: exec.Command(tetherBinary, args...), out: &lockedBuffer{}, done: make(chan error, 1)}
-	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	out := &lockedBuffer{}
+	cmd := exec.Command(tetherBinary, args...)
+	cmd.Stdout, cmd.Stderr = out, out
 	if stdout != nil {
-		p.cmd.Stdout = stdout
+		cmd.Stdout = stdout
 	}
-	harness.Must(t, p.cmd.Start())
-	go func() { p.done <- p.cmd.Wait() }()
+	harness.Must(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
 	t.Cleanup(func() {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		var err error
 		select {
-		case <-p.done:
+		case err = <-done:
 		case <-time.After(30 * time.Second):
-			_ = p.cmd.Process.Kill()
-			t.Errorf("tether %s did not stop within 30s of SIGTERM", name)
-			<-p.done
+			_ = cmd.Process.Kill()
+			t.Errorf("tether %s did not stop within 30s of SIGTERM: %v", name, <-done)
 		}
 		if t.Failed() {
-			t.Logf("tether %s output:\n%s", name, p.out.String())
+			t.Logf("tether %s (%v) output:\n%s", name, err, out.String())
 		}
 	})
-	return p
 }
 
 // startAgent runs `tether controller` against the control plane, with every
@@ -118,7 +113,11 @@ func signIn(t *testing.T, url string) *tab {
 }
 
 // base is the UI's address in a sign-in URL: http://127.0.0.1:port.
-func base(url string) string { return url[:strings.Index(url, "/login")] }
+func base(t *testing.T, signIn string) string {
+	u, err := url.Parse(signIn)
+	harness.Must(t, err)
+	return "http://" + u.Host
+}
 
 // newNamespace creates a namespace named prefix-xxxxx (short names read better in
 // the screenshots than controlplane.NewNamespace's, which spell the test's name),
@@ -162,13 +161,12 @@ func newSync(t *testing.T, c client.Client, ns, name string, repo *gitserver.Rep
 func noSelfHeal(s *v1alpha1.Sync) { s.Spec.SelfHeal = ptr.To(false) }
 
 // waitForSync waits until the agent has brought s where cond says.
-func waitForSync(t *testing.T, c client.Client, s *v1alpha1.Sync, what string, cond func(*v1alpha1.Sync) bool) *v1alpha1.Sync {
+func waitForSync(t *testing.T, c client.Client, s *v1alpha1.Sync, what string, cond func(*v1alpha1.Sync) bool) {
 	t.Helper()
 	got := &v1alpha1.Sync{}
 	harness.Eventually(t, waitLong, s.Name+" "+what, func(ctx context.Context) (bool, error) {
 		return cond(got), c.Get(ctx, client.ObjectKeyFromObject(s), got)
 	})
-	return got
 }
 
 func isReady(s *v1alpha1.Sync) bool {

@@ -84,7 +84,7 @@ func TestAUserOfOneNamespaceSeesOnlyIt(t *testing.T) {
 	}
 	tb.screenshot("fleet-one-namespace", 1100)
 
-	tb.open(fmt.Sprintf("%s/syncs/%s/app", base(url), theirs))
+	tb.open(fmt.Sprintf("%s/syncs/%s/app", base(t, url), theirs))
 	if body := eval[string](tb, `document.body.innerText`); !strings.Contains(body, "forbidden") {
 		t.Errorf("the page of a Sync in %s does not say it is forbidden:\n%s", theirs, body)
 	}
