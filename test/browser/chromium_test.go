@@ -66,9 +66,7 @@ func chromiumFlags(userDataDir string) []chromedp.ExecAllocatorOption {
 // startBrowser starts the package's Chromium once, with a fresh profile.
 func startBrowser(t *testing.T) context.Context {
 	t.Helper()
-	if noBrowser != "" {
-		t.Skipf("the UI's browser tests need Chromium: %s", noBrowser)
-	}
+	needBrowser(t)
 	browserOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "tether-chromium-")
 		if err != nil {

@@ -26,6 +26,7 @@ func configMap(name, greeting string) string {
 // for that Sync's row to turn OutOfSync on the page as it stands: no reload, the
 // live stream.
 func TestTheFleetListsSyncsAndShowsADriftLive(t *testing.T) {
+	needBrowser(t)
 	c := newClient(t)
 	ns := newNamespace(t, c, "shop")
 	repo := gitserver.Start(t, gitserver.Options{}).CreateRepo(t, "fleet")

@@ -23,6 +23,7 @@ const (
 // and as changed live by the page's script, that the text appears as written and
 // that nothing of it became an element or ran.
 func TestHostileTextIsShownAsText(t *testing.T) {
+	needBrowser(t)
 	c := newClient(t)
 	ns := newNamespace(t, c, "hostile")
 	repo := gitserver.Start(t, gitserver.Options{}).CreateRepo(t, "hostile")
