@@ -45,20 +45,20 @@ kustomize: $(KUSTOMIZE) ## Build the pinned kustomize CLI that the conformance t
 sopstools: ## Build the pinned sops, age and age-keygen CLIs that the decryption tests encrypt with.
 	hack/sopstools.sh $(TOOLS_BIN)
 
+# The screenshots of every page the UI's browser tests open (test/browser), kept
+# as the run's artifacts for a person to look at; docs/ui.md shows two of them.
+UI_SCREENSHOTS := $(CURDIR)/.ui-screenshots
+
 .PHONY: test
 test: testbin kustomize sopstools chromium ## Unit, control-plane, conformance, end-to-end and the UI's reduced browser tests, with the race detector.
-	go test $(TEST_FLAGS) ./...
+	TETHER_UI_SCREENSHOTS=$(UI_SCREENSHOTS) go test $(TEST_FLAGS) ./...
 
-# Debian's Chromium for the UI's browser tests (test/browser), installed with
-# apt-get when /usr/bin/chromium is missing (root or sudo; hack/chromium.sh pins
-# the version and prints it). `make test` runs the reduced set of those tests.
+# Debian's Chromium for the UI's browser tests, installed with apt-get when
+# /usr/bin/chromium is missing (root or sudo; hack/chromium.sh pins the version
+# and prints it). `make test` runs the reduced set of those tests.
 .PHONY: chromium
 chromium: ## Install headless Chromium from Debian's packages for the UI's browser tests.
 	hack/chromium.sh
-
-# The screenshots of every page the browser tests open, for a person to look at;
-# docs/ui.md shows two of them.
-UI_SCREENSHOTS := $(CURDIR)/.ui-screenshots
 
 .PHONY: test-ui
 test-ui: testbin chromium ## Every browser test of the UI (tree of pods on kwok, refused actions, one-namespace user), saving screenshots into .ui-screenshots/.

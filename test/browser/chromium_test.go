@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"tether.dev/tether/test/harness"
 )
@@ -139,6 +140,18 @@ func (tb *tab) click(selector string) int64 {
 	resp, err := chromedp.RunResponse(tb.ctx, chromedp.Click(chromedp.CSS(selector)))
 	if err != nil {
 		tb.t.Fatalf("clicking %s: %v", selector, err)
+	}
+	return resp.Status
+}
+
+// press focuses the element selector finds and presses Enter on it, as a person
+// without a mouse would, waits for the page it leads to, and returns that page's
+// HTTP status.
+func (tb *tab) press(selector string) int64 {
+	tb.t.Helper()
+	resp, err := chromedp.RunResponse(tb.ctx, chromedp.Focus(chromedp.CSS(selector)), chromedp.KeyEvent(kb.Enter))
+	if err != nil {
+		tb.t.Fatalf("pressing Enter on %s: %v", selector, err)
 	}
 	return resp.Status
 }

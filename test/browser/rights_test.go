@@ -17,8 +17,9 @@ import (
 )
 
 // TestAnActionWithoutRightsIsShownRefused signs in as a user who may read Syncs
-// but not change them, presses Suspend, and reads the API server's refusal on the
-// page it leads to; the Sync stays as it was.
+// but not change them, presses Suspend (with the keyboard: focus, Enter), and
+// reads the API server's refusal on the page it leads to; the Sync stays as it
+// was.
 func TestAnActionWithoutRightsIsShownRefused(t *testing.T) {
 	needFullSet(t)
 	c := newClient(t)
@@ -34,10 +35,10 @@ func TestAnActionWithoutRightsIsShownRefused(t *testing.T) {
 	waitUntilAllowed(t, kubeconfig, "viewer", ns)
 
 	tb := signIn(t, startUI(t, kubeconfig, "--as", "viewer", "-n", ns))
-	if got := tb.click(`a[href="/syncs/` + ns + `/web"]`); got != 200 {
+	if got := tb.press(`a[href="/syncs/` + ns + `/web"]`); got != 200 {
 		t.Fatalf("the Sync's link led to a page of status %d", got)
 	}
-	if got := tb.click(`form[action$="/suspend"] button`); got != 403 {
+	if got := tb.press(`form[action$="/suspend"] button`); got != 403 {
 		t.Errorf("Suspend answered %d, want 403", got)
 	}
 	if got := tb.text("h1"); got != "Refused" {
@@ -52,7 +53,7 @@ func TestAnActionWithoutRightsIsShownRefused(t *testing.T) {
 	if got.Spec.Suspend {
 		t.Error("the Sync was suspended by a user who may not")
 	}
-	if code := tb.click(`a[href="/syncs/` + ns + `/web"]`); code != 200 {
+	if code := tb.press(`a[href="/syncs/` + ns + `/web"]`); code != 200 {
 		t.Errorf("the link back led to a page of status %d", code)
 	}
 }
