@@ -26,6 +26,9 @@ type syncView struct {
 	EventGaps  []string
 	History    []historyView
 	Suspended  bool
+	// DiffURL is the page of the diff of every OutOfSync object, "" when the
+	// status says none is.
+	DiffURL string
 }
 
 type conditionView struct {
@@ -45,6 +48,7 @@ type treeKind struct {
 
 type treeObject struct {
 	Name, Sync, Health, Message string
+	DiffURL                     string // its diff's page, when it is OutOfSync
 	Owned                       []ownedNode
 	More                        int
 }
@@ -78,6 +82,9 @@ func (s *Server) syncPage(w http.ResponseWriter, r *http.Request) {
 	v := syncView{Row: rowOf(sy), CSRF: sessionOf(r).csrf, Done: doneMessages[r.URL.Query().Get("done")], Suspended: sy.Spec.Suspend}
 	v.Conditions = conditionsOf(sy)
 	v.Tree, v.TreeGaps = s.treeOf(r, sy)
+	if wanted, _ := diffTargets(sy, ""); len(wanted) > 0 {
+		v.DiffURL = diffPath(key, "")
+	}
 	v.Events, v.EventGaps = s.eventsOf(r, sy)
 	v.History = historyOf(sy)
 	s.render(w, http.StatusOK, "sync", v)
@@ -106,6 +113,9 @@ func (s *Server) treeOf(r *http.Request, sy *v1alpha1.Sync) ([]treeNamespace, []
 			for _, o := range k.Objects {
 				obj := treeObject{Name: o.Name, Sync: orDash(string(o.Sync)), Health: orDash(string(o.Health)), Message: oneLine(o.Message)}
 				obj.Owned, obj.More = idx.children(o.Group, o.Kind, o.Namespace, o.Name, 0)
+				if o.Sync == v1alpha1.SyncStatusOutOfSync {
+					obj.DiffURL = diffPath(client.ObjectKeyFromObject(sy), o.Key())
+				}
 				tk.Objects = append(tk.Objects, obj)
 			}
 			tn.Kinds = append(tn.Kinds, tk)
