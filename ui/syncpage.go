@@ -60,6 +60,9 @@ type eventView struct {
 type historyView struct {
 	Revision, AppliedAt, Health, Message string
 	Current                              bool
+	// To is the revision a rollback to this entry names, "" when it can
+	// name none (the current one, or a revision without a commit).
+	To string
 }
 
 // doneMessages word what an action did, by the done query parameter the action
@@ -68,6 +71,8 @@ var doneMessages = map[string]string{
 	"reconcile": "Reconcile requested: the agent looks at git now.",
 	"suspend":   "Suspended: nothing is fetched, applied or pruned until resumed.",
 	"resume":    "Resumed, and a reconcile requested.",
+	"rollback":  "Pinned to the revision chosen: the agent applies it, and stays on it until the pin is removed.",
+	"unpin":     "Pin removed: the Sync follows its ref again.",
 }
 
 // syncPage shows one Sync, read as the user: its conditions, the tree of its
@@ -167,6 +172,9 @@ func historyOf(sy *v1alpha1.Sync) []historyView {
 			Revision: plan.ShortRevision(source.OneLine(e.Revision, 80)), AppliedAt: e.AppliedAt.UTC().Format(time.DateTime) + " UTC",
 			Health: orDash(string(e.Health)), Message: source.OneLine(e.Message, maxSubject), Current: i == 0,
 		})
+		if i > 0 && plan.CommitOf(e.Revision) != "" {
+			out[i].To = e.Revision
+		}
 	}
 	return out
 }
