@@ -4,29 +4,84 @@ import (
 	"net/http"
 	"net/url"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/plan"
 )
 
-// actions are what a POST may ask of a Sync, each the change `tether reconcile`,
-// `tether suspend` or `tether resume` makes (package plan); false when the Sync is
-// in no state for it, with why.
-var actions = map[string]func(s *Server, sy *v1alpha1.Sync) (ok bool, why string){
-	"reconcile": func(s *Server, sy *v1alpha1.Sync) (bool, string) {
+// uiFieldManager owns what the UI writes into a Sync with a patch of its own
+// (the pin), as tether-cli does for the CLI: a Sync that applies Syncs leaves
+// it alone.
+const uiFieldManager = "tether-ui"
+
+// tool names the UI in the Events that record its users' actions.
+const tool = "tether ui"
+
+// change is what one action does to a Sync it has read: the patch to make, and
+// the Event that records it once made; or, when the Sync is in no state for it,
+// why (and no patch).
+type change struct {
+	patch client.Patch
+	event *corev1.Event
+	why   string
+}
+
+// actions are what a POST may ask of a Sync, each the change `tether
+// reconcile`, `suspend`, `resume` or `rollback` makes (package plan).
+var actions = map[string]func(s *Server, r *http.Request, sy *v1alpha1.Sync) change{
+	"reconcile": func(s *Server, _ *http.Request, sy *v1alpha1.Sync) change {
 		if sy.Spec.Suspend {
-			return false, "it is suspended: resume it first"
+			return change{why: "it is suspended: resume it first"}
 		}
+		patch := client.MergeFrom(sy.DeepCopy())
 		plan.RequestReconcile(sy, s.now())
-		return true, ""
+		return change{patch: patch, event: plan.ActionEvent(sy, "reconcile", s.opts.User, tool, s.now())}
 	},
-	"suspend": func(s *Server, sy *v1alpha1.Sync) (bool, string) {
-		return plan.SetSuspend(sy, true, s.now()), "it is suspended already"
+	"suspend": func(s *Server, _ *http.Request, sy *v1alpha1.Sync) change {
+		return s.suspension(sy, true, "suspend", "it is suspended already")
 	},
-	"resume": func(s *Server, sy *v1alpha1.Sync) (bool, string) {
-		return plan.SetSuspend(sy, false, s.now()), "it is not suspended"
+	"resume": func(s *Server, _ *http.Request, sy *v1alpha1.Sync) change {
+		return s.suspension(sy, false, "resume", "it is not suspended")
 	},
+	// rollback pins the Sync to the revision of its history the form names
+	// (field "to"), as `tether rollback --to` does.
+	"rollback": func(s *Server, r *http.Request, sy *v1alpha1.Sync) change {
+		if sy.Spec.Suspend {
+			return change{why: "it is suspended: resume it first"}
+		}
+		to := r.PostFormValue("to")
+		if to == "" {
+			return change{why: "the form names no revision to roll back to"}
+		}
+		commit, err := plan.RollbackTarget(sy.Status.History, to)
+		if err != nil {
+			return change{why: err.Error()}
+		}
+		return s.pin(sy, commit)
+	},
+	// unpin removes the pin: the Sync follows its ref again (tether rollback --undo).
+	"unpin": func(s *Server, _ *http.Request, sy *v1alpha1.Sync) change {
+		if _, pinned := sy.Annotations[v1alpha1.PinRevisionAnnotation]; !pinned {
+			return change{why: "it is not pinned"}
+		}
+		return s.pin(sy, "")
+	},
+}
+
+func (s *Server) suspension(sy *v1alpha1.Sync, suspend bool, action, already string) change {
+	patch := client.MergeFrom(sy.DeepCopy())
+	if !plan.SetSuspend(sy, suspend, s.now()) {
+		return change{why: already}
+	}
+	return change{patch: patch, event: plan.ActionEvent(sy, action, s.opts.User, tool, s.now())}
+}
+
+// pin is the change that pins sy to commit, or removes its pin for "".
+func (s *Server) pin(sy *v1alpha1.Sync, commit string) change {
+	return change{patch: client.RawPatch(types.MergePatchType, plan.PinPatch(commit)), event: plan.PinEvent(sy, commit, s.opts.User, tool, s.now())}
 }
 
 // act makes the change an action asks of a Sync, as the user: the API server
@@ -34,7 +89,7 @@ var actions = map[string]func(s *Server, sy *v1alpha1.Sync) (ok bool, why string
 // browser back to the Sync's page, which says what was done.
 func (s *Server) act(w http.ResponseWriter, r *http.Request) {
 	action := r.PathValue("action")
-	change, known := actions[action]
+	changeOf, known := actions[action]
 	if !known {
 		http.NotFound(w, r)
 		return
@@ -45,20 +100,20 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request) {
 		s.apiRefusal(w, "Reading Sync "+key.String(), err, "")
 		return
 	}
-	patch := client.MergeFrom(sy.DeepCopy())
-	if ok, why := change(s, sy); !ok {
+	c := changeOf(s, r, sy)
+	if c.patch == nil {
 		s.render(w, http.StatusConflict, "message", messagePage{
-			Title: "Not done", Message: "Sync " + key.String() + " was not changed: " + why + ".", Back: syncPath(key),
+			Title: "Not done", Message: "Sync " + key.String() + " was not changed: " + c.why + ".", Back: syncPath(key),
 		})
 		return
 	}
-	if err := s.client.Patch(r.Context(), sy, patch); err != nil {
+	if err := s.client.Patch(r.Context(), sy, c.patch, client.FieldOwner(uiFieldManager)); err != nil {
 		s.apiRefusal(w, "The API server refused to "+action+" Sync "+key.String(), err, syncPath(key))
 		return
 	}
 	// Done: an Event on the Sync says who asked. A user who may not create
 	// Events still has the action done; the log says why none was recorded.
-	if err := s.client.Create(r.Context(), plan.ActionEvent(sy, action, s.opts.User, "tether ui", s.now())); err != nil {
+	if err := s.client.Create(r.Context(), c.event); err != nil {
 		s.opts.Log.Info("the action was done but not recorded as an Event", "sync", key.String(), "action", action, "error", err.Error())
 	}
 	http.Redirect(w, r, syncPath(key)+"?done="+action, http.StatusSeeOther)

@@ -86,8 +86,8 @@ func TestAnActionWithoutRBACIsRefusedAndShownRefused(t *testing.T) {
 
 	b := startUI(t, as(t, "viewer"), ns, false)
 	token := b.csrf(b.get("/syncs/" + ns + "/web"))
-	for _, action := range []string{"suspend", "reconcile"} {
-		code, body := b.do(t.Context(), http.MethodPost, "/syncs/"+ns+"/web/"+action, url.Values{csrfField: {token}})
+	for _, action := range []string{"suspend", "reconcile", "rollback"} {
+		code, body := b.do(t.Context(), http.MethodPost, "/syncs/"+ns+"/web/"+action, url.Values{csrfField: {token}, "to": {"main@sha1:aaaaaaaaaaaa"}})
 		if code != http.StatusForbidden {
 			t.Errorf("%s as viewer: %d, want 403", action, code)
 		}
@@ -97,7 +97,7 @@ func TestAnActionWithoutRBACIsRefusedAndShownRefused(t *testing.T) {
 			}
 		}
 	}
-	if s := getWeb(t, c, ns); s.Spec.Suspend || s.Annotations[v1alpha1.ReconcileRequestedAnnotation] != "" {
+	if s := getWeb(t, c, ns); s.Spec.Suspend || s.Annotations[v1alpha1.ReconcileRequestedAnnotation] != "" || s.Annotations[v1alpha1.PinRevisionAnnotation] != "" {
 		t.Errorf("the refused actions changed the Sync: suspend %v, annotations %v", s.Spec.Suspend, s.Annotations)
 	}
 }
@@ -165,4 +165,86 @@ func grantSyncPatching(t *testing.T, c client.Client, user, ns string) {
 		s := &v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}}
 		return true, userClient.Patch(ctx, s, client.RawPatch(types.MergePatchType, []byte(`{}`)), client.DryRunAll)
 	})
+}
+
+// A rollback from the history table pins the Sync to that entry's commit, as
+// tether rollback --to does, and is recorded in an Event naming the user and the
+// commit; removing the pin follows the ref again. A suspended Sync is not
+// rolled back (409), and a user who may not patch Syncs is refused (403).
+func TestARollbackFromTheHistoryPinsTheSync(t *testing.T) {
+	c := admin(t)
+	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	older, current := strings.Repeat("a", 40), strings.Repeat("b", 40)
+	st := readyStatus("main@sha1:"+current, "Break it")
+	st.History = append(st.History, v1alpha1.HistoryEntry{Revision: "main@sha1:" + older, AppliedAt: metav1.Now(), Health: v1alpha1.HealthHealthy, Message: "Works"})
+	newSync(t, c, ns, "web", nil, st)
+	b := startUIWith(t, Options{Config: controlplane.Shared(t).Config(), Namespace: ns, User: "alice"})
+
+	page := b.get("/syncs/" + ns + "/web")
+	if n := strings.Count(page, `<form class="rollback"`); n != 1 {
+		t.Fatalf("%d rollback forms in the history, want one (the older revision's, not the current):\n%s", n, page)
+	}
+	if !strings.Contains(page, `name="to" value="main@sha1:`+older+`"`) {
+		t.Errorf("the rollback form does not name the older revision:\n%s", page)
+	}
+	token := b.csrf(page)
+	post := func(action string, form url.Values) (int, string) {
+		form.Set(csrfField, token)
+		return b.do(t.Context(), http.MethodPost, "/syncs/"+ns+"/web/"+action, form)
+	}
+	if code, body := post("rollback", url.Values{"to": {"main@sha1:" + older}}); code != http.StatusSeeOther {
+		t.Fatalf("rollback: %d\n%s", code, body)
+	}
+	if got := getWeb(t, c, ns).Annotations[v1alpha1.PinRevisionAnnotation]; got != older {
+		t.Errorf("after the rollback the pin is %q, want %q", got, older)
+	}
+	if page := b.get("/syncs/" + ns + "/web?done=rollback"); !strings.Contains(page, "Pinned to the revision chosen") || !strings.Contains(page, "/web/unpin") {
+		t.Errorf("the page says nothing of the pin, or offers no way to remove it:\n%s", page)
+	}
+	if code, body := post("unpin", url.Values{}); code != http.StatusSeeOther {
+		t.Fatalf("unpin: %d\n%s", code, body)
+	}
+	if _, pinned := getWeb(t, c, ns).Annotations[v1alpha1.PinRevisionAnnotation]; pinned {
+		t.Error("the pin is still there after unpin")
+	}
+	events := &corev1.EventList{}
+	harness.Must(t, c.List(t.Context(), events, client.InNamespace(ns)))
+	var got []string
+	for _, e := range events.Items {
+		if e.Reason == v1alpha1.ReasonRequestedByUser {
+			got = append(got, e.Message)
+		}
+	}
+	slices.Sort(got)
+	want := []string{"alice asked to remove the pin of the Sync, through tether ui", "alice asked to roll back the Sync to " + older + ", through tether ui"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Events: %q, want %q", got, want)
+	}
+
+	for name, tc := range map[string]struct {
+		form url.Values
+		code int
+		says string
+	}{
+		"no revision":                            {url.Values{}, http.StatusConflict, "names no revision"},
+		"a revision not of the history":          {url.Values{"to": {"cccccccc"}}, http.StatusConflict, "names no revision of its history"},
+		"a Sync not pinned has no pin to remove": {nil, http.StatusConflict, "it is not pinned"},
+	} {
+		action := "rollback"
+		if tc.form == nil {
+			action, tc.form = "unpin", url.Values{}
+		}
+		if code, body := post(action, tc.form); code != tc.code || !strings.Contains(body, tc.says) {
+			t.Errorf("%s: %d, want %d saying %q:\n%s", name, code, tc.code, tc.says, body)
+		}
+	}
+	s := getWeb(t, c, ns)
+	s.Spec.Suspend = true
+	harness.Must(t, c.Update(t.Context(), s))
+	if code, body := post("rollback", url.Values{"to": {"main@sha1:" + older}}); code != http.StatusConflict || !strings.Contains(body, "it is suspended: resume it first") {
+		t.Errorf("rollback of a suspended Sync: %d, want 409 saying to resume it:\n%s", code, body)
+	}
+	if _, pinned := getWeb(t, c, ns).Annotations[v1alpha1.PinRevisionAnnotation]; pinned {
+		t.Error("a refused rollback pinned the Sync")
+	}
 }

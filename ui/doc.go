@@ -14,6 +14,14 @@
 // reads (its short revision, Ready, why it fails, its tree, its Events) comes from
 // package plan, the same code the CLI prints with.
 //
+// The diff page (diff.go) shows, on demand, how the Sync's OutOfSync objects (as
+// its status says) differ from git: the source rendered by the Renderer the
+// command gives (`tether diff`'s: ui may not import sync), the apply the agent
+// would make (plan.ForApply: ignore rules, fields given up) dry-run with the
+// user's client, and each change written by plan.ObjectDiff, which `tether diff`
+// prints with, Secret values masked. It is bounded: 50 objects, 64 KiB of diff
+// each, two minutes, two diffs computed at once.
+//
 // Security (session.go): the URL `tether ui` prints carries a one-time token that
 // is exchanged for an HttpOnly, SameSite=Strict session cookie; every POST carries
 // the session's CSRF token; requests naming another Host are refused (DNS

@@ -31,6 +31,8 @@ type Options struct {
 	// it with a SelfSubjectReview): each action is recorded in an Event on the
 	// Sync naming them. Empty: "an unknown user".
 	User string
+	// Render renders a Sync's source for the diff page; nil shows no diff.
+	Render Renderer
 	// Log receives what the server has to say about itself; never tokens.
 	Log logr.Logger
 }
@@ -45,6 +47,7 @@ type Server struct {
 	live     *broker
 	pages    *pages
 	now      func() time.Time
+	diffs    chan struct{} // a slot per diff computed at once
 }
 
 // New builds a Server for the user of opts.Config: it finds out which Syncs the
@@ -70,6 +73,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	return &Server{
 		opts: opts, client: c, cache: ca, scope: sc,
 		sessions: newSessions(), live: newBroker(), pages: p, now: time.Now,
+		diffs: make(chan struct{}, diffSlots),
 	}, nil
 }
 
@@ -114,6 +118,7 @@ func (s *Server) handler(host string) http.Handler {
 	mux.HandleFunc("GET /login", s.login)
 	mux.Handle("GET /{$}", s.signedIn(http.HandlerFunc(s.fleet)))
 	mux.Handle("GET /syncs/{namespace}/{name}", s.signedIn(http.HandlerFunc(s.syncPage)))
+	mux.Handle("GET /syncs/{namespace}/{name}/diff", s.signedIn(http.HandlerFunc(s.diffPage)))
 	mux.Handle("POST /syncs/{namespace}/{name}/{action}", s.signedIn(s.checkCSRF(http.HandlerFunc(s.act))))
 	mux.Handle("GET /live", s.signedIn(http.HandlerFunc(s.stream)))
 	return secured(host, mux)

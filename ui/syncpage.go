@@ -26,6 +26,9 @@ type syncView struct {
 	EventGaps  []string
 	History    []historyView
 	Suspended  bool
+	// DiffURL is the page of the diff of every OutOfSync object, "" when the
+	// status says none is.
+	DiffURL string
 }
 
 type conditionView struct {
@@ -45,6 +48,7 @@ type treeKind struct {
 
 type treeObject struct {
 	Name, Sync, Health, Message string
+	DiffURL                     string // its diff's page, when it is OutOfSync
 	Owned                       []ownedNode
 	More                        int
 }
@@ -56,6 +60,9 @@ type eventView struct {
 type historyView struct {
 	Revision, AppliedAt, Health, Message string
 	Current                              bool
+	// To is the revision a rollback to this entry names, "" when it can
+	// name none (the current one, or a revision without a commit).
+	To string
 }
 
 // doneMessages word what an action did, by the done query parameter the action
@@ -64,6 +71,8 @@ var doneMessages = map[string]string{
 	"reconcile": "Reconcile requested: the agent looks at git now.",
 	"suspend":   "Suspended: nothing is fetched, applied or pruned until resumed.",
 	"resume":    "Resumed, and a reconcile requested.",
+	"rollback":  "Pinned to the revision chosen: the agent applies it, and stays on it until the pin is removed.",
+	"unpin":     "Pin removed: the Sync follows its ref again.",
 }
 
 // syncPage shows one Sync, read as the user: its conditions, the tree of its
@@ -78,6 +87,9 @@ func (s *Server) syncPage(w http.ResponseWriter, r *http.Request) {
 	v := syncView{Row: rowOf(sy), CSRF: sessionOf(r).csrf, Done: doneMessages[r.URL.Query().Get("done")], Suspended: sy.Spec.Suspend}
 	v.Conditions = conditionsOf(sy)
 	v.Tree, v.TreeGaps = s.treeOf(r, sy)
+	if wanted, _ := diffTargets(sy, ""); len(wanted) > 0 {
+		v.DiffURL = diffPath(key, "")
+	}
 	v.Events, v.EventGaps = s.eventsOf(r, sy)
 	v.History = historyOf(sy)
 	s.render(w, http.StatusOK, "sync", v)
@@ -106,6 +118,9 @@ func (s *Server) treeOf(r *http.Request, sy *v1alpha1.Sync) ([]treeNamespace, []
 			for _, o := range k.Objects {
 				obj := treeObject{Name: o.Name, Sync: orDash(string(o.Sync)), Health: orDash(string(o.Health)), Message: oneLine(o.Message)}
 				obj.Owned, obj.More = idx.children(o.Group, o.Kind, o.Namespace, o.Name, 0)
+				if o.Sync == v1alpha1.SyncStatusOutOfSync {
+					obj.DiffURL = diffPath(client.ObjectKeyFromObject(sy), o.Key())
+				}
 				tk.Objects = append(tk.Objects, obj)
 			}
 			tn.Kinds = append(tn.Kinds, tk)
@@ -157,6 +172,9 @@ func historyOf(sy *v1alpha1.Sync) []historyView {
 			Revision: plan.ShortRevision(source.OneLine(e.Revision, 80)), AppliedAt: e.AppliedAt.UTC().Format(time.DateTime) + " UTC",
 			Health: orDash(string(e.Health)), Message: source.OneLine(e.Message, maxSubject), Current: i == 0,
 		})
+		if i > 0 && plan.CommitOf(e.Revision) != "" {
+			out[i].To = e.Revision
+		}
 	}
 	return out
 }

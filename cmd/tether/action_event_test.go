@@ -67,3 +67,57 @@ func TestEachActionIsRecordedInAnEventNamingTheUser(t *testing.T) {
 		}
 	}
 }
+
+// tether rollback records the commit it pinned the Sync to, and --undo the
+// pin's removal, in Events naming the user (plan.PinEvent, as the UI does).
+func TestARollbackIsRecordedInAnEventNamingTheUser(t *testing.T) {
+	e := newDiffEnv(t)
+	controlplane.InstallCRDs(t, controlplane.Shared(t).Config(), "../../deploy/base/crd")
+	scheme, err := newScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(controlplane.Shared(t).Config(), client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "web"}}
+	s.Spec.Source.URL, s.Spec.Destination.Namespace = "https://git.example.com/org/deploy.git", e.ns
+	if err := c.Create(t.Context(), s); err != nil {
+		t.Fatal(err)
+	}
+	older := strings.Repeat("a", 40)
+	s.Status.History = []v1alpha1.HistoryEntry{
+		{Revision: "main@sha1:" + strings.Repeat("b", 40), AppliedAt: metav1.Now(), Health: v1alpha1.HealthDegraded},
+		{Revision: "main@sha1:" + older, AppliedAt: metav1.Now(), Health: v1alpha1.HealthHealthy},
+	}
+	if err := c.Status().Update(t.Context(), s); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"--to", older[:7]}, {"--undo"}} {
+		var out, errOut bytes.Buffer
+		if err := run(t.Context(), append([]string{"rollback", "web", "-n", e.ns, "--wait=false", "--kubeconfig", e.kubeconfig}, args...), &out, &errOut); err != nil {
+			t.Fatalf("tether rollback %v: %v\n%s", args, err, errOut.String())
+		}
+		if strings.Contains(out.String(), "not recorded") {
+			t.Errorf("tether rollback %v: %s", args, out.String())
+		}
+	}
+	events := &corev1.EventList{}
+	if err := c.List(t.Context(), events, client.InNamespace(e.ns)); err != nil {
+		t.Fatal(err)
+	}
+	user := whoAmI(t.Context(), c)
+	want := map[string]bool{
+		user + " asked to roll back the Sync to " + older + ", through tether CLI": true,
+		user + " asked to remove the pin of the Sync, through tether CLI":          true,
+	}
+	for _, ev := range events.Items {
+		if ev.Reason == v1alpha1.ReasonRequestedByUser && ev.InvolvedObject.Name == "web" {
+			delete(want, ev.Message)
+		}
+	}
+	for m := range want {
+		t.Errorf("no Event %q", m)
+	}
+}

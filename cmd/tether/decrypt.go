@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"tether.dev/tether/plan"
 	"tether.dev/tether/source"
 )
 
@@ -90,16 +91,8 @@ func maskSecrets(objs []*unstructured.Unstructured) {
 		if o.GroupVersionKind().Group != "" || o.GetKind() != "Secret" {
 			continue
 		}
-		for _, field := range []string{"data", "stringData"} {
-			m := mapAt(o, field)
-			for k := range m {
-				m[k] = secretMask
-			}
-		}
-		if a := mapAt(o, "metadata", "annotations"); a != nil {
-			if _, ok := a[lastAppliedAnnotation]; ok {
-				a[lastAppliedAnnotation] = secretMask
-			}
-		}
+		// The same object on both sides: every value is unchanged, so each is
+		// the bare marker.
+		plan.MaskSecret(o, o)
 	}
 }

@@ -8,13 +8,13 @@ import (
 	"os"
 	"strings"
 
-	udiff "github.com/aymanbagabas/go-udiff"
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
@@ -27,9 +27,6 @@ import (
 // errDiffFound is what `tether diff` returns when the cluster differs from the
 // desired state: the diffs are printed already, and the command exits 1.
 var errDiffFound = errors.New("the cluster differs from the desired state")
-
-// diffContext is how many unchanged lines surround each change, as in diff -u.
-const diffContext = 3
 
 const diffLong = `Compare what a Sync, a git repository or a local directory renders to with the
 live cluster, through a server-side dry-run of the apply Tether would make, and
@@ -274,18 +271,7 @@ func desiredOfSync(ctx context.Context, f *diffFlags, c client.Client, stderr io
 	if err != nil {
 		return nil, err
 	}
-	req := source.Request{URL: s.Spec.Source.URL, Ref: s.Spec.Source.Ref}
-	switch {
-	case s.Spec.Source.SecretRef != nil && f.useSecretRef:
-		if req.Auth, err = tethersync.ReadSourceAuth(ctx, c, s); err != nil {
-			return nil, fmt.Errorf("spec.source.secretRef: %w", err)
-		}
-	case s.Spec.Source.SecretRef != nil && s.Spec.Source.Chart != nil:
-		fmt.Fprintln(stderr, "tether diff: spec.source.secretRef is not read without --use-secret-ref")
-	case s.Spec.Source.SecretRef != nil:
-		fmt.Fprintf(stderr, "tether diff: spec.source.secretRef is not read without --use-secret-ref; give credentials in the URL if %s needs them\n", source.RedactURL(s.Spec.Source.URL))
-	}
-	helm, err := helmOfSync(ctx, f, c, s)
+	cfg, err := f.kube.restConfig("diff")
 	if err != nil {
 		return nil, err
 	}
@@ -293,25 +279,58 @@ func desiredOfSync(ctx context.Context, f *diffFlags, c client.Client, stderr io
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case dec != nil || s.Spec.Decryption == nil:
-	case f.useSecretRef:
-		if dec, err = tethersync.ReadDecryption(ctx, c, s); err != nil {
-			return nil, fmt.Errorf("spec.decryption.secretRef: %w", err)
-		}
-	default:
-		fmt.Fprintln(stderr, "tether diff: the Sync decrypts SOPS files (spec.decryption); they are compared encrypted without --use-secret-ref or --decrypt --keys DIR")
-	}
-	var objs []*unstructured.Unstructured
-	if chart := s.Spec.Source.Chart; chart != nil {
-		objs, err = fetchAndRenderChart(ctx, source.ChartRequest{Repository: chart.Repository, Name: chart.Name, Version: chart.Version, Auth: req.Auth}, helm)
-	} else {
-		objs, err = fetchAndRender(ctx, req, s.Spec.Source.PathOrDefault(), helm, dec)
-	}
+	objs, err := renderSync(ctx, c, cfg, s, syncRendering{useSecretRef: f.useSecretRef, dec: dec, warn: stderr})
 	if err != nil {
 		return nil, err
 	}
 	return syncDesired(s, live, objs), nil
+}
+
+// syncRendering says how renderSync reads what a Sync's render needs.
+type syncRendering struct {
+	// useSecretRef reads the Secrets the Sync names (credentials, keys) as the
+	// user; otherwise warn says what was not read.
+	useSecretRef bool
+	// dec decrypts SOPS files with keys given on the command line; nil for none.
+	dec  *source.Decryption
+	warn io.Writer
+}
+
+// renderSync fetches and renders a Sync's source as the agent would (its Helm
+// values and the cluster's capabilities read through c and cfg, as the user)
+// and returns the objects it manages: `tether diff` and the diff page of
+// `tether ui` alike.
+func renderSync(ctx context.Context, c client.Client, cfg *rest.Config, s *v1alpha1.Sync, how syncRendering) ([]*unstructured.Unstructured, error) {
+	req := source.Request{URL: s.Spec.Source.URL, Ref: s.Spec.Source.Ref}
+	var err error
+	switch {
+	case s.Spec.Source.SecretRef != nil && how.useSecretRef:
+		if req.Auth, err = tethersync.ReadSourceAuth(ctx, c, s); err != nil {
+			return nil, fmt.Errorf("spec.source.secretRef: %w", err)
+		}
+	case s.Spec.Source.SecretRef != nil && s.Spec.Source.Chart != nil:
+		fmt.Fprintln(how.warn, "tether diff: spec.source.secretRef is not read without --use-secret-ref")
+	case s.Spec.Source.SecretRef != nil:
+		fmt.Fprintf(how.warn, "tether diff: spec.source.secretRef is not read without --use-secret-ref; give credentials in the URL if %s needs them\n", source.RedactURL(s.Spec.Source.URL))
+	}
+	helm, err := helmOfSync(ctx, cfg, c, s)
+	if err != nil {
+		return nil, err
+	}
+	dec := how.dec
+	switch {
+	case dec != nil || s.Spec.Decryption == nil:
+	case how.useSecretRef:
+		if dec, err = tethersync.ReadDecryption(ctx, c, s); err != nil {
+			return nil, fmt.Errorf("spec.decryption.secretRef: %w", err)
+		}
+	default:
+		fmt.Fprintln(how.warn, "tether diff: the Sync decrypts SOPS files (spec.decryption); they are compared encrypted without --use-secret-ref or --decrypt --keys DIR")
+	}
+	if chart := s.Spec.Source.Chart; chart != nil {
+		return fetchAndRenderChart(ctx, source.ChartRequest{Repository: chart.Repository, Name: chart.Name, Version: chart.Version, Auth: req.Auth}, helm)
+	}
+	return fetchAndRender(ctx, req, s.Spec.Source.PathOrDefault(), helm, dec)
 }
 
 // syncDesired maps objs, rendered from s's source, to the dry-run apply the agent
@@ -330,11 +349,7 @@ func syncDesired(s, live *v1alpha1.Sync, objs []*unstructured.Unstructured) *des
 // helmOfSync says how the Sync's chart renders, as the agent says it
 // (tethersync.HelmFor), its valuesFrom read as the user and the cluster's
 // capabilities read from the cluster.
-func helmOfSync(ctx context.Context, f *diffFlags, c client.Client, s *v1alpha1.Sync) (source.Helm, error) {
-	cfg, err := f.kube.restConfig("diff")
-	if err != nil {
-		return source.Helm{}, err
-	}
+func helmOfSync(ctx context.Context, cfg *rest.Config, c client.Client, s *v1alpha1.Sync) (source.Helm, error) {
 	caps, err := tethersync.ClusterCapabilities(cfg)
 	if err != nil {
 		return source.Helm{}, err
@@ -496,7 +511,7 @@ func printDiffs(w io.Writer, cs *apply.ChangeSet, unvalidated map[v1alpha1.Objec
 			continue
 		}
 		differs = true
-		text, err := objectDiff(c)
+		text, err := plan.ObjectDiff(c)
 		if err != nil {
 			return differs, fmt.Errorf("%s: %w", c.Object, err)
 		}
@@ -508,41 +523,4 @@ func printDiffs(w io.Writer, cs *apply.ChangeSet, unvalidated map[v1alpha1.Objec
 		}
 	}
 	return differs, nil
-}
-
-// objectDiff is the unified diff of one change, from the live object (none when it
-// is missing) to the dry-run of the apply, both without the fields the comparison
-// ignores.
-func objectDiff(c apply.Change) (string, error) {
-	if c.Desired == nil {
-		// An immutable field that the object lets Tether delete and recreate: the
-		// dry-run was refused, so there is no desired object to show.
-		return "# " + strings.Join(c.Diff, "\n# ") + "\n", nil
-	}
-	var live *unstructured.Unstructured
-	if c.Live != nil {
-		live = apply.Normalize(c.Live)
-	}
-	desired := apply.Normalize(c.Desired)
-	if c.Object.Group == "" && c.Object.Kind == "Secret" {
-		maskSecret(live, desired)
-	}
-	a, err := yamlText(live)
-	if err != nil {
-		return "", err
-	}
-	b, err := yamlText(desired)
-	if err != nil {
-		return "", err
-	}
-	return udiff.ToUnified("live", "desired", a, udiff.Lines(a, b), diffContext)
-}
-
-// yamlText writes obj as YAML with sorted keys; nil is empty.
-func yamlText(obj *unstructured.Unstructured) (string, error) {
-	if obj == nil {
-		return "", nil
-	}
-	out, err := encodeYAML([]*unstructured.Unstructured{obj})
-	return string(out), err
 }

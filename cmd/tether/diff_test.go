@@ -241,6 +241,13 @@ func TestDiffErrorsExitTwo(t *testing.T) {
 	}
 }
 
+// diffEnv is a namespace of the shared control plane and a client to it.
+type diffEnv struct {
+	c          client.Client
+	ns         string
+	kubeconfig string
+}
+
 func newDiffEnv(t *testing.T) *diffEnv {
 	t.Helper()
 	cp := controlplane.Shared(t)
@@ -380,9 +387,9 @@ func TestObjectDiffOfARecreate(t *testing.T) {
 		Live:   decode(t, "apiVersion: batch/v1\nkind: Job\nmetadata: {name: migrate}\n"),
 		Diff:   []string{"(immutable field: delete and recreate)"},
 	}
-	got, err := objectDiff(c)
+	got, err := plan.ObjectDiff(c)
 	if want := "# (immutable field: delete and recreate)\n"; got != want || err != nil {
-		t.Errorf("objectDiff = %q, %v; want %q", got, err, want)
+		t.Errorf("plan.ObjectDiff = %q, %v; want %q", got, err, want)
 	}
 }
 

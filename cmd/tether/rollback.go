@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
@@ -89,7 +87,7 @@ func (f *rollbackFlags) run(ctx context.Context, name string, w io.Writer) error
 	}
 	commit := ""
 	if !f.undo {
-		if commit, err = rollbackTarget(s.Status.History, f.to); err != nil {
+		if commit, err = plan.RollbackTarget(s.Status.History, f.to); err != nil {
 			return &exitError{code: exitFailed, err: fmt.Errorf("%s: %w", t, err)}
 		}
 	}
@@ -106,53 +104,19 @@ func (f *rollbackFlags) run(ctx context.Context, name string, w io.Writer) error
 	} else {
 		fmt.Fprintf(w, "► pinned %s to %s\n", t, commit)
 	}
+	recordPin(ctx, t.c, s, commit, w)
 	if !f.wait {
 		return nil
 	}
 	return watchSync(ctx, t, f.timeout, w, func(s *v1alpha1.Sync) judgement { return pinLanded(s, commit, stalledBefore) })
 }
 
-// rollbackTarget is the commit to pin to: the one to names in history (or a
-// full hash), or by default the last Healthy revision before the current.
-func rollbackTarget(history []v1alpha1.HistoryEntry, to string) (string, error) {
-	if to == "" {
-		e, ok := plan.LastHealthy(history)
-		if !ok {
-			return "", errors.New("no earlier revision of its history was Healthy; name one with --to (see tether history)")
-		}
-		return plan.CommitOf(e.Revision), nil
-	}
-	want := to
-	if c := plan.CommitOf(to); c != "" {
-		want = c
-	}
-	if len(want) >= 7 {
-		for _, e := range history {
-			if c := plan.CommitOf(e.Revision); strings.HasPrefix(c, want) {
-				return c, nil
-			}
-		}
-	}
-	if plan.IsFullCommit(want) {
-		return want, nil
-	}
-	return "", fmt.Errorf("%q names no revision of its history and is no full commit hash (see tether history)", to)
-}
-
 // setPin sets the pin annotation of the Sync to commit, or removes it for "",
 // with a merge patch under the CLI's own field manager.
 func setPin(ctx context.Context, t *syncTarget, commit string) error {
-	var value any
-	if commit != "" {
-		value = commit
-	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{v1alpha1.PinRevisionAnnotation: value}}})
-	if err != nil {
-		return err
-	}
 	s := &v1alpha1.Sync{}
 	s.Namespace, s.Name = t.namespace, t.name
-	if err := t.c.Patch(ctx, s, client.RawPatch("application/merge-patch+json", patch), client.FieldOwner(cliFieldManager)); err != nil {
+	if err := t.c.Patch(ctx, s, client.RawPatch(types.MergePatchType, plan.PinPatch(commit)), client.FieldOwner(cliFieldManager)); err != nil {
 		return &exitError{code: exitBroken, err: fmt.Errorf("setting %s of %s: %w", v1alpha1.PinRevisionAnnotation, t, err)}
 	}
 	return nil

@@ -9,31 +9,6 @@ import (
 	"tether.dev/tether/api/v1alpha1"
 )
 
-func TestRollbackTarget(t *testing.T) {
-	a, b, c := strings.Repeat("a", 40), strings.Repeat("b", 40), strings.Repeat("c", 40)
-	history := []v1alpha1.HistoryEntry{
-		{Revision: "main@sha1:" + c, Health: v1alpha1.HealthDegraded},
-		{Revision: "main@sha1:" + b, Health: v1alpha1.HealthProgressing},
-		{Revision: "main@sha1:" + a, Health: v1alpha1.HealthHealthy},
-	}
-	for _, tc := range []struct{ to, want, err string }{
-		{"", a, ""},
-		{"bbbbbbb", b, ""},
-		{"main@sha1:" + b, b, ""},
-		{strings.Repeat("d", 40), strings.Repeat("d", 40), ""},
-		{"bbb", "", "names no revision"},
-		{"HEAD~1", "", "names no revision"},
-	} {
-		got, err := rollbackTarget(history, tc.to)
-		if got != tc.want || (tc.err == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.err) {
-			t.Errorf("rollbackTarget(%q) = %q, %v; want %q, %q", tc.to, got, err, tc.want, tc.err)
-		}
-	}
-	if _, err := rollbackTarget(history[:2], ""); err == nil {
-		t.Error("rollbackTarget with no Healthy revision before the current: no error")
-	}
-}
-
 func TestPinLanded(t *testing.T) {
 	a, b := strings.Repeat("a", 40), strings.Repeat("b", 40)
 	cond := func(typ, reason, msg string) metav1.Condition {

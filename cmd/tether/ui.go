@@ -11,8 +11,11 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/ui"
 )
 
@@ -74,7 +77,7 @@ func (f *uiFlags) run(ctx context.Context, stdout, stderr io.Writer) error {
 		return err
 	}
 	log := logr.FromSlogHandler(slog.NewTextHandler(stderr, nil))
-	srv, err := ui.New(ctx, ui.Options{Config: cfg, Scheme: scheme, Namespace: ns, AllNamespaces: !f.kube.namespaceGiven(), User: whoAmI(ctx, c), Log: log})
+	srv, err := ui.New(ctx, ui.Options{Config: cfg, Scheme: scheme, Namespace: ns, AllNamespaces: !f.kube.namespaceGiven(), User: whoAmI(ctx, c), Render: renderForUI, Log: log})
 	if err != nil {
 		return err
 	}
@@ -90,6 +93,14 @@ func (f *uiFlags) run(ctx context.Context, stdout, stderr io.Writer) error {
 		openBrowser(url, stderr)
 	}
 	return srv.Serve(ctx, l)
+}
+
+// renderForUI renders a Sync's source for the UI's diff page as `tether diff
+// NAME --use-secret-ref` does: the Secrets the Sync names are read with the
+// user's own rights (a user who may not read them is refused the diff), used
+// to fetch and decrypt, and never shown.
+func renderForUI(ctx context.Context, user client.Client, cfg *rest.Config, s *v1alpha1.Sync) ([]*unstructured.Unstructured, error) {
+	return renderSync(ctx, user, cfg, s, syncRendering{useSecretRef: true, warn: io.Discard})
 }
 
 // loopbackOnly refuses an address beyond this machine: the UI is served over

@@ -1,38 +1,37 @@
-package main
+package plan
 
 import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 func TestMaskSecret(t *testing.T) {
 	live := &unstructured.Unstructured{Object: map[string]any{
 		"data": map[string]any{"same": "c2FtZQ==", "changed": "b2xk", "removed": "Z29uZQ=="},
 		"metadata": map[string]any{"annotations": map[string]any{
-			lastAppliedAnnotation: `{"data":{"changed":"b2xk"}}`, "team": "web",
+			LastAppliedAnnotation: `{"data":{"changed":"b2xk"}}`, "team": "web",
 		}},
 	}}
 	desired := &unstructured.Unstructured{Object: map[string]any{
 		"data": map[string]any{"same": "c2FtZQ==", "changed": "bmV3", "added": "bmV3"},
 		"metadata": map[string]any{"annotations": map[string]any{
-			lastAppliedAnnotation: `{"data":{"changed":"bmV3"}}`, "team": "web",
+			LastAppliedAnnotation: `{"data":{"changed":"bmV3"}}`, "team": "web",
 		}},
 	}}
-	maskSecret(live, desired)
+	MaskSecret(live, desired)
 
 	wantLive := map[string]any{
 		"data": map[string]any{"same": "***", "changed": "***", "removed": "*** (removed)"},
 		"metadata": map[string]any{"annotations": map[string]any{
-			lastAppliedAnnotation: "***", "team": "web",
+			LastAppliedAnnotation: "***", "team": "web",
 		}},
 	}
 	wantDesired := map[string]any{
 		"data": map[string]any{"same": "***", "changed": "*** (changed)", "added": "*** (added)"},
 		"metadata": map[string]any{"annotations": map[string]any{
-			lastAppliedAnnotation: "*** (changed)", "team": "web",
+			LastAppliedAnnotation: "*** (changed)", "team": "web",
 		}},
 	}
 	if diff := cmp.Diff(wantLive, live.Object); diff != "" {
@@ -43,15 +42,8 @@ func TestMaskSecret(t *testing.T) {
 	}
 
 	created := &unstructured.Unstructured{Object: map[string]any{"stringData": map[string]any{"token": "abc"}}}
-	maskSecret(nil, created)
+	MaskSecret(nil, created)
 	if diff := cmp.Diff(map[string]any{"stringData": map[string]any{"token": "*** (added)"}}, created.Object); diff != "" {
 		t.Errorf("a Secret not in the cluster yet (-want +got):\n%s", diff)
 	}
-}
-
-// diffEnv is a namespace of the shared control plane and a client to it.
-type diffEnv struct {
-	c          client.Client
-	ns         string
-	kubeconfig string
 }
