@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -206,6 +207,19 @@ func (tb *tab) screenshotOf(name string, width, height int64) {
 	harness.Must(tb.t, os.WriteFile(path, png, 0o644))
 	tb.t.Logf("screenshot %s", path)
 	tb.do(chromedp.EmulateViewport(1280, 800))
+}
+
+// darkScheme makes the page's prefers-color-scheme dark (or back to the default).
+func (tb *tab) darkScheme(dark bool) {
+	tb.t.Helper()
+	params := emulation.SetEmulatedMediaParams{}
+	if dark {
+		params.Features = []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}
+	}
+	tb.do(chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+		_, err := cdp.Call(ctx, target, emulation.SetEmulatedMedia, params)
+		return err
+	}))
 }
 
 // screenshotDir is $TETHER_UI_SCREENSHOTS (make test-ui sets a git-ignored one),

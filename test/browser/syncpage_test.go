@@ -97,6 +97,9 @@ func TestTheSyncPageShowsPodsRolledOut(t *testing.T) {
 	tb.screenshot("sync", 1100)
 	tb.screenshotOf("sync-top", 1000, 970) // docs/ui-sync.png: the summary to the tree
 	tb.screenshot("sync-narrow", 400)
+	tb.darkScheme(true)
+	tb.screenshot("sync-dark", 1100)
+	tb.darkScheme(false)
 }
 
 func containsLine(lines []string, want string) bool {
