@@ -2,7 +2,6 @@ package source
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -113,109 +112,6 @@ func TestSOPSFilesDecryptToWhatTheSOPSCLIPrints(t *testing.T) {
 			}
 			if got != want {
 				t.Errorf("decrypted:\n%s\nsops decrypt printed:\n%s", got, want)
-			}
-		})
-	}
-}
-
-func TestSOPSFilesOpenWithAnyOfTheirRecipients(t *testing.T) {
-	tools := sopstools.Find(t)
-	id1, r1 := tools.AgeKey(t)
-	id2, r2 := tools.AgeKey(t)
-	id3, _ := tools.AgeKey(t)
-	plain := "a: b\nc: [1, 2]\n"
-	enc := tools.EncryptAge(t, "two.yaml", plain, []string{r1, r2})
-	want := tools.Decrypt(t, "two.yaml", enc, id1)
-	for _, c := range []struct {
-		step string
-		ids  []string
-		ok   bool
-	}{
-		{"the first recipient's key", []string{id1}, true},
-		{"the second recipient's key", []string{id2}, true},
-		{"another key beside the second's", []string{id3, id2}, true},
-		{"another key alone", []string{id3}, false},
-	} {
-		t.Run(c.step, func(t *testing.T) {
-			o, err := openSOPS("two.yaml", []byte(enc), agentKeys(t, c.ids...))
-			switch {
-			case !c.ok && err == nil:
-				t.Fatal("opened with a key it is not encrypted for")
-			case !c.ok:
-				if !strings.Contains(err.Error(), "age "+r1+", age "+r2) {
-					t.Errorf("error = %v, want both recipients named", err)
-				}
-			case err != nil:
-				t.Fatal(err)
-			case string(o.plain) != want:
-				t.Errorf("decrypted %q, want %q", o.plain, want)
-			}
-		})
-	}
-}
-
-func compactJSON(t *testing.T, s string) string {
-	t.Helper()
-	var b bytes.Buffer
-	if err := json.Compact(&b, []byte(s)); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, s)
-	}
-	return b.String()
-}
-
-// agentKeys are the keys of a keys Secret holding the age identities.
-func agentKeys(t *testing.T, identities ...string) *Keys {
-	t.Helper()
-	data := map[string][]byte{}
-	for i, id := range identities {
-		data[string(rune('a'+i))+".agekey"] = []byte(id)
-	}
-	keys, err := ParseKeys(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return keys
-}
-
-// A file of several key groups holds its data key split by Shamir's secret
-// sharing: it opens with keys of as many groups as its threshold, and not
-// with fewer.
-func TestSOPSKeyGroupsOpenWithTheirThreshold(t *testing.T) {
-	tools := sopstools.Find(t)
-	var ids, recipients []string
-	for range 3 {
-		id, r := tools.AgeKey(t)
-		ids, recipients = append(ids, id), append(recipients, r)
-	}
-	plain := "kind: Secret\nstringData:\n  password: hunter2\n"
-	enc := encryptWithConfig(t, tools, "groups.yaml", plain, "creation_rules:\n  - shamir_threshold: 2\n    key_groups:\n"+
-		"      - age: ["+recipients[0]+"]\n      - age: ["+recipients[1]+"]\n      - age: ["+recipients[2]+"]\n")
-	if !strings.Contains(enc, "key_groups:") || !strings.Contains(enc, "shamir_threshold: 2") {
-		t.Fatalf("sops wrote no key groups:\n%s", enc)
-	}
-	want := tools.Decrypt(t, "groups.yaml", enc, ids[0]+ids[2])
-	for _, c := range []struct {
-		step string
-		ids  []string
-		ok   bool
-	}{
-		{"keys of two groups of three", []string{ids[0], ids[2]}, true},
-		{"keys of all three groups", ids, true},
-		{"the key of one group only", []string{ids[1]}, false},
-	} {
-		t.Run(c.step, func(t *testing.T) {
-			o, err := openSOPS("groups.yaml", []byte(enc), agentKeys(t, c.ids...))
-			switch {
-			case !c.ok && err == nil:
-				t.Fatal("opened with fewer groups than its threshold")
-			case !c.ok:
-				if !strings.Contains(err.Error(), "none of the Sync's keys opens it") {
-					t.Errorf("error = %v", err)
-				}
-			case err != nil:
-				t.Fatal(err)
-			case string(o.plain) != want:
-				t.Errorf("decrypted %q, want %q", o.plain, want)
 			}
 		})
 	}
