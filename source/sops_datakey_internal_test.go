@@ -116,7 +116,6 @@ func TestSOPSKeyGroupsOpenWithTheirThreshold(t *testing.T) {
 	}
 }
 
-
 // A file encrypted for an OpenPGP key and an age recipient opens with the
 // OpenPGP key alone, to what sops decrypts it with the age key.
 func TestSOPSFilesOpenWithAnOpenPGPKey(t *testing.T) {

@@ -240,10 +240,7 @@ func matches(re *regexp.Regexp, s string) bool {
 // encrypted reports whether SOPS encrypted the value (or comment) at path,
 // after the comments met on the way to it.
 func (r *encryptionRules) encrypted(path []string, comments [][]string, isComment bool) bool {
-	encrypted := true
-	if r.unencryptedSuffix != "" && anyOf(path, func(p string) bool { return strings.HasSuffix(p, r.unencryptedSuffix) }) {
-		encrypted = false
-	}
+	encrypted := r.unencryptedSuffix == "" || !anyOf(path, func(p string) bool { return strings.HasSuffix(p, r.unencryptedSuffix) })
 	if r.encryptedSuffix != "" {
 		encrypted = anyOf(path, func(p string) bool { return strings.HasSuffix(p, r.encryptedSuffix) })
 	}

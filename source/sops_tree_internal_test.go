@@ -42,7 +42,7 @@ func TestSOPSFilesChangedAfterEncryptionAreRefused(t *testing.T) {
 		{"a binary file's data changed", "tls.crt", flipData(t, binary, `"data": "`), v1alpha1.ReasonDecryptionTampered},
 		{"a mac_only_encrypted file's encrypted values swapped", "m.yaml",
 			swap(macOnly, values(macOnly)[0], values(macOnly)[1]), v1alpha1.ReasonDecryptionTampered},
-		{"a file whose sops entry is no mapping", "s.yaml", yamlFile[:strings.Index(yamlFile, "sops:")] + "sops: 1\n", v1alpha1.ReasonDecryptionFailed},
+		{"a file whose sops entry is no mapping", "s.yaml", regexp.MustCompile(`(?s)\nsops:.*`).ReplaceAllString(yamlFile, "\nsops: 1\n"), v1alpha1.ReasonDecryptionFailed},
 		{"a file of two encryption rules", "s.yaml",
 			strings.Replace(yamlFile, "    encrypted_regex:", "    unencrypted_suffix: _x\n    encrypted_regex:", 1), v1alpha1.ReasonDecryptionFailed},
 		{"a file without master keys", "s.yaml", regexp.MustCompile(`(?s)    age:.*?-----END AGE ENCRYPTED FILE-----\n`).ReplaceAllString(yamlFile, ""),

@@ -3,8 +3,8 @@ package source
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -222,22 +222,25 @@ func yamlAppendMap(m sopsMap, mapping *yaml.Node) error {
 			continue
 		}
 		if first {
-			head = addHeadComment(mapping, head)
+			addHeadComment(mapping, head)
+			head = nil
 			first = false
 		}
 		key := &yaml.Node{}
 		if err := key.Encode(item.key); err != nil {
 			return err
 		}
-		head = addHeadComment(key, head)
+		addHeadComment(key, head)
+		head = nil
 		value, err := yamlNode(item.value)
 		if err != nil {
 			return err
 		}
-		inline = addLineComment(value, inline)
+		addLineComment(value, inline)
+		inline = nil
 		mapping.Content = append(mapping.Content, key, value)
 	}
-	rest := append(head, inline...)
+	rest := slices.Concat(head, inline)
 	switch {
 	case len(rest) == 0:
 	case first:
@@ -261,18 +264,21 @@ func yamlAppendList(l []any, seq *yaml.Node) error {
 			continue
 		}
 		if first {
-			head = addHeadComment(seq, head)
+			addHeadComment(seq, head)
+			head = nil
 			first = false
 		}
 		n, err := yamlNode(item)
 		if err != nil {
 			return err
 		}
-		head = addHeadComment(n, head)
-		inline = addLineComment(n, inline)
+		addHeadComment(n, head)
+		head = nil
+		addLineComment(n, inline)
+		inline = nil
 		seq.Content = append(seq.Content, n)
 	}
-	rest := append(head, inline...)
+	rest := slices.Concat(head, inline)
 	switch {
 	case len(rest) == 0:
 	case first:
@@ -287,20 +293,17 @@ func yamlComment(lines []string) string {
 	return "#" + strings.Join(lines, "\n#")
 }
 
-// addHeadComment puts lines before the node's own head comment and returns
-// nil, the lines used.
-func addHeadComment(n *yaml.Node, lines []string) []string {
+// addHeadComment puts lines before the node's own head comment.
+func addHeadComment(n *yaml.Node, lines []string) {
 	if len(lines) > 0 {
 		n.HeadComment = joinComment(yamlComment(lines), n.HeadComment)
 	}
-	return nil
 }
 
-func addLineComment(n *yaml.Node, lines []string) []string {
+func addLineComment(n *yaml.Node, lines []string) {
 	if len(lines) > 0 {
 		n.LineComment = joinComment(n.LineComment, yamlComment(lines))
 	}
-	return nil
 }
 
 func addFootComment(n *yaml.Node, lines []string) {
@@ -317,9 +320,4 @@ func joinComment(a, b string) string {
 		return a
 	}
 	return a + "\n" + b
-}
-
-// errSOPSFormat wraps what a format cannot read.
-func errSOPSFormat(format string, err error) error {
-	return fmt.Errorf("not valid %s: %w", format, err)
 }
