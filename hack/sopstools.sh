@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # sopstools.sh DIR — build the sops CLI and age's age and age-keygen, at pinned versions,
 # from the Go module proxy, into DIR. The decryption tests encrypt their repositories
-# with them, as a user would (docs/secrets.md); the agent itself never runs them (it
-# decrypts with the sops library in process).
+# with them, as a user would (docs/secrets.md), and compare the agent's decryption
+# with what `sops decrypt` prints; the agent itself never runs them (it reads SOPS
+# files with its own code, source/sops_*.go).
 #
 # Each tool is built once per version: a stamp file records what DIR holds, so a warm
 # run only checks the stamps (0.04s). A cold build (an empty Go build cache, modules
@@ -11,8 +12,9 @@
 # idle cores; most of it is sops's cloud key services (AWS, GCP, Azure, Vault).
 set -euo pipefail
 
-# SOPS_VERSION is the sops module go.mod requires (the library the agent decrypts
-# with), so that the files the tests encrypt are the files the agent reads.
+# SOPS_VERSION is the sops release whose format source/sops_*.go reads (the agent
+# linked its library at this version before it read the format itself): the tests
+# check the agent against it. Moving it means running the decryption tests.
 SOPS_VERSION=v3.13.3
 AGE_VERSION=v1.3.1
 

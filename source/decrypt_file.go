@@ -9,21 +9,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/getsops/sops/v3"
-	"github.com/getsops/sops/v3/aes"
-	"github.com/getsops/sops/v3/config"
-	"github.com/getsops/sops/v3/keyservice"
-	"github.com/getsops/sops/v3/stores/dotenv"
-	sopsjson "github.com/getsops/sops/v3/stores/json"
-	sopsyaml "github.com/getsops/sops/v3/stores/yaml"
-
 	"tether.dev/tether/api/v1alpha1"
 )
 
-// sopsStore reads and writes one format of SOPS file.
-type sopsStore interface {
-	LoadEncryptedFile(in []byte) (sops.Tree, error)
-	EmitPlainFile(in sops.TreeBranches) ([]byte, error)
+// sopsFormat reads a SOPS file's tree and writes it back in clear.
+type sopsFormat interface {
+	load(in []byte) ([]sopsMap, error)
+	emit(branches []sopsMap) ([]byte, error)
 }
 
 // SOPS's metadata, as each format writes it: a file is taken for a SOPS file by
@@ -35,30 +27,82 @@ var (
 	jsonMetadata   = []byte(`"sops"`)
 )
 
-// sopsStoreFor returns the store that reads data, the content of the file
+// sopsFormatFor returns the format that reads data, the content of the file
 // name, when data carries SOPS's metadata; nil when it does not. A .yaml or .yml
 // file is read as YAML, .json as JSON, .env as dotenv, and any other file as
 // SOPS writes a binary file (a JSON document whose data holds the content).
-func sopsStoreFor(name string, data []byte) sopsStore {
+func sopsFormatFor(name string, data []byte) sopsFormat {
 	switch strings.ToLower(path.Ext(name)) {
 	case ".yaml", ".yml":
 		if yamlMetadata.Match(data) {
-			return sopsyaml.NewStore(&config.YAMLStoreConfig{})
+			return sopsYAML{}
 		}
 	case ".json":
 		if bytes.Contains(data, jsonMetadata) {
-			return sopsjson.NewStore(&config.JSONStoreConfig{})
+			return sopsJSON{}
 		}
 	case ".env":
 		if dotenvMetadata.Match(data) {
-			return dotenv.NewStore(&config.DotenvStoreConfig{})
+			return sopsDotenv{}
 		}
 	default:
 		if bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) && bytes.Contains(data, jsonMetadata) {
-			return sopsjson.NewBinaryStore(&config.JSONBinaryStoreConfig{})
+			return sopsBinary{}
 		}
 	}
 	return nil
+}
+
+// loadSOPS reads a SOPS file into its tree and its metadata, which it takes
+// out of the tree: errNoSOPSMetadata when there is none.
+func loadSOPS(format sopsFormat, data []byte) ([]sopsMap, *sopsMetadata, error) {
+	branches, err := format.load(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	var tree sopsMap
+	if _, ok := format.(sopsDotenv); ok {
+		branches[0], tree, err = takeDotenvMetadata(branches[0])
+	} else {
+		tree, err = takeMetadata(branches)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	meta, err := parseSOPSMetadata(tree)
+	return branches, meta, err
+}
+
+// takeMetadata removes the top-level sops entries of every document and
+// returns the first document's, as SOPS reads a file of several.
+func takeMetadata(branches []sopsMap) (sopsMap, error) {
+	var meta sopsMap
+	found := false
+	for i, b := range branches {
+		kept := b[:0]
+		for _, item := range b {
+			if item.key != sopsMetadataKey {
+				kept = append(kept, item)
+				continue
+			}
+			if i > 0 {
+				continue
+			}
+			if found {
+				return nil, errors.New("two sops entries")
+			}
+			m, ok := item.value.(sopsMap)
+			if !ok {
+				return nil, errors.New("a sops entry that is no mapping")
+			}
+			meta, found = m, true
+		}
+		branches[i] = kept
+	}
+	if !found {
+		return nil, errNoSOPSMetadata
+	}
+	return meta, nil
 }
 
 // opened is a SOPS file decrypted.
@@ -72,38 +116,39 @@ type opened struct {
 // It returns nil for data that is no SOPS file. Every failure is a
 // *RenderError naming file, whose message never holds a decrypted value.
 func openSOPS(file string, data []byte, keys *Keys) (*opened, error) {
-	store := sopsStoreFor(file, data)
-	if store == nil {
+	format := sopsFormatFor(file, data)
+	if format == nil {
 		return nil, nil
 	}
-	tree, err := store.LoadEncryptedFile(data)
-	if errors.Is(err, sops.MetadataNotFound) {
+	branches, meta, err := loadSOPS(format, data)
+	if errors.Is(err, errNoSOPSMetadata) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, decryptError(file, v1alpha1.ReasonDecryptionFailed, fmt.Errorf("not a valid SOPS file: %w", err))
 	}
-	dataKey, err := tree.Metadata.GetDataKeyWithKeyServices(
-		[]keyservice.KeyServiceClient{keyservice.NewCustomLocalClient(keyServer{keys: keys})}, sops.DefaultDecryptionOrder)
+	key, err := dataKey(meta, keys)
 	if err != nil {
-		return nil, decryptError(file, v1alpha1.ReasonDecryptionFailed, fmt.Errorf("%w (it is encrypted for %s)", errNoMatchingKey, recipients(tree.Metadata)))
+		return nil, decryptError(file, v1alpha1.ReasonDecryptionFailed, fmt.Errorf("%w (it is encrypted for %s)", errNoMatchingKey, recipients(meta)))
 	}
-	encrypted := encryptedLeaves(tree.Branches)
-	cipher := aes.NewCipher()
-	mac, err := tree.Decrypt(dataKey, cipher)
+	encrypted := encryptedLeaves(branches)
+	mac, err := decryptTree(branches, key, meta)
+	if errors.Is(err, errSOPSTooDeep) {
+		return nil, decryptError(file, v1alpha1.ReasonDecryptionFailed, fmt.Errorf("not a valid SOPS file: %w", err))
+	}
 	if err != nil {
 		// AES-GCM refused a value: it was changed after it was encrypted.
 		return nil, decryptError(file, v1alpha1.ReasonDecryptionTampered, errors.New("a value does not decrypt with the file's data key: the file was changed after it was encrypted"))
 	}
-	stored, err := cipher.Decrypt(tree.Metadata.MessageAuthenticationCode, dataKey, tree.Metadata.LastModified.Format(time.RFC3339))
-	if err != nil || stored != mac {
+	stored, err := decryptValue(meta.mac, key, meta.lastModified.Format(time.RFC3339))
+	if err != nil || stored != any(mac) {
 		return nil, decryptError(file, v1alpha1.ReasonDecryptionTampered, errors.New("MAC mismatch: the file's content is not what was encrypted (changed, added or removed values)"))
 	}
-	plain, err := store.EmitPlainFile(tree.Branches)
+	plain, err := format.emit(branches)
 	if err != nil {
 		return nil, decryptError(file, v1alpha1.ReasonDecryptionFailed, errors.New("the decrypted content cannot be written in the file's format"))
 	}
-	return &opened{plain: plain, values: plainValues(tree.Branches, encrypted)}, nil
+	return &opened{plain: plain, values: plainValues(branches, encrypted)}, nil
 }
 
 func decryptError(file, reason string, err error) *RenderError {
@@ -115,11 +160,11 @@ const maxRecipientsNamed = 5
 
 // recipients names the master keys a file is encrypted for (public: age
 // recipients and OpenPGP fingerprints), so that a user sees which key is missing.
-func recipients(m sops.Metadata) string {
+func recipients(m *sopsMetadata) string {
 	var names []string
-	for _, group := range m.KeyGroups {
+	for _, group := range m.groups {
 		for _, k := range group {
-			names = append(names, k.TypeToIdentifier()+" "+k.ToString())
+			names = append(names, k.kind+" "+k.id)
 		}
 	}
 	switch {
@@ -134,7 +179,7 @@ func recipients(m sops.Metadata) string {
 // encryptedLeaves marks, in the order leaves walks them, the values of an
 // encrypted tree that SOPS encrypted (left in clear: keys, and values outside
 // its encrypted_regex or with its unencrypted suffix).
-func encryptedLeaves(branches sops.TreeBranches) []bool {
+func encryptedLeaves(branches []sopsMap) []bool {
 	var out []bool
 	for _, v := range leaves(branches) {
 		s, ok := v.(string)
@@ -145,7 +190,7 @@ func encryptedLeaves(branches sops.TreeBranches) []bool {
 
 // plainValues lists the decrypted values of a tree that were encrypted, as
 // text: what no message may show.
-func plainValues(branches sops.TreeBranches, encrypted []bool) []string {
+func plainValues(branches []sopsMap, encrypted []bool) []string {
 	var out []string
 	for i, v := range leaves(branches) {
 		if i >= len(encrypted) || !encrypted[i] {
@@ -156,6 +201,8 @@ func plainValues(branches sops.TreeBranches, encrypted []bool) []string {
 			out = append(out, v)
 		case []byte:
 			out = append(out, string(v))
+		case sopsComment:
+			out = append(out, v.text)
 		default:
 			out = append(out, fmt.Sprint(v))
 		}
@@ -164,14 +211,14 @@ func plainValues(branches sops.TreeBranches, encrypted []bool) []string {
 }
 
 // leaves returns the values of a tree's branches, depth first in order.
-func leaves(branches sops.TreeBranches) []any {
+func leaves(branches []sopsMap) []any {
 	var out []any
 	var walk func(v any)
 	walk = func(v any) {
 		switch v := v.(type) {
-		case sops.TreeBranch:
+		case sopsMap:
 			for _, item := range v {
-				walk(item.Value)
+				walk(item.value)
 			}
 		case []any:
 			for _, item := range v {

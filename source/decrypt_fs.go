@@ -80,12 +80,12 @@ func (f *decryptingFS) fail(err error) error {
 // isSOPS reports whether the file name carries SOPS's metadata.
 func (f *decryptingFS) isSOPS(name string) bool {
 	data, err := f.FileSystem.ReadFile(name)
-	return err == nil && sopsStoreFor(name, data) != nil
+	return err == nil && sopsFormatFor(name, data) != nil
 }
 
 // check applies RequireEncryption to a file before it is decrypted.
 func (f *decryptingFS) check(name string, data []byte) error {
-	if !f.dec.RequireEncryption || sopsStoreFor(name, data) != nil {
+	if !f.dec.RequireEncryption || sopsFormatFor(name, data) != nil {
 		return nil
 	}
 	if isKustomization(name) {
