@@ -45,7 +45,7 @@
 // an Event, a condition and a metric; it is remembered in memory until the cached
 // status shows it, so that a stale cache cannot roll back twice.
 //
-// The inventory (status.inventory, built by plan.Status) is written ahead of every
+// The inventory (status.objects, built by plan.Status) is written ahead of every
 // create, merged rather than overwritten on a conflict, written within a grace after
 // SIGTERM, and rebuilt from the tether.dev/sync label when it is empty; see
 // docs/apply-transaction.md.

@@ -752,7 +752,7 @@ func (r *Reconciler) report(ctx context.Context, obj *v1alpha1.Sync, st *plan.St
 		return fmt.Errorf("writing status of Sync %s/%s: %w", obj.Namespace, obj.Name, err)
 	}
 	r.recordHealth(obj, before, status)
-	if len(status.Inventory) > 0 {
+	if len(status.Objects) > 0 {
 		// A search that found nothing is outdated once there is an inventory: if it
 		// is lost again, search again.
 		r.state.searched.Delete(client.ObjectKeyFromObject(obj))
