@@ -13,7 +13,10 @@ import (
 
 func TestEventsOfASyncAndItsNamespacedObjects(t *testing.T) {
 	s := &v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: "tether-system", Name: "web"}}
-	s.Status.Inventory = []string{"_web__Namespace_v1", "web_api_apps_Deployment_v1"}
+	s.Status.Objects = []v1alpha1.InventoryGroup{
+		{Version: "v1", Kind: "Namespace", Names: []string{"web"}},
+		{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "web", Names: []string{"api"}},
+	}
 	scope := EventsOf(s)
 	if diff := cmp.Diff([]string{"tether-system", "web"}, scope.Namespaces()); diff != "" {
 		t.Errorf("namespaces (-want +got):\n%s", diff)

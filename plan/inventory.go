@@ -10,9 +10,9 @@ import (
 	"tether.dev/tether/source"
 )
 
-// MaxInventoryBytes bounds what the ids of status.inventory take: 640 KiB, about
-// 10,000 objects with names of ordinary length (CheckSize refuses more), so that a
-// Sync's status stays under half of etcd's object limit by construction.
+// MaxInventoryBytes bounds what status.objects takes: 640 KiB, about 50,000
+// objects with names of ordinary length (CheckSize refuses more), so that a Sync's
+// status stays under half of etcd's object limit by construction.
 const MaxInventoryBytes = 640 << 10
 
 // HeldError is a step Tether refused to take on its own: an empty render, a
@@ -48,21 +48,12 @@ func CheckSize(obj *v1alpha1.Sync, snap *source.Snapshot) error {
 		}
 		entries[i] = v1alpha1.NewObjectRef(o.GroupVersionKind(), ns, o.GetName())
 	}
-	if n := InventoryBytes(entries); n > MaxInventoryBytes {
+	if n := v1alpha1.InventoryBytes(v1alpha1.NewInventory(entries)); n > MaxInventoryBytes {
 		return &HeldError{Reason: v1alpha1.ReasonRevisionTooLarge, Msg: fmt.Sprintf(
 			"path %q renders %d objects at %s, whose inventory (%d KiB) would not fit in the Sync's status (at most %d KiB); "+
 				"nothing was applied. Split the path into several Syncs", snap.Path, len(snap.Objects), snap.Revision, n>>10, MaxInventoryBytes>>10)}
 	}
 	return nil
-}
-
-// InventoryBytes is what the ids of entries take in status.inventory, as JSON.
-func InventoryBytes(entries []v1alpha1.ObjectRef) int {
-	n := 0
-	for _, e := range entries {
-		n += len(e.ID()) + 3 // quotes and a comma
-	}
-	return n
 }
 
 // CheckPruneLimit refuses to prune more than spec.pruneLimit of the inventory at
@@ -92,40 +83,66 @@ func CheckPruneLimit(obj *v1alpha1.Sync, prune, inventory int, empty bool) error
 
 // InventoryDetail returns every object a Sync's status lists as applied, with its
 // sync, health and message: status.resources for those it details, Synced and
-// Healthy for the rest (as status.summary counts them). A status written before
-// status.inventory existed lists every object in resources.
+// Healthy for the rest (as status.summary counts them).
 func InventoryDetail(st v1alpha1.SyncStatus) []v1alpha1.ResourceStatus {
-	detail := map[string]v1alpha1.ResourceStatus{}
+	refs := Inventory(st)
+	detail := make(map[string]v1alpha1.ResourceStatus, len(st.Resources))
 	for _, r := range st.Resources {
 		detail[r.Key()] = r
 	}
-	if len(st.Inventory) == 0 {
-		return append([]v1alpha1.ResourceStatus(nil), st.Resources...)
-	}
-	out := make([]v1alpha1.ResourceStatus, 0, len(st.Inventory))
-	for _, id := range st.Inventory {
-		e, err := v1alpha1.ParseInventoryEntry(id)
-		if err != nil {
-			continue // not written by Tether; nothing can be pruned by it
-		}
-		r, ok := detail[e.Key()]
+	out := make([]v1alpha1.ResourceStatus, len(refs))
+	for i, ref := range refs {
+		r, ok := detail[ref.Key()]
 		if !ok {
 			r = v1alpha1.ResourceStatus{Sync: v1alpha1.SyncStatusSynced, Health: v1alpha1.HealthHealthy}
 		}
-		r.ObjectRef = e
-		out = append(out, r)
+		r.ObjectRef = ref
+		out[i] = r
 	}
 	return out
 }
 
-// Inventory returns the objects a Sync's status lists as applied.
+// Inventory returns the objects a Sync's status lists as applied: every reader of
+// the inventory reads it here. It reads status.objects and, after an upgrade from
+// an agent that wrote it, status.inventory (both when both are set: an object
+// either names is tracked). A status written before either existed lists every
+// object in status.resources.
 func Inventory(st v1alpha1.SyncStatus) []v1alpha1.ObjectRef {
-	objects := InventoryDetail(st)
-	refs := make([]v1alpha1.ObjectRef, len(objects))
-	for i, o := range objects {
-		refs[i] = o.ObjectRef
+	if len(st.Objects) == 0 && len(st.LegacyInventory) == 0 {
+		refs := make([]v1alpha1.ObjectRef, len(st.Resources))
+		for i, r := range st.Resources {
+			refs[i] = r.ObjectRef
+		}
+		return refs
+	}
+	return listed(st)
+}
+
+// listed is what status.objects and status.inventory name, each object once.
+func listed(st v1alpha1.SyncStatus) []v1alpha1.ObjectRef {
+	refs := v1alpha1.InventoryRefs(st.Objects)
+	if len(st.LegacyInventory) == 0 {
+		return refs
+	}
+	known := make(map[string]bool, len(refs))
+	for _, r := range refs {
+		known[r.Key()] = true
+	}
+	for _, id := range st.LegacyInventory {
+		r, err := v1alpha1.ParseInventoryEntry(id)
+		if err != nil || known[r.Key()] {
+			continue // not written by Tether (nothing can be pruned by it), or listed already
+		}
+		known[r.Key()] = true
+		refs = append(refs, r)
 	}
 	return refs
+}
+
+// SetInventory writes refs as st's inventory, in status.objects, and clears
+// status.inventory, whose entries an upgraded agent has read into refs.
+func SetInventory(st *v1alpha1.SyncStatus, refs []v1alpha1.ObjectRef) {
+	st.Objects, st.LegacyInventory = v1alpha1.NewInventory(refs), nil
 }
 
 // LeftGit returns the objects of inventory that an apply's change set no longer

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -31,11 +32,48 @@ func TestARevisionTooLargeForTheInventoryIsRefused(t *testing.T) {
 	if err := plan.CheckSize(obj, snapOf(10000)); err != nil {
 		t.Errorf("10,000 objects: %v, want them accepted", err)
 	}
-	err := plan.CheckSize(obj, snapOf(30000))
+	err := plan.CheckSize(obj, snapOf(60000))
 	var held *plan.HeldError
 	if !errors.As(err, &held) || held.Reason != v1alpha1.ReasonRevisionTooLarge || !strings.Contains(err.Error(), "Split the path into several Syncs") {
-		t.Errorf("30,000 objects: %v, want RevisionTooLarge saying how to split", err)
+		t.Errorf("60,000 objects: %v, want RevisionTooLarge saying how to split", err)
 	}
+}
+
+// mixedWorkload is the benchmarks' workload of n objects (test/workload): n/4 apps,
+// each a Deployment, a Service, a ServiceAccount and a ConfigMap named app-NNNN,
+// spread over ten namespaces with names as long as the tests' generated ones.
+func mixedWorkload(n int) []*unstructured.Unstructured {
+	kinds := []struct{ apiVersion, kind string }{{"apps/v1", "Deployment"}, {"v1", "Service"}, {"v1", "ServiceAccount"}, {"v1", "ConfigMap"}}
+	var objs []*unstructured.Unstructured
+	for i := 0; i < n/len(kinds); i++ {
+		for _, k := range kinds {
+			o := &unstructured.Unstructured{}
+			o.SetAPIVersion(k.apiVersion)
+			o.SetKind(k.kind)
+			o.SetNamespace(fmt.Sprintf("benchmarkshippedbinaryfirstsync-%02d-x7k2q", i%10))
+			o.SetName(fmt.Sprintf("app-%04d", i))
+			objs = append(objs, o)
+		}
+	}
+	return objs
+}
+
+func TestOneSyncOfTenThousandMixedObjectsFitsWithRoomToSpare(t *testing.T) {
+	snap := &source.Snapshot{Path: "apps", Objects: mixedWorkload(10000)}
+	if err := plan.CheckSize(&v1alpha1.Sync{}, snap); err != nil {
+		t.Fatalf("10,000 mixed objects: %v, want them accepted", err)
+	}
+	refs := make([]v1alpha1.ObjectRef, len(snap.Objects))
+	legacy := 0
+	for i, o := range snap.Objects {
+		refs[i] = v1alpha1.NewObjectRef(o.GroupVersionKind(), o.GetNamespace(), o.GetName())
+		legacy += len(refs[i].ID()) + len(`"",`)
+	}
+	n := v1alpha1.InventoryBytes(v1alpha1.NewInventory(refs))
+	if n > plan.MaxInventoryBytes/4 {
+		t.Errorf("the inventory of 10,000 mixed objects takes %d KiB, more than a quarter of the %d KiB allowed", n>>10, plan.MaxInventoryBytes>>10)
+	}
+	t.Logf("10,000 mixed objects: inventory %d KiB (one id per object: %d KiB)", n>>10, legacy>>10)
 }
 
 func TestTheGuardsOfARevision(t *testing.T) {
@@ -84,15 +122,32 @@ func TestTheInventoryIsReadWithTheDetailTheStatusHas(t *testing.T) {
 	web := v1alpha1.ObjectRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "team-a", Name: "web"}
 	cfg := v1alpha1.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: "team-a", Name: "web"}
 	degraded := v1alpha1.ResourceStatus{ObjectRef: web, Sync: v1alpha1.SyncStatusSynced, Health: v1alpha1.HealthDegraded, Message: "crash loop"}
-	st := v1alpha1.SyncStatus{
-		Inventory: []string{web.ID(), "not an id", cfg.ID()},
-		Resources: []v1alpha1.ResourceStatus{degraded},
-	}
-	want := []v1alpha1.ResourceStatus{degraded, {ObjectRef: cfg, Sync: v1alpha1.SyncStatusSynced, Health: v1alpha1.HealthHealthy}}
-	if d := cmp.Diff(want, plan.InventoryDetail(st)); d != "" {
-		t.Errorf("InventoryDetail (-want +got):\n%s", d)
-	}
-	if d := cmp.Diff([]v1alpha1.ObjectRef{web, cfg}, plan.Inventory(st)); d != "" {
-		t.Errorf("Inventory (-want +got):\n%s", d)
+	for _, tc := range []struct {
+		name string
+		st   v1alpha1.SyncStatus
+	}{
+		{"status.objects", v1alpha1.SyncStatus{
+			Objects: append(v1alpha1.NewInventory([]v1alpha1.ObjectRef{web, cfg}), v1alpha1.InventoryGroup{Kind: "ConfigMap", Names: []string{"no-version"}}),
+		}},
+		{"status.inventory, as agents before status.objects wrote it", v1alpha1.SyncStatus{
+			LegacyInventory: []string{web.ID(), "not an id", cfg.ID()},
+		}},
+		{"both, as an older agent's write after an upgrade leaves them", v1alpha1.SyncStatus{
+			Objects:         v1alpha1.NewInventory([]v1alpha1.ObjectRef{web}),
+			LegacyInventory: []string{web.ID(), cfg.ID()},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.st.Resources = []v1alpha1.ResourceStatus{degraded}
+			want := []v1alpha1.ResourceStatus{degraded, {ObjectRef: cfg, Sync: v1alpha1.SyncStatusSynced, Health: v1alpha1.HealthHealthy}}
+			byKey := cmpopts.SortSlices(func(a, b v1alpha1.ResourceStatus) bool { return a.Key() < b.Key() })
+			if d := cmp.Diff(want, plan.InventoryDetail(tc.st), byKey); d != "" {
+				t.Errorf("InventoryDetail (-want +got):\n%s", d)
+			}
+			refsByKey := cmpopts.SortSlices(func(a, b v1alpha1.ObjectRef) bool { return a.Key() < b.Key() })
+			if d := cmp.Diff([]v1alpha1.ObjectRef{web, cfg}, plan.Inventory(tc.st), refsByKey); d != "" {
+				t.Errorf("Inventory (-want +got):\n%s", d)
+			}
+		})
 	}
 }

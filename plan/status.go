@@ -32,7 +32,7 @@ type Status struct {
 	health map[v1alpha1.ObjectRef]objectHealth
 	// objects is the whole inventory with per-object detail, once this reconcile
 	// has looked at it (applied, pruned, rebuilt); build compacts it into
-	// status.inventory, status.resources and status.summary. Nil carries the
+	// status.objects, status.resources and status.summary. Nil carries the
 	// previous inventory over as it was.
 	objects []v1alpha1.ResourceStatus
 	// failure is what kept this reconcile from applying the revision, when it is

@@ -10,14 +10,14 @@ import (
 
 // The inventory is every object Tether applied for a Sync. It lives in the Sync's
 // status, so a restarted agent prunes exactly what its predecessor applied, in a
-// compact form that fits tens of thousands of objects (status.inventory), with
-// per-object detail only where there is something to say (status.resources) and
+// compact form that fits tens of thousands of objects (status.objects: each object
+// its name, within a group per kind and namespace), with per-object detail only where there is something to say (status.resources) and
 // counts of the rest (status.summary). Entries are identified by group, kind,
 // namespace and name (not version).
 
 // Bounds that keep a Sync's status under 768 KiB, half of etcd's object limit (1.5
-// MiB), by construction: at most 640 KiB of inventory ids (10,000 objects with names
-// of ordinary length; CheckSize refuses more), at most maxDetails detailed objects
+// MiB), by construction: at most 640 KiB of inventory (about 50,000 objects with
+// names of ordinary length; CheckSize refuses more), at most maxDetails detailed objects
 // with messages of at most maxDetailMessage bytes (about 66 KiB), and conditions of
 // at most maxMessage bytes each.
 const (
@@ -193,14 +193,14 @@ func (b *Status) setObjects(objects []v1alpha1.ResourceStatus) {
 }
 
 // compact writes the inventory this reconcile built into the status: every object
-// as an id, the objects with something to say in detail (the worst first, bounded),
-// and counts.
+// in status.objects, the objects with something to say in detail (the worst first,
+// bounded), and counts.
 func (b *Status) compact() {
-	ids := make([]string, len(b.objects))
+	refs := make([]v1alpha1.ObjectRef, len(b.objects))
 	sum := &v1alpha1.ResourceSummary{Total: int32(len(b.objects))}
 	var detailed []v1alpha1.ResourceStatus
 	for i, r := range b.objects {
-		ids[i] = r.ID()
+		refs[i] = r.ObjectRef
 		count(sum, r)
 		if detailRank(r) < noDetail {
 			if len(r.Message) > maxDetailMessage {
@@ -216,10 +216,10 @@ func (b *Status) compact() {
 		detailed = detailed[:maxDetails]
 	}
 	sort.Slice(detailed, func(i, j int) bool { return detailed[i].Key() < detailed[j].Key() })
-	sort.Strings(ids)
-	b.status.Inventory, b.status.Resources, b.status.Summary = ids, detailed, sum
-	if len(ids) == 0 {
-		b.status.Inventory, b.status.Resources = nil, nil
+	SetInventory(&b.status, refs)
+	b.status.Resources, b.status.Summary = detailed, sum
+	if len(refs) == 0 {
+		b.status.Resources = nil
 	}
 }
 
@@ -263,27 +263,24 @@ func count(sum *v1alpha1.ResourceSummary, r v1alpha1.ResourceStatus) {
 	}
 }
 
-// MergeInventory merges the inventory this reconcile wrote (ours) with one another
-// writer wrote (theirs) since base was read: ours, plus what they added. With
-// nothing added it is ours as it was.
-func MergeInventory(base, ours, theirs []string) []string {
+// MergeInventory is the inventory to write when this reconcile's status (ours)
+// meets a conflict with one another writer wrote (theirs) since base was read:
+// ours, plus the objects they added. With nothing added it is ours as it was.
+func MergeInventory(base, ours, theirs v1alpha1.SyncStatus) []v1alpha1.InventoryGroup {
 	had := map[string]bool{}
-	for _, id := range base {
-		had[id] = true
-	}
-	for _, id := range ours {
-		had[id] = true
-	}
-	var added []string
-	for _, id := range theirs {
-		if !had[id] {
-			added = append(added, id)
+	for _, st := range []v1alpha1.SyncStatus{base, ours} {
+		for _, r := range listed(st) {
+			had[r.ID()] = true
 		}
 	}
-	if len(added) == 0 {
-		return ours
+	var added []v1alpha1.ObjectRef
+	for _, r := range listed(theirs) {
+		if !had[r.ID()] {
+			added = append(added, r)
+		}
 	}
-	out := append(append([]string(nil), ours...), added...)
-	sort.Strings(out)
-	return out
+	if len(added) == 0 && len(ours.LegacyInventory) == 0 {
+		return ours.Objects
+	}
+	return v1alpha1.NewInventory(append(listed(ours), added...))
 }

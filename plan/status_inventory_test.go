@@ -62,8 +62,8 @@ func TestTheStatusOfTenThousandObjectsFits(t *testing.T) {
 			if n := statusBytes(t, st); n > maxStatus {
 				t.Errorf("status takes %d KiB, more than %d KiB", n>>10, maxStatus>>10)
 			}
-			if len(st.Inventory) != 10000 || st.Summary == nil || st.Summary.Total != 10000 || st.Summary.OutOfSync != int32(tc.failed) {
-				t.Errorf("inventory %d, summary %+v; want 10000 objects, %d out of sync", len(st.Inventory), st.Summary, tc.failed)
+			if n := len(Inventory(st)); n != 10000 || st.Summary == nil || st.Summary.Total != 10000 || st.Summary.OutOfSync != int32(tc.failed) {
+				t.Errorf("inventory %d, summary %+v; want 10000 objects, %d out of sync", n, st.Summary, tc.failed)
 			}
 			if shown := len(st.Resources) + int(st.ResourcesOmitted); shown != tc.failed {
 				t.Errorf("%d detailed + %d omitted, want the %d failed objects", len(st.Resources), st.ResourcesOmitted, tc.failed)
@@ -111,11 +111,56 @@ func TestAnInventoryFromBeforeTheCompactFormIsRead(t *testing.T) {
 }
 
 func TestMergeInventoryKeepsWhatAnotherWriterAdded(t *testing.T) {
-	base := []string{"web_a__ConfigMap_v1", "web_b__ConfigMap_v1"}
-	ours := []string{"web_a__ConfigMap_v1", "web_c__ConfigMap_v1"}                          // pruned b, created c
-	theirs := []string{"web_a__ConfigMap_v1", "web_b__ConfigMap_v1", "web_d__ConfigMap_v1"} // recorded d ahead
-	want := []string{"web_a__ConfigMap_v1", "web_c__ConfigMap_v1", "web_d__ConfigMap_v1"}
-	if d := cmp.Diff(want, MergeInventory(base, ours, theirs)); d != "" {
-		t.Errorf("merged (-want +got):\n%s", d)
+	cm := func(names ...string) []v1alpha1.ObjectRef {
+		var refs []v1alpha1.ObjectRef
+		for _, n := range names {
+			refs = append(refs, v1alpha1.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: "web", Name: n})
+		}
+		return refs
+	}
+	objects := func(names ...string) v1alpha1.SyncStatus {
+		return v1alpha1.SyncStatus{Objects: v1alpha1.NewInventory(cm(names...))}
+	}
+	legacy := func(names ...string) v1alpha1.SyncStatus {
+		var st v1alpha1.SyncStatus
+		for _, r := range cm(names...) {
+			st.LegacyInventory = append(st.LegacyInventory, r.ID())
+		}
+		return st
+	}
+	for _, tc := range []struct {
+		name               string
+		base, ours, theirs v1alpha1.SyncStatus
+		want               []string
+	}{
+		// We pruned b and created c; they recorded d ahead.
+		{"both in status.objects", objects("a", "b"), objects("a", "c"), objects("a", "b", "d"), []string{"a", "c", "d"}},
+		{"base and theirs in status.inventory, by an older agent", legacy("a", "b"), objects("a", "c"), legacy("a", "b", "d"), []string{"a", "c", "d"}},
+		{"nothing added", legacy("a", "b"), objects("a", "c"), legacy("a", "b"), []string{"a", "c"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := v1alpha1.NewInventory(cm(tc.want...))
+			if d := cmp.Diff(want, MergeInventory(tc.base, tc.ours, tc.theirs)); d != "" {
+				t.Errorf("merged (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestAStatusFromBeforeStatusObjectsMovesToThem(t *testing.T) {
+	a := v1alpha1.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: "web", Name: "a"}
+	b := v1alpha1.ObjectRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "web", Name: "b"}
+	old := v1alpha1.SyncStatus{LegacyInventory: []string{a.ID(), b.ID()}}
+	st := NewStatus(&v1alpha1.Sync{Status: old}, time.Now)
+	diff := st.Applied(&apply.ChangeSet{Changes: []apply.Change{{Object: a, Action: apply.ActionUnchanged}}})
+	if d := cmp.Diff([]v1alpha1.ObjectRef{b}, diff.Stale); d != "" || diff.Before != 2 {
+		t.Errorf("stale (-want +got):\n%s\nbefore = %d, want 2", d, diff.Before)
+	}
+	got := st.Build()
+	if got.LegacyInventory != nil {
+		t.Errorf("status.inventory = %v, want it moved to status.objects", got.LegacyInventory)
+	}
+	if d := cmp.Diff(v1alpha1.NewInventory([]v1alpha1.ObjectRef{a, b}), got.Objects); d != "" {
+		t.Errorf("status.objects (-want +got):\n%s", d)
 	}
 }

@@ -77,7 +77,11 @@ func TestAppliedSubjectIsTheHistoryEntryOfTheAppliedRevision(t *testing.T) {
 
 func TestTreeGroupsByNamespaceAndKindClusterScopedFirst(t *testing.T) {
 	s := &v1alpha1.Sync{}
-	s.Status.Inventory = []string{"web_api_apps_Deployment_v1", "_web__Namespace_v1", "web_b__ConfigMap_v1", "web_a__ConfigMap_v1"}
+	s.Status.Objects = []v1alpha1.InventoryGroup{
+		{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "web", Names: []string{"api"}},
+		{Version: "v1", Kind: "Namespace", Names: []string{"web"}},
+		{Version: "v1", Kind: "ConfigMap", Namespace: "web", Names: []string{"b", "a"}},
+	}
 	s.Status.Resources = []v1alpha1.ResourceStatus{{
 		ObjectRef: v1alpha1.ObjectRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "web", Name: "api"},
 		Sync:      v1alpha1.SyncStatusOutOfSync, Health: v1alpha1.HealthProgressing,

@@ -45,10 +45,16 @@
 // an Event, a condition and a metric; it is remembered in memory until the cached
 // status shows it, so that a stale cache cannot roll back twice.
 //
-// The inventory (status.inventory, built by plan.Status) is written ahead of every
+// The inventory (status.objects, built by plan.Status) is written ahead of every
 // create, merged rather than overwritten on a conflict, written within a grace after
 // SIGTERM, and rebuilt from the tether.dev/sync label when it is empty; see
 // docs/apply-transaction.md.
+//
+// The pods that explain a workload that is not Healthy are read as the Sync's
+// identity from a PodWatch (podwatch.go): one informer per identity and
+// namespace, started when a workload there needs it and stopped once idle, so
+// that a stuck workload costs no LIST per reconcile; an identity that may not
+// watch pods lists them (reconciler_health.go).
 //
 // What starts a reconcile: a change of the Sync's spec; its interval (no shorter
 // than Options.MinInterval, on the Stalled path too), jittered by ±10% so that

@@ -105,6 +105,10 @@ type Cluster struct {
 	// (pods are neither cached nor watched). Nil judges workloads by their own status.
 	// A Sync that acts as an account lists pods as that account (Identity.Pods).
 	Pods client.Reader
+	// PodWatch, when set, serves those pods from a watch of their namespace, as
+	// the Sync's identity, when the identity's Pods can watch (client.WithWatch);
+	// otherwise, or where the identity may not watch pods, they are listed.
+	PodWatch *PodWatch
 	// Secrets reads the credentials Secrets that Syncs name in spec.source.secretRef,
 	// through a client of its own so that no Secret is cached.
 	Secrets client.Reader
@@ -244,6 +248,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		b = b.WatchesRawSource(r.Observers.Trigger.Source())
 	}
 	b = b.Watches(&v1alpha1.Sync{}, handler.EnqueueRequestsFromMapFunc(r.dependents), builder.WithPredicates(readinessChanged()))
+	if r.Cluster.PodWatch != nil {
+		if err := mgr.Add(r.Cluster.PodWatch); err != nil {
+			return err
+		}
+	}
 	if r.Observers.SecretWatch != nil {
 		if err := mgr.Add(r.Observers.SecretWatch); err != nil {
 			return err
@@ -568,7 +577,7 @@ func (r *Reconciler) assess(ctx context.Context, obj *v1alpha1.Sync, id Identity
 	for _, c := range changes.Changes {
 		res := checker.Compute(c.Live)
 		if res.Code != v1alpha1.HealthHealthy && health.WantsPods(c.Live) {
-			res = checker.Compute(c.Live, podsOf(ctx, id.Pods, c.Live)...)
+			res = checker.Compute(c.Live, r.podsOf(ctx, id, c.Live)...)
 		}
 		st.ObjectHealth(c.Object, res.Code, res.Message)
 		if res.Code != v1alpha1.HealthHealthy && c.Live != nil {
@@ -752,7 +761,7 @@ func (r *Reconciler) report(ctx context.Context, obj *v1alpha1.Sync, st *plan.St
 		return fmt.Errorf("writing status of Sync %s/%s: %w", obj.Namespace, obj.Name, err)
 	}
 	r.recordHealth(obj, before, status)
-	if len(status.Inventory) > 0 {
+	if len(status.Objects) > 0 {
 		// A search that found nothing is outdated once there is an inventory: if it
 		// is lost again, search again.
 		r.state.searched.Delete(client.ObjectKeyFromObject(obj))

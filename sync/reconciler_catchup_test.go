@@ -11,6 +11,7 @@ import (
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/apply"
+	"tether.dev/tether/plan"
 	"tether.dev/tether/test/apicount"
 	"tether.dev/tether/test/controlplane"
 )
@@ -44,8 +45,8 @@ func TestACachedSyncWithoutItsInventoryIsReadAgainBeforeASearch(t *testing.T) {
 	}
 	// What the cache holds between the finalizer's write and the inventory's.
 	cached := s.DeepCopy()
-	entry := v1alpha1.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: s.Namespace, Name: "web"}.ID()
-	s.Status.Inventory = []string{entry}
+	entry := v1alpha1.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: s.Namespace, Name: "web"}
+	plan.SetInventory(&s.Status, []v1alpha1.ObjectRef{entry})
 	if err := c.Status().Update(ctx, s); err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func TestACachedSyncWithoutItsInventoryIsReadAgainBeforeASearch(t *testing.T) {
 			t.Fatal(err)
 		}
 		if r.mustSearch(got) {
-			t.Errorf("the Sync read again, inventory %v, would still be searched", got.Status.Inventory)
+			t.Errorf("the Sync read again, inventory %v, would still be searched", got.Status.Objects)
 		}
 		if n := reads.Snapshot()[apicount.Get] - before; n != 1 {
 			t.Errorf("%d reads, want 1", n)

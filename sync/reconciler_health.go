@@ -22,12 +22,12 @@ import (
 // that cannot start is reason enough.
 const maxPods = 100
 
-// podsOf lists, with pods (the Sync's identity's reader), the pods that workload
-// selects (spec.selector), for health to name the one that holds a rollout up. A
-// failure to list (an account that may not list pods) is logged and costs only the
-// precision of the message.
-func podsOf(ctx context.Context, pods client.Reader, workload *unstructured.Unstructured) []*unstructured.Unstructured {
-	if pods == nil {
+// podsOf returns, as id, the pods that workload selects (spec.selector), for
+// health to name the one that holds a rollout up: from the PodWatch when id can
+// watch pods, else listed with id.Pods. A failure to list (an account that may not
+// list pods) is logged and costs only the precision of the message.
+func (r *Reconciler) podsOf(ctx context.Context, id Identity, workload *unstructured.Unstructured) []*unstructured.Unstructured {
+	if id.Pods == nil {
 		return nil
 	}
 	raw, ok, err := unstructured.NestedMap(workload.Object, "spec", "selector")
@@ -42,10 +42,16 @@ func podsOf(ctx context.Context, pods client.Reader, workload *unstructured.Unst
 	if err != nil || selector.Empty() {
 		return nil
 	}
+	if c, ok := id.Pods.(client.WithWatch); ok && r.Cluster.PodWatch != nil {
+		pods, err := r.Cluster.PodWatch.Pods(ctx, id.User, c, workload.GetNamespace(), selector, maxPods)
+		if err == nil {
+			return pods
+		}
+	}
 	list := &unstructured.UnstructuredList{}
 	list.SetAPIVersion("v1")
 	list.SetKind("PodList")
-	if err := pods.List(ctx, list, client.InNamespace(workload.GetNamespace()),
+	if err := id.Pods.List(ctx, list, client.InNamespace(workload.GetNamespace()),
 		client.MatchingLabelsSelector{Selector: selector}, client.Limit(maxPods)); err != nil {
 		ctrl.LoggerFrom(ctx).V(1).Info("cannot list the pods of a workload; its health says less", "object", workload.GetKind()+"/"+workload.GetName(), "error", err.Error())
 		return nil

@@ -13,6 +13,7 @@ import (
 
 	"tether.dev/tether/api/v1alpha1"
 	tethersync "tether.dev/tether/sync"
+	"tether.dev/tether/test/apicount"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
 	"tether.dev/tether/test/harness"
@@ -101,4 +102,53 @@ func stuckPodOf(t *testing.T, c client.Client, ns, job string) string {
 		return err == nil && len(got.Status.ContainerStatuses) == 1, err
 	})
 	return pod.Name
+}
+
+// TestAStuckWorkloadsPodsComeFromAWatch: a workload that stays stuck is assessed
+// again at every reconcile, and its pods come from a watch of their namespace: ten
+// reconciles cost at most the watch's one LIST of pods, not ten, and a change of
+// the pod reaches the next assessment through the watch.
+func TestAStuckWorkloadsPodsComeFromAWatch(t *testing.T) {
+	a := startAgent(t)
+	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	account(t, a.c, ns, "deployer") // the account stuckPodOf's pod names
+	repo := gitserver.Start(t, gitserver.Options{}).CreateRepo(t, "stuck")
+	commit := repo.Commit(t, map[string]string{"apps/job.yaml": stuckJob}, "a job")
+	s := a.newSync(t, ns, repo.URL())
+	a.waitApplied(t, s, commit)
+	pod := stuckPodOf(t, a.c, ns, "migrate")
+	jobSays := func(text string) func(*v1alpha1.Sync) bool {
+		return func(s *v1alpha1.Sync) bool {
+			for _, r := range s.Status.Resources {
+				if r.Kind == "Job" && r.Health == v1alpha1.HealthDegraded && strings.Contains(r.Message, "pod "+pod) && strings.Contains(r.Message, text) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+
+	for range 10 {
+		a.reconcile(t, s)
+	}
+	a.waitFor(t, s, "the Job Degraded, naming its pod", jobSays("ImagePullBackOff"))
+	if n := a.manager.Paths(apicount.List)["/api/v1/namespaces/"+ns+"/pods"]; n > 1 {
+		t.Errorf("%d LISTs of the pods of %s over ten reconciles of a stuck Job, want at most the watch's one", n, ns)
+	}
+
+	t.Run("a change of the pod is seen through the watch", func(t *testing.T) {
+		got := &corev1.Pod{}
+		harness.Must(t, a.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: pod}, got))
+		got.Status.ContainerStatuses[0].State.Waiting.Reason = "ErrImagePull"
+		harness.Must(t, a.c.Status().Update(t.Context(), got))
+		harness.Eventually(t, waitTimeout, "the Job's message names ErrImagePull", func(ctx context.Context) (bool, error) {
+			a.reconcile(t, s)
+			cur := &v1alpha1.Sync{}
+			err := a.c.Get(ctx, client.ObjectKeyFromObject(s), cur)
+			return err == nil && jobSays("ErrImagePull")(cur), err
+		})
+		if n := a.manager.Paths(apicount.List)["/api/v1/namespaces/"+ns+"/pods"]; n > 1 {
+			t.Errorf("%d LISTs of the pods of %s, want at most the watch's one", n, ns)
+		}
+	})
 }

@@ -3,7 +3,6 @@ package sync
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -74,27 +73,24 @@ func (r *Reconciler) recordAhead(obj *v1alpha1.Sync) func(context.Context, []v1a
 
 // withEntries returns st with refs in its inventory, and whether any was missing.
 func withEntries(st v1alpha1.SyncStatus, refs []v1alpha1.ObjectRef) (v1alpha1.SyncStatus, bool) {
-	objects := plan.InventoryDetail(st)
-	known := map[string]bool{}
-	ids := make([]string, 0, len(objects)+len(refs))
+	objects := plan.Inventory(st)
+	known := make(map[string]bool, len(objects)+len(refs))
 	for _, o := range objects {
 		known[o.Key()] = true
-		ids = append(ids, o.ID())
 	}
 	added := false
 	for _, ref := range refs {
 		if !known[ref.Key()] {
 			known[ref.Key()] = true
-			ids = append(ids, ref.ID())
+			objects = append(objects, ref)
 			added = true
 		}
 	}
 	if !added {
 		return st, false
 	}
-	sort.Strings(ids)
 	st = *st.DeepCopy()
-	st.Inventory = ids
+	plan.SetInventory(&st, objects)
 	return st, true
 }
 

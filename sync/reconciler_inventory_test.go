@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/plan"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
 	"tether.dev/tether/test/harness"
@@ -23,21 +25,21 @@ func TestAStatusConflictMergesWithTheNewestCopy(t *testing.T) {
 	// With prune off, an entry for an object that is not in git stays in the
 	// inventory; only an overwrite can remove it.
 	e := newPruneEnv(t, threeConfigMaps(), func(s *v1alpha1.Sync) { s.Spec.Prune = ptr.To(false) })
-	elsewhere := v1alpha1.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: e.ns, Name: "recorded-elsewhere"}.ID()
+	elsewhere := v1alpha1.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: e.ns, Name: "recorded-elsewhere"}
 
 	t.Run("an inventory entry another writer added during the reconcile is kept", func(t *testing.T) {
 		hook := func() {
 			cur := &v1alpha1.Sync{}
 			harness.Must(t, e.a.c.Get(context.WithoutCancel(t.Context()), client.ObjectKeyFromObject(e.sync), cur))
-			cur.Status.Inventory = append(cur.Status.Inventory, elsewhere)
+			plan.SetInventory(&cur.Status, append(plan.Inventory(cur.Status), elsewhere))
 			harness.Must(t, e.a.c.Status().Update(context.WithoutCancel(t.Context()), cur))
 		}
 		e.a.hooked.hook.Store(&hook)
 		e.push(t, map[string]string{"apps/a.yaml": configMap("a", "note", "changed")})
 		got := &v1alpha1.Sync{}
 		harness.Must(t, e.a.c.Get(t.Context(), client.ObjectKeyFromObject(e.sync), got))
-		if !slices.Contains(got.Status.Inventory, elsewhere) {
-			t.Errorf("inventory = %v: the entry written by another writer was overwritten", got.Status.Inventory)
+		if inv := plan.Inventory(got.Status); !slices.Contains(inv, elsewhere) {
+			t.Errorf("inventory = %v: the entry written by another writer was overwritten", inv)
 		}
 		if e.a.hooked.hook.Load() != nil {
 			t.Fatalf("the hook never ran: no conflict was provoked")
@@ -75,6 +77,40 @@ func TestAWipedInventoryIsRebuiltFromTheLabel(t *testing.T) {
 	}
 	if !hasEvent(e.a.events(), v1alpha1.ReasonInventoryRebuilt, "rebuilt it from 3 objects") {
 		t.Errorf("no %s event for the three objects found by label", v1alpha1.ReasonInventoryRebuilt)
+	}
+}
+
+func TestAnUpgradedAgentReadsTheInventoryAnOlderOneWrote(t *testing.T) {
+	e := newPruneEnv(t, threeConfigMaps())
+	e.a.stop()
+	// What an agent from before status.objects left: one id per object in
+	// status.inventory.
+	s := &v1alpha1.Sync{}
+	harness.Must(t, e.a.c.Get(t.Context(), client.ObjectKeyFromObject(e.sync), s))
+	var ids []string
+	for _, r := range plan.Inventory(s.Status) {
+		ids = append(ids, r.ID())
+	}
+	s.Status.Objects, s.Status.LegacyInventory = nil, ids
+	harness.Must(t, e.a.c.Status().Update(t.Context(), s))
+	// c loses its label: only the old inventory still knows it, no search would find it.
+	c := &corev1.ConfigMap{}
+	harness.Must(t, e.a.c.Get(t.Context(), client.ObjectKey{Namespace: e.ns, Name: "c"}, c))
+	delete(c.Labels, v1alpha1.SyncLabel)
+	harness.Must(t, e.a.c.Update(t.Context(), c))
+	second := e.repo.Commit(t, map[string]string{"apps/c.yaml": ""}, "drop c while the agent is upgraded")
+
+	e.a = startAgent(t)
+	e.a.waitApplied(t, e.sync, second)
+	harness.Eventually(t, waitTimeout, "c is pruned", func(context.Context) (bool, error) { return !e.exists(t, "c"), nil })
+	if !e.exists(t, "a") || !e.exists(t, "b") {
+		t.Errorf("a or b was deleted with c")
+	}
+	got := e.a.waitFor(t, e.sync, "the inventory moved to status.objects", func(s *v1alpha1.Sync) bool {
+		return s.Status.LegacyInventory == nil && len(s.Status.Objects) > 0
+	})
+	if names := inventoryNames(t, got); !slices.Equal(names, []string{"ConfigMap/a", "ConfigMap/b"}) {
+		t.Errorf("inventory = %v, want a and b", names)
 	}
 }
 

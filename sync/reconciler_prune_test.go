@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/plan"
 	"tether.dev/tether/test/apicount"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
@@ -76,10 +77,8 @@ func (e *pruneEnv) inventory(t *testing.T) []string {
 func inventoryNames(t *testing.T, s *v1alpha1.Sync) []string {
 	t.Helper()
 	var names []string
-	for _, id := range s.Status.Inventory {
-		e, err := v1alpha1.ParseInventoryEntry(id)
-		harness.Must(t, err)
-		names = append(names, e.Kind+"/"+e.Name)
+	for _, r := range plan.Inventory(s.Status) {
+		names = append(names, r.Kind+"/"+r.Name)
 	}
 	return names
 }
@@ -186,7 +185,7 @@ func TestPruneLeavesWhatIsNotTethers(t *testing.T) {
 		files["apps/keep.yaml"] = configMap("keep", v1alpha1.PruneAnnotation, "disabled")
 		e := newPruneEnv(t, files)
 		e.push(t, map[string]string{"apps/keep.yaml": ""})
-		e.a.waitFor(t, e.sync, "keep leaves the inventory", func(s *v1alpha1.Sync) bool { return len(s.Status.Inventory) == 3 })
+		e.a.waitFor(t, e.sync, "keep leaves the inventory", func(s *v1alpha1.Sync) bool { return len(plan.Inventory(s.Status)) == 3 })
 		if !e.exists(t, "keep") {
 			t.Errorf("the protected ConfigMap was deleted")
 		}

@@ -23,7 +23,7 @@ import (
 // told once, by the write that made it; when nothing was written, that is the
 // health of status itself.
 func (r *Reconciler) patchStatus(ctx context.Context, obj *v1alpha1.Sync, status v1alpha1.SyncStatus) (v1alpha1.HealthStatusCode, error) {
-	base, baseRun, baseHooks := obj.Status.Inventory, obj.Status.Run, obj.Status.Hooks
+	base, baseRun, baseHooks := obj.Status, obj.Status.Run, obj.Status.Hooks
 	before := status.Health
 	err := r.updateStatus(ctx, obj, func(cur v1alpha1.SyncStatus) (v1alpha1.SyncStatus, bool) {
 		before = status.Health
@@ -31,7 +31,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, obj *v1alpha1.Sync, status
 			return cur, false
 		}
 		next := status
-		next.Inventory = plan.MergeInventory(base, status.Inventory, cur.Inventory)
+		next.Objects, next.LegacyInventory = plan.MergeInventory(base, status, cur), nil
 		next.Run = plan.MergeRun(baseRun, status.Run, cur.Run)
 		next.Hooks = plan.MergeHooks(baseHooks, status.Hooks, cur.Hooks)
 		if !equality.Semantic.DeepEqual(cur, next) {

@@ -15,6 +15,7 @@ import (
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/apply"
+	"tether.dev/tether/plan"
 	"tether.dev/tether/test/apicount"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
@@ -30,8 +31,8 @@ func TestConvergedResyncOfAThousandObjectsCostsNothing(t *testing.T) {
 	repo := gitserver.NewLocalRepo(t, "apps")
 	first := repo.Commit(t, apps(250), "250 apps")
 	s := a.newSync(t, ns, repo.FileURL())
-	if got := a.waitApplied(t, s, first); len(got.Status.Inventory) != 1000 || got.Status.Sync != v1alpha1.SyncStatusSynced {
-		t.Fatalf("after the first sync: %d objects in the inventory, sync %s; want 1000, Synced", len(got.Status.Inventory), got.Status.Sync)
+	if got := a.waitApplied(t, s, first); len(plan.Inventory(got.Status)) != 1000 || got.Status.Sync != v1alpha1.SyncStatusSynced {
+		t.Fatalf("after the first sync: %d objects in the inventory, sync %s; want 1000, Synced", len(plan.Inventory(got.Status)), got.Status.Sync)
 	}
 
 	t.Run("a converged resync makes no write, no dry-run and no read", func(t *testing.T) {
@@ -183,8 +184,8 @@ func TestAnInvalidObjectAmongFortyWritesNothing(t *testing.T) {
 		a.src.Refresh(repo.FileURL())
 		a.reconcile(t, s)
 		got := a.waitApplied(t, s, third)
-		if len(got.Status.Inventory) != 44 {
-			t.Errorf("inventory holds %d objects, want 44", len(got.Status.Inventory))
+		if n := len(plan.Inventory(got.Status)); n != 44 {
+			t.Errorf("inventory holds %d objects, want 44", n)
 		}
 		cm := &corev1.ConfigMap{}
 		harness.Must(t, a.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "app-0010"}, cm))

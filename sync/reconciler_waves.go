@@ -406,7 +406,7 @@ func (o *orderedRun) settled(ctx context.Context, s plan.Step, changes []apply.C
 	for i, c := range changes {
 		res := o.checker.Compute(c.Live)
 		if res.Code != v1alpha1.HealthHealthy && health.WantsPods(c.Live) {
-			res = o.checker.Compute(c.Live, podsOf(ctx, o.id.Pods, c.Live)...)
+			res = o.checker.Compute(c.Live, o.r.podsOf(ctx, o.id, c.Live)...)
 		}
 		switch {
 		case res.Code == v1alpha1.HealthHealthy, res.Code == v1alpha1.HealthSuspended && i < nResources:

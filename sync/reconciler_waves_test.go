@@ -57,8 +57,8 @@ func TestHooksStayOutOfTheInventoryAndDriftCorrection(t *testing.T) {
 	s := a.newSync(t, ns, repo.FileURL())
 	got := a.waitApplied(t, s, commit)
 
-	if len(got.Status.Inventory) != 2 || strings.Contains(strings.Join(got.Status.Inventory, " "), "pre-") {
-		t.Errorf("inventory %v, want cfg and early alone: hooks are not inventoried", got.Status.Inventory)
+	if inv := plan.Inventory(got.Status); len(inv) != 2 || strings.Contains(fmt.Sprint(inv), "pre-") {
+		t.Errorf("inventory %v, want cfg and early alone: hooks are not inventoried", inv)
 	}
 	hooks := hookConfigMaps(t, a, ns)
 	if len(hooks) != 1 || !strings.HasPrefix(hooks[0].Name, "pre-") {

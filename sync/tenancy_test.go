@@ -35,7 +35,7 @@ func impersonating(tb testing.TB, cfg *rest.Config, scheme *runtime.Scheme, mapp
 	return func(user string) (tethersync.Identity, error) {
 		icfg := a.applies.Wrap(cfg)
 		icfg.Impersonate = rest.ImpersonationConfig{UserName: user}
-		c, err := client.New(icfg, client.Options{Scheme: scheme, Mapper: mapper})
+		c, err := client.NewWithWatch(icfg, client.Options{Scheme: scheme, Mapper: mapper})
 		if err != nil {
 			return tethersync.Identity{}, err
 		}

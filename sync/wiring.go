@@ -57,14 +57,17 @@ type Parts struct {
 // NewReconciler wires a Reconciler over mgr with parts, as `tether controller`
 // runs it: Syncs are read from the manager's cache (Cluster.Syncs) and, on a status
 // conflict, straight from the API server (Cluster.Fresh); the pods of a workload that is
-// not healthy are read on demand, never cached (Cluster.Pods); credentials Secrets are read
+// not healthy are read from a watch of their namespace while some workload there needs
+// them (Cluster.PodWatch), never through the manager's cache; credentials Secrets are read
 // through a client of their own that can watch, so that no Secret is cached and
 // each one a Sync names is watched on its own, metadata only (Cluster.Secrets,
 // Observers.SecretWatch). Call SetupWithManager to start it.
 func NewReconciler(mgr ctrl.Manager, parts Parts) (*Reconciler, error) {
-	secrets, err := client.NewWithWatch(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+	// Straight to the API server, able to watch: Secrets and pods are never cached
+	// by the manager.
+	direct, err := client.NewWithWatch(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
 	if err != nil {
-		return nil, fmt.Errorf("creating Secrets client: %w", err)
+		return nil, fmt.Errorf("creating the client for Secrets and pods: %w", err)
 	}
 	capabilities, err := ClusterCapabilities(mgr.GetConfig())
 	if err != nil {
@@ -76,10 +79,11 @@ func NewReconciler(mgr ctrl.Manager, parts Parts) (*Reconciler, error) {
 	}
 	return &Reconciler{
 		Cluster: Cluster{
-			Syncs:   mgr.GetClient(),
-			Fresh:   mgr.GetAPIReader(),
-			Pods:    mgr.GetAPIReader(),
-			Secrets: secrets,
+			Syncs:    mgr.GetClient(),
+			Fresh:    mgr.GetAPIReader(),
+			Pods:     direct,
+			PodWatch: NewPodWatch(DefaultPodWatchOptions()),
+			Secrets:  direct,
 		},
 		Agent: Agent{
 			Source:       parts.Source,

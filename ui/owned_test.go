@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/harness"
 )
@@ -49,7 +50,7 @@ func TestTheTreeShowsWhatTheWorkloadsOwn(t *testing.T) {
 	owned(other, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "other", UID: "0"}}, "Deployment")
 
 	st := readyStatus("main@sha1:aaaaaaaaaaaa", "first")
-	st.Inventory = []string{ns + "_api_apps_Deployment_v1"}
+	st.Objects = []v1alpha1.InventoryGroup{{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: ns, Names: []string{"api"}}}
 	newSync(t, c, ns, "web", nil, st)
 	b := startUI(t, controlplane.Shared(t).Config(), "default", true)
 

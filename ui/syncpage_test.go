@@ -14,7 +14,10 @@ func TestSyncPageShowsConditionsTreeAndHistory(t *testing.T) {
 	c := admin(t)
 	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
 	st := readyStatus("main@sha1:4f2c1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b", "Add the api")
-	st.Inventory = []string{"_web__Namespace_v1", "web_api_apps_Deployment_v1"}
+	st.Objects = []v1alpha1.InventoryGroup{
+		{Version: "v1", Kind: "Namespace", Names: []string{"web"}},
+		{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "web", Names: []string{"api"}},
+	}
 	st.Resources = []v1alpha1.ResourceStatus{{
 		ObjectRef: v1alpha1.ObjectRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "web", Name: "api"},
 		Sync:      v1alpha1.SyncStatusOutOfSync, Health: v1alpha1.HealthProgressing, Message: "1 of 2 replicas updated",

@@ -6,8 +6,9 @@
 // observed state written only by Tether's reconciler, under its own field manager.
 //
 // Two things every other package shares are declared here, once: the identity of
-// a managed object (ObjectRef, with its one key and its inventory form, embedded
-// inline in the status types that name an object), and the reasons of conditions
+// a managed object (ObjectRef, with its one key, embedded inline in the status
+// types that name an object, and grouped by kind and namespace in the inventory,
+// InventoryGroup), and the reasons of conditions
 // and Events with what each means (Reasons, from which the failure metric's label
 // set and docs/reasons.md are derived).
 //

@@ -1,8 +1,11 @@
 package v1alpha1
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestInventoryEntryRoundTrips(t *testing.T) {
@@ -60,5 +63,46 @@ func TestSyncLabelValueIsAValidLabelValue(t *testing.T) {
 	}
 	if SyncLabelValue("a", long) == SyncLabelValue("b", long) {
 		t.Errorf("two Syncs with long names share a label value")
+	}
+}
+
+func TestAnInventoryGroupsByKindAndNamespace(t *testing.T) {
+	web := ObjectRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "web", Name: "api"}
+	a := ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: "web", Name: "a"}
+	b := ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: "web", Name: "b"}
+	ns := ObjectRef{Version: "v1", Kind: "Namespace", Name: "web"}
+	groups := NewInventory([]ObjectRef{web, b, ns, a, b})
+	want := []InventoryGroup{
+		{Version: "v1", Kind: "Namespace", Names: []string{"web"}},
+		{Version: "v1", Kind: "ConfigMap", Namespace: "web", Names: []string{"a", "b"}},
+		{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "web", Names: []string{"api"}},
+	}
+	if d := cmp.Diff(want, groups); d != "" {
+		t.Errorf("NewInventory (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]ObjectRef{ns, a, b, web}, InventoryRefs(groups)); d != "" {
+		t.Errorf("InventoryRefs (-want +got):\n%s", d)
+	}
+	if NewInventory(nil) != nil {
+		t.Errorf("NewInventory(nil) = %v, want no groups", NewInventory(nil))
+	}
+	js, err := json.Marshal(groups)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := InventoryBytes(groups); got != len(js) {
+		t.Errorf("InventoryBytes = %d, want the %d bytes of %s", got, len(js), js)
+	}
+}
+
+func TestInventoryRefsLeavesOutWhatTetherCannotHaveWritten(t *testing.T) {
+	groups := []InventoryGroup{
+		{Kind: "ConfigMap", Namespace: "web", Names: []string{"no-version"}},
+		{Version: "v1", Namespace: "web", Names: []string{"no-kind"}},
+		{Version: "v1", Kind: "ConfigMap", Namespace: "web", Names: []string{"", "kept"}},
+	}
+	want := []ObjectRef{{Version: "v1", Kind: "ConfigMap", Namespace: "web", Name: "kept"}}
+	if d := cmp.Diff(want, InventoryRefs(groups)); d != "" {
+		t.Errorf("InventoryRefs (-want +got):\n%s", d)
 	}
 }

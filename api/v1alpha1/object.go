@@ -52,16 +52,17 @@ func (r ObjectRef) Key() string {
 	return r.Group + "/" + r.Kind + "/" + r.Namespace + "/" + r.Name
 }
 
-// ID is the object's compact form in status.inventory:
-// "<namespace>_<name>_<group>_<kind>_<version>". No namespace, group, kind or
-// version can hold an underscore, so the form parses back even for the few kinds
-// whose names may (RBAC roles).
+// ID is the object's whole identity, version included, in one string:
+// "<namespace>_<name>_<group>_<kind>_<version>", the form of the entries of
+// status.inventory that agents before status.objects wrote. No namespace, group,
+// kind or version can hold an underscore, so the form parses back even for the few
+// kinds whose names may (RBAC roles).
 func (r ObjectRef) ID() string {
 	return r.Namespace + "_" + r.Name + "_" + r.Group + "_" + r.Kind + "_" + r.Version
 }
 
-// ParseInventoryEntry parses an entry of status.inventory, written by
-// ObjectRef.ID.
+// ParseInventoryEntry parses an entry of status.inventory (as agents before
+// status.objects wrote it), written by ObjectRef.ID.
 func ParseInventoryEntry(id string) (ObjectRef, error) {
 	ns, rest, ok := strings.Cut(id, "_")
 	parts := strings.Split(rest, "_")

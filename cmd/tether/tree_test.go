@@ -20,11 +20,11 @@ func treeFixture() *v1alpha1.Sync {
 			LastAppliedRevision: "main@sha1:4f2c1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b",
 			Sync:                v1alpha1.SyncStatusSynced,
 			Health:              v1alpha1.HealthDegraded,
-			Inventory: []string{
-				"_web__Namespace_v1",
-				"web_api_apps_Deployment_v1",
-				"web_api__Service_v1",
-				"web_web-config__ConfigMap_v1",
+			Objects: []v1alpha1.InventoryGroup{
+				{Version: "v1", Kind: "Namespace", Names: []string{"web"}},
+				{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "web", Names: []string{"api"}},
+				{Version: "v1", Kind: "Service", Namespace: "web", Names: []string{"api"}},
+				{Version: "v1", Kind: "ConfigMap", Namespace: "web", Names: []string{"web-config"}},
 			},
 			Resources: []v1alpha1.ResourceStatus{{
 				ObjectRef: v1alpha1.ObjectRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "web", Name: "api"},

@@ -31,7 +31,7 @@ const freshRounds = 3
 // their floors). Run it with -benchtime=1x (make bench); TETHER_BENCH_APPS changes
 // the apps per round.
 func BenchmarkNewSyncRightAfterAPush(b *testing.B) {
-	apps := min(benchApps(b), appsPerSync)
+	apps := min(benchApps(b), defaultAppsPerSync)
 	cp := controlplane.Shared(b)
 	for b.Loop() {
 		c := newClient(b)

@@ -33,10 +33,11 @@ const floorWorkers = 8
 // the agent's requests per object (client-go's own count of what it sent, from the
 // agent's /metrics) and the agent's peak RSS. Run it with -benchtime=1x (make bench).
 //
-// Four environment variables change what it measures, for a run by hand:
+// Five environment variables change what it measures, for a run by hand:
 // TETHER_BENCH_APPS sets how many apps (of 4 objects) are synced (2500: the 10,000
-// objects of the memory goal at scale; past 250, by one Sync per 250 apps, under
-// apps/part-NN, since one Sync's inventory must fit in its status), and
+// objects of the memory goal at scale), TETHER_BENCH_APPS_PER_SYNC how many apps
+// one Sync holds (250 by default: past that, one Sync per 250 apps, under
+// apps/part-NN; 2500 with 2500 apps is one Sync of the 10,000 objects), and
 // TETHER_BENCH_PROFILE_DIR names a
 // directory where it saves the agent's heap profile once the Sync is Ready
 // (go tool pprof -sample_index=alloc_space shows what the first sync allocated),
@@ -46,8 +47,9 @@ const floorWorkers = 8
 // objects (what rendering a chart costs the agent).
 func BenchmarkShippedBinaryFirstSync(b *testing.B) {
 	apps := benchApps(b)
-	files, paths := benchFiles(apps)
-	plain, _ := benchPlainFiles(apps)
+	perSync := envInt(b, "TETHER_BENCH_APPS_PER_SYNC", defaultAppsPerSync)
+	files, paths := benchFiles(apps, perSync)
+	plain, _ := benchPlainFiles(apps, perSync)
 	objects := 4 * apps
 	cp := controlplane.Shared(b)
 	for b.Loop() {
@@ -119,15 +121,16 @@ func benchApps(tb testing.TB) int {
 	return n
 }
 
-// appsPerSync is the most apps one Sync of the benchmark holds: 1,000 objects.
-const appsPerSync = 250
+// defaultAppsPerSync is the most apps one Sync of the benchmark holds unless
+// TETHER_BENCH_APPS_PER_SYNC says otherwise: 1,000 objects.
+const defaultAppsPerSync = 250
 
 // benchFiles returns the repository of n apps, and the paths of the Syncs that
-// apply them: "apps", or past appsPerSync apps, one part of apps/ each. With
+// apply them: "apps", or past perSync apps, one part of apps/ each. With
 // TETHER_BENCH_CHART set, each path is a Helm chart whose templates are those
 // files: the same objects, rendered by Helm's engine.
-func benchFiles(n int) (files map[string]string, paths []string) {
-	files, paths = benchPlainFiles(n)
+func benchFiles(n, perSync int) (files map[string]string, paths []string) {
+	files, paths = benchPlainFiles(n, perSync)
 	if os.Getenv("TETHER_BENCH_CHART") == "" {
 		return files, paths
 	}
@@ -143,15 +146,15 @@ func benchFiles(n int) (files map[string]string, paths []string) {
 }
 
 // benchPlainFiles is benchFiles as plain YAML.
-func benchPlainFiles(n int) (files map[string]string, paths []string) {
+func benchPlainFiles(n, perSync int) (files map[string]string, paths []string) {
 	files = workload.Apps(n)
-	if n <= appsPerSync {
+	if n <= perSync {
 		return files, []string{"apps"}
 	}
 	parted := map[string]string{}
 	for i := 0; i < n; i++ {
-		part := fmt.Sprintf("apps/part-%02d", i/appsPerSync)
-		if i%appsPerSync == 0 {
+		part := fmt.Sprintf("apps/part-%02d", i/perSync)
+		if i%perSync == 0 {
 			paths = append(paths, part)
 		}
 		name := fmt.Sprintf("app-%04d.yaml", i)

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/plan"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
 	"tether.dev/tether/test/harness"
@@ -70,8 +71,8 @@ func interruptedApply(t *testing.T, sig syscall.Signal) {
 		labelled := labelledConfigMaps(t, c, s)
 		var missing []string
 		for _, name := range labelled {
-			id := v1alpha1.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: name}.ID()
-			if !slices.Contains(got.Status.Inventory, id) {
+			ref := v1alpha1.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: name}
+			if !slices.Contains(plan.Inventory(got.Status), ref) {
 				missing = append(missing, name)
 			}
 		}

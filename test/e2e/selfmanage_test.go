@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/plan"
 	"tether.dev/tether/test/gitserver"
 	"tether.dev/tether/test/harness"
 )
@@ -63,8 +64,8 @@ func TestTetherManagesItself(t *testing.T) {
 		got := waitForSync(t, c, s, "Ready at the install's commit", func(s *v1alpha1.Sync) bool {
 			return s.Status.LastAppliedRevision == "main@sha1:"+first && isReady(s)
 		})
-		if len(got.Status.Inventory) != len(in.objects) {
-			t.Errorf("inventory holds %d objects, want the install's %d", len(got.Status.Inventory), len(in.objects))
+		if n := len(plan.Inventory(got.Status)); n != len(in.objects) {
+			t.Errorf("inventory holds %d objects, want the install's %d", n, len(in.objects))
 		}
 		sameObjects(t, before, liveUIDs(t, c, in))
 		for _, obj := range in.objects {

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/plan"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
 	"tether.dev/tether/test/harness"
@@ -111,8 +112,8 @@ func TestSyncTakesCommitsIntoTheCluster(t *testing.T) {
 		if s.Status.SourceRevision != "main@sha1:"+first || s.Status.Sync != v1alpha1.SyncStatusSynced {
 			t.Errorf("sourceRevision = %q, sync = %q; want main@sha1:%s, Synced", s.Status.SourceRevision, s.Status.Sync, first)
 		}
-		if len(s.Status.Inventory) != 3 {
-			t.Errorf("inventory = %v, want the ConfigMap, Service and Deployment", s.Status.Inventory)
+		if inv := plan.Inventory(s.Status); len(inv) != 3 {
+			t.Errorf("inventory = %v, want the ConfigMap, Service and Deployment", inv)
 		}
 	})
 

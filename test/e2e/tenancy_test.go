@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/plan"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
 	"tether.dev/tether/test/harness"
@@ -261,9 +262,9 @@ func TestTenantsUnderTheDefaultInstall(t *testing.T) {
 			return s.Status.LastAppliedRevision == "main@sha1:"+platformRev && isReady(s)
 		})
 		waitConfigMap(t, c, platform, "platform")
-		if got.Status.ObservedGeneration != got.Generation || got.Status.Sync != v1alpha1.SyncStatusSynced || len(got.Status.Inventory) != 2 {
+		if got.Status.ObservedGeneration != got.Generation || got.Status.Sync != v1alpha1.SyncStatusSynced || len(plan.Inventory(got.Status)) != 2 {
 			t.Errorf("status: observedGeneration %d of %d, sync %s, inventory %v; want current, Synced, two ConfigMaps",
-				got.Status.ObservedGeneration, got.Generation, got.Status.Sync, got.Status.Inventory)
+				got.Status.ObservedGeneration, got.Generation, got.Status.Sync, plan.Inventory(got.Status))
 		}
 		waitEvent(t, c, platformSync, v1alpha1.ReasonApplied)
 	})
@@ -286,7 +287,7 @@ func TestTenantsUnderTheDefaultInstall(t *testing.T) {
 		rev := platformRepo.Commit(t, map[string]string{"app/extra.yaml": ""}, "no extra")
 		pushed(t, a, platformRepo)
 		waitForSync(t, c, platformSync, "Ready without extra", func(s *v1alpha1.Sync) bool {
-			return s.Status.LastAppliedRevision == "main@sha1:"+rev && isReady(s) && len(s.Status.Inventory) == 1
+			return s.Status.LastAppliedRevision == "main@sha1:"+rev && isReady(s) && len(plan.Inventory(s.Status)) == 1
 		})
 		waitAbsent(t, c, "v1", "ConfigMap", platform, "extra")
 	})

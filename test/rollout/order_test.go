@@ -336,8 +336,8 @@ func TestWavesRollOutInOrder(t *testing.T) {
 	if len(post) != 1 || !strings.HasPrefix(post[0].Name, "report-") {
 		t.Errorf("PostSync Jobs left: %v, want report- alone (smoke- is HookSucceeded)", names(post))
 	}
-	if slices.ContainsFunc(got.Status.Inventory, func(id string) bool { return strings.Contains(id, "_batch_Job_") }) {
-		t.Errorf("a hook Job is in the inventory: %v", got.Status.Inventory)
+	if slices.ContainsFunc(plan.Inventory(got.Status), func(r v1alpha1.ObjectRef) bool { return r.Kind == "Job" }) {
+		t.Errorf("a hook Job is in the inventory: %v", plan.Inventory(got.Status))
 	}
 	if n := a.counter(t, "tether_hook_runs_total", ns, "PostSync"); n != 2 {
 		t.Errorf("tether_hook_runs_total{phase=PostSync} = %v, want 2", n)
