@@ -15,6 +15,7 @@ import (
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/apply"
+	"tether.dev/tether/plan"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/harness"
 )
@@ -44,7 +45,12 @@ func diffFixture(t *testing.T, c client.Client) (ns string, render Renderer) {
 		harness.Must(t, c.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: meta, Data: map[string]string{"colour": "blue"}}))
 	}
 	st := readyStatus("main@sha1:4f2c1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b", "Paint it green")
-	st.Inventory = []string{ns + "_creds__Secret_v1", ns + "_web__ConfigMap_v1", ns + "_ignored__ConfigMap_v1", ns + "_same__ConfigMap_v1"}
+	plan.SetInventory(&st, []v1alpha1.ObjectRef{
+		{Version: "v1", Kind: "Secret", Namespace: ns, Name: "creds"},
+		{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: "web"},
+		{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: "ignored"},
+		{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: "same"},
+	})
 	for _, name := range []string{"creds", "web", "ignored"} {
 		kind := "ConfigMap"
 		if name == "creds" {

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/plan"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
 )
@@ -122,7 +123,10 @@ func TestUIDiffShowsWhatTetherDiffPrints(t *testing.T) {
 	if err := c.Create(t.Context(), s); err != nil {
 		t.Fatal(err)
 	}
-	s.Status.Inventory = []string{e.ns + "_creds__Secret_v1", e.ns + "_web__ConfigMap_v1"}
+	plan.SetInventory(&s.Status, []v1alpha1.ObjectRef{
+		{Version: "v1", Kind: "Secret", Namespace: e.ns, Name: "creds"},
+		{Version: "v1", Kind: "ConfigMap", Namespace: e.ns, Name: "web"},
+	})
 	for _, kind := range []string{"Secret", "ConfigMap"} {
 		name := map[string]string{"Secret": "creds", "ConfigMap": "web"}[kind]
 		s.Status.Resources = append(s.Status.Resources, v1alpha1.ResourceStatus{
