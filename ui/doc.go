@@ -1,7 +1,8 @@
 // Package ui is Tether's web UI: the server `tether ui` runs, its pages, and the
 // assets embedded in it.
 //
-// It has no identity and no rights of its own. Every read and every action is
+// It has no identity and no rights of its own (in a cluster, see cluster.go:
+// each user signs in with their own bearer token and has their own viewer). Every read and every action is
 // made with the rest.Config it is given, which is the caller's kubeconfig: what the
 // user may not list, the UI does not show, and an action the user may not take is
 // refused by the API server and shown as refused.

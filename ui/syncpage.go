@@ -80,7 +80,7 @@ var doneMessages = map[string]string{
 func (s *Server) syncPage(w http.ResponseWriter, r *http.Request) {
 	sy := &v1alpha1.Sync{}
 	key := client.ObjectKey{Namespace: r.PathValue("namespace"), Name: r.PathValue("name")}
-	if err := s.client.Get(r.Context(), key, sy); err != nil {
+	if err := viewerOf(r).client.Get(r.Context(), key, sy); err != nil {
 		s.apiRefusal(w, "Reading Sync "+key.String(), err, "")
 		return
 	}
@@ -109,7 +109,7 @@ func conditionsOf(sy *v1alpha1.Sync) []conditionView {
 // treeOf is the Sync's tree as `tether tree` groups it (plan.Tree), with the
 // objects its workloads own beneath them.
 func (s *Server) treeOf(r *http.Request, sy *v1alpha1.Sync) ([]treeNamespace, []string) {
-	idx := readOwned(r.Context(), s.client, ownerNamespaces(plan.Inventory(sy.Status)))
+	idx := readOwned(r.Context(), viewerOf(r).client, ownerNamespaces(plan.Inventory(sy.Status)))
 	var out []treeNamespace
 	for _, ns := range plan.Tree(sy) {
 		tn := treeNamespace{Namespace: ns.Namespace}
@@ -141,7 +141,7 @@ func (s *Server) eventsOf(r *http.Request, sy *v1alpha1.Sync) ([]eventView, []st
 	var gaps []string
 	for _, ns := range scope.Namespaces() {
 		list := &corev1.EventList{}
-		if err := s.client.List(r.Context(), list, client.InNamespace(ns)); err != nil {
+		if err := viewerOf(r).client.List(r.Context(), list, client.InNamespace(ns)); err != nil {
 			gaps = append(gaps, "Events in "+ns+": "+err.Error())
 			continue
 		}
