@@ -80,8 +80,8 @@ var statusFilters = []struct {
 
 // count is one figure of the fleet's head.
 type count struct {
-	Label string
-	N     int
+	Label string `json:"label"`
+	N     int    `json:"n"`
 }
 
 // fleetPage is what the fleet page shows.

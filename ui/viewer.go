@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -28,7 +29,14 @@ type viewer struct {
 	user   string // as the API server knows them, "" when it would not say
 	live   *broker
 	stop   context.CancelFunc // ends the watch; nil before start
+	// recount asks for the fleet's counts to be sent again (publishCounts);
+	// one pending request stands for any number.
+	recount chan struct{}
 }
+
+// countsEvery bounds how often the counts are sent: a burst of changes (the
+// first list of a thousand Syncs) costs one count a second, not one a change.
+const countsEvery = time.Second
 
 // newViewer finds out which Syncs cfg's user may list (scope.go) and prepares
 // the watch on them; it starts nothing.
@@ -45,7 +53,7 @@ func newViewer(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, na
 	if err != nil {
 		return nil, fmt.Errorf("creating the watch on Syncs: %w", err)
 	}
-	return &viewer{cfg: cfg, client: c, cache: ca, scope: sc, user: user, live: newBroker()}, nil
+	return &viewer{cfg: cfg, client: c, cache: ca, scope: sc, user: user, live: newBroker(), recount: make(chan struct{}, 1)}, nil
 }
 
 // start starts the watch on Syncs, which lasts until run ends or stop is
@@ -72,6 +80,7 @@ func (v *viewer) start(run, wait context.Context, log logr.Logger) error {
 			log.Error(err, "the watch on Syncs ended")
 		}
 	}()
+	go v.publishCounts(run)
 	if !v.cache.WaitForCacheSync(wait) {
 		v.stop()
 		return fmt.Errorf("listing Syncs: %w", context.Cause(wait))
@@ -101,4 +110,36 @@ func (v *viewer) publishSync(obj any, kind string) {
 		return
 	}
 	v.live.publish(fmt.Appendf(nil, "event: %s\ndata: %s\n\n", kind, data))
+	select {
+	case v.recount <- struct{}{}:
+	default: // one is pending already
+	}
+}
+
+// publishCounts sends the fleet's counts (of every Sync watched, as the fleet
+// page counts them) as a server-sent event "counts" after each change, at most
+// once every countsEvery, until ctx ends.
+func (v *viewer) publishCounts(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-v.recount:
+		}
+		list := &v1alpha1.SyncList{}
+		if err := v.cache.List(ctx, list); err == nil {
+			rows := make([]row, len(list.Items))
+			for i := range list.Items {
+				rows[i] = rowOf(&list.Items[i])
+			}
+			if data, err := json.Marshal(countRows(rows)); err == nil {
+				v.live.publish(fmt.Appendf(nil, "event: counts\ndata: %s\n\n", data))
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(countsEvery):
+		}
+	}
 }
