@@ -23,11 +23,12 @@ import (
 
 // uiFlags are the command line of `tether ui`.
 type uiFlags struct {
-	kube      *kubeFlags
-	address   string
-	noBrowser bool
-	inCluster bool
-	apiCAFile string
+	kube        *kubeFlags
+	address     string
+	noBrowser   bool
+	inCluster   bool
+	apiCAFile   string
+	maxSessions int
 }
 
 func newUICommand(kube *kubeFlags) *cobra.Command {
@@ -65,6 +66,7 @@ Serve it behind TLS: its cookies are Secure.`,
 	cmd.Flags().StringVar(&f.address, "address", "127.0.0.1:9000", "The loopback address to serve on (port 0 picks a free one).")
 	cmd.Flags().BoolVar(&f.noBrowser, "no-browser", false, "Print the URL only; do not open a browser.")
 	cmd.Flags().BoolVar(&f.inCluster, "in-cluster", false, "Serve many users, each signing in with their own bearer token (deploy/ui).")
+	cmd.Flags().IntVar(&f.maxSessions, "max-sessions", ui.DefaultMaxSessions, "With --in-cluster: how many users may be signed in at once (each has a watch on the API server).")
 	cmd.Flags().StringVar(&f.apiCAFile, "api-ca-file", "/etc/tether-ui/kube-ca/ca.crt", "With --in-cluster in a pod: the CA of the API server (the ConfigMap kube-root-ca.crt).")
 	kube.bind(cmd)
 	return cmd
@@ -127,7 +129,7 @@ func (f *uiFlags) runInCluster(ctx context.Context, stdout, stderr io.Writer) er
 		return err
 	}
 	log := logr.FromSlogHandler(slog.NewTextHandler(stderr, nil))
-	srv, err := ui.New(ctx, ui.Options{Config: cfg, Scheme: scheme, Namespace: ns, AllNamespaces: true, InCluster: true, Render: renderInCluster, Log: log})
+	srv, err := ui.New(ctx, ui.Options{Config: cfg, Scheme: scheme, Namespace: ns, AllNamespaces: true, InCluster: true, MaxSessions: f.maxSessions, Render: renderInCluster, Log: log})
 	if err != nil {
 		return err
 	}
