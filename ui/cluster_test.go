@@ -3,11 +3,21 @@ package ui
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
+	"math/big"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	gosync "sync"
 	"testing"
@@ -56,12 +66,16 @@ func (b *lockedBuffer) String() string {
 
 // startClusterUI serves a UI in cluster mode (no credentials of its own) until
 // the test ends; it returns its base URL and its log.
-func startClusterUI(t *testing.T) (string, *lockedBuffer) {
+func startClusterUI(t *testing.T, tlsFiles ...string) (string, *lockedBuffer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	log := &lockedBuffer{}
-	srv, err := New(ctx, Options{Config: controlplane.Shared(t).Config(), Scheme: testScheme(t), InCluster: true, Namespace: "default", AllNamespaces: true,
-		Log: funcr.New(log.add, funcr.Options{Verbosity: 10})})
+	opts := Options{Config: controlplane.Shared(t).Config(), Scheme: testScheme(t), InCluster: true, Namespace: "default", AllNamespaces: true,
+		Log: funcr.New(log.add, funcr.Options{Verbosity: 10})}
+	if len(tlsFiles) == 2 {
+		opts.TLSCertFile, opts.TLSKeyFile = tlsFiles[0], tlsFiles[1]
+	}
+	srv, err := New(ctx, opts)
 	harness.Must(t, err)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	harness.Must(t, err)
@@ -73,7 +87,7 @@ func startClusterUI(t *testing.T) (string, *lockedBuffer) {
 			t.Errorf("Serve: %v", err)
 		}
 	})
-	return "http://" + l.Addr().String(), log
+	return strings.TrimSuffix(srv.LoginURL(l.Addr()), "/login"), log
 }
 
 // signIn fills the sign-in form with token (and namespace) and returns the
@@ -248,5 +262,40 @@ func TestSessionsAreBoundedAndExpire(t *testing.T) {
 	ss.sweep(start.Add(sessionMaxAge + time.Second))
 	if ss.get(busy, start) != nil || ss.ofBearer("hash", start) != nil {
 		t.Error("after the maximum age the session is kept")
+	}
+}
+
+// With a certificate the server serves https, and a browser keeps its Secure
+// cookies over it.
+func TestInAClusterTheServerServesTLS(t *testing.T) {
+	admin(t)
+	dir := t.TempDir()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	harness.Must(t, err)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "tether-ui"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	harness.Must(t, err)
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	harness.Must(t, err)
+	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	harness.Must(t, os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600))
+	harness.Must(t, os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600))
+	base, _ := startClusterUI(t, certFile, keyFile)
+	if !strings.HasPrefix(base, "https://127.0.0.1:") {
+		t.Fatalf("the server's URL is %s, want https", base)
+	}
+	cert, err := x509.ParseCertificate(der)
+	harness.Must(t, err)
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	c := &http.Client{Timeout: waitLong, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/login", nil)
+	harness.Must(t, err)
+	resp, err := c.Do(req)
+	harness.Must(t, err)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || len(resp.Cookies()) != 1 || !resp.Cookies()[0].Secure {
+		t.Errorf("GET /login over https: %d with cookies %v, want 200 and the sign-in form's Secure cookie", resp.StatusCode, resp.Cookies())
 	}
 }

@@ -42,6 +42,9 @@ type Options struct {
 	// MaxSessions bounds the users signed in at once in a cluster (each has a
 	// watch of their own); 0 means DefaultMaxSessions.
 	MaxSessions int
+	// TLSCertFile and TLSKeyFile, when set, serve https with that certificate
+	// and key (in a cluster, where cookies are Secure: or put TLS in front).
+	TLSCertFile, TLSKeyFile string
 	// Render renders a Sync's source for the diff page; nil shows no diff.
 	Render Renderer
 	// Log receives what the server has to say about itself; never tokens.
@@ -89,10 +92,14 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 // one-time token that starts the browser's session. In a cluster it is the
 // sign-in page.
 func (s *Server) LoginURL(addr net.Addr) string {
-	if s.opts.InCluster {
-		return "http://" + addr.String() + "/login"
+	scheme := "http://"
+	if s.opts.TLSCertFile != "" {
+		scheme = "https://"
 	}
-	return "http://" + addr.String() + "/login?token=" + s.sessions.loginToken
+	if s.opts.InCluster {
+		return scheme + addr.String() + "/login"
+	}
+	return scheme + addr.String() + "/login?token=" + s.sessions.loginToken
 }
 
 // Serve starts the shared watch on Syncs (of the one user; in a cluster each
@@ -121,7 +128,12 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 		defer cancel()
 		_ = srv.Shutdown(shutdown)
 	}()
-	err := srv.Serve(l)
+	var err error
+	if s.opts.TLSCertFile != "" {
+		err = srv.ServeTLS(l, s.opts.TLSCertFile, s.opts.TLSKeyFile)
+	} else {
+		err = srv.Serve(l)
+	}
 	<-stopped
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil

@@ -29,6 +29,8 @@ type uiFlags struct {
 	inCluster   bool
 	apiCAFile   string
 	maxSessions int
+	tlsCert     string
+	tlsKey      string
 }
 
 func newUICommand(kube *kubeFlags) *cobra.Command {
@@ -67,6 +69,8 @@ Serve it behind TLS: its cookies are Secure.`,
 	cmd.Flags().BoolVar(&f.noBrowser, "no-browser", false, "Print the URL only; do not open a browser.")
 	cmd.Flags().BoolVar(&f.inCluster, "in-cluster", false, "Serve many users, each signing in with their own bearer token (deploy/ui).")
 	cmd.Flags().IntVar(&f.maxSessions, "max-sessions", ui.DefaultMaxSessions, "With --in-cluster: how many users may be signed in at once (each has a watch on the API server).")
+	cmd.Flags().StringVar(&f.tlsCert, "tls-cert-file", "", "With --in-cluster: serve https with this certificate (PEM); else put TLS in front, for the cookies are Secure.")
+	cmd.Flags().StringVar(&f.tlsKey, "tls-key-file", "", "The key of --tls-cert-file (PEM).")
 	cmd.Flags().StringVar(&f.apiCAFile, "api-ca-file", "/etc/tether-ui/kube-ca/ca.crt", "With --in-cluster in a pod: the CA of the API server (the ConfigMap kube-root-ca.crt).")
 	kube.bind(cmd)
 	return cmd
@@ -116,6 +120,9 @@ func (f *uiFlags) run(ctx context.Context, stdout, stderr io.Writer) error {
 
 // runInCluster serves many users, each with their own token (ui.Options.InCluster).
 func (f *uiFlags) runInCluster(ctx context.Context, stdout, stderr io.Writer) error {
+	if (f.tlsCert == "") != (f.tlsKey == "") {
+		return fmt.Errorf("--tls-cert-file and --tls-key-file go together")
+	}
 	cfg, err := f.apiServer()
 	if err != nil {
 		return err
@@ -129,7 +136,7 @@ func (f *uiFlags) runInCluster(ctx context.Context, stdout, stderr io.Writer) er
 		return err
 	}
 	log := logr.FromSlogHandler(slog.NewTextHandler(stderr, nil))
-	srv, err := ui.New(ctx, ui.Options{Config: cfg, Scheme: scheme, Namespace: ns, AllNamespaces: true, InCluster: true, MaxSessions: f.maxSessions, Render: renderInCluster, Log: log})
+	srv, err := ui.New(ctx, ui.Options{Config: cfg, Scheme: scheme, Namespace: ns, AllNamespaces: true, InCluster: true, MaxSessions: f.maxSessions, TLSCertFile: f.tlsCert, TLSKeyFile: f.tlsKey, Render: renderInCluster, Log: log})
 	if err != nil {
 		return err
 	}
