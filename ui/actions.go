@@ -98,7 +98,7 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request) {
 	sy := &v1alpha1.Sync{}
 	v := viewerOf(r)
 	if err := v.client.Get(r.Context(), key, sy); err != nil {
-		s.apiRefusal(w, "Reading Sync "+key.String(), err, "")
+		s.apiRefusal(w, r, "Reading Sync "+key.String(), err, "")
 		return
 	}
 	c := changeOf(s, r, sy)
@@ -109,7 +109,7 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := v.client.Patch(r.Context(), sy, c.patch, client.FieldOwner(uiFieldManager)); err != nil {
-		s.apiRefusal(w, "The API server refused to "+action+" Sync "+key.String(), err, syncPath(key))
+		s.apiRefusal(w, r, "The API server refused to "+action+" Sync "+key.String(), err, syncPath(key))
 		return
 	}
 	// Done: an Event on the Sync says who asked. A user who may not create

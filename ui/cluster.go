@@ -94,9 +94,17 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 }
 
 // signOut ends the request's session and its watch.
-func (s *Server) signOut(w http.ResponseWriter, r *http.Request) {
+func (s *Server) signOut(w http.ResponseWriter, r *http.Request) { s.endSession(w, r) }
+
+// endSession ends the request's session (a sign-in's or a proxy token's) and
+// its watch, and sends the browser to the sign-in page.
+func (s *Server) endSession(w http.ResponseWriter, r *http.Request) {
 	if c, err := r.Cookie(cookieName); err == nil {
 		s.sessions.remove(c.Value)
+	}
+	if token, ok := bearerToken(r); ok {
+		sum := sha256.Sum256([]byte(token))
+		s.sessions.removeBearer(hex.EncodeToString(sum[:]))
 	}
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
@@ -201,6 +209,15 @@ func (ss *sessions) ofBearer(key string, now time.Time) *session {
 		sess.seen = now
 	}
 	return sess
+}
+
+// removeBearer ends the session of a proxy's token of hash key, if any.
+func (ss *sessions) removeBearer(key string) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if id, ok := ss.byBearer[key]; ok {
+		ss.dropLocked(id)
+	}
 }
 
 // remove ends session id and its watch.

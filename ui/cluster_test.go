@@ -233,6 +233,27 @@ func TestInAClusterEachUserSeesWhatTheirTokenMayRead(t *testing.T) {
 			t.Errorf("alice's token in a header: %d, want 200 and her Syncs:\n%s", resp.StatusCode, buf.String())
 		}
 	})
+	t.Run("a token the API server stops accepting ends its session", func(t *testing.T) {
+		carolToken, carol := serviceAccountToken(t, nsB, "carol")
+		grantSyncReading(t, c, carol, nsB)
+		_, _, session := signIn(t, base, carolToken, nsB)
+		if session == nil {
+			t.Fatal("carol could not sign in")
+		}
+		b := browserWith(t, base, session)
+		b.get("/")
+		cs, err := kubernetes.NewForConfig(cp.Config())
+		harness.Must(t, err)
+		harness.Must(t, cs.CoreV1().ServiceAccounts(nsB).Delete(t.Context(), "carol", metav1.DeleteOptions{}))
+		// The API server may accept the token a few seconds more (its cache).
+		harness.Eventually(t, waitLong, "the Sync page of a deleted account's token sends to the sign-in", func(ctx context.Context) (bool, error) {
+			code, _ := b.do(ctx, http.MethodGet, "/syncs/"+nsB+"/two", nil)
+			return code == http.StatusSeeOther, nil
+		})
+		if code, _ := b.do(t.Context(), http.MethodGet, "/", nil); code != http.StatusSeeOther {
+			t.Errorf("the fleet after the token was refused: %d, want 303 to /login (the session ended)", code)
+		}
+	})
 	for _, token := range []string{aliceToken, bobToken} {
 		if strings.Contains(log.String(), token[:20]) {
 			t.Errorf("the server's log holds a token:\n%s", log.String())

@@ -65,7 +65,7 @@ func (s *Server) diffPage(w http.ResponseWriter, r *http.Request) {
 	key := client.ObjectKey{Namespace: r.PathValue("namespace"), Name: r.PathValue("name")}
 	v := viewerOf(r)
 	if err := v.client.Get(r.Context(), key, sy); err != nil {
-		s.apiRefusal(w, "Reading Sync "+key.String(), err, "")
+		s.apiRefusal(w, r, "Reading Sync "+key.String(), err, "")
 		return
 	}
 	page := diffView{Row: rowOf(sy), SyncURL: syncPath(key)}
