@@ -32,19 +32,19 @@ type change struct {
 // actions are what a POST may ask of a Sync, each the change `tether
 // reconcile`, `suspend`, `resume` or `rollback` makes (package plan).
 var actions = map[string]func(s *Server, r *http.Request, sy *v1alpha1.Sync) change{
-	"reconcile": func(s *Server, _ *http.Request, sy *v1alpha1.Sync) change {
+	"reconcile": func(s *Server, r *http.Request, sy *v1alpha1.Sync) change {
 		if sy.Spec.Suspend {
 			return change{why: "it is suspended: resume it first"}
 		}
 		patch := client.MergeFrom(sy.DeepCopy())
 		plan.RequestReconcile(sy, s.now())
-		return change{patch: patch, event: plan.ActionEvent(sy, "reconcile", s.opts.User, tool, s.now())}
+		return change{patch: patch, event: plan.ActionEvent(sy, "reconcile", viewerOf(r).user, tool, s.now())}
 	},
-	"suspend": func(s *Server, _ *http.Request, sy *v1alpha1.Sync) change {
-		return s.suspension(sy, true, "suspend", "it is suspended already")
+	"suspend": func(s *Server, r *http.Request, sy *v1alpha1.Sync) change {
+		return s.suspension(viewerOf(r), sy, true, "suspend", "it is suspended already")
 	},
-	"resume": func(s *Server, _ *http.Request, sy *v1alpha1.Sync) change {
-		return s.suspension(sy, false, "resume", "it is not suspended")
+	"resume": func(s *Server, r *http.Request, sy *v1alpha1.Sync) change {
+		return s.suspension(viewerOf(r), sy, false, "resume", "it is not suspended")
 	},
 	// rollback pins the Sync to the revision of its history the form names
 	// (field "to"), as `tether rollback --to` does.
@@ -60,28 +60,28 @@ var actions = map[string]func(s *Server, r *http.Request, sy *v1alpha1.Sync) cha
 		if err != nil {
 			return change{why: err.Error()}
 		}
-		return s.pin(sy, commit)
+		return s.pin(viewerOf(r), sy, commit)
 	},
 	// unpin removes the pin: the Sync follows its ref again (tether rollback --undo).
-	"unpin": func(s *Server, _ *http.Request, sy *v1alpha1.Sync) change {
+	"unpin": func(s *Server, r *http.Request, sy *v1alpha1.Sync) change {
 		if _, pinned := sy.Annotations[v1alpha1.PinRevisionAnnotation]; !pinned {
 			return change{why: "it is not pinned"}
 		}
-		return s.pin(sy, "")
+		return s.pin(viewerOf(r), sy, "")
 	},
 }
 
-func (s *Server) suspension(sy *v1alpha1.Sync, suspend bool, action, already string) change {
+func (s *Server) suspension(v *viewer, sy *v1alpha1.Sync, suspend bool, action, already string) change {
 	patch := client.MergeFrom(sy.DeepCopy())
 	if !plan.SetSuspend(sy, suspend, s.now()) {
 		return change{why: already}
 	}
-	return change{patch: patch, event: plan.ActionEvent(sy, action, s.opts.User, tool, s.now())}
+	return change{patch: patch, event: plan.ActionEvent(sy, action, v.user, tool, s.now())}
 }
 
 // pin is the change that pins sy to commit, or removes its pin for "".
-func (s *Server) pin(sy *v1alpha1.Sync, commit string) change {
-	return change{patch: client.RawPatch(types.MergePatchType, plan.PinPatch(commit)), event: plan.PinEvent(sy, commit, s.opts.User, tool, s.now())}
+func (s *Server) pin(v *viewer, sy *v1alpha1.Sync, commit string) change {
+	return change{patch: client.RawPatch(types.MergePatchType, plan.PinPatch(commit)), event: plan.PinEvent(sy, commit, v.user, tool, s.now())}
 }
 
 // act makes the change an action asks of a Sync, as the user: the API server
@@ -96,8 +96,9 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request) {
 	}
 	key := client.ObjectKey{Namespace: r.PathValue("namespace"), Name: r.PathValue("name")}
 	sy := &v1alpha1.Sync{}
-	if err := s.client.Get(r.Context(), key, sy); err != nil {
-		s.apiRefusal(w, "Reading Sync "+key.String(), err, "")
+	v := viewerOf(r)
+	if err := v.client.Get(r.Context(), key, sy); err != nil {
+		s.apiRefusal(w, r, "Reading Sync "+key.String(), err, "")
 		return
 	}
 	c := changeOf(s, r, sy)
@@ -107,13 +108,13 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
-	if err := s.client.Patch(r.Context(), sy, c.patch, client.FieldOwner(uiFieldManager)); err != nil {
-		s.apiRefusal(w, "The API server refused to "+action+" Sync "+key.String(), err, syncPath(key))
+	if err := v.client.Patch(r.Context(), sy, c.patch, client.FieldOwner(uiFieldManager)); err != nil {
+		s.apiRefusal(w, r, "The API server refused to "+action+" Sync "+key.String(), err, syncPath(key))
 		return
 	}
 	// Done: an Event on the Sync says who asked. A user who may not create
 	// Events still has the action done; the log says why none was recorded.
-	if err := s.client.Create(r.Context(), c.event); err != nil {
+	if err := v.client.Create(r.Context(), c.event); err != nil {
 		s.opts.Log.Info("the action was done but not recorded as an Event", "sync", key.String(), "action", action, "error", err.Error())
 	}
 	http.Redirect(w, r, syncPath(key)+"?done="+action, http.StatusSeeOther)

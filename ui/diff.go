@@ -63,23 +63,24 @@ type diffLine struct {
 func (s *Server) diffPage(w http.ResponseWriter, r *http.Request) {
 	sy := &v1alpha1.Sync{}
 	key := client.ObjectKey{Namespace: r.PathValue("namespace"), Name: r.PathValue("name")}
-	if err := s.client.Get(r.Context(), key, sy); err != nil {
-		s.apiRefusal(w, "Reading Sync "+key.String(), err, "")
+	v := viewerOf(r)
+	if err := v.client.Get(r.Context(), key, sy); err != nil {
+		s.apiRefusal(w, r, "Reading Sync "+key.String(), err, "")
 		return
 	}
-	v := diffView{Row: rowOf(sy), SyncURL: syncPath(key)}
+	page := diffView{Row: rowOf(sy), SyncURL: syncPath(key)}
 	wanted, found := diffTargets(sy, r.URL.Query().Get("object"))
 	if !found {
 		s.render(w, http.StatusNotFound, "message", messagePage{Title: "Refused", Message: "Sync " + key.String() + " lists no such object.", Back: syncPath(key)})
 		return
 	}
 	if len(wanted) > maxDiffObjects {
-		v.More, wanted = len(wanted)-maxDiffObjects, wanted[:maxDiffObjects]
+		page.More, wanted = len(wanted)-maxDiffObjects, wanted[:maxDiffObjects]
 	}
 	switch {
 	case len(wanted) == 0:
-		v.Note = "The agent found no object of this Sync OutOfSync when it last compared them with git."
-		s.render(w, http.StatusOK, "diff", v)
+		page.Note = "The agent found no object of this Sync OutOfSync when it last compared them with git."
+		s.render(w, http.StatusOK, "diff", page)
 		return
 	case s.opts.Render == nil:
 		s.render(w, http.StatusNotImplemented, "message", messagePage{Title: "Failed", Message: "This server cannot render a Sync's source, so it shows no diff.", Back: syncPath(key)})
@@ -93,13 +94,13 @@ func (s *Server) diffPage(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), diffTimeout)
 	defer cancel()
-	objs, err := s.opts.Render(ctx, s.client, s.opts.Config, sy)
+	objs, err := s.opts.Render(ctx, v.client, v.cfg, sy)
 	if err != nil {
 		s.render(w, http.StatusBadGateway, "message", messagePage{Title: "Failed", Message: "Rendering the source of Sync " + key.String() + ": " + err.Error(), Back: syncPath(key)})
 		return
 	}
-	v.Objects = s.compare(ctx, sy, objs, wanted)
-	s.render(w, http.StatusOK, "diff", v)
+	page.Objects = compare(ctx, v.client, sy, objs, wanted)
+	s.render(w, http.StatusOK, "diff", page)
 }
 
 // diffTargets are the objects to diff: the one whose key is object, or when
@@ -120,7 +121,7 @@ func diffTargets(sy *v1alpha1.Sync, object string) (wanted []v1alpha1.ObjectRef,
 // compare dry-runs, as the user, the apply the agent would make of the rendered
 // objects that are wanted (plan.ForApply: ignore rules, fields given up), and
 // words each wanted object's difference.
-func (s *Server) compare(ctx context.Context, sy *v1alpha1.Sync, objs []*unstructured.Unstructured, wanted []v1alpha1.ObjectRef) []objectDiffView {
+func compare(ctx context.Context, user client.Client, sy *v1alpha1.Sync, objs []*unstructured.Unstructured, wanted []v1alpha1.ObjectRef) []objectDiffView {
 	opts := plan.ForApply(sy, objs, apply.DefaultOptions(), sy.Status.FieldsGivenUp)
 	opts.DryRun = true
 	var subset []*unstructured.Unstructured
@@ -131,7 +132,7 @@ func (s *Server) compare(ctx context.Context, sy *v1alpha1.Sync, objs []*unstruc
 	}
 	changes := map[string]apply.Change{}
 	if len(subset) > 0 {
-		cs, _ := apply.NewManager(s.client, apply.ManagerOptions{}).ApplyAll(ctx, subset, opts) // its failures are in cs
+		cs, _ := apply.NewManager(user, apply.ManagerOptions{}).ApplyAll(ctx, subset, opts) // its failures are in cs
 		for _, c := range cs.Changes {
 			changes[c.Object.Key()] = c
 		}

@@ -1,7 +1,8 @@
 // Package ui is Tether's web UI: the server `tether ui` runs, its pages, and the
 // assets embedded in it.
 //
-// It has no identity and no rights of its own. Every read and every action is
+// It has no identity and no rights of its own (in a cluster, see cluster.go:
+// each user signs in with their own bearer token and has their own viewer). Every read and every action is
 // made with the rest.Config it is given, which is the caller's kubeconfig: what the
 // user may not list, the UI does not show, and an action the user may not take is
 // refused by the API server and shown as refused.
@@ -9,7 +10,8 @@
 // Data flows one way. One shared informer on Syncs (scope.go decides whether it
 // watches every namespace or only the user's own, by what the API server lets the
 // user list) feeds the fleet page and, through a broker (live.go), every open
-// browser over server-sent events; no browser polls. The Sync page reads the Sync,
+// browser over server-sent events (each changed Sync's row, and the fleet's
+// counts at most once a second); no browser polls. The Sync page reads the Sync,
 // the objects its workloads own (owned.go) and its Events when asked. How a Sync
 // reads (its short revision, Ready, why it fails, its tree, its Events) comes from
 // package plan, the same code the CLI prints with.

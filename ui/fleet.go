@@ -80,8 +80,8 @@ var statusFilters = []struct {
 
 // count is one figure of the fleet's head.
 type count struct {
-	Label string
-	N     int
+	Label string `json:"label"`
+	N     int    `json:"n"`
 }
 
 // fleetPage is what the fleet page shows.
@@ -98,19 +98,26 @@ type fleetPage struct {
 	// Narrowed says the user may not list every namespace.
 	OnlyNamespace string
 	Narrowed      bool
+	// SignOut is the CSRF token of the sign-out form, shown in a cluster
+	// only (with User, who is signed in).
+	SignOut, User string
 }
 
 // fleet lists the Syncs the user may list, from the shared watch, filtered by the
 // query's namespace and status.
 func (s *Server) fleet(w http.ResponseWriter, r *http.Request) {
 	list := &v1alpha1.SyncList{}
-	if err := s.cache.List(r.Context(), list); err != nil {
+	v := viewerOf(r)
+	if err := v.cache.List(r.Context(), list); err != nil {
 		s.refuse(w, r, http.StatusBadGateway, "Listing Syncs failed: "+err.Error())
 		return
 	}
 	q := r.URL.Query()
 	page := fleetPageOf(list.Items, fleetFilter{namespace: q.Get("namespace"), status: q.Get("status"), label: q.Get("label")})
-	page.OnlyNamespace, page.Narrowed = s.scope.namespace, s.scope.narrowed
+	page.OnlyNamespace, page.Narrowed = v.scope.namespace, v.scope.narrowed
+	if s.opts.InCluster {
+		page.SignOut, page.User = sessionOf(r).csrf, v.user
+	}
 	s.render(w, http.StatusOK, "fleet", page)
 }
 

@@ -34,7 +34,7 @@ func TestFleetListsSyncsWithTheirStatus(t *testing.T) {
 		}
 	})
 	t.Run("the counts head the page", func(t *testing.T) {
-		if !strings.Contains(page, `<span class="n">`) || !strings.Contains(page, "Suspended</li>") {
+		if !strings.Contains(page, `<span class="n" data-count="Syncs">`) || !strings.Contains(page, "Suspended</li>") {
 			t.Errorf("no counts:\n%s", page)
 		}
 	})

@@ -1,16 +1,10 @@
 package ui
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	gosync "sync"
 	"time"
-
-	toolscache "k8s.io/client-go/tools/cache"
-
-	"tether.dev/tether/api/v1alpha1"
 )
 
 // subscriberBuffer is how many messages a browser may fall behind before it is
@@ -60,46 +54,14 @@ func (b *broker) publish(msg []byte) {
 	}
 }
 
-// watchSyncs starts the shared watch on Syncs and waits until it has listed
-// them; from then on each change is published to the open pages.
-func (s *Server) watchSyncs(ctx context.Context) error {
-	inf, err := s.cache.GetInformer(ctx, &v1alpha1.Sync{})
-	if err != nil {
-		return fmt.Errorf("watching Syncs: %w", err)
+// closeAll drops every subscriber: their streams end.
+func (b *broker) closeAll() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for ch := range b.subs {
+		delete(b.subs, ch)
+		close(ch)
 	}
-	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { s.publishSync(obj, "sync") },
-		UpdateFunc: func(_, obj any) { s.publishSync(obj, "sync") },
-		DeleteFunc: func(obj any) { s.publishSync(obj, "gone") },
-	})
-	if err != nil {
-		return fmt.Errorf("watching Syncs: %w", err)
-	}
-	go func() {
-		if err := s.cache.Start(ctx); err != nil {
-			s.opts.Log.Error(err, "the watch on Syncs ended")
-		}
-	}()
-	if !s.cache.WaitForCacheSync(ctx) {
-		return fmt.Errorf("listing Syncs: %w", context.Cause(ctx))
-	}
-	return nil
-}
-
-// publishSync sends a Sync's row as a server-sent event of type kind.
-func (s *Server) publishSync(obj any, kind string) {
-	if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
-	sy, ok := obj.(*v1alpha1.Sync)
-	if !ok {
-		return
-	}
-	data, err := json.Marshal(rowOf(sy))
-	if err != nil {
-		return
-	}
-	s.live.publish(fmt.Appendf(nil, "event: %s\ndata: %s\n\n", kind, data))
 }
 
 // stream is the live stream of a page: a server-sent event for each change of a
@@ -110,8 +72,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
 		return
 	}
-	ch := s.live.subscribe()
-	defer s.live.unsubscribe(ch)
+	live := viewerOf(r).live
+	ch := live.subscribe()
+	defer live.unsubscribe(ch)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	_, _ = fmt.Fprint(w, ": live\n\n")

@@ -21,21 +21,7 @@ func TestTheLiveStreamDeliversAStatusChange(t *testing.T) {
 	s := newSync(t, c, ns, "web", nil, readyStatus("main@sha1:aaaaaaaaaaaa", "first"))
 	b := startUI(t, controlplane.Shared(t).Config(), "default", true)
 
-	ctx, cancel := context.WithTimeout(t.Context(), waitLong)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.base+"/live", nil)
-	harness.Must(t, err)
-	stream := &http.Client{Jar: b.http.Jar} // no timeout: the stream stays open
-	resp, err := stream.Do(req)
-	harness.Must(t, err)
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
-		t.Fatalf("/live: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
-	}
-	lines := bufio.NewScanner(resp.Body)
-	if !lines.Scan() || lines.Text() != ": live" {
-		t.Fatalf("the stream did not open: %q %v", lines.Text(), lines.Err())
-	}
+	lines := openStream(t, b)
 
 	s.Status.Sync = v1alpha1.SyncStatusOutOfSync
 	harness.Must(t, c.Status().Update(t.Context(), s))
@@ -58,4 +44,67 @@ func TestTheLiveStreamDeliversAStatusChange(t *testing.T) {
 		}
 	}
 	t.Fatalf("the stream ended without the change: %v", lines.Err())
+}
+
+// openStream opens a page's live stream and reads its first line; the stream
+// is bounded by waitLong.
+func openStream(t *testing.T, b *browser) *bufio.Scanner {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), waitLong)
+	t.Cleanup(cancel)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.base+"/live", nil)
+	harness.Must(t, err)
+	stream := &http.Client{Jar: b.http.Jar} // no timeout: the stream stays open
+	resp, err := stream.Do(req)
+	harness.Must(t, err)
+	t.Cleanup(func() { resp.Body.Close() })
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("/live: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	lines := bufio.NewScanner(resp.Body)
+	if !lines.Scan() || lines.Text() != ": live" {
+		t.Fatalf("the stream did not open: %q %v", lines.Text(), lines.Err())
+	}
+	return lines
+}
+
+// TestTheLiveStreamDeliversTheCounts: after a change, the stream carries the
+// fleet's counts of every Sync watched, as the page counts them, and the fleet
+// page marks each count for the script to rewrite.
+func TestTheLiveStreamDeliversTheCounts(t *testing.T) {
+	c := admin(t)
+	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	s := newSync(t, c, ns, "web", nil, readyStatus("main@sha1:aaaaaaaaaaaa", "first"))
+	newSync(t, c, ns, "api", nil, readyStatus("main@sha1:aaaaaaaaaaaa", "first"))
+	b := startUI(t, controlplane.Shared(t).Config(), ns, false)
+	if page := b.get("/"); !strings.Contains(page, `<span class="n" data-count="OutOfSync">0</span>`) {
+		t.Errorf("the fleet page does not mark its counts:\n%s", page)
+	}
+	lines := openStream(t, b)
+
+	s.Status.Sync = v1alpha1.SyncStatusOutOfSync
+	harness.Must(t, c.Status().Update(t.Context(), s))
+
+	event := ""
+	for lines.Scan() {
+		line := lines.Text()
+		if strings.HasPrefix(line, "event: ") {
+			event = strings.TrimPrefix(line, "event: ")
+			continue
+		}
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok || event != "counts" {
+			continue
+		}
+		var counts []count
+		harness.Must(t, json.Unmarshal([]byte(data), &counts))
+		got := map[string]int{}
+		for _, n := range counts {
+			got[n.Label] = n.N
+		}
+		if got["Syncs"] == 2 && got["OutOfSync"] == 1 {
+			return // delivered
+		}
+	}
+	t.Fatalf("the stream ended without the counts: %v", lines.Err())
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	gosync "sync"
+	"time"
 )
 
 // cookieName is the session cookie's name.
@@ -18,21 +19,31 @@ const cookieName = "tether_ui_session"
 const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
 	"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
-// session is one browser's: its CSRF token, sent in every form and checked on
-// every POST.
+// session is one browser's (or, behind a proxy that sends a bearer token, one
+// token's): its CSRF token, sent in every form and checked on every POST, and
+// the viewer it sees through.
 type session struct {
-	csrf string
+	csrf   string
+	viewer *viewer
+	// started and seen bound its life in a cluster (sessions.expire).
+	started, seen time.Time
+	// bearer is the hash of the token of a session a proxy's Authorization
+	// header started; "" for one a sign-in started.
+	bearer string
 }
 
-// sessions holds the one-time login token and the sessions it started.
+// sessions holds the one-time login token and the sessions it started, or in
+// a cluster the sessions of the users signed in.
 type sessions struct {
 	mu         gosync.Mutex
 	loginToken string // "" once used
 	byID       map[string]*session
+	byBearer   map[string]string // token hash → session ID
+	max        int
 }
 
-func newSessions() *sessions {
-	return &sessions{loginToken: randomToken(), byID: map[string]*session{}}
+func newSessions(maxSessions int) *sessions {
+	return &sessions{loginToken: randomToken(), byID: map[string]*session{}, byBearer: map[string]string{}, max: maxSessions}
 }
 
 // randomToken is 32 random bytes, URL-safe. crypto/rand does not fail on the
@@ -45,7 +56,7 @@ func randomToken() string {
 
 // exchange spends the one-time token: if token is it, it starts a session and
 // returns its ID; any later call, or another token, gets "".
-func (ss *sessions) exchange(token string) string {
+func (ss *sessions) exchange(token string, v *viewer) string {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.loginToken == "" || subtle.ConstantTimeCompare([]byte(token), []byte(ss.loginToken)) != 1 {
@@ -53,20 +64,25 @@ func (ss *sessions) exchange(token string) string {
 	}
 	ss.loginToken = ""
 	id := randomToken()
-	ss.byID[id] = &session{csrf: randomToken()}
+	ss.byID[id] = &session{csrf: randomToken(), viewer: v}
 	return id
 }
 
-func (ss *sessions) get(id string) *session {
+// get returns the session id names, nil for none, and marks it seen at now.
+func (ss *sessions) get(id string, now time.Time) *session {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	return ss.byID[id]
+	sess := ss.byID[id]
+	if sess != nil {
+		sess.seen = now
+	}
+	return sess
 }
 
 // login exchanges the token of the URL `tether ui` printed for a session cookie,
 // and sends the browser on to the fleet, dropping the token from its address bar.
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
-	id := s.sessions.exchange(r.URL.Query().Get("token"))
+	id := s.sessions.exchange(r.URL.Query().Get("token"), s.local)
 	if id == "" {
 		s.refuse(w, r, http.StatusForbidden, "This sign-in link is wrong or was used already. Run tether ui again for a new one.")
 		return
@@ -86,7 +102,21 @@ func (s *Server) signedIn(next http.Handler) http.Handler {
 		c, err := r.Cookie(cookieName)
 		var sess *session
 		if err == nil {
-			sess = s.sessions.get(c.Value)
+			sess = s.sessions.get(c.Value, s.now())
+		}
+		if sess == nil && s.opts.InCluster {
+			if token, ok := bearerToken(r); ok {
+				var code int
+				var msg string
+				if sess, code, msg = s.bearerSession(r.Context(), token); sess == nil {
+					s.refuse(w, r, code, msg)
+					return
+				}
+			}
+		}
+		if sess == nil && s.opts.InCluster {
+			http.Redirect(w, r, "/login", http.StatusSeeOther)
+			return
 		}
 		if sess == nil {
 			s.refuse(w, r, http.StatusUnauthorized, "Not signed in. Open the link tether ui printed.")
@@ -100,6 +130,9 @@ func sessionOf(r *http.Request) *session {
 	sess, _ := r.Context().Value(sessionKey{}).(*session)
 	return sess
 }
+
+// viewerOf is the viewer of the request's session: who the UI acts as.
+func viewerOf(r *http.Request) *viewer { return sessionOf(r).viewer }
 
 // csrfField is the form field that carries the session's CSRF token.
 const csrfField = "csrf"
@@ -123,7 +156,7 @@ func (s *Server) checkCSRF(next http.Handler) http.Handler {
 // resolves its name to this address: DNS rebinding). localhost is accepted for
 // a server on loopback.
 func secured(host string, next http.Handler) http.Handler {
-	allowed := map[string]bool{host: true}
+	allowed := map[string]bool{host: true} // "": any
 	if h, port, err := net.SplitHostPort(host); err == nil && net.ParseIP(h).IsLoopback() {
 		allowed[net.JoinHostPort("localhost", port)] = true
 	}
@@ -134,7 +167,7 @@ func secured(host string, next http.Handler) http.Handler {
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Cache-Control", "no-store")
-		if !allowed[r.Host] {
+		if host != "" && !allowed[r.Host] {
 			http.Error(w, "unknown host", http.StatusMisdirectedRequest)
 			return
 		}

@@ -80,8 +80,8 @@ var doneMessages = map[string]string{
 func (s *Server) syncPage(w http.ResponseWriter, r *http.Request) {
 	sy := &v1alpha1.Sync{}
 	key := client.ObjectKey{Namespace: r.PathValue("namespace"), Name: r.PathValue("name")}
-	if err := s.client.Get(r.Context(), key, sy); err != nil {
-		s.apiRefusal(w, "Reading Sync "+key.String(), err, "")
+	if err := viewerOf(r).client.Get(r.Context(), key, sy); err != nil {
+		s.apiRefusal(w, r, "Reading Sync "+key.String(), err, "")
 		return
 	}
 	v := syncView{Row: rowOf(sy), CSRF: sessionOf(r).csrf, Done: doneMessages[r.URL.Query().Get("done")], Suspended: sy.Spec.Suspend}
@@ -109,7 +109,7 @@ func conditionsOf(sy *v1alpha1.Sync) []conditionView {
 // treeOf is the Sync's tree as `tether tree` groups it (plan.Tree), with the
 // objects its workloads own beneath them.
 func (s *Server) treeOf(r *http.Request, sy *v1alpha1.Sync) ([]treeNamespace, []string) {
-	idx := readOwned(r.Context(), s.client, ownerNamespaces(plan.Inventory(sy.Status)))
+	idx := readOwned(r.Context(), viewerOf(r).client, ownerNamespaces(plan.Inventory(sy.Status)))
 	var out []treeNamespace
 	for _, ns := range plan.Tree(sy) {
 		tn := treeNamespace{Namespace: ns.Namespace}
@@ -141,7 +141,7 @@ func (s *Server) eventsOf(r *http.Request, sy *v1alpha1.Sync) ([]eventView, []st
 	var gaps []string
 	for _, ns := range scope.Namespaces() {
 		list := &corev1.EventList{}
-		if err := s.client.List(r.Context(), list, client.InNamespace(ns)); err != nil {
+		if err := viewerOf(r).client.List(r.Context(), list, client.InNamespace(ns)); err != nil {
 			gaps = append(gaps, "Events in "+ns+": "+err.Error())
 			continue
 		}
@@ -184,7 +184,15 @@ func oneLine(msg string) string { return source.OneLine(msg, maxMessage) }
 
 // apiRefusal answers for a request the API server refused or failed: 403 when it
 // forbade it, 404 when there is no such object, 502 otherwise, with its message.
-func (s *Server) apiRefusal(w http.ResponseWriter, what string, err error, back string) {
+//
+// In a cluster, 401 means the API server no longer accepts the user's token
+// (it expired, or its ServiceAccount is gone): the session ends, and the
+// browser is sent to sign in again.
+func (s *Server) apiRefusal(w http.ResponseWriter, r *http.Request, what string, err error, back string) {
+	if s.opts.InCluster && apierrors.IsUnauthorized(err) {
+		s.endSession(w, r)
+		return
+	}
 	code := http.StatusBadGateway
 	switch {
 	case apierrors.IsForbidden(err):

@@ -27,6 +27,9 @@ func TestUIPrintsItsURLAndServesIt(t *testing.T) {
 	cp := controlplane.Shared(t)
 	controlplane.InstallCRDs(t, cp.Config(), "../../deploy/base/crd")
 	url := startTetherUI(t, cp.KubeconfigPath())
+	if !strings.Contains(url, "/login?token=") {
+		t.Errorf("tether ui printed %q, want the URL with its one-time token", url)
+	}
 	resp := getUI(t, newUIClient(t), url)
 	if resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) != 1 {
 		t.Errorf("opening the URL: %d with cookies %v, want 303 and the session", resp.StatusCode, resp.Cookies())
@@ -35,14 +38,14 @@ func TestUIPrintsItsURLAndServesIt(t *testing.T) {
 
 // startTetherUI runs tether ui with kubeconfig until the test ends, and
 // returns the URL it printed.
-func startTetherUI(t *testing.T, kubeconfig string) string {
+func startTetherUI(t *testing.T, kubeconfig string, flags ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	out, stdout := io.Pipe()
 	var errOut strings.Builder
 	ended := make(chan error, 1)
 	go func() {
-		ended <- run(ctx, []string{"ui", "--no-browser", "--address", "127.0.0.1:0", "--kubeconfig", kubeconfig}, stdout, &errOut)
+		ended <- run(ctx, append([]string{"ui", "--no-browser", "--address", "127.0.0.1:0", "--kubeconfig", kubeconfig}, flags...), stdout, &errOut)
 		_ = stdout.Close()
 	}()
 	t.Cleanup(func() {
@@ -56,7 +59,7 @@ func startTetherUI(t *testing.T, kubeconfig string) string {
 		t.Fatalf("tether ui printed nothing: %v\n%s", lines.Err(), errOut.String())
 	}
 	url := lines.Text()
-	if !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.Contains(url, "/login?token=") {
+	if !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.Contains(url, "/login") {
 		t.Fatalf("tether ui printed %q, want the URL with its one-time token", url)
 	}
 	go func() { _, _ = io.Copy(io.Discard, out) }()
@@ -179,6 +182,27 @@ func TestUIDiffShowsWhatTetherDiffPrints(t *testing.T) {
 
 // diffLine finds the text of each line of a diff page's diffs.
 var diffLine = regexp.MustCompile(`<span class="line[^"]*">([^<]*)</span>`)
+
+// tether ui --in-cluster serves the sign-in form, with no credentials of its
+// own (the kubeconfig names the API server only), and refuses to render a
+// Sync's file:// URL, which would read the server's own files.
+func TestUIInClusterServesTheSignInForm(t *testing.T) {
+	cp := controlplane.Shared(t)
+	controlplane.InstallCRDs(t, cp.Config(), "../../deploy/base/crd")
+	url := startTetherUI(t, cp.KubeconfigPath(), "--in-cluster")
+	if !strings.HasSuffix(url, "/login") {
+		t.Errorf("tether ui --in-cluster printed %q, want its sign-in page", url)
+	}
+	page := getUI(t, newUIClient(t), url)
+	if page.StatusCode != http.StatusOK || !strings.Contains(page.body, `name="token"`) {
+		t.Errorf("the sign-in page: %d\n%s", page.StatusCode, page.body)
+	}
+	s := &v1alpha1.Sync{}
+	s.Spec.Source.URL = "FILE:///etc"
+	if _, err := renderInCluster(t.Context(), nil, nil, s); err == nil || !strings.Contains(err.Error(), "file:// URL refused") {
+		t.Errorf("rendering a file:// URL in a cluster: %v, want a refusal", err)
+	}
+}
 
 func TestUIServesOnLoopbackOnly(t *testing.T) {
 	for _, addr := range []string{"0.0.0.0:9000", ":9000", "192.0.2.1:9000", "example.com:9000"} {

@@ -1,6 +1,7 @@
 // Command installgen renders Tether's kustomize installs into the single files that
-// `kubectl apply --server-side -f` takes: deploy/default into deploy/install.yaml and
-// deploy/overlays/namespaced into deploy/namespaced.yaml, and deploy/default again
+// `kubectl apply --server-side -f` takes: deploy/default into deploy/install.yaml,
+// deploy/overlays/namespaced into deploy/namespaced.yaml and the web UI deploy/ui
+// into deploy/ui.yaml, and deploy/default again
 // into the Helm chart deploy/chart (make generate); or, with -version, into a
 // release directory with that version's image, the chart packaged beside an
 // index.yaml, which makes the directory a chart repository (make release).
@@ -34,6 +35,7 @@ const agentImage = "ghcr.io/tether-dev/tether"
 var outputs = []struct{ dir, file string }{
 	{"deploy/default", "install.yaml"},
 	{"deploy/overlays/namespaced", "namespaced.yaml"},
+	{"deploy/ui", "ui.yaml"},
 }
 
 // releaseVersion is what -version accepts: a semantic version tag, never "latest"

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -120,5 +121,65 @@ func TestTheInstallAdmitsOnlyTheAgentsPorts(t *testing.T) {
 	slices.Sort(container)
 	if wantPorts := []string{"http-health", "http-webhook", "https-metrics"}; !slices.Equal(container, wantPorts) {
 		t.Errorf("the container has ports %v; want %v", container, wantPorts)
+	}
+}
+
+// TestTheUIInstallHasNoRightsOfItsOwn reads the generated deploy/ui.yaml: a
+// ServiceAccount with no token mounted, a Deployment of one pod running
+// `tether ui --in-cluster` as that account, without its token, and a Service to
+// its port; nothing that grants rights, there or in install.yaml.
+func TestTheUIInstallHasNoRightsOfItsOwn(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "deploy", "ui.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	var account corev1.ServiceAccount
+	var deployment appsv1.Deployment
+	var service corev1.Service
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		var meta metav1.TypeMeta
+		if err := sigsyaml.Unmarshal([]byte(doc), &meta); err != nil {
+			t.Fatal(err)
+		}
+		if meta.Kind == "" {
+			continue
+		}
+		kinds = append(kinds, meta.Kind)
+		switch meta.Kind {
+		case "ServiceAccount":
+			err = sigsyaml.Unmarshal([]byte(doc), &account)
+		case "Deployment":
+			err = sigsyaml.Unmarshal([]byte(doc), &deployment)
+		case "Service":
+			err = sigsyaml.Unmarshal([]byte(doc), &service)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	slices.Sort(kinds)
+	if want := []string{"Deployment", "Service", "ServiceAccount"}; !slices.Equal(kinds, want) {
+		t.Errorf("deploy/ui.yaml holds %v, want %v and nothing that grants rights", kinds, want)
+	}
+	pod := deployment.Spec.Template.Spec
+	if account.AutomountServiceAccountToken == nil || *account.AutomountServiceAccountToken || pod.AutomountServiceAccountToken == nil || *pod.AutomountServiceAccountToken {
+		t.Error("the UI's account or pod mounts a token: the UI must act with its users' tokens only")
+	}
+	if pod.ServiceAccountName != account.Name || account.Namespace != "tether-system" {
+		t.Errorf("the pod runs as %q, the account is %s/%s", pod.ServiceAccountName, account.Namespace, account.Name)
+	}
+	if c := pod.Containers[0]; len(c.Args) < 2 || c.Args[0] != "ui" || !slices.Contains(c.Args, "--in-cluster") {
+		t.Errorf("the UI's container runs %v, want tether ui --in-cluster", c.Args)
+	}
+	if !reflect.DeepEqual(service.Spec.Selector, deployment.Spec.Selector.MatchLabels) || service.Spec.Ports[0].TargetPort.String() != pod.Containers[0].Ports[0].Name {
+		t.Errorf("the Service selects %v to port %s; the pods are %v with port %s", service.Spec.Selector, service.Spec.Ports[0].TargetPort.String(), deployment.Spec.Selector.MatchLabels, pod.Containers[0].Ports[0].Name)
+	}
+	install, err := os.ReadFile(filepath.Join("..", "..", "deploy", "install.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(install), "name: "+account.Name+"\n") {
+		t.Errorf("install.yaml names %s: nothing may grant the UI rights", account.Name)
 	}
 }

@@ -1,6 +1,6 @@
 // Tether UI: live updates. One EventSource per page reads the server's stream
 // of Sync changes (one shared watch on the server; no polling) and rewrites the
-// text of the fields of the Sync it names. Text only: nothing from the server is
+// text of the fields of the Sync it names, and the fleet's counts. Text only: nothing from the server is
 // ever parsed as HTML.
 "use strict";
 (function () {
@@ -42,6 +42,15 @@
   source.addEventListener("sync", function (e) {
     var row = JSON.parse(e.data);
     changed(row.key, update(row));
+  });
+  // counts rewrites the fleet's head: [{label, n}], each into its
+  // [data-count] element.
+  source.addEventListener("counts", function (e) {
+    JSON.parse(e.data).forEach(function (c) {
+      document.querySelectorAll("[data-count]").forEach(function (el) {
+        if (el.getAttribute("data-count") === c.label) { el.textContent = String(c.n); }
+      });
+    });
   });
   source.addEventListener("gone", function (e) {
     var row = JSON.parse(e.data);
