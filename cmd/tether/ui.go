@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
@@ -99,7 +100,7 @@ func (f *uiFlags) run(ctx context.Context, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	log := logr.FromSlogHandler(slog.NewTextHandler(stderr, nil))
+	log := uiLog(stderr)
 	srv, err := ui.New(ctx, ui.Options{Config: cfg, Scheme: scheme, Namespace: ns, AllNamespaces: !f.kube.namespaceGiven(), User: whoAmI(ctx, c), Render: renderForUI, Log: log})
 	if err != nil {
 		return err
@@ -135,7 +136,7 @@ func (f *uiFlags) runInCluster(ctx context.Context, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	log := logr.FromSlogHandler(slog.NewTextHandler(stderr, nil))
+	log := uiLog(stderr)
 	srv, err := ui.New(ctx, ui.Options{Config: cfg, Scheme: scheme, Namespace: ns, AllNamespaces: true, InCluster: true, MaxSessions: f.maxSessions, TLSCertFile: f.tlsCert, TLSKeyFile: f.tlsKey, Render: renderInCluster, Log: log})
 	if err != nil {
 		return err
@@ -217,4 +218,13 @@ func openBrowser(url string, stderr io.Writer) {
 		return
 	}
 	go func() { _ = cmd.Wait() }()
+}
+
+// uiLog is what tether ui logs with, on stderr. controller-runtime's caches log
+// through it too: without a logger set, controller-runtime prints a warning with
+// a stack trace half a minute after the UI starts.
+func uiLog(stderr io.Writer) logr.Logger {
+	log := logr.FromSlogHandler(slog.NewTextHandler(stderr, nil))
+	ctrl.SetLogger(log)
+	return log
 }

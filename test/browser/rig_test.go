@@ -55,6 +55,11 @@ func run(t *testing.T, name string, stdout io.Writer, args ...string) {
 			_ = cmd.Process.Kill()
 			t.Errorf("tether %s did not stop within 30s of SIGTERM: %v", name, <-done)
 		}
+		// controller-runtime warns, with a stack trace, 30 s after its first log
+		// line when no logger was set: a command that runs a cache must set one.
+		if strings.Contains(out.String(), "log.SetLogger(...) was never called") {
+			t.Errorf("tether %s printed controller-runtime's warning of an unset logger", name)
+		}
 		if t.Failed() {
 			t.Logf("tether %s (%v) output:\n%s", name, err, out.String())
 		}
