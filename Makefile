@@ -50,19 +50,19 @@ sopstools: ## Build the pinned sops, age and age-keygen CLIs that the decryption
 UI_SCREENSHOTS := $(CURDIR)/.ui-screenshots
 
 .PHONY: test
-test: testbin kustomize sopstools chromium ## Unit, control-plane, conformance, end-to-end and the UI's reduced browser tests, with the race detector.
+test: testbin kustomize sopstools chromium ## Unit, control-plane, conformance, end-to-end and the UI's browser tests, with the race detector.
 	TETHER_UI_SCREENSHOTS=$(UI_SCREENSHOTS) go test $(TEST_FLAGS) ./...
 
 # Debian's Chromium for the UI's browser tests, installed with apt-get when
 # /usr/bin/chromium is missing (root or sudo; hack/chromium.sh pins the version
-# and prints it). `make test` runs the reduced set of those tests.
+# and prints it). `make test` runs those tests.
 .PHONY: chromium
 chromium: ## Install headless Chromium from Debian's packages for the UI's browser tests.
 	hack/chromium.sh
 
 .PHONY: test-ui
-test-ui: testbin chromium ## Every browser test of the UI (tree of pods on kwok, refused actions, one-namespace user), saving screenshots into .ui-screenshots/.
-	TETHER_UI_FULL=1 TETHER_UI_SCREENSHOTS=$(UI_SCREENSHOTS) go test -race -count=1 -timeout=20m -v ./test/browser/
+test-ui: testbin chromium ## The UI's browser tests alone, verbose, saving a screenshot of each page into .ui-screenshots/.
+	TETHER_UI_SCREENSHOTS=$(UI_SCREENSHOTS) go test -race -count=1 -timeout=20m -v ./test/browser/
 
 .PHONY: test-scale
 test-scale: testbin ## One Sync of 10,000 objects: converge, prune, delete, with a bounded status.

@@ -9,10 +9,10 @@
 // Each page is saved as a PNG screenshot into $TETHER_UI_SCREENSHOTS (a temporary
 // directory when unset); docs/ui.md shows two of them.
 //
-// `make test` runs a reduced set (the fleet with a live drift, hostile text); the
-// rest (the tree of pods rolled out on kwok, refused actions, a user of one
-// namespace) runs with TETHER_UI_FULL=1, which `make test-ui` sets, on a control
-// plane with kube-controller-manager, kube-scheduler and kwok. Without a browser
+// `make test` runs the whole set (about half a minute) on a control plane with
+// kube-controller-manager, kube-scheduler and kwok; `make test-ui` runs it alone and
+// keeps the screenshots. TETHER_UI_REDUCED=1 runs only the tests that need no
+// workloads (the fleet with a live drift, hostile text), for a quick run. Without a browser
 // (TETHER_CHROMIUM unset and no chromium on the PATH) the tests skip, except under
 // CI=true, where they fail.
 package browser
