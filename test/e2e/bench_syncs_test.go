@@ -199,7 +199,9 @@ func (s fleetSample) minus(earlier fleetSample) fleetSample {
 var managedResources = map[string]bool{"configmaps": true, "deployments": true, "services": true, "serviceaccounts": true}
 
 // syncController matches the series of the Sync controller and its work queue.
-func syncController(l map[string]string) bool { return l["controller"] == "sync" || l["name"] == "sync" }
+func syncController(l map[string]string) bool {
+	return l["controller"] == "sync" || l["name"] == "sync"
+}
 
 func sampleFleet(tb testing.TB, a *agent, cp *controlplane.ControlPlane, repo *gitserver.Repo) fleetSample {
 	tb.Helper()
