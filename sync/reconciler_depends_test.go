@@ -63,9 +63,14 @@ func TestDependentsAreReadFromAnIndexNotTheWholeFleet(t *testing.T) {
 	syncs := &listCounter{Client: mgr.GetClient()}
 	r := &Reconciler{Cluster: Cluster{Syncs: syncs}}
 	harness.Eventually(t, time.Minute, "the cache to hold the fleet", func(ctx context.Context) (bool, error) {
-		var l v1alpha1.SyncList
-		err := mgr.GetClient().List(ctx, &l, client.InNamespace(ns))
-		return err == nil && len(l.Items) == 5, err
+		var here, there v1alpha1.SyncList
+		if err := mgr.GetClient().List(ctx, &here, client.InNamespace(ns)); err != nil {
+			return false, err
+		}
+		if err := mgr.GetClient().List(ctx, &there, client.InNamespace(other)); err != nil {
+			return false, err
+		}
+		return len(here.Items) == 5 && len(there.Items) == 2, nil
 	})
 
 	syncs.listed = 0
