@@ -247,6 +247,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	if r.Observers.Trigger != nil {
 		b = b.WatchesRawSource(r.Observers.Trigger.Source())
 	}
+	// The cache has not started: registering an index creates the informer of
+	// Syncs and waits on nothing, so there is nothing for a context to cancel.
+	if err := indexDependencies(context.TODO(), mgr.GetFieldIndexer()); err != nil {
+		return fmt.Errorf("indexing Syncs by their dependencies: %w", err)
+	}
 	b = b.Watches(&v1alpha1.Sync{}, handler.EnqueueRequestsFromMapFunc(r.dependents), builder.WithPredicates(readinessChanged()))
 	if r.Cluster.PodWatch != nil {
 		if err := mgr.Add(r.Cluster.PodWatch); err != nil {

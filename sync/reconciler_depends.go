@@ -44,15 +44,39 @@ func (r *Reconciler) checkDependencies(ctx context.Context, obj *v1alpha1.Sync) 
 	return err
 }
 
+// dependsOnIndex indexes the manager's cache of Syncs by the Syncs each names in
+// spec.dependsOn ("namespace/name"), so that dependents reads the few Syncs that
+// wait for one, not every Sync: in a fleet's first sync every Sync's readiness
+// changes, and listing the whole fleet at each change costs the agent time and
+// memory that grow with the square of the fleet.
+const dependsOnIndex = "tether.dev/depends-on"
+
+// indexDependencies registers dependsOnIndex with the manager's cache; call it
+// before the cache starts.
+func indexDependencies(ctx context.Context, indexer client.FieldIndexer) error {
+	return indexer.IndexField(ctx, &v1alpha1.Sync{}, dependsOnIndex, func(o client.Object) []string {
+		s, ok := o.(*v1alpha1.Sync)
+		if !ok {
+			return nil
+		}
+		deps := plan.DependenciesOf(s)
+		out := make([]string, len(deps))
+		for i, d := range deps {
+			out[i] = d.String()
+		}
+		return out
+	})
+}
+
 // dependents maps a Sync to the Syncs that name it in spec.dependsOn, from the
-// manager's cache: they are queued when its readiness changes.
+// manager's cache (dependsOnIndex): they are queued when its readiness changes.
 func (r *Reconciler) dependents(ctx context.Context, o client.Object) []reconcile.Request {
+	dep := types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}
 	var list v1alpha1.SyncList
-	if err := r.Cluster.Syncs.List(ctx, &list); err != nil {
+	if err := r.Cluster.Syncs.List(ctx, &list, client.MatchingFields{dependsOnIndex: dep.String()}); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "listing Syncs to queue the dependents of one")
 		return nil
 	}
-	dep := types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}
 	var out []reconcile.Request
 	for i := range list.Items {
 		if plan.DependsOn(&list.Items[i], dep) {

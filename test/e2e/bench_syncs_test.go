@@ -74,9 +74,15 @@ func BenchmarkShippedBinaryManySyncs(b *testing.B) {
 		repo := gitserver.Start(b, gitserver.Options{}).CreateRepo(b, "monorepo")
 		commit := repo.Commit(b, files, fmt.Sprintf("%d teams", n))
 		a := launchAgent(b, cp.KubeconfigPath(), strings.Fields(os.Getenv("TETHER_BENCH_AGENT_FLAGS"))...)
-		harness.Eventually(b, waitTimeout, "the agent serves metrics", func(context.Context) (bool, error) {
-			_, err := a.scrape()
-			return err == nil, err
+		// The work queue's metrics appear once the controller has started, after
+		// the agent's caches have synced: sampleFleet needs them.
+		harness.Eventually(b, waitTimeout, "the agent serves its work queue's metrics", func(context.Context) (bool, error) {
+			m, err := scrapeAgent(a)
+			if err != nil {
+				return false, err
+			}
+			_, ok := m.histogram("workqueue_queue_duration_seconds", syncController)
+			return ok, nil
 		})
 
 		allReady := waitAllReady(b, ns, n, commit)
@@ -192,13 +198,17 @@ func (s fleetSample) minus(earlier fleetSample) fleetSample {
 // managedResources are the resources of workload.Teams.
 var managedResources = map[string]bool{"configmaps": true, "deployments": true, "services": true, "serviceaccounts": true}
 
+// syncController matches the series of the Sync controller and its work queue.
+func syncController(l map[string]string) bool {
+	return l["controller"] == "sync" || l["name"] == "sync"
+}
+
 func sampleFleet(tb testing.TB, a *agent, cp *controlplane.ControlPlane, repo *gitserver.Repo) fleetSample {
 	tb.Helper()
 	agentMetrics, err := scrapeAgent(a)
 	harness.Must(tb, err)
 	api, err := scrapeAPIServer(cp.Config())
 	harness.Must(tb, err)
-	syncController := func(l map[string]string) bool { return l["controller"] == "sync" || l["name"] == "sync" }
 	queue, ok := agentMetrics.histogram("workqueue_queue_duration_seconds", syncController)
 	if !ok {
 		tb.Fatal("the agent's /metrics has no native histogram workqueue_queue_duration_seconds{name=\"sync\"}")
