@@ -29,7 +29,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"tether.dev/tether/api/v1alpha1"
@@ -425,12 +424,13 @@ func setupReconciler(mgr ctrl.Manager, cfg *rest.Config, f *controllerFlags) err
 // metricsOptions says how /metrics is served: in plain HTTP to anyone who reaches
 // the port, or with --metrics-secure over HTTPS to a scraper whose token the API
 // server authenticates and authorizes for GET /metrics (controller-runtime's
-// secure serving, with a self-signed certificate).
+// secure serving, with a self-signed certificate; metricsAuthFilter checks the
+// scraper).
 func metricsOptions(f *controllerFlags) metricsserver.Options {
 	opts := metricsserver.Options{BindAddress: f.metricsAddr}
 	if f.metricsSecure {
 		opts.SecureServing = true
-		opts.FilterProvider = filters.WithAuthenticationAndAuthorization
+		opts.FilterProvider = metricsAuthFilter(defaultMetricsAuthOptions())
 	}
 	return opts
 }

@@ -109,6 +109,7 @@ func TestSecureMetrics(t *testing.T) {
 		want        int
 	}{
 		{"a scrape without a token is refused", "", http.StatusUnauthorized},
+		{"a scrape with a token the API server does not know is refused", "not-a-token", http.StatusUnauthorized},
 		{"a scrape by an account without tether-metrics-reader is refused", strangerToken, http.StatusForbidden},
 		{"a scrape by an account bound to tether-metrics-reader reads the metrics", readerToken, http.StatusOK},
 	} {
