@@ -14,6 +14,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -88,11 +89,7 @@ func (f *uiFlags) run(ctx context.Context, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ns, err := f.kube.namespace()
-	if err != nil {
-		return err
-	}
-	scheme, err := newScheme()
+	ns, scheme, err := f.namespaceAndScheme()
 	if err != nil {
 		return err
 	}
@@ -119,6 +116,17 @@ func (f *uiFlags) run(ctx context.Context, stdout, stderr io.Writer) error {
 	return srv.Serve(ctx, l)
 }
 
+// namespaceAndScheme returns the namespace the UI shows (-n, or the context's)
+// and the scheme its clients decode with.
+func (f *uiFlags) namespaceAndScheme() (string, *apiruntime.Scheme, error) {
+	ns, err := f.kube.namespace()
+	if err != nil {
+		return "", nil, err
+	}
+	scheme, err := newScheme()
+	return ns, scheme, err
+}
+
 // runInCluster serves many users, each with their own token (ui.Options.InCluster).
 func (f *uiFlags) runInCluster(ctx context.Context, stdout, stderr io.Writer) error {
 	if (f.tlsCert == "") != (f.tlsKey == "") {
@@ -128,11 +136,7 @@ func (f *uiFlags) runInCluster(ctx context.Context, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	ns, err := f.kube.namespace()
-	if err != nil {
-		return err
-	}
-	scheme, err := newScheme()
+	ns, scheme, err := f.namespaceAndScheme()
 	if err != nil {
 		return err
 	}
