@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"time"
@@ -13,6 +12,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"tether.dev/tether/test/harness"
 )
 
 // Options configures a control plane. The zero value is etcd and kube-apiserver in a
@@ -205,16 +206,10 @@ func (c *ControlPlane) waitReady(ctx context.Context, p *process, what string, c
 	}
 }
 
-// freePort returns a TCP port on 127.0.0.1 that was free a moment ago. Another process
-// could take it before the component binds it; on a test machine that is rare enough
-// that a clear failure is the right answer.
+// freePort returns a TCP port on 127.0.0.1 for a component to bind: see
+// harness.FreePort for why it is not one the kernel picks.
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("finding a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return harness.FreePort()
 }
 
 // writeKubeconfig writes a self-contained kubeconfig for user, authenticated by

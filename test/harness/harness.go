@@ -6,7 +6,11 @@ package harness
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"net"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -50,13 +54,72 @@ func Must(tb testing.TB, err error) {
 }
 
 // FreeAddr returns a loopback address ("127.0.0.1:port") with a port that was
-// free when asked, for a server the test starts next.
+// free when asked (FreePort), for a server the test starts next.
 func FreeAddr(tb testing.TB) string {
 	tb.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := FreePort()
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+}
+
+// lowestPort is the lowest port FreePort hands out: above the well-known and most
+// registered services' ports.
+const lowestPort = 10000
+
+// FreePort returns a TCP port on 127.0.0.1 that is free now, for a server a test
+// starts next (a process of its own, which must be told its port). The port is
+// taken below the kernel's ephemeral range (net.ipv4.ip_local_port_range), from
+// which the kernel picks the source port of every outgoing connection and the port
+// of every listen on port 0: a port from that range, free when asked, may be taken
+// by any connection of any process before the server binds it (an agent's metrics
+// listener lost its port so, in a run of every package at once). Below the range
+// only another FreePort picks, at random among thousands, and a port in use is
+// passed over.
+func FreePort() (int, error) {
+	low := ephemeralLow()
+	if low-lowestPort < 1000 { // an unusual range: leave the choice to the kernel
+		return kernelPort()
+	}
+	for range 100 {
+		port := lowestPort + rand.IntN(low-lowestPort)
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			continue
+		}
+		if err := l.Close(); err != nil {
+			return 0, err
+		}
+		return port, nil
+	}
+	return 0, fmt.Errorf("no free port between %d and %d in 100 tries", lowestPort, low)
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range (Linux's default,
+// 32768, where /proc does not say).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	fields := strings.Fields(string(b))
+	if len(fields) != 2 {
+		return 32768
+	}
+	low, err := strconv.Atoi(fields[0])
+	if err != nil {
+		return 32768
+	}
+	return low
+}
+
+// kernelPort is a port the kernel chose as free.
+func kernelPort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("finding a free port: %w", err)
+	}
 	defer l.Close()
-	return l.Addr().String()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
