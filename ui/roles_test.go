@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -226,4 +227,55 @@ func TestTheShippedUserRolesLetAViewerSeeAndAnOperatorAct(t *testing.T) {
 		}
 		t.Errorf("no Event %q among %d", want, len(events.Items))
 	})
+}
+
+// TestTheExampleDiffRoleLetsAViewerDiff binds tether-ui-viewer as shipped and
+// deploy/ui's example Role tether-ui-diff (its Secret names made the fixture's)
+// in one namespace to a user: the diff page shows that user each OutOfSync
+// object's difference, none failed.
+func TestTheExampleDiffRoleLetsAViewerDiff(t *testing.T) {
+	c := admin(t)
+	ns, render := diffFixture(t, c)
+	applyShippedRole(t, c, shippedUserRoles(t)["tether-ui-viewer"])
+	data, err := os.ReadFile("../deploy/ui/diff_role.example.yaml")
+	harness.Must(t, err)
+	role := &rbacv1.Role{}
+	harness.Must(t, sigsyaml.UnmarshalStrict(data, role))
+	role.Namespace = ns
+	for i, r := range role.Rules {
+		if slices.Contains(r.Resources, "secrets") {
+			role.Rules[i].ResourceNames = []string{"creds"}
+		}
+	}
+	harness.Must(t, c.Create(t.Context(), role))
+	const user = "differ"
+	for kind, name := range map[string]string{"ClusterRole": "tether-ui-viewer", "Role": role.Name} {
+		harness.Must(t, c.Create(t.Context(), &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: user + "-" + name},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: kind, Name: name},
+		}))
+	}
+	userClient, err := client.New(as(t, user), client.Options{Scheme: testScheme(t)})
+	harness.Must(t, err)
+	harness.Eventually(t, waitLong, user+" may list Syncs and read the ConfigMap web", func(ctx context.Context) (bool, error) {
+		if err := userClient.List(ctx, &v1alpha1.SyncList{}, client.InNamespace(ns)); err != nil {
+			return false, err
+		}
+		return true, userClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &corev1.ConfigMap{})
+	})
+	b := startUIWith(t, Options{Config: as(t, user), Namespace: ns, Render: render})
+
+	diff := b.get("/syncs/" + ns + "/app/diff")
+	for _, want := range []string{
+		`data-object="Secret/` + ns + `/creds"`, `<span class="line add">&#43;  password: &#39;*** (changed)&#39;</span>`,
+		`data-object="ConfigMap/` + ns + `/web"`, `<span class="line add">&#43;  colour: green</span>`,
+	} {
+		if !strings.Contains(diff, want) {
+			t.Errorf("the diff page lacks %q:\n%s", want, diff)
+		}
+	}
+	if strings.Contains(diff, `data-value="failed"`) {
+		t.Errorf("a dry run failed for the user with the example Role:\n%s", diff)
+	}
 }
