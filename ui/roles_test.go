@@ -14,11 +14,13 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/plan"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/harness"
 )
@@ -232,7 +234,8 @@ func TestTheShippedUserRolesLetAViewerSeeAndAnOperatorAct(t *testing.T) {
 // TestTheExampleDiffRoleLetsAViewerDiff binds tether-ui-viewer as shipped and
 // deploy/ui's example Role tether-ui-diff (its Secret names made the fixture's)
 // in one namespace to a user: the diff page shows that user each OutOfSync
-// object's difference, none failed.
+// object's difference, none failed, an object the cluster lacks included (a
+// dry-run create: the Role's create is needed for it).
 func TestTheExampleDiffRoleLetsAViewerDiff(t *testing.T) {
 	c := admin(t)
 	ns, render := diffFixture(t, c)
@@ -264,12 +267,26 @@ func TestTheExampleDiffRoleLetsAViewerDiff(t *testing.T) {
 		}
 		return true, userClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &corev1.ConfigMap{})
 	})
-	b := startUIWith(t, Options{Config: as(t, user), Namespace: ns, Render: render})
+	// One more OutOfSync object, which git declares and the cluster lacks: its dry
+	// run is a create.
+	sy := &v1alpha1.Sync{}
+	harness.Must(t, c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "app"}, sy))
+	fresh := v1alpha1.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: "fresh"}
+	plan.SetInventory(&sy.Status, append(plan.Inventory(sy.Status), fresh))
+	sy.Status.Resources = append(sy.Status.Resources, v1alpha1.ResourceStatus{ObjectRef: fresh, Sync: v1alpha1.SyncStatusOutOfSync, Health: v1alpha1.HealthMissing})
+	harness.Must(t, c.Status().Update(t.Context(), sy))
+	withFresh := func(ctx context.Context, uc client.Client, cfg *rest.Config, s *v1alpha1.Sync) ([]*unstructured.Unstructured, error) {
+		objs, err := render(ctx, uc, cfg, s)
+		return append(objs, &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": "fresh"}, "data": map[string]any{"colour": "green"}}}), err
+	}
+	b := startUIWith(t, Options{Config: as(t, user), Namespace: ns, Render: withFresh})
 
 	diff := b.get("/syncs/" + ns + "/app/diff")
 	for _, want := range []string{
 		`data-object="Secret/` + ns + `/creds"`, `<span class="line add">&#43;  password: &#39;*** (changed)&#39;</span>`,
 		`data-object="ConfigMap/` + ns + `/web"`, `<span class="line add">&#43;  colour: green</span>`,
+		`data-object="ConfigMap/` + ns + `/fresh"`, `data-value="missing">missing</span>`,
 	} {
 		if !strings.Contains(diff, want) {
 			t.Errorf("the diff page lacks %q:\n%s", want, diff)
