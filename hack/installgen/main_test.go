@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	sigsyaml "sigs.k8s.io/yaml"
 )
@@ -126,8 +127,9 @@ func TestTheInstallAdmitsOnlyTheAgentsPorts(t *testing.T) {
 
 // TestTheUIInstallHasNoRightsOfItsOwn reads the generated deploy/ui.yaml: a
 // ServiceAccount with no token mounted, a Deployment of one pod running
-// `tether ui --in-cluster` as that account, without its token, and a Service to
-// its port; nothing that grants rights, there or in install.yaml.
+// `tether ui --in-cluster` as that account, without its token, a Service to its
+// port, the NetworkPolicy and its users' ClusterRoles; no binding, there or in
+// install.yaml.
 func TestTheUIInstallHasNoRightsOfItsOwn(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("..", "..", "deploy", "ui.yaml"))
 	if err != nil {
@@ -159,7 +161,9 @@ func TestTheUIInstallHasNoRightsOfItsOwn(t *testing.T) {
 		}
 	}
 	slices.Sort(kinds)
-	if want := []string{"Deployment", "Service", "ServiceAccount"}; !slices.Equal(kinds, want) {
+	// The ClusterRoles are for binding to the UI's users; nothing binds them, or
+	// anything, to the UI's account.
+	if want := []string{"ClusterRole", "ClusterRole", "Deployment", "NetworkPolicy", "Service", "ServiceAccount"}; !slices.Equal(kinds, want) {
 		t.Errorf("deploy/ui.yaml holds %v, want %v and nothing that grants rights", kinds, want)
 	}
 	pod := deployment.Spec.Template.Spec
@@ -181,5 +185,120 @@ func TestTheUIInstallHasNoRightsOfItsOwn(t *testing.T) {
 	}
 	if strings.Contains(string(install), "name: "+account.Name+"\n") {
 		t.Errorf("install.yaml names %s: nothing may grant the UI rights", account.Name)
+	}
+}
+
+// uiDocs decodes each document of the generated deploy/ui.yaml of kind into a
+// new T.
+func uiDocs[T any](t *testing.T, kind string) []*T {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "deploy", "ui.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*T
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		if !strings.Contains(doc, "\nkind: "+kind+"\n") {
+			continue
+		}
+		v := new(T)
+		if err := sigsyaml.UnmarshalStrict([]byte(doc), v); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// grants flattens rules into "group/resource verb" strings, sorted.
+func grants(rules []rbacv1.PolicyRule) []string {
+	var out []string
+	for _, r := range rules {
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				for _, v := range r.Verbs {
+					out = append(out, g+"/"+res+" "+v)
+				}
+			}
+		}
+		for _, u := range r.NonResourceURLs {
+			out = append(out, u+" nonresource")
+		}
+		for _, n := range r.ResourceNames {
+			out = append(out, "named "+n)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// TestTheUIUserRolesGrantWhatThePagesAndActionsNeed reads the ClusterRoles of
+// deploy/ui.yaml: tether-ui-viewer reads Syncs and lists what a Sync's page
+// shows, no more (no Secrets, no wildcard, no write); tether-ui-operator is the
+// viewer plus patching Syncs and creating Events. (ui's
+// TestTheShippedUserRolesLetAViewerSeeAndAnOperatorAct shows they suffice, against
+// the API server.)
+func TestTheUIUserRolesGrantWhatThePagesAndActionsNeed(t *testing.T) {
+	roles := map[string][]string{}
+	for _, r := range uiDocs[rbacv1.ClusterRole](t, "ClusterRole") {
+		if r.AggregationRule != nil {
+			t.Errorf("%s aggregates: its rules would be the aggregation controller's, not these", r.Name)
+		}
+		roles[r.Name] = grants(r.Rules)
+	}
+	viewer := []string{
+		"/events list", "/pods list", "apps/replicasets list", "batch/jobs list",
+		"tether.dev/syncs get", "tether.dev/syncs list", "tether.dev/syncs watch",
+	}
+	operator := slices.Sorted(slices.Values(append(slices.Clone(viewer), "/events create", "tether.dev/syncs patch")))
+	want := map[string][]string{"tether-ui-viewer": viewer, "tether-ui-operator": operator}
+	if !reflect.DeepEqual(roles, want) {
+		t.Errorf("deploy/ui.yaml's ClusterRoles grant\n%v\nwant\n%v", roles, want)
+	}
+}
+
+// TestTheUINetworkPolicyAdmitsItsPortAndEgressByPort reads deploy/ui.yaml's
+// NetworkPolicy: it selects the UI's pods, admits ingress only to the
+// container's one port, from anywhere, and egress only to DNS, the API server's
+// ports (443 also https git) and ssh git.
+func TestTheUINetworkPolicyAdmitsItsPortAndEgressByPort(t *testing.T) {
+	policies := uiDocs[networkingv1.NetworkPolicy](t, "NetworkPolicy")
+	deployments := uiDocs[appsv1.Deployment](t, "Deployment")
+	if len(policies) != 1 || len(deployments) != 1 {
+		t.Fatalf("deploy/ui.yaml holds %d NetworkPolicies and %d Deployments, want one each", len(policies), len(deployments))
+	}
+	policy, deployment := policies[0], deployments[0]
+	if !reflect.DeepEqual(policy.Spec.PodSelector, *deployment.Spec.Selector) {
+		t.Errorf("NetworkPolicy selects %v, the UI's pods are %v", policy.Spec.PodSelector, deployment.Spec.Selector)
+	}
+	if !slices.Equal(policy.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress}) {
+		t.Errorf("NetworkPolicy policy types %v: want Ingress and Egress", policy.Spec.PolicyTypes)
+	}
+	// ports lists each rule's ports as "port/protocol", failing on any peer: the
+	// shipped policy limits by port only.
+	ports := func(what string, peers int, list []networkingv1.NetworkPolicyPort) []string {
+		if peers > 0 {
+			t.Errorf("NetworkPolicy %s names peers: want ports only", what)
+		}
+		var out []string
+		for _, p := range list {
+			out = append(out, p.Port.String()+"/"+string(*p.Protocol))
+		}
+		return out
+	}
+	var ingress, egress []string
+	for _, r := range policy.Spec.Ingress {
+		ingress = append(ingress, ports("ingress", len(r.From), r.Ports)...)
+	}
+	for _, r := range policy.Spec.Egress {
+		egress = append(egress, ports("egress", len(r.To), r.Ports)...)
+	}
+	container := deployment.Spec.Template.Spec.Containers[0].Ports
+	if len(container) != 1 || !slices.Equal(ingress, []string{container[0].Name + "/TCP"}) {
+		t.Errorf("NetworkPolicy admits %v; the container's ports are %v", ingress, container)
+	}
+	slices.Sort(egress)
+	if want := []string{"22/TCP", "443/TCP", "53/TCP", "53/UDP", "6443/TCP"}; !slices.Equal(egress, want) {
+		t.Errorf("NetworkPolicy lets out %v; want %v", egress, want)
 	}
 }
