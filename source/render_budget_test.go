@@ -261,7 +261,7 @@ func TestWorstYAMLChild(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			objs, err := Render(fs, "/", "/worst", shippedRenderOptions())
-			reports[i] = fmt.Sprintf("%d objects, %d bytes held, error %v", len(objs), heldSize(objs), err)
+			reports[i] = fmt.Sprintf("%d objects, %d bytes held, error %v", len(objs), heldSizeOf(objs), err)
 		}()
 	}
 	wg.Wait()
@@ -324,7 +324,7 @@ func BenchmarkWorstYAML(b *testing.B) {
 				if err != nil && (!errors.As(err, &re) || re.Reason != v1alpha1.ReasonRenderLimitExceeded) {
 					b.Fatalf("render: %v", err) // over a bound (documents: MaxObjects) is a worst case too
 				}
-				objs, size = int64(len(o)), heldSize(o)
+				objs, size = int64(len(o)), heldSizeOf(o)
 			}
 			b.ReportMetric(float64(objs), "objects/op")
 			b.ReportMetric(float64(size), "held-bytes/op")

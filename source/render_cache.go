@@ -8,7 +8,8 @@ import (
 )
 
 // renderCache keeps rendered objects by key within a budget of bytes (what the
-// decoded objects take in memory, heldSize). A result larger than the whole
+// objects take in memory as it holds them, heldSize: each as its JSON, decoded
+// again on a hit, a fraction of what the decoded maps take). A result larger than the whole
 // budget is not kept. It keeps the failures that a render of the same key would
 // meet again too (see lasting), each counted at the size of its message: a
 // Sync stalled on a commit that does not render asks again at every interval,
@@ -41,9 +42,9 @@ type tenantRenders struct {
 type renderEntry struct {
 	key    string
 	tenant string
-	rendered
-	err  error
-	size int64
+	objs   compactObjects
+	err    error
+	size   int64
 }
 
 // rendered is what one render made: the objects.
@@ -55,13 +56,18 @@ func newRenderCache(maxBytes int64) *renderCache {
 	return &renderCache{maxBytes: maxBytes, entries: map[string]*list.Element{}, tenants: map[string]*tenantRenders{}}
 }
 
-// get returns key's render, and whether the cache holds it.
+// get returns key's render, decoded anew for the caller, and whether the
+// cache holds it.
 func (c *renderCache) get(key string) (rendered, bool) {
 	e, ok := c.lookup(key)
 	if !ok || e.err != nil {
 		return rendered{}, false
 	}
-	return e.rendered, true
+	objs, err := e.objs.decode()
+	if err != nil { // it encoded them: not met; render again
+		return rendered{}, false
+	}
+	return rendered{objs: objs}, true
 }
 
 // failure returns the lasting failure of key's render, if the cache holds one.
@@ -85,9 +91,15 @@ func (c *renderCache) lookup(key string) (*renderEntry, bool) {
 	return e, true
 }
 
-// put keeps r, key's render made for tenant.
+// put keeps r, key's render made for tenant, compactly (compact). Objects
+// that do not encode (not met: they were decoded from JSON or YAML) are not
+// kept, and render again.
 func (c *renderCache) put(key, tenant string, r rendered) {
-	c.add(&renderEntry{key: key, tenant: tenant, rendered: r, size: heldSize(r.objs)})
+	held, err := compact(r.objs)
+	if err != nil {
+		return
+	}
+	c.add(&renderEntry{key: key, tenant: tenant, objs: held, size: heldSize(held)})
 }
 
 // putError keeps err, the failure of key's render for tenant that every render

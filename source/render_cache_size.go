@@ -1,74 +1,64 @@
 package source
 
 import (
+	"encoding/json"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
-// The render cache holds rendered objects decoded, as maps of maps, which take
-// several times the bytes of the same objects as JSON (about six times for
-// ordinary manifests): a cache bounded by the JSON size held several times its
-// flag. heldSize estimates what the objects take on the Go heap instead, from the
-// shape of Go's values: a map's header and its groups of eight slots (a string key
-// and an interface value each, and a control word per group), a slice's header and
-// backing array, a string's header and bytes, a boxed number. Allocations are
-// rounded up to 8 bytes; the size classes of the allocator round up further, so the
-// estimate is a little under the truth, and the test beside it holds it within a
-// band of what the runtime measures.
-const (
-	wordBytes      = 8
-	mapHeaderBytes = 48                         // the map's header
-	mapSlotBytes   = 16 + 16                    // a string key and an interface value
-	mapGroupBytes  = wordBytes + 8*mapSlotBytes // a control word and eight slots
-	sliceHeader    = 24
-	stringHeader   = 16
-	objectBytes    = 2 * wordBytes // an *Unstructured and its one field
-)
+// The render cache holds each rendered object as its JSON, one byte slice per
+// object, and decodes them again on a hit: decoded, as maps of maps, the same
+// objects take about six times the bytes (TestTheRenderCacheCountsWhatItHolds
+// logs both), and a revision of thousands of objects held decoded was the
+// largest holder of the agent's heap after the live objects. A hit then costs
+// a decode of each object (BenchmarkAHitOfTheRenderCache), which a converged
+// resync pays once per interval.
+type compactObjects [][]byte
 
-// heldSize is the estimated heap size of objs, as the render cache holds them.
-func heldSize(objs []*unstructured.Unstructured) int64 {
-	n := int64(len(objs)) * wordBytes // the slice's backing array
-	for _, o := range objs {
-		n += objectBytes + mapSize(o.Object)
-	}
-	return n
-}
-
-func mapSize(m map[string]any) int64 {
-	n := int64(mapHeaderBytes) + mapGroups(len(m))*mapGroupBytes
-	for k, v := range m {
-		n += roundUp(len(k)) + valueSize(v)
-	}
-	return n
-}
-
-// mapGroups is how many groups of eight slots a map of n entries has: its slots
-// are at most seven eighths full, in a power of two of groups.
-func mapGroups(n int) int64 {
-	groups := int64(1)
-	for groups*7 < int64(n) {
-		groups *= 2
-	}
-	return groups
-}
-
-// valueSize is what a value held in an interface takes beyond the interface.
-func valueSize(v any) int64 {
-	switch v := v.(type) {
-	case map[string]any:
-		return wordBytes + mapSize(v)
-	case []any:
-		n := int64(sliceHeader) + int64(len(v))*16
-		for _, e := range v {
-			n += valueSize(e)
+// compact encodes objs for the render cache.
+func compact(objs []*unstructured.Unstructured) (compactObjects, error) {
+	out := make(compactObjects, len(objs))
+	for i, o := range objs {
+		b, err := json.Marshal(o.Object)
+		if err != nil {
+			return nil, err
 		}
-		return n
-	case string:
-		return stringHeader + roundUp(len(v))
-	case bool, nil:
-		return 0 // static values
-	default: // int64, float64, json.Number: boxed
-		return wordBytes
+		out[i] = b
 	}
+	return out, nil
+}
+
+// decode returns new objects from held, with numbers decoded as DecodeManifests
+// decodes them (integers as int64), so that a hit equals the render.
+func (held compactObjects) decode() ([]*unstructured.Unstructured, error) {
+	out := make([]*unstructured.Unstructured, len(held))
+	for i, b := range held {
+		var m map[string]any
+		if err := utiljson.Unmarshal(b, &m); err != nil {
+			return nil, err
+		}
+		out[i] = &unstructured.Unstructured{Object: m}
+	}
+	return out, nil
+}
+
+const (
+	wordBytes   = 8
+	sliceHeader = 24
+)
+
+// heldSize is the heap size of held, as the render cache holds it: the slice's
+// backing array of slice headers, and each object's bytes, rounded up to a
+// word (the allocator's size classes round up a little further, so the figure
+// is a little under the truth; the test beside it holds it within a band of
+// what the runtime measures).
+func heldSize(held compactObjects) int64 {
+	n := int64(len(held)) * sliceHeader
+	for _, b := range held {
+		n += roundUp(cap(b))
+	}
+	return n
 }
 
 func roundUp(n int) int64 {

@@ -1,11 +1,12 @@
 package source
 
 import (
-	"encoding/json"
 	"fmt"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -72,44 +73,89 @@ spec:
 }
 
 // TestTheRenderCacheCountsWhatItHolds compares heldSize with what the runtime
-// measures the decoded objects of a revision to take on the heap: the render
-// cache's bound (--render-cache-bytes) is then the memory it holds, not the JSON
-// size of the objects, which is several times smaller.
+// measures a revision's objects to take on the heap as the render cache holds
+// them (compact): the cache's bound (--render-cache-bytes) is then the memory
+// it holds. It logs what the same objects take decoded, which the cache held
+// before and which is several times more.
 func TestTheRenderCacheCountsWhatItHolds(t *testing.T) {
 	data := manifestsOfApps(500)
-	measured, objs := heapTakenBy(t, func() []*unstructured.Unstructured {
-		objs, err := DecodeManifests([]byte(data))
-		if err != nil {
+	var objs []*unstructured.Unstructured
+	decoded, _ := heapTakenBy(t, func() any {
+		var err error
+		if objs, err = DecodeManifests([]byte(data)); err != nil {
 			t.Fatal(err)
 		}
 		return objs
 	})
-	estimate := heldSize(objs)
-	asJSON := int64(0)
-	for _, o := range objs {
-		b, err := json.Marshal(o.Object)
+	measured, held := heapTakenBy(t, func() any {
+		held, err := compact(objs)
 		if err != nil {
 			t.Fatal(err)
 		}
-		asJSON += int64(len(b))
-	}
-	t.Logf("%d objects: %d KiB on the heap, estimated %d KiB (%.2f), %d KiB as JSON (%.1f× smaller)",
-		len(objs), measured>>10, estimate>>10, float64(estimate)/float64(measured), asJSON>>10, float64(measured)/float64(asJSON))
+		return held
+	})
+	estimate := heldSize(held.(compactObjects))
+	t.Logf("%d objects: %d KiB held on the heap, counted %d KiB (%.2f); %d KiB decoded (%.1f× more)",
+		len(objs), measured>>10, estimate>>10, float64(estimate)/float64(measured), decoded>>10, float64(decoded)/float64(measured))
 	if ratio := float64(estimate) / float64(measured); ratio < 0.75 || ratio > 1.25 {
 		t.Errorf("heldSize says %d bytes; the runtime measures %d (ratio %.2f, want within 0.75..1.25)", estimate, measured, ratio)
 	}
+	if decoded < 3*measured {
+		t.Errorf("the cache holds %d bytes for objects that take %d decoded: not compact", measured, decoded)
+	}
+}
+
+// TestAHitOfTheRenderCacheIsTheRenderAndTheCallersOwn: a hit decodes the
+// objects the render made (integers as integers, as DecodeManifests makes
+// them), and a caller changing them changes nothing another hit returns.
+func TestAHitOfTheRenderCacheIsTheRenderAndTheCallersOwn(t *testing.T) {
+	objs, err := DecodeManifests([]byte(manifestsOfApps(2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := DecodeManifests([]byte(manifestsOfApps(2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newRenderCache(1 << 30)
+	c.put("rev", "", rendered{objs: objs})
+	first, ok := c.get("rev")
+	if !ok {
+		t.Fatal("the render was not kept")
+	}
+	if diff := cmp.Diff(want, first.objs); diff != "" {
+		t.Errorf("a hit is not the render (-want +got):\n%s", diff)
+	}
+	for _, o := range first.objs {
+		if err := unstructured.SetNestedField(o.Object, "changed", "metadata", "labels", "team"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	second, _ := c.get("rev")
+	if diff := cmp.Diff(want, second.objs); diff != "" {
+		t.Errorf("a caller's change reached the next hit (-want +got):\n%s", diff)
+	}
+}
+
+// heldSizeOf is what the render cache counts for objs.
+func heldSizeOf(objs []*unstructured.Unstructured) int64 {
+	held, err := compact(objs)
+	if err != nil {
+		panic(err)
+	}
+	return heldSize(held)
 }
 
 // heapTakenBy returns what make's result takes on the heap once the garbage of
 // making it is collected, and the result.
-func heapTakenBy(t *testing.T, make func() []*unstructured.Unstructured) (int64, []*unstructured.Unstructured) {
+func heapTakenBy(t *testing.T, make func() any) (int64, any) {
 	t.Helper()
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	objs := make()
+	v := make()
 	runtime.GC()
 	runtime.ReadMemStats(&after)
-	runtime.KeepAlive(objs)
-	return int64(after.HeapAlloc) - int64(before.HeapAlloc), objs
+	runtime.KeepAlive(v)
+	return int64(after.HeapAlloc) - int64(before.HeapAlloc), v
 }

@@ -11,7 +11,7 @@ import (
 
 func TestRenderCacheIsBoundedInBytes(t *testing.T) {
 	objs := []*unstructured.Unstructured{{Object: map[string]any{"kind": "ConfigMap", "data": map[string]any{"k": "v"}}}}
-	one := heldSize(objs)
+	one := heldSizeOf(objs)
 	c := newRenderCache(2*one + one/2)
 	c.put("a", "", rendered{objs: objs})
 	c.put("b", "", rendered{objs: objs})
@@ -46,7 +46,7 @@ func TestRenderCacheIsBoundedInBytes(t *testing.T) {
 // not theirs, while it holds more than they do.
 func TestTheRenderCacheIsSharedFairlyBetweenTenants(t *testing.T) {
 	objs := []*unstructured.Unstructured{{Object: map[string]any{"kind": "ConfigMap", "data": map[string]any{"k": "v"}}}}
-	one := heldSize(objs)
+	one := heldSizeOf(objs)
 	held := func(c *renderCache, keys ...string) map[string]bool {
 		out := map[string]bool{}
 		for _, k := range keys {
@@ -112,5 +112,25 @@ func BenchmarkPutIntoAFullRenderCache(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		c.putError("new"+strconv.Itoa(i), strconv.Itoa(i%tenants), err)
+	}
+}
+
+// BenchmarkAHitOfTheRenderCache is what a converged resync of a revision of
+// 1,000 objects pays at every interval to read its render from the cache: the
+// lookup, and the objects made the caller's own.
+func BenchmarkAHitOfTheRenderCache(b *testing.B) {
+	objs, err := DecodeManifests([]byte(manifestsOfApps(250)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := newRenderCache(1 << 40)
+	c.put("rev", "", rendered{objs: objs})
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		r, ok := c.get("rev")
+		if !ok || len(ownMetadata(r.objs)) != len(objs) {
+			b.Fatal("not held")
+		}
 	}
 }

@@ -45,8 +45,8 @@ type Options struct {
 	// take; it bounds what kustomize or YAML aliases can make of a small input.
 	MaxRenderedBytes int64
 	// RenderCacheBytes bounds the rendered (commit, path) results kept in memory,
-	// by what the decoded objects take there (several times their size as JSON:
-	// about eight times for ordinary manifests), shared fairly between the tenants
+	// by what they take there: each object is held as its JSON and decoded on a
+	// hit (a seventh of what the decoded objects take), shared fairly between the tenants
 	// that ask for renders (WithTenant): the least recently used render of the
 	// tenant holding the most goes first.
 	RenderCacheBytes int64

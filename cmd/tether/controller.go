@@ -158,7 +158,7 @@ func bindSourceFlags(fs *flag.FlagSet, o *source.Options) {
 	fs.IntVar(&o.MaxTreeEntries, "max-tree-entries", d.MaxTreeEntries, "Most git tree entries one render reads (a directory counts each time the commit names it).")
 	fs.IntVar(&o.MaxYAMLNodesPerFile, "max-yaml-nodes-per-file", d.MaxYAMLNodesPerFile, "Most YAML nodes one file may hold (a bound from its text, checked before parsing) or expand to through aliases.")
 	fs.IntVar(&o.MaxYAMLNodesPerRender, "max-yaml-nodes-per-render", d.MaxYAMLNodesPerRender, "Most YAML nodes the files one render reads may hold together.")
-	fs.Int64Var(&o.RenderCacheBytes, "render-cache-bytes", d.RenderCacheBytes, "Memory kept for rendered revisions, counted as the decoded objects take it (about eight times their JSON), shared fairly between namespaces: over it, the least recently used render of the namespace holding the most goes first.")
+	fs.Int64Var(&o.RenderCacheBytes, "render-cache-bytes", d.RenderCacheBytes, "Memory kept for rendered revisions, each object held as its JSON (about 450 bytes for an ordinary object) and decoded on use, shared fairly between namespaces: over it, the least recently used render of the namespace holding the most goes first.")
 	fs.IntVar(&o.MaxConcurrentRenders, "max-concurrent-renders", d.MaxConcurrentRenders, "Renders that may run at once, whatever --concurrency.")
 	fs.DurationVar(&o.RenderTimeout, "render-timeout", d.RenderTimeout, "Longest a Sync waits for one render; past it the Sync fails naming its path, and its render slot is free again.")
 	fs.DurationVar(&o.Timeout, "git-timeout", d.Timeout, "Longest one git fetch may take.")
