@@ -209,83 +209,92 @@ func yamlNode(v any) (*yaml.Node, error) {
 // Comments go back where SOPS puts them: the comments before an entry above
 // it, those inline after its value, and those after the last entry below it.
 
+// pendingComments gathers the comments met between two entries of a map or a
+// list, and gives each back to its place.
+type pendingComments struct {
+	head, inline []string
+	entries      int
+}
+
+// take keeps item if it is a comment, saying whether it was.
+func (p *pendingComments) take(item any) bool {
+	c, ok := item.(sopsComment)
+	if !ok {
+		return false
+	}
+	if c.inline {
+		p.inline = append(p.inline, c.text)
+	} else {
+		p.head = append(p.head, c.text)
+	}
+	return true
+}
+
+// next returns the comments of the entry that comes now and forgets them; those
+// above the first entry go to the container itself.
+func (p *pendingComments) next(container *yaml.Node) (head, inline []string) {
+	head, inline = p.head, p.inline
+	p.head, p.inline = nil, nil
+	if p.entries == 0 {
+		addHeadComment(container, head)
+		head = nil
+	}
+	p.entries++
+	return head, inline
+}
+
+// end puts the comments after the last entry below it (last), or on the
+// container when it has no entry.
+func (p *pendingComments) end(container *yaml.Node, last func() *yaml.Node) {
+	rest := slices.Concat(p.head, p.inline)
+	switch {
+	case len(rest) == 0:
+	case p.entries == 0:
+		addHeadComment(container, rest)
+	default:
+		addFootComment(last(), rest)
+	}
+}
+
 func yamlAppendMap(m sopsMap, mapping *yaml.Node) error {
-	var head, inline []string
-	first := true
+	var pending pendingComments
 	for _, item := range m {
-		if c, ok := item.key.(sopsComment); ok {
-			if c.inline {
-				inline = append(inline, c.text)
-			} else {
-				head = append(head, c.text)
-			}
+		if pending.take(item.key) {
 			continue
 		}
-		if first {
-			addHeadComment(mapping, head)
-			head = nil
-			first = false
-		}
+		head, inline := pending.next(mapping)
 		key := &yaml.Node{}
 		if err := key.Encode(item.key); err != nil {
 			return err
 		}
 		addHeadComment(key, head)
-		head = nil
 		value, err := yamlNode(item.value)
 		if err != nil {
 			return err
 		}
 		addLineComment(value, inline)
-		inline = nil
 		mapping.Content = append(mapping.Content, key, value)
 	}
-	rest := slices.Concat(head, inline)
-	switch {
-	case len(rest) == 0:
-	case first:
-		addHeadComment(mapping, rest)
-	default:
-		addFootComment(mapping.Content[len(mapping.Content)-2], rest)
-	}
+	pending.end(mapping, func() *yaml.Node { return mapping.Content[len(mapping.Content)-2] })
 	return nil
 }
 
 func yamlAppendList(l []any, seq *yaml.Node) error {
-	var head, inline []string
-	first := true
+	var pending pendingComments
 	for _, item := range l {
-		if c, ok := item.(sopsComment); ok {
-			if c.inline {
-				inline = append(inline, c.text)
-			} else {
-				head = append(head, c.text)
-			}
+		if pending.take(item) {
 			continue
 		}
-		if first {
-			addHeadComment(seq, head)
-			head = nil
-			first = false
-		}
+		head, inline := pending.next(seq)
 		n, err := yamlNode(item)
 		if err != nil {
 			return err
 		}
 		addHeadComment(n, head)
-		head = nil
 		addLineComment(n, inline)
-		inline = nil
 		seq.Content = append(seq.Content, n)
 	}
-	rest := slices.Concat(head, inline)
-	switch {
-	case len(rest) == 0:
-	case first:
-		addHeadComment(seq, rest)
-	default:
-		addFootComment(seq.Content[len(seq.Content)-1], rest)
-	}
+	pending.end(seq, func() *yaml.Node { return seq.Content[len(seq.Content)-1] })
 	return nil
 }
 
