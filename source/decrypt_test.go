@@ -3,7 +3,6 @@ package source_test
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"io/fs"
 	"os"
@@ -340,30 +339,12 @@ func assertNoPlaintextUnder(t *testing.T, dir, plaintext string) {
 
 func TestRenderDecryptsWithAnOpenPGPKey(t *testing.T) {
 	tools := sopstools.Find(t)
-	entity, err := openpgp.NewEntity("tether test", "", "test@tether.dev", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var public, private bytes.Buffer
-	if err := entity.Serialize(&public); err != nil {
-		t.Fatal(err)
-	}
-	w, err := armor.Encode(&private, openpgp.PrivateKeyType, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := entity.SerializePrivate(w, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	fingerprint := strings.ToUpper(hex.EncodeToString(entity.PrimaryKey.Fingerprint))
+	pubring, private, fingerprint := sopstools.PGPKey(t)
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "app/secret.yaml"), tools.EncryptPGP(t, "secret.yaml", secretManifest(), public.Bytes(), fingerprint, secretsOnly...))
+	writeFile(t, filepath.Join(dir, "app/secret.yaml"), tools.EncryptPGP(t, "secret.yaml", secretManifest(), pubring, fingerprint, secretsOnly...))
 
 	t.Run("a Secret encrypted for an OpenPGP key renders decrypted with its *.asc key", func(t *testing.T) {
-		keys, err := source.ParseKeys(map[string][]byte{"ops.asc": private.Bytes()})
+		keys, err := source.ParseKeys(map[string][]byte{"ops.asc": private})
 		if err != nil {
 			t.Fatalf("ParseKeys: %v", err)
 		}
@@ -383,7 +364,7 @@ func TestRenderDecryptsWithAnOpenPGPKey(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := w.Write(public.Bytes()); err != nil {
+		if _, err := w.Write(pubring); err != nil {
 			t.Fatal(err)
 		}
 		if err := w.Close(); err != nil {

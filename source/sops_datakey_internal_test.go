@@ -2,13 +2,9 @@ package source
 
 import (
 	"bytes"
-	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"testing"
-
-	"github.com/ProtonMail/go-crypto/openpgp"
-	"github.com/ProtonMail/go-crypto/openpgp/armor"
 
 	"tether.dev/tether/test/sopstools"
 )
@@ -120,34 +116,16 @@ func TestSOPSKeyGroupsOpenWithTheirThreshold(t *testing.T) {
 // OpenPGP key alone, to what sops decrypts it with the age key.
 func TestSOPSFilesOpenWithAnOpenPGPKey(t *testing.T) {
 	tools := sopstools.Find(t)
-	entity, err := openpgp.NewEntity("tether test", "", "test@tether.dev", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var public, private bytes.Buffer
-	if err := entity.Serialize(&public); err != nil {
-		t.Fatal(err)
-	}
-	w, err := armor.Encode(&private, openpgp.PrivateKeyType, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := entity.SerializePrivate(w, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	fingerprint := strings.ToUpper(hex.EncodeToString(entity.PrimaryKey.Fingerprint))
+	pubring, private, fingerprint := sopstools.PGPKey(t)
 	identity, recipient := tools.AgeKey(t)
 	for _, c := range sopsShapes {
 		if c.rule != "" {
 			continue
 		}
 		t.Run(c.name, func(t *testing.T) {
-			enc := tools.EncryptPGP(t, c.file, c.plain, public.Bytes(), fingerprint, append([]string{"--age", recipient}, c.args...)...)
+			enc := tools.EncryptPGP(t, c.file, c.plain, pubring, fingerprint, append([]string{"--age", recipient}, c.args...)...)
 			want := tools.Decrypt(t, c.file, enc, identity)
-			keys, err := ParseKeys(map[string][]byte{"ops.asc": private.Bytes()})
+			keys, err := ParseKeys(map[string][]byte{"ops.asc": private})
 			if err != nil {
 				t.Fatal(err)
 			}

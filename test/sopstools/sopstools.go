@@ -11,11 +11,15 @@ package sopstools
 
 import (
 	"bytes"
+	"encoding/hex"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ProtonMail/go-crypto/openpgp"
+	"github.com/ProtonMail/go-crypto/openpgp/armor"
 )
 
 // Tools are the paths of the pinned CLIs.
@@ -55,6 +59,32 @@ func (t *Tools) AgeKey(tb testing.TB) (identity, recipient string) {
 	}
 	tb.Fatalf("age-keygen wrote no public key")
 	return "", ""
+}
+
+// PGPKey makes an OpenPGP key and returns its public key as a binary keyring (what
+// EncryptPGP takes), its armored private key (what a keys Secret's *.asc entry
+// holds) and its fingerprint (40 upper-case hex digits, as sops names it).
+func PGPKey(tb testing.TB) (pubring, private []byte, fingerprint string) {
+	tb.Helper()
+	entity, err := openpgp.NewEntity("tether test", "", "test@tether.dev", nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var public, armored bytes.Buffer
+	if err := entity.Serialize(&public); err != nil {
+		tb.Fatal(err)
+	}
+	w, err := armor.Encode(&armored, openpgp.PrivateKeyType, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := entity.SerializePrivate(w, nil); err != nil {
+		tb.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return public.Bytes(), armored.Bytes(), strings.ToUpper(hex.EncodeToString(entity.PrimaryKey.Fingerprint))
 }
 
 // EncryptAge encrypts plaintext, the content of a file named name (its
