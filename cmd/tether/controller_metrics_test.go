@@ -42,19 +42,7 @@ func TestMetricsAreServedPlainByDefault(t *testing.T) {
 // /metrics, is refused; one bound to the install's tether-metrics-reader reads it.
 func TestSecureMetrics(t *testing.T) {
 	cfg := controlplane.Shared(t).Config()
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := controlplane.NewNamespace(t, cfg)
-	agentRole := installRole(t, cs, "metrics_auth_role.yaml")
-	readerRole := installRole(t, cs, "metrics_reader_role.yaml")
-	agentToken := accountWith(t, cs, ns, "agent", agentRole)
-	readerToken := accountWith(t, cs, ns, "prometheus", readerRole)
-	strangerToken := accountWith(t, cs, ns, "stranger", "")
-	// RBAC takes effect when the API server's informers see the bindings.
-	waitAllowed(t, cs, ns, "agent", authorizationv1.SubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "create", Group: "authorization.k8s.io", Resource: "subjectaccessreviews"}})
-	waitAllowed(t, cs, ns, "prometheus", authorizationv1.SubjectAccessReviewSpec{NonResourceAttributes: &authorizationv1.NonResourceAttributes{Verb: "get", Path: "/metrics"}})
+	_, agentToken, readerToken, strangerToken := metricsAccounts(t, cfg)
 
 	f, err := parseControllerFlags([]string{"--metrics-secure", "--metrics-bind-address", "127.0.0.1:0"}, io.Discard)
 	if err != nil {
@@ -128,6 +116,28 @@ func TestSecureMetrics(t *testing.T) {
 			}
 		}
 	})
+}
+
+// metricsAccounts makes the accounts a secure scrape involves, in a namespace of
+// the test's own, and returns their tokens: the agent, holding only the install's
+// tether-metrics-auth role; a scraper bound to tether-metrics-reader; and a stranger
+// bound to nothing. It returns once RBAC lets the first two do their part.
+func metricsAccounts(t *testing.T, cfg *rest.Config) (ns, agent, reader, stranger string) {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns = controlplane.NewNamespace(t, cfg)
+	agentRole := installRole(t, cs, "metrics_auth_role.yaml")
+	readerRole := installRole(t, cs, "metrics_reader_role.yaml")
+	agent = accountWith(t, cs, ns, "agent", agentRole)
+	reader = accountWith(t, cs, ns, "prometheus", readerRole)
+	stranger = accountWith(t, cs, ns, "stranger", "")
+	// RBAC takes effect when the API server's informers see the bindings.
+	waitAllowed(t, cs, ns, "agent", authorizationv1.SubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "create", Group: "authorization.k8s.io", Resource: "subjectaccessreviews"}})
+	waitAllowed(t, cs, ns, "prometheus", authorizationv1.SubjectAccessReviewSpec{NonResourceAttributes: &authorizationv1.NonResourceAttributes{Verb: "get", Path: "/metrics"}})
+	return ns, agent, reader, stranger
 }
 
 // installRole creates the ClusterRole of deploy/base/rbac/file as the install ships

@@ -12,8 +12,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
-	authorizationv1 "k8s.io/api/authorization/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"tether.dev/tether/test/controlplane"
@@ -88,18 +86,7 @@ func (c *reviewCounter) RoundTrip(req *http.Request) (*http.Response, error) {
 // against the real API server, and sends it scrapes as Prometheus would.
 func TestMetricsAuthFilter(t *testing.T) {
 	cfg := controlplane.Shared(t).Config()
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := controlplane.NewNamespace(t, cfg)
-	agentRole := installRole(t, cs, "metrics_auth_role.yaml")
-	readerRole := installRole(t, cs, "metrics_reader_role.yaml")
-	agentToken := accountWith(t, cs, ns, "agent", agentRole)
-	readerToken := accountWith(t, cs, ns, "prometheus", readerRole)
-	strangerToken := accountWith(t, cs, ns, "stranger", "")
-	waitAllowed(t, cs, ns, "agent", authorizationv1.SubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "create", Group: "authorization.k8s.io", Resource: "subjectaccessreviews"}})
-	waitAllowed(t, cs, ns, "prometheus", authorizationv1.SubjectAccessReviewSpec{NonResourceAttributes: &authorizationv1.NonResourceAttributes{Verb: "get", Path: "/metrics"}})
+	ns, agentToken, readerToken, strangerToken := metricsAccounts(t, cfg)
 
 	agentCfg := rest.AnonymousClientConfig(cfg)
 	agentCfg.BearerToken = agentToken
