@@ -11,6 +11,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"math/big"
 	"net"
 	"net/http"
@@ -19,7 +20,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	gosync "sync"
 	"testing"
 	"time"
 
@@ -46,32 +46,14 @@ func serviceAccountToken(t *testing.T, ns, name string) (token, user string) {
 	return tr.Status.Token, "system:serviceaccount:" + ns + ":" + name
 }
 
-// lockedBuffer is a log that tests read while the server writes it.
-type lockedBuffer struct {
-	mu  gosync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) add(prefix, args string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf.WriteString(prefix + " " + args + "\n")
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // startClusterUI serves a UI in cluster mode (no credentials of its own) until
 // the test ends; it returns its base URL and its log.
-func startClusterUI(t *testing.T, tlsFiles ...string) (string, *lockedBuffer) {
+func startClusterUI(t *testing.T, tlsFiles ...string) (string, *harness.Buffer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
-	log := &lockedBuffer{}
+	log := &harness.Buffer{}
 	opts := Options{Config: controlplane.Shared(t).Config(), Scheme: testScheme(t), InCluster: true, Namespace: "default", AllNamespaces: true,
-		Log: funcr.New(log.add, funcr.Options{Verbosity: 10})}
+		Log: funcr.New(func(prefix, args string) { fmt.Fprintln(log, prefix, args) }, funcr.Options{Verbosity: 10})}
 	if len(tlsFiles) == 2 {
 		opts.TLSCertFile, opts.TLSKeyFile = tlsFiles[0], tlsFiles[1]
 	}

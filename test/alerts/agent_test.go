@@ -1,9 +1,7 @@
 package alerts
 
 import (
-	"bytes"
 	"os/exec"
-	gosync "sync"
 	"syscall"
 	"testing"
 	"time"
@@ -30,7 +28,7 @@ type replica struct {
 	name        string
 	metricsAddr string
 	cmd         *exec.Cmd
-	log         *lockedBuffer
+	log         *harness.Buffer
 	done        chan error
 	// killed is set by kill: the process is gone and needs no stopping.
 	killed bool
@@ -39,7 +37,7 @@ type replica struct {
 // newReplica reserves the addresses of a replica, so that Prometheus can be told
 // its target before it starts.
 func newReplica(t *testing.T, name string) *replica {
-	return &replica{name: name, metricsAddr: harness.FreeAddr(t), log: &lockedBuffer{}, done: make(chan error, 1)}
+	return &replica{name: name, metricsAddr: harness.FreeAddr(t), log: &harness.Buffer{}, done: make(chan error, 1)}
 }
 
 // start runs the replica against the shared control plane until the test ends (or
@@ -96,21 +94,4 @@ func (r *replica) kill(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("%s did not exit within 30s of SIGKILL", r.name)
 	}
-}
-
-type lockedBuffer struct {
-	mu gosync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -2,14 +2,12 @@ package browser
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"io"
 	"net/url"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	gosync "sync"
 	"syscall"
 	"testing"
 	"time"
@@ -37,7 +35,7 @@ import (
 // the printed output then lacks).
 func run(t *testing.T, name string, stdout io.Writer, args ...string) {
 	t.Helper()
-	out := &lockedBuffer{}
+	out := &harness.Buffer{}
 	cmd := exec.Command(tetherBinary, args...)
 	cmd.Stdout, cmd.Stderr = out, out
 	if stdout != nil {
@@ -226,22 +224,4 @@ func serviceAccountKubeconfig(t *testing.T, c client.Client, ns, name string) st
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	harness.Must(t, clientcmd.WriteToFile(*cfg, path))
 	return path
-}
-
-// lockedBuffer is a process's output, written by it and read by the test.
-type lockedBuffer struct {
-	mu  gosync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -1,14 +1,12 @@
 package e2e
 
 import (
-	"bytes"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	gosync "sync"
 	"syscall"
 	"testing"
 	"time"
@@ -34,7 +32,7 @@ func newClient(t testing.TB) client.Client {
 type agent struct {
 	cmd *exec.Cmd
 	// log is the agent's output so far; read it with String, which locks.
-	log         *lockedWriter
+	log         *harness.Buffer
 	metricsAddr string
 	// webhookAddr is where the push webhook receiver listens; its generic and
 	// GitHub receivers take webhookSecret.
@@ -68,7 +66,7 @@ func startAgentWith(t *testing.T, kubeconfig string, flags ...string) *agent {
 // other: what users run, at its default flags.
 func launchAgent(t testing.TB, kubeconfig string, flags ...string) *agent {
 	t.Helper()
-	a := &agent{log: &lockedWriter{w: &bytes.Buffer{}}, metricsAddr: harness.FreeAddr(t), webhookAddr: harness.FreeAddr(t), done: make(chan error, 1)}
+	a := &agent{log: &harness.Buffer{}, metricsAddr: harness.FreeAddr(t), webhookAddr: harness.FreeAddr(t), done: make(chan error, 1)}
 	secrets := t.TempDir()
 	for _, receiver := range []string{"generic", "github"} {
 		if err := os.WriteFile(filepath.Join(secrets, receiver), append(webhookSecret, '\n'), 0o600); err != nil {
@@ -166,21 +164,4 @@ func kubectl(t *testing.T, args ...string) string {
 		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return string(out)
-}
-
-type lockedWriter struct {
-	mu gosync.Mutex
-	w  *bytes.Buffer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
-func (l *lockedWriter) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.String()
 }

@@ -69,7 +69,7 @@ func Start(t testing.TB) *Server {
 	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	log := &lockedBuffer{}
+	log := &harness.Buffer{}
 	cmd := exec.Command(bin, "serve", path)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "OTEL_TRACES_EXPORTER=none", "OTEL_SDK_DISABLED=true")
@@ -288,23 +288,4 @@ func (s *Server) do(t testing.TB, method, u, contentType string, body []byte, wa
 		t.Fatalf("%s %s: %s (want %d): %.500s", method, u, resp.Status, want, b.String())
 	}
 	return resp
-}
-
-// lockedBuffer is the registry's output, written by its process's copiers
-// and read by the test.
-type lockedBuffer struct {
-	mu  gosync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
