@@ -26,24 +26,30 @@ func TestTheLiveStreamDeliversAStatusChange(t *testing.T) {
 	s.Status.Sync = v1alpha1.SyncStatusOutOfSync
 	harness.Must(t, c.Status().Update(t.Context(), s))
 
+	awaitEvent(t, lines, "sync", "the change", func(data []byte) bool {
+		var r row
+		harness.Must(t, json.Unmarshal(data, &r))
+		return r.Key == ns+"/web" && r.Sync == string(v1alpha1.SyncStatusOutOfSync)
+	})
+}
+
+// awaitEvent reads the stream until a message of the event named carries data
+// that delivered accepts, and fails t if the stream ends first.
+func awaitEvent(t *testing.T, lines *bufio.Scanner, name, what string, delivered func(data []byte) bool) {
+	t.Helper()
 	event := ""
 	for lines.Scan() {
 		line := lines.Text()
-		if strings.HasPrefix(line, "event: ") {
-			event = strings.TrimPrefix(line, "event: ")
+		if e, ok := strings.CutPrefix(line, "event: "); ok {
+			event = e
 			continue
 		}
 		data, ok := strings.CutPrefix(line, "data: ")
-		if !ok || event != "sync" {
-			continue
-		}
-		var r row
-		harness.Must(t, json.Unmarshal([]byte(data), &r))
-		if r.Key == ns+"/web" && r.Sync == string(v1alpha1.SyncStatusOutOfSync) {
-			return // delivered
+		if ok && event == name && delivered([]byte(data)) {
+			return
 		}
 	}
-	t.Fatalf("the stream ended without the change: %v", lines.Err())
+	t.Fatalf("the stream ended without %s: %v", what, lines.Err())
 }
 
 // openStream opens a page's live stream and reads its first line; the stream
@@ -85,26 +91,13 @@ func TestTheLiveStreamDeliversTheCounts(t *testing.T) {
 	s.Status.Sync = v1alpha1.SyncStatusOutOfSync
 	harness.Must(t, c.Status().Update(t.Context(), s))
 
-	event := ""
-	for lines.Scan() {
-		line := lines.Text()
-		if strings.HasPrefix(line, "event: ") {
-			event = strings.TrimPrefix(line, "event: ")
-			continue
-		}
-		data, ok := strings.CutPrefix(line, "data: ")
-		if !ok || event != "counts" {
-			continue
-		}
+	awaitEvent(t, lines, "counts", "the counts", func(data []byte) bool {
 		var counts []count
-		harness.Must(t, json.Unmarshal([]byte(data), &counts))
+		harness.Must(t, json.Unmarshal(data, &counts))
 		got := map[string]int{}
 		for _, n := range counts {
 			got[n.Label] = n.N
 		}
-		if got["Syncs"] == 2 && got["OutOfSync"] == 1 {
-			return // delivered
-		}
-	}
-	t.Fatalf("the stream ended without the counts: %v", lines.Err())
+		return got["Syncs"] == 2 && got["OutOfSync"] == 1
+	})
 }
