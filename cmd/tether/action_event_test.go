@@ -10,7 +10,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
-	"tether.dev/tether/test/controlplane"
 )
 
 // tether reconcile, suspend and resume each record an Event on the Sync naming
@@ -18,15 +17,7 @@ import (
 // and the tool, as the UI does.
 func TestEachActionIsRecordedInAnEventNamingTheUser(t *testing.T) {
 	e := newDiffEnv(t)
-	controlplane.InstallCRDs(t, controlplane.Shared(t).Config(), "../../deploy/base/crd")
-	scheme, err := newScheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(controlplane.Shared(t).Config(), client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := e.syncClient(t)
 	s := &v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "web"}}
 	s.Spec.Source.URL = "https://git.example.com/org/deploy.git"
 	s.Spec.Destination.Namespace = e.ns
@@ -72,15 +63,7 @@ func TestEachActionIsRecordedInAnEventNamingTheUser(t *testing.T) {
 // pin's removal, in Events naming the user (plan.PinEvent, as the UI does).
 func TestARollbackIsRecordedInAnEventNamingTheUser(t *testing.T) {
 	e := newDiffEnv(t)
-	controlplane.InstallCRDs(t, controlplane.Shared(t).Config(), "../../deploy/base/crd")
-	scheme, err := newScheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(controlplane.Shared(t).Config(), client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := e.syncClient(t)
 	s := &v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "web"}}
 	s.Spec.Source.URL, s.Spec.Destination.Namespace = "https://git.example.com/org/deploy.git", e.ns
 	if err := c.Create(t.Context(), s); err != nil {

@@ -248,6 +248,23 @@ type diffEnv struct {
 	kubeconfig string
 }
 
+// syncClient installs the Sync CRD and returns a client that knows Tether's types,
+// for tests that create Syncs beside the environment's objects.
+func (e *diffEnv) syncClient(t *testing.T) client.Client {
+	t.Helper()
+	cfg := controlplane.Shared(t).Config()
+	controlplane.InstallCRDs(t, cfg, "../../deploy/base/crd")
+	scheme, err := newScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 func newDiffEnv(t *testing.T) *diffEnv {
 	t.Helper()
 	cp := controlplane.Shared(t)

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/plan"
@@ -104,7 +103,6 @@ type uiResponse struct {
 // mapping, a Secret's values masked.
 func TestUIDiffShowsWhatTetherDiffPrints(t *testing.T) {
 	e := newDiffEnv(t)
-	controlplane.InstallCRDs(t, controlplane.Shared(t).Config(), "../../deploy/base/crd")
 	repo := gitserver.NewLocalRepo(t, "app")
 	repo.Commit(t, map[string]string{
 		"secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata: {name: creds}\nstringData: {password: git-password-0815}\n",
@@ -113,14 +111,7 @@ func TestUIDiffShowsWhatTetherDiffPrints(t *testing.T) {
 	e.applyObjects(t,
 		decode(t, "apiVersion: v1\nkind: Secret\nmetadata: {name: creds}\nstringData: {password: live-password-4711}\n"),
 		decode(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\ndata: {colour: blue, size: large}\n"))
-	scheme, err := newScheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(controlplane.Shared(t).Config(), client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := e.syncClient(t)
 	s := &v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "app"}}
 	s.Spec.Source.URL, s.Spec.Source.Ref.Branch, s.Spec.Destination.Namespace = repo.URL(), repo.Branch(), e.ns
 	if err := c.Create(t.Context(), s); err != nil {
