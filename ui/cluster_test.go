@@ -50,26 +50,13 @@ func serviceAccountToken(t *testing.T, ns, name string) (token, user string) {
 // the test ends; it returns its base URL and its log.
 func startClusterUI(t *testing.T, tlsFiles ...string) (string, *harness.Buffer) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(t.Context())
 	log := &harness.Buffer{}
 	opts := Options{Config: controlplane.Shared(t).Config(), Scheme: testScheme(t), InCluster: true, Namespace: "default", AllNamespaces: true,
 		Log: funcr.New(func(prefix, args string) { fmt.Fprintln(log, prefix, args) }, funcr.Options{Verbosity: 10})}
 	if len(tlsFiles) == 2 {
 		opts.TLSCertFile, opts.TLSKeyFile = tlsFiles[0], tlsFiles[1]
 	}
-	srv, err := New(ctx, opts)
-	harness.Must(t, err)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	harness.Must(t, err)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, l) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-served; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	return strings.TrimSuffix(srv.LoginURL(l.Addr()), "/login"), log
+	return strings.TrimSuffix(serve(t, opts), "/login"), log
 }
 
 // signIn fills the sign-in form with token (and namespace) and returns the

@@ -134,12 +134,11 @@ func startUI(t *testing.T, cfg *rest.Config, namespace string, all bool) *browse
 	return startUIWith(t, Options{Config: cfg, Namespace: namespace, AllNamespaces: all})
 }
 
-// startUIWith is startUI with the Options given (the scheme and log are the
-// test's).
-func startUIWith(t *testing.T, opts Options) *browser {
+// serve serves a UI made with opts on a loopback port until the test ends, and
+// returns its sign-in URL.
+func serve(t *testing.T, opts Options) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
-	opts.Scheme, opts.Log = testScheme(t), testr.New(t)
 	srv, err := New(ctx, opts)
 	harness.Must(t, err)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -152,8 +151,15 @@ func startUIWith(t *testing.T, opts Options) *browser {
 			t.Errorf("Serve: %v", err)
 		}
 	})
-	b := newBrowser(t, srv.LoginURL(l.Addr()))
-	return b
+	return srv.LoginURL(l.Addr())
+}
+
+// startUIWith is startUI with the Options given (the scheme and log are the
+// test's).
+func startUIWith(t *testing.T, opts Options) *browser {
+	t.Helper()
+	opts.Scheme, opts.Log = testScheme(t), testr.New(t)
+	return newBrowser(t, serve(t, opts))
 }
 
 // newBrowser opens login, the URL the server printed, and keeps its cookie. It
