@@ -20,20 +20,8 @@ import (
 func TestTheTreeShowsWhatTheWorkloadsOwn(t *testing.T) {
 	c := admin(t)
 	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
-	labels := map[string]string{"app": "api"}
-	deploy := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "api"},
-		Spec: appsv1.DeploymentSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}}},
-			},
-		},
-	}
-	harness.Must(t, c.Create(t.Context(), deploy))
-	// No controller-manager makes the namespace's default account, which a Pod needs.
-	harness.Must(t, c.Create(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default"}}))
+	deploy := apiDeployment(t, c, ns)
+	labels := deploy.Spec.Template.Labels
 	owned := func(obj client.Object, owner client.Object, kind string) {
 		t.Helper()
 		gvk, err := c.GroupVersionKindFor(owner)
@@ -68,4 +56,26 @@ func TestTheTreeShowsWhatTheWorkloadsOwn(t *testing.T) {
 	if strings.Contains(page, "other-1a2b") {
 		t.Errorf("the tree shows a ReplicaSet another Deployment owns:\n%s", tree)
 	}
+}
+
+// apiDeployment creates Deployment ns/api (labels app=api, one pause container)
+// and the namespace's default ServiceAccount, which no controller-manager makes
+// here and a Pod needs, for tests that then create what the Deployment owns.
+func apiDeployment(t *testing.T, c client.Client, ns string) *appsv1.Deployment {
+	t.Helper()
+	labels := map[string]string{"app": "api"}
+	deploy := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "api"},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}}},
+			},
+		},
+	}
+	harness.Must(t, c.Create(t.Context(), deploy))
+	// No controller-manager makes the namespace's default account, which a Pod needs.
+	harness.Must(t, c.Create(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default"}}))
+	return deploy
 }

@@ -82,20 +82,8 @@ func bindInNamespace(t *testing.T, c client.Client, ns, account, role, token str
 // Sync. It returns the Event's message.
 func aWorkloadSync(t *testing.T, c client.Client, ns string) string {
 	t.Helper()
-	labels := map[string]string{"app": "api"}
-	deploy := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "api"},
-		Spec: appsv1.DeploymentSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}}},
-			},
-		},
-	}
-	harness.Must(t, c.Create(t.Context(), deploy))
-	// No controller-manager makes the namespace's default account, which a Pod needs.
-	harness.Must(t, c.Create(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default"}}))
+	deploy := apiDeployment(t, c, ns)
+	labels := deploy.Spec.Template.Labels
 	rs := &appsv1.ReplicaSet{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "api-5d8f", Labels: labels,
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: deploy.Name, UID: deploy.UID}}},
