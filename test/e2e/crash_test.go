@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"syscall"
@@ -19,13 +20,23 @@ import (
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/plan"
 	"tether.dev/tether/test/controlplane"
+	"tether.dev/tether/test/faultproxy"
 	"tether.dev/tether/test/gitserver"
 	"tether.dev/tether/test/harness"
 )
 
-// newObjects is how many objects the interrupted revision creates: enough that the
-// agent, at its default client limits, is still writing them when it is stopped.
+// newObjects is how many objects the interrupted revision creates.
 const newObjects = 150
+
+// laterWriteOfNew matches the writes (not the dry-runs) of the interrupted
+// revision's ConfigMaps in ns but its first, new-000.
+func laterWriteOfNew(ns string) func(*http.Request) bool {
+	prefix := "/api/v1/namespaces/" + ns + "/configmaps/new-"
+	return func(r *http.Request) bool {
+		return r.Method == http.MethodPatch && strings.HasPrefix(r.URL.Path, prefix) &&
+			r.URL.Path != prefix+"000" && r.URL.Query().Get("dryRun") == ""
+	}
+}
 
 func configMaps(prefix string, n int) map[string]string {
 	files := map[string]string{}
@@ -53,12 +64,17 @@ func interruptedApply(t *testing.T, sig syscall.Signal) {
 	git := gitserver.Start(t, gitserver.Options{})
 	repo := git.CreateRepo(t, "deploy")
 	first := repo.Commit(t, configMaps("base", 3), "three config maps")
-	a := startAgent(t)
+	// The agent talks to the API server through the fault proxy, which holds the
+	// new revision's writes after its first for ten seconds: the agent is surely
+	// still writing when the test, having seen the first, stops it.
+	proxy := faultproxy.Start(t, controlplane.Shared(t).Config(), 1)
+	a := startAgentWith(t, proxy.Kubeconfig(t, t.TempDir()))
 	s := gitSync(ns, "crash", repo.URL(), "apps", 2*time.Second)
 	s.Spec.PruneLimit = ptrIntOrString("100%")
 	createSync(t, c, s)
 	waitRevision(t, c, s, first)
 
+	proxy.SetRules(faultproxy.Rule{Match: laterWriteOfNew(ns), Rate: 1, Fault: faultproxy.Slow, Delay: 10 * time.Second})
 	repo.Commit(t, configMaps("new", newObjects), "many new config maps")
 	harness.Eventually(t, waitTimeout, "the first object of the new revision exists", func(ctx context.Context) (bool, error) {
 		return true, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "new-000"}, &corev1.ConfigMap{})
