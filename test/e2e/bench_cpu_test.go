@@ -43,6 +43,15 @@ func (m *cpuMeter) stop() map[string]time.Duration {
 	return out
 }
 
+// totalCPU is the CPU time of all the processes of a phase.
+func totalCPU(spent map[string]time.Duration) time.Duration {
+	var sum time.Duration
+	for _, d := range spent {
+		sum += d
+	}
+	return sum
+}
+
 // formatCPU prints a phase's CPU times by process, in a stable order.
 func formatCPU(spent map[string]time.Duration) string {
 	names := make([]string, 0, len(spent))
