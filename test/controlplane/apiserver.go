@@ -89,7 +89,7 @@ func (c *ControlPlane) apiserverArgs(port int) []string {
 	}
 }
 
-// ProfilingEnv, when set, turns on kube-apiserver's /debug/pprof (off otherwise, as
-// in a hardened cluster): for a benchmark that profiles what the API server spends
-// its CPU on.
+// ProfilingEnv names the environment variable that, when set, turns on
+// kube-apiserver's /debug/pprof (off otherwise, as in a hardened cluster): for a
+// benchmark that profiles what the API server spends its CPU on.
 const ProfilingEnv = "TETHER_APISERVER_PROFILING"
