@@ -3,7 +3,9 @@ package controlplane
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -83,6 +85,11 @@ func (c *ControlPlane) apiserverArgs(port int) []string {
 		"--proxy-client-cert-file=" + pki.frontProxy.certFile,
 		"--proxy-client-key-file=" + pki.frontProxy.keyFile,
 		"--allow-privileged=true",
-		"--profiling=false",
+		"--profiling=" + strconv.FormatBool(os.Getenv(ProfilingEnv) != ""),
 	}
 }
+
+// ProfilingEnv names the environment variable that, when set, turns on
+// kube-apiserver's /debug/pprof (off otherwise, as in a hardened cluster): for a
+// benchmark that profiles what the API server spends its CPU on.
+const ProfilingEnv = "TETHER_APISERVER_PROFILING"

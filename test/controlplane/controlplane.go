@@ -226,3 +226,16 @@ func (c *ControlPlane) writeKubeconfig(name, user string, client *keyPair) (stri
 	}
 	return path, nil
 }
+
+// Pids returns the process id of each running component, by name ("etcd",
+// "kube-apiserver", ...): what a benchmark reads to say how much CPU each spent.
+// It must not run concurrently with Restart or Stop.
+func (c *ControlPlane) Pids() map[string]int {
+	out := map[string]int{}
+	for _, p := range c.procs {
+		if p.cmd.Process != nil {
+			out[p.name] = p.cmd.Process.Pid
+		}
+	}
+	return out
+}

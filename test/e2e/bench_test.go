@@ -31,7 +31,11 @@ const floorWorkers = 8
 // measured in the same run (the same objects applied by nothing but server-side
 // apply requests from 8 goroutines, with no client-side limit). It prints the ratio,
 // the agent's requests per object (client-go's own count of what it sent, from the
-// agent's /metrics) and the agent's peak RSS. Run it with -benchtime=1x (make bench).
+// agent's /metrics), the agent's peak RSS, and the CPU time that etcd, kube-apiserver
+// and the client (the floor's loop, or the agent) spent during each (from
+// /proc/PID/stat; apiserver-cpu/floor is the API server's ratio, cpu/floor that of
+// the three together: on a machine shared with other work, steadier than the
+// ratio of wall times). Run it with -benchtime=1x (make bench).
 //
 // Five environment variables change what it measures, for a run by hand:
 // TETHER_BENCH_APPS sets how many apps (of 4 objects) are synced (2500: the 10,000
@@ -40,7 +44,10 @@ const floorWorkers = 8
 // apps/part-NN; 2500 with 2500 apps is one Sync of the 10,000 objects), and
 // TETHER_BENCH_PROFILE_DIR names a
 // directory where it saves the agent's heap profile once the Sync is Ready
-// (go tool pprof -sample_index=alloc_space shows what the first sync allocated),
+// (go tool pprof -sample_index=alloc_space shows what the first sync allocated)
+// and CPU profiles of the agent during the first sync, and with
+// TETHER_APISERVER_PROFILING=1 (controlplane.ProfilingEnv) of kube-apiserver
+// during the floor and during the first sync,
 // and TETHER_BENCH_AGENT_FLAGS adds flags to the agent's (space-separated: a
 // run with "--dry-run-concurrency=8" beside one without measures that default),
 // and TETHER_BENCH_CHART=1 makes each Sync's path a Helm chart of the same
@@ -52,15 +59,20 @@ func BenchmarkShippedBinaryFirstSync(b *testing.B) {
 	plain, _ := benchPlainFiles(apps, perSync)
 	objects := 4 * apps
 	cp := controlplane.Shared(b)
+	profiles := os.Getenv("TETHER_BENCH_PROFILE_DIR")
 	for b.Loop() {
-		floor, err := workload.Floor(b.Context(), cp.Config(), plain, controlplane.NewNamespace(b, cp.Config()), floorWorkers)
+		floorNS := controlplane.NewNamespace(b, cp.Config())
+		floorCPU := meterCPU(b, benchPids(cp, os.Getpid(), "floor (in the benchmark)"))
+		floorProfile := profileAPIServer(b, cp.Config(), profiles, "apiserver-floor.pb.gz", max(time.Second, time.Duration(objects)*time.Millisecond))
+		floor, err := workload.Floor(b.Context(), cp.Config(), plain, floorNS, floorWorkers)
 		harness.Must(b, err)
+		floorSpent := floorCPU.stop()
+		floorProfile()
 
 		c := newClient(b)
 		ns := controlplane.NewNamespace(b, cp.Config())
 		repo := gitserver.Start(b, gitserver.Options{}).CreateRepo(b, "bench")
 		commit := repo.Commit(b, files, fmt.Sprintf("%d apps", apps))
-		profiles := os.Getenv("TETHER_BENCH_PROFILE_DIR")
 		flags := strings.Fields(os.Getenv("TETHER_BENCH_AGENT_FLAGS"))
 		pprofAddr := harness.FreeAddr(b)
 		if profiles != "" {
@@ -79,6 +91,11 @@ func BenchmarkShippedBinaryFirstSync(b *testing.B) {
 		for i, path := range paths {
 			syncs[i] = gitSync(ns, fmt.Sprintf("bench-%d", i), repo.URL(), path, time.Hour)
 		}
+		tetherCPU := meterCPU(b, benchPids(cp, a.cmd.Process.Pid, "tether"))
+		// Profiles cover the first sync (about 2.5 ms per object here), and only it.
+		profiled := max(2*time.Second, time.Duration(objects)*2500*time.Microsecond)
+		tetherProfile := profileAPIServer(b, cp.Config(), profiles, "apiserver-tether.pb.gz", profiled)
+		agentProfile := profileAgent(b, pprofAddr, profiles, "agent-first-sync.pb.gz", profiled)
 		start := time.Now()
 		for _, s := range syncs {
 			harness.Must(b, c.Create(b.Context(), s))
@@ -87,6 +104,9 @@ func BenchmarkShippedBinaryFirstSync(b *testing.B) {
 			waitRevisionWithin(b, c, s, commit, max(waitTimeout, time.Duration(objects)*50*time.Millisecond))
 		}
 		first := time.Since(start)
+		tetherSpent := tetherCPU.stop()
+		tetherProfile()
+		agentProfile()
 		requests := requestsSent(b, a) - before
 		peak := sampler.stop()
 		rss := peakRSS(b, a.cmd.Process.Pid)
@@ -100,11 +120,27 @@ func BenchmarkShippedBinaryFirstSync(b *testing.B) {
 		fmt.Fprintf(os.Stdout, "  requests sent: %d (%.2f per object); agent peak RSS %d MiB (VmHWM)\n", requests, float64(requests)/float64(objects), rss>>20)
 		fmt.Fprintf(os.Stdout, "  of which, sampled every %s: anonymous (heap, stacks) peak %d MiB, idle before the Sync %d MiB; the binary's mapped file %d MiB\n",
 			memorySampleEvery, peak.anon>>20, idle.anon>>20, peak.file>>20)
+		fmt.Fprintf(os.Stdout, "  CPU time during the floor: %s\n", formatCPU(floorSpent))
+		fmt.Fprintf(os.Stdout, "  CPU time during tether's first sync: %s\n", formatCPU(tetherSpent))
 		b.ReportMetric(first.Seconds()/floor.Seconds(), "first/floor")
 		b.ReportMetric(float64(requests)/float64(objects), "requests/object")
 		b.ReportMetric(float64(rss>>20), "peak-RSS-MiB")
 		b.ReportMetric(float64(peak.anon>>20), "peak-anon-MiB")
+		b.ReportMetric(tetherSpent["kube-apiserver"].Seconds()/max(floorSpent["kube-apiserver"].Seconds(), 0.01), "apiserver-cpu/floor")
+		b.ReportMetric(totalCPU(tetherSpent).Seconds()/max(totalCPU(floorSpent).Seconds(), 0.01), "cpu/floor")
 	}
+}
+
+// benchPids names the processes whose CPU time a phase of a benchmark counts: the
+// control plane's etcd and kube-apiserver, and the client (pid, named client).
+func benchPids(cp *controlplane.ControlPlane, pid int, client string) map[string]int {
+	pids := map[string]int{client: pid}
+	for name, p := range cp.Pids() {
+		if name == "etcd" || name == "kube-apiserver" {
+			pids[name] = p
+		}
+	}
+	return pids
 }
 
 // benchApps is how many apps the shipped binary's benchmark syncs: 250 (1,000

@@ -1,0 +1,175 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	gosync "sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"tether.dev/tether/source"
+	"tether.dev/tether/test/controlplane"
+	"tether.dev/tether/test/harness"
+	"tether.dev/tether/test/workload"
+)
+
+// BenchmarkAPIServerCostOfARequest measures what the API server, etcd and the
+// client spend on one kind of request for each object of the first sync's
+// workload (1,000 objects, or TETHER_BENCH_APPS × 4), each kind into a new
+// namespace, 8 at once as the floor sends them: a server-side apply dry-run (what
+// the validation gate sends for each object), a dry-run create with strict field
+// validation, a server-side apply (the floor's request, and the agent's write), the
+// same while four cluster-wide metadata-only watches of the applied kinds are open
+// (as the agent's informers are), and a create. It prints the CPU seconds of each
+// process and the wall time per kind, in the order run, each kind twice and
+// interleaved. With TETHER_BENCH_PROFILE_DIR and TETHER_APISERVER_PROFILING=1 it
+// saves a CPU profile of kube-apiserver for each kind's first run.
+// TETHER_BENCH_REQUESTS names the kinds to run instead, comma-separated, in order
+// ("apply,apply,apply" shows how the cost of the same requests grows with the
+// objects the API server holds).
+//
+// It says what the validation gate can cost at least: Tether's first sync sends a
+// dry-run and a write for each object, so its API server time is at least the sum
+// of the two rows, against the floor's one.
+func BenchmarkAPIServerCostOfARequest(b *testing.B) {
+	apps := benchApps(b)
+	cp := controlplane.Shared(b)
+	cfg := rest.CopyConfig(cp.Config())
+	cfg.QPS = -1 // as the floor: no client-side limit
+	c, err := client.New(cfg, client.Options{})
+	harness.Must(b, err)
+	requests := map[string]func(ctx context.Context, o *unstructured.Unstructured) error{
+		"apply dry-run": func(ctx context.Context, o *unstructured.Unstructured) error {
+			return c.Apply(ctx, client.ApplyConfigurationFromUnstructured(o), client.FieldOwner("bench"), client.ForceOwnership, client.DryRunAll)
+		},
+		"create dry-run": func(ctx context.Context, o *unstructured.Unstructured) error {
+			return c.Create(ctx, o, client.FieldOwner("bench"), client.DryRunAll, client.FieldValidation("Strict"))
+		},
+		"apply": func(ctx context.Context, o *unstructured.Unstructured) error {
+			return c.Apply(ctx, client.ApplyConfigurationFromUnstructured(o), client.FieldOwner("bench"), client.ForceOwnership)
+		},
+		"apply, watched": func(ctx context.Context, o *unstructured.Unstructured) error {
+			return c.Apply(ctx, client.ApplyConfigurationFromUnstructured(o), client.FieldOwner("bench"), client.ForceOwnership)
+		},
+		"create": func(ctx context.Context, o *unstructured.Unstructured) error {
+			return c.Create(ctx, o, client.FieldOwner("bench"), client.FieldValidation("Strict"))
+		},
+	}
+	order := []string{"apply dry-run", "create dry-run", "apply", "apply, watched", "create"}
+	if v := os.Getenv("TETHER_BENCH_REQUESTS"); v != "" {
+		order = strings.Split(v, ",")
+		for _, kind := range order {
+			if requests[kind] == nil {
+				b.Fatalf("TETHER_BENCH_REQUESTS=%q: no kind of request %q", v, kind)
+			}
+		}
+	}
+	profiles := os.Getenv("TETHER_BENCH_PROFILE_DIR")
+	for b.Loop() {
+		fmt.Fprintf(os.Stdout, "\nwhat one kind of request costs, for each of %d objects (8 at once):\n", 4*apps)
+		for round := range 2 {
+			for _, kind := range order {
+				objs := requestObjects(b, apps, controlplane.NewNamespace(b, cp.Config()))
+				var stopWatches func()
+				if kind == "apply, watched" {
+					stopWatches = watchMetadata(b, cfg)
+				}
+				meter := meterCPU(b, benchPids(cp, os.Getpid(), "client"))
+				wait := func() {}
+				if round == 0 {
+					wait = profileAPIServer(b, cfg, profiles, "apiserver-"+filepath.Base(fmt.Sprintf("%q", kind))+".pb.gz", max(time.Second, time.Duration(len(objs))*time.Millisecond))
+				}
+				took, err := sendAll(b.Context(), objs, floorWorkers, requests[kind])
+				harness.Must(b, err)
+				spent := meter.stop()
+				wait()
+				if stopWatches != nil {
+					stopWatches()
+				}
+				fmt.Fprintf(os.Stdout, "  %-16s %9s   %s\n", kind, took.Round(time.Millisecond), formatCPU(spent))
+			}
+		}
+	}
+}
+
+// requestObjects are the objects of n apps, placed in namespace ns.
+func requestObjects(tb testing.TB, n int, ns string) []*unstructured.Unstructured {
+	tb.Helper()
+	var objs []*unstructured.Unstructured
+	for _, data := range workload.Apps(n) {
+		docs, err := source.DecodeManifests([]byte(data))
+		harness.Must(tb, err)
+		objs = append(objs, docs...)
+	}
+	for _, o := range objs {
+		o.SetNamespace(ns)
+	}
+	return objs
+}
+
+// sendAll sends send for each object from workers goroutines and returns the
+// time taken, or the first error.
+func sendAll(ctx context.Context, objs []*unstructured.Unstructured, workers int, send func(context.Context, *unstructured.Unstructured) error) (time.Duration, error) {
+	next := make(chan *unstructured.Unstructured)
+	errs := make(chan error, len(objs))
+	var wg gosync.WaitGroup
+	start := time.Now()
+	for range workers {
+		wg.Go(func() {
+			for o := range next {
+				errs <- send(ctx, o)
+			}
+		})
+	}
+	for _, o := range objs {
+		next <- o
+	}
+	close(next)
+	wg.Wait()
+	took := time.Since(start)
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return 0, err
+		}
+	}
+	return took, nil
+}
+
+// watchMetadata opens cluster-wide metadata-only watches of the workload's kinds,
+// as the agent's informers hold them, and reads their events until stopped.
+func watchMetadata(tb testing.TB, cfg *rest.Config) (stop func()) {
+	tb.Helper()
+	mc, err := metadata.NewForConfig(cfg)
+	harness.Must(tb, err)
+	ctx, cancel := context.WithCancel(tb.Context())
+	var wg gosync.WaitGroup
+	for _, gvr := range []schema.GroupVersionResource{
+		{Group: "apps", Version: "v1", Resource: "deployments"},
+		{Version: "v1", Resource: "services"},
+		{Version: "v1", Resource: "serviceaccounts"},
+		{Version: "v1", Resource: "configmaps"},
+	} {
+		w, err := mc.Resource(gvr).Watch(ctx, metav1.ListOptions{})
+		harness.Must(tb, err)
+		wg.Go(func() {
+			for range w.ResultChan() {
+			}
+		})
+		context.AfterFunc(ctx, w.Stop)
+	}
+	return func() {
+		cancel()
+		wg.Wait()
+	}
+}
