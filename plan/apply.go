@@ -99,7 +99,7 @@ func liveUIDs(cs *apply.ChangeSet) map[types.UID]bool {
 	}
 	for _, c := range cs.Changes {
 		if c.Live != nil {
-			out[c.Live.GetUID()] = true
+			out[c.Live.UID()] = true
 		}
 	}
 	return out
