@@ -85,6 +85,13 @@ type Options struct {
 	// NeverTakeOver lists managers that are never taken over, even when TakeOver
 	// names them: break-glass edits that must survive (an operator flag).
 	NeverTakeOver []string
+	// Release lets go of each object of objs once the apply is done with it
+	// (written, or found unchanged): ApplyAll empties it (sets its Object to nil),
+	// for a caller that reads none of objs after the call (the ChangeSet names
+	// each object and keeps its live state). A revision is then not held whole,
+	// decoded, until its last write: on a first sync of 1,000 objects that was
+	// about a tenth of the agent's peak memory.
+	Release bool
 	// BeforeWrite, when set, is called once per stage after every object of the
 	// stage passed its dry-run and before any is written, with the objects about to
 	// be created or configured: the caller records them (the write-ahead inventory)

@@ -97,6 +97,11 @@ func (m *Manager) writeStage(ctx context.Context, stage []*step, opts Options) e
 	}
 	forEach(len(stage), opts.Concurrency, func(i int) { m.write(ctx, stage[i], opts) })
 	m.waitForCRDs(ctx, stage)
+	for _, st := range stage {
+		if st.change.Action == ActionCreated || st.change.Action == ActionConfigured {
+			st.release(opts)
+		}
+	}
 	return nil
 }
 
@@ -168,9 +173,18 @@ func (m *Manager) plan(ctx context.Context, st *step, targets *scaleTargets, opt
 	st.hash = hashOf(st.obj, opts.FieldManager, ignoreSalt(st.obj, opts))
 	if live, ignored, ok := m.verifiedLive(ctx, ref, st.hash); ok {
 		st.change.Action, st.change.Live, st.change.Ignored = ActionUnchanged, live, ignored
+		st.release(opts)
 		return
 	}
 	m.compare(ctx, st, targets, opts, m.knownAbsent(ctx, ref))
+}
+
+// release empties the object once nothing is left to do with it, when the
+// caller gives its objects up (Options.Release).
+func (st *step) release(opts Options) {
+	if opts.Release {
+		st.obj.Object, st.send = nil, nil
+	}
 }
 
 // compare reads the live object, unless the watch cache says there is none (absent),
@@ -252,6 +266,7 @@ func (m *Manager) compare(ctx context.Context, st *step, targets *scaleTargets, 
 	if st.keepLive(live) {
 		m.verified.remember(ref, st.hash, live.GetResourceVersion(), st.change.Live, st.change.Ignored)
 		st.change.Action = ActionUnchanged
+		st.release(opts)
 	}
 }
 
@@ -299,6 +314,9 @@ func (m *Manager) write(ctx context.Context, st *step, opts Options) {
 	st.stale = nil
 	if st.keepLive(live) {
 		m.verified.remember(st.change.Object, st.hash, live.GetResourceVersion(), st.change.Live, st.change.Ignored)
+	}
+	if !isCRD(st.obj) { // waitForCRDs reads it, then writeStage lets it go
+		st.release(opts)
 	}
 }
 

@@ -497,6 +497,9 @@ func (r *Reconciler) compareSnapshot(ctx context.Context, id Identity, obj *v1al
 func (r *Reconciler) applyAll(ctx context.Context, id Identity, obj *v1alpha1.Sync, snap *source.Snapshot, dryRun bool) (*apply.ChangeSet, error) {
 	opts := plan.ForApply(obj, snap.Objects, r.Agent.ApplyOptions, r.state.fights.givenUp(obj))
 	opts.DryRun = dryRun
+	// Nothing reads the snapshot's objects after the apply (the change set
+	// names them): each goes as soon as it is applied.
+	opts.Release = true
 	opts.BeforeWrite = r.recordAhead(obj)
 	r.prepareWatch(ctx, obj, snap)
 	changes, err := id.Applier.ApplyAll(ctx, snap.Objects, opts)
