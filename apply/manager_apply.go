@@ -97,6 +97,11 @@ func (m *Manager) writeStage(ctx context.Context, stage []*step, opts Options) e
 	}
 	forEach(len(stage), opts.Concurrency, func(i int) { m.write(ctx, stage[i], opts) })
 	m.waitForCRDs(ctx, stage)
+	for _, st := range stage {
+		if st.change.Action == ActionCreated || st.change.Action == ActionConfigured {
+			st.release(opts)
+		}
+	}
 	return nil
 }
 
@@ -139,8 +144,9 @@ type step struct {
 	ignored  []fieldpath.Path
 	change   Change
 	hash     string
-	recreate bool // the dry-run hit an immutable field and the object allows force
-	rereads  int  // times the object was read again because it changed mid-compare
+	recreate bool                       // the dry-run hit an immutable field and the object allows force
+	stale    *unstructured.Unstructured // the live object a recreate deletes
+	rereads  int                        // times the object was read again because it changed mid-compare
 }
 
 // maxRereads bounds how often compare reads an object again because another writer
@@ -167,9 +173,18 @@ func (m *Manager) plan(ctx context.Context, st *step, targets *scaleTargets, opt
 	st.hash = hashOf(st.obj, opts.FieldManager, ignoreSalt(st.obj, opts))
 	if live, ignored, ok := m.verifiedLive(ctx, ref, st.hash); ok {
 		st.change.Action, st.change.Live, st.change.Ignored = ActionUnchanged, live, ignored
+		st.release(opts)
 		return
 	}
 	m.compare(ctx, st, targets, opts, m.knownAbsent(ctx, ref))
+}
+
+// release empties the object once nothing is left to do with it, when the
+// caller gives its objects up (Options.Release).
+func (st *step) release(opts Options) {
+	if opts.Release {
+		st.obj.Object, st.send = nil, nil
+	}
 }
 
 // compare reads the live object, unless the watch cache says there is none (absent),
@@ -209,7 +224,10 @@ func (m *Manager) compare(ctx context.Context, st *step, targets *scaleTargets, 
 	dry, err := m.dryRun(ctx, st.send, opts.FieldManager)
 	switch {
 	case err != nil && exists && IsImmutable(err) && st.obj.GetAnnotations()[v1alpha1.ForceAnnotation] == "true":
-		st.change.Action, st.change.Live, st.recreate = ActionConfigured, live, true
+		if !st.keepLive(live) {
+			return
+		}
+		st.change.Action, st.recreate, st.stale = ActionConfigured, true, live
 		st.change.Diff = []string{"(immutable field: delete and recreate)"}
 		return
 	case err != nil:
@@ -222,8 +240,8 @@ func (m *Manager) compare(ctx context.Context, st *step, targets *scaleTargets, 
 		m.compare(ctx, st, targets, opts, false)
 		return
 	case !exists:
-		dry.SetManagedFields(nil)
-		st.change.Action, st.change.Desired = ActionCreated, dry
+		st.change.Action = ActionCreated
+		st.foretell(dry, opts)
 		return
 	}
 	if dry.GetResourceVersion() != live.GetResourceVersion() && st.rereads < maxRereads {
@@ -239,14 +257,41 @@ func (m *Manager) compare(ctx context.Context, st *step, targets *scaleTargets, 
 	if diff := Compare(stripped(dry, st.ignored), stripped(live, st.ignored)); len(diff) > 0 {
 		m.verified.forget(ref)
 		st.change.Reverted = reverted(live, dry, st.send, own, opts.FieldManager)
-		live.SetManagedFields(nil) // read; nothing after the comparison needs them
-		dry.SetManagedFields(nil)
-		st.change.Action, st.change.Live, st.change.Desired, st.change.Diff = ActionConfigured, live, dry, diff
+		if st.keepLive(live) {
+			st.change.Action, st.change.Diff = ActionConfigured, diff
+			st.foretell(dry, opts)
+		}
 		return
 	}
-	live.SetManagedFields(nil)
-	m.verified.remember(ref, st.hash, live, st.change.Ignored)
-	st.change.Action, st.change.Live = ActionUnchanged, live
+	if st.keepLive(live) {
+		m.verified.remember(ref, st.hash, live.GetResourceVersion(), st.change.Live, st.change.Ignored)
+		st.change.Action = ActionUnchanged
+		st.release(opts)
+	}
+}
+
+// keepLive sets the change's Live to live, as JSON, and reports whether it
+// could (an answer of the API server that does not encode again fails the
+// object, never met).
+func (st *step) keepLive(live *unstructured.Unstructured) bool {
+	obj, err := NewObject(live)
+	if err != nil {
+		st.fail("read", err)
+		return false
+	}
+	st.change.Live = obj
+	return true
+}
+
+// foretell keeps the dry-run of an object that differs or is missing as the
+// change's Desired, in a dry run: `tether diff` shows it. An apply that writes
+// keeps none (what it writes is Live after the write); held over the whole stage,
+// the dry-runs of a first sync weighed as much as the revision's live objects.
+func (st *step) foretell(dry *unstructured.Unstructured, opts Options) {
+	if opts.DryRun {
+		dry.SetManagedFields(nil)
+		st.change.Desired = dry
+	}
 }
 
 // write applies an object that plan found different or missing.
@@ -255,7 +300,7 @@ func (m *Manager) write(ctx context.Context, st *step, opts Options) {
 		return
 	}
 	if st.recreate {
-		if err := m.remove(ctx, st.change.Live); err != nil {
+		if err := m.remove(ctx, st.stale); err != nil {
 			st.fail("recreate", err)
 			return
 		}
@@ -266,10 +311,13 @@ func (m *Manager) write(ctx context.Context, st *step, opts Options) {
 		st.fail("apply", err)
 		return
 	}
-	live.SetManagedFields(nil)
-	m.verified.remember(st.change.Object, st.hash, live, st.change.Ignored)
-	// What was written is what the dry-run foretold: Live says it now.
-	st.change.Live, st.change.Desired = live, nil
+	st.stale = nil
+	if st.keepLive(live) {
+		m.verified.remember(st.change.Object, st.hash, live.GetResourceVersion(), st.change.Live, st.change.Ignored)
+	}
+	if !isCRD(st.obj) { // waitForCRDs reads it, then writeStage lets it go
+		st.release(opts)
+	}
 }
 
 // dryRun sends obj as a server-side apply dry-run and returns what the API server
@@ -339,7 +387,7 @@ func (m *Manager) knownAbsent(ctx context.Context, ref v1alpha1.ObjectRef) bool 
 // verifiedLive returns the live object last verified to match the desired one, if
 // neither has changed since: same desired hash, same resourceVersion in the watch
 // cache.
-func (m *Manager) verifiedLive(ctx context.Context, ref v1alpha1.ObjectRef, hash string) (*unstructured.Unstructured, []IgnoredField, bool) {
+func (m *Manager) verifiedLive(ctx context.Context, ref v1alpha1.ObjectRef, hash string) (*Object, []IgnoredField, bool) {
 	if m.live == nil {
 		return nil, nil, false
 	}

@@ -470,3 +470,63 @@ func errString(err error) string {
 	}
 	return err.Error()
 }
+
+// A caller that gives its objects up (Options.Release) gets each back empty once
+// it is written or found unchanged; the change set still names it and keeps its
+// live state. One that does not keeps them whole.
+func TestApplyAllReleasesTheObjectsItIsDoneWith(t *testing.T) {
+	e := newEnv(t)
+	released := e.opts
+	released.Release = true
+
+	t.Run("written and unchanged objects are let go of", func(t *testing.T) {
+		kept := load(t, "web.yaml")
+		if _, err := e.m.ApplyAll(t.Context(), kept, e.opts); err != nil {
+			t.Fatal(err)
+		}
+		for i, obj := range kept {
+			if obj.Object == nil {
+				t.Errorf("object %d of web.yaml: emptied by an apply without Release", i)
+			}
+		}
+		objs := load(t, "web.yaml", "greeting: hello", "greeting: bonjour")
+		cs, err := e.m.ApplyAll(t.Context(), objs, released)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]apply.Action{
+			"ConfigMap/" + e.ns + "/web-config": apply.ActionConfigured,
+			"Service/" + e.ns + "/web":          apply.ActionUnchanged,
+			"Deployment/" + e.ns + "/web":       apply.ActionUnchanged,
+		}
+		if diff := cmp.Diff(want, actions(cs)); diff != "" {
+			t.Errorf("actions (-want +got):\n%s", diff)
+		}
+		for i, obj := range objs {
+			if obj.Object != nil {
+				t.Errorf("object %d of web.yaml: still held after the apply was done with it", i)
+			}
+		}
+		for _, c := range cs.Changes {
+			if c.Live == nil {
+				t.Errorf("%s: the change set lost its live state", c.Object)
+			}
+		}
+	})
+
+	t.Run("a CRD is let go of only once it is established", func(t *testing.T) {
+		group := e.ns + ".example.com"
+		e.cleanup(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "widgets."+group)
+		cs, err := e.m.ApplyAll(t.Context(), load(t, "widget-crd.yaml", "GROUP", group), released)
+		if err != nil {
+			t.Fatalf("ApplyAll: %v", err)
+		}
+		want := map[string]apply.Action{
+			"CustomResourceDefinition/widgets." + group: apply.ActionCreated,
+			"Widget/" + e.ns + "/gear":                  apply.ActionCreated,
+		}
+		if diff := cmp.Diff(want, actions(cs)); diff != "" {
+			t.Errorf("actions (-want +got):\n%s", diff)
+		}
+	})
+}

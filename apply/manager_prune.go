@@ -76,11 +76,16 @@ func (m *Manager) pruneOne(ctx context.Context, ref v1alpha1.ObjectRef, opts Pru
 	if live.GetAnnotations()[v1alpha1.PruneAnnotation] == "disabled" {
 		return Change{Object: ref, Action: ActionSkipped, Note: NoteProtected}
 	}
-	if live.GetDeletionTimestamp() != nil {
-		return Change{Object: ref, Action: ActionPruned, Live: live, Note: NoteTerminating}
-	}
-	if opts.DryRun {
-		return Change{Object: ref, Action: ActionPruned, Live: live, Note: NoteDryRun}
+	if live.GetDeletionTimestamp() != nil || opts.DryRun {
+		note := NoteDryRun
+		if live.GetDeletionTimestamp() != nil {
+			note = NoteTerminating
+		}
+		kept, err := NewObject(live)
+		if err != nil {
+			return Change{Object: ref, Action: ActionFailed, Err: &ObjectError{Object: ref, Op: "read", Err: err}}
+		}
+		return Change{Object: ref, Action: ActionPruned, Live: kept, Note: note}
 	}
 	uid := live.GetUID()
 	err := m.client.Delete(ctx, live, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))

@@ -17,12 +17,13 @@ import (
 // to match the cluster and the live object it matched. While both are unchanged, the
 // object needs no dry-run: that is what makes a converged resync free.
 //
-// The live object is kept as JSON, without its managedFields: what a caller reads of
-// an unchanged object is its state (health is judged from it), not who owns which
-// field, and JSON takes several times less memory than the same object decoded
-// (maps of maps). It holds at most maxBytes of that JSON, dropping the least recently
-// used first: a dropped object costs one dry-run at its next apply. Objects pruned or
-// released are forgotten at once.
+// The live object is kept as an Object (its JSON, without managedFields): what a
+// caller reads of an unchanged object is its state (health is judged from it), not
+// who owns which field, and JSON takes several times less memory than the same
+// object decoded (maps of maps). The Change that reports the object shares it. It
+// holds at most maxBytes of that JSON, dropping the least recently used first: a
+// dropped object costs one dry-run at its next apply. Objects pruned or released
+// are forgotten at once.
 type verifiedCache struct {
 	mu       gosync.Mutex
 	maxBytes int64
@@ -34,7 +35,7 @@ type verifiedCache struct {
 type verified struct {
 	hash            string
 	resourceVersion string
-	live            []byte // JSON, without managedFields
+	live            *Object
 	ignored         []IgnoredField
 	el              *list.Element
 }
@@ -50,40 +51,31 @@ func newVerifiedCache(maxBytes int64) *verifiedCache {
 	return &verifiedCache{maxBytes: maxBytes, order: list.New(), entries: map[v1alpha1.ObjectRef]verified{}}
 }
 
-// lookup returns the live object verified against hash, decoded anew for the
-// caller, if its resourceVersion is still rv.
-// The fields that were ignored come back with it: they are the same while the
-// object and its rules are.
-func (c *verifiedCache) lookup(ref v1alpha1.ObjectRef, hash, rv string) (*unstructured.Unstructured, []IgnoredField, bool) {
+// lookup returns the live object verified against hash, if its resourceVersion is
+// still rv. The fields that were ignored come back with it: they are the same
+// while the object and its rules are.
+func (c *verifiedCache) lookup(ref v1alpha1.ObjectRef, hash, rv string) (*Object, []IgnoredField, bool) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	v, ok := c.entries[ref]
 	if !ok || hash == "" || v.hash != hash || v.resourceVersion != rv {
-		c.mu.Unlock()
 		return nil, nil, false
 	}
 	c.order.MoveToFront(v.el)
-	c.mu.Unlock()
-	live := &unstructured.Unstructured{}
-	if err := live.UnmarshalJSON(v.live); err != nil {
-		c.forget(ref)
-		return nil, nil, false // dry-run it, then
-	}
-	return live, v.ignored, true
+	return v.live, v.ignored, true
 }
 
-// remember records that live matched the desired object of hash. live is not
-// kept: its JSON is, without managedFields.
-func (c *verifiedCache) remember(ref v1alpha1.ObjectRef, hash string, live *unstructured.Unstructured, ignored []IgnoredField) {
-	data, err := json.Marshal(withoutManagedFields(live).Object)
-	size := int64(len(data))
+// remember records that live, at resourceVersion rv, matched the desired object
+// of hash.
+func (c *verifiedCache) remember(ref v1alpha1.ObjectRef, hash, rv string, live *Object, ignored []IgnoredField) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.remove(ref)
-	if err != nil || size > c.maxBytes {
+	if live == nil || live.size() > c.maxBytes {
 		return // dry-run next time
 	}
-	c.entries[ref] = verified{hash: hash, resourceVersion: live.GetResourceVersion(), live: data, ignored: ignored, el: c.order.PushFront(ref)}
-	c.bytes += size
+	c.entries[ref] = verified{hash: hash, resourceVersion: rv, live: live, ignored: ignored, el: c.order.PushFront(ref)}
+	c.bytes += live.size()
 	for c.bytes > c.maxBytes {
 		c.remove(c.order.Back().Value.(v1alpha1.ObjectRef))
 	}
@@ -101,7 +93,7 @@ func (c *verifiedCache) remove(ref v1alpha1.ObjectRef) {
 		return
 	}
 	c.order.Remove(v.el)
-	c.bytes -= int64(len(v.live))
+	c.bytes -= v.live.size()
 	delete(c.entries, ref)
 }
 

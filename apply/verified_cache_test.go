@@ -10,12 +10,15 @@ import (
 )
 
 func TestVerifiedCacheIsBoundedInBytes(t *testing.T) {
-	live := func(name string) *unstructured.Unstructured {
-		o := &unstructured.Unstructured{Object: map[string]any{
+	live := func(name string) *Object {
+		o, err := NewObject(&unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "v1", "kind": "ConfigMap",
 			"metadata": map[string]any{"name": name, "resourceVersion": "1"},
 			"data":     map[string]any{"k": strings.Repeat("x", 1000)},
-		}}
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
 		return o
 	}
 	ref := func(name string) v1alpha1.ObjectRef {
@@ -23,10 +26,10 @@ func TestVerifiedCacheIsBoundedInBytes(t *testing.T) {
 	}
 	c := newVerifiedCache(2500) // two of these objects, not three
 	for _, name := range []string{"a", "b"} {
-		c.remember(ref(name), "h", live(name), nil)
+		c.remember(ref(name), "h", "1", live(name), nil)
 	}
 	c.lookup(ref("a"), "h", "1") // a is now the most recently used
-	c.remember(ref("c"), "h", live("c"), nil)
+	c.remember(ref("c"), "h", "1", live("c"), nil)
 
 	held := map[string]bool{}
 	for _, name := range []string{"a", "b", "c"} {

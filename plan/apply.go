@@ -32,19 +32,29 @@ func ForApply(s *v1alpha1.Sync, objs []*unstructured.Unstructured, base apply.Op
 // tether.dev/owned-by annotation, which prune and claims check, and the
 // tether.dev/sync label, which a lost inventory is rebuilt from.
 func MarkOwned(objs []*unstructured.Unstructured, s *v1alpha1.Sync) {
+	m := marksOf(s)
 	for _, o := range objs {
-		mark(o, s, v1alpha1.SyncLabel, "")
+		m.mark(o, v1alpha1.SyncLabel, "")
 	}
 }
 
-// mark sets o's tether.dev/owned-by annotation to s's, sets the label key to s's
-// label value, and removes the label drop (none when empty).
-func mark(o *unstructured.Unstructured, s *v1alpha1.Sync, key, drop string) {
+// marks are the values of a Sync's marks, made once for all its objects: every
+// object of a revision shares the two strings instead of holding copies of its
+// own while the revision is applied.
+type marks struct{ owner, label string }
+
+func marksOf(s *v1alpha1.Sync) marks {
+	return marks{owner: Owner(s), label: v1alpha1.SyncLabelValue(s.Namespace, s.Name)}
+}
+
+// mark sets o's tether.dev/owned-by annotation to the Sync's, sets the label key
+// to the Sync's label value, and removes the label drop (none when empty).
+func (m marks) mark(o *unstructured.Unstructured, key, drop string) {
 	annotations := o.GetAnnotations()
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
-	annotations[v1alpha1.OwnedByAnnotation] = Owner(s)
+	annotations[v1alpha1.OwnedByAnnotation] = m.owner
 	o.SetAnnotations(annotations)
 	labels := o.GetLabels()
 	if labels == nil {
@@ -53,7 +63,7 @@ func mark(o *unstructured.Unstructured, s *v1alpha1.Sync, key, drop string) {
 	if drop != "" {
 		delete(labels, drop)
 	}
-	labels[key] = v1alpha1.SyncLabelValue(s.Namespace, s.Name)
+	labels[key] = m.label
 	o.SetLabels(labels)
 }
 
@@ -99,7 +109,7 @@ func liveUIDs(cs *apply.ChangeSet) map[types.UID]bool {
 	}
 	for _, c := range cs.Changes {
 		if c.Live != nil {
-			out[c.Live.GetUID()] = true
+			out[c.Live.UID()] = true
 		}
 	}
 	return out

@@ -42,7 +42,11 @@ func ObjectDiff(c apply.Change) (string, error) {
 	}
 	var live *unstructured.Unstructured
 	if c.Live != nil {
-		live = apply.Normalize(c.Live)
+		obj, err := c.Live.Decode()
+		if err != nil {
+			return "", err
+		}
+		live = apply.Normalize(obj)
 	}
 	desired := apply.Normalize(c.Desired)
 	if c.Object.Group == "" && c.Object.Kind == "Secret" {

@@ -18,8 +18,9 @@ type PruneWave struct {
 // object) goes in the wave its live annotations name, the highest wave first, as
 // Argo CD prunes. The wave is the one the object was applied with: the revision
 // that had it is gone from git, the cluster still holds its annotations. A wave
-// that cannot be read (edited in the cluster) counts as 0. Within a wave apply.Prune
-// keeps its own order (CRDs and Namespaces last).
+// that cannot be read (edited in the cluster), or a live object that does not
+// decode (never met: it was encoded from an answer), counts as 0. Within a wave
+// apply.Prune keeps its own order (CRDs and Namespaces last).
 func PruneWaves(changes []apply.Change) []PruneWave {
 	byWave := map[int][]v1alpha1.ObjectRef{}
 	for _, c := range changes {
@@ -27,8 +28,10 @@ func PruneWaves(changes []apply.Change) []PruneWave {
 			continue
 		}
 		wave := 0
-		if o, err := OrderingOf(c.Live.GetAnnotations()); err == nil {
-			wave = o.Wave
+		if live, err := c.Live.Decode(); err == nil {
+			if o, err := OrderingOf(live.GetAnnotations()); err == nil {
+				wave = o.Wave
+			}
 		}
 		byWave[wave] = append(byWave[wave], c.Object)
 	}

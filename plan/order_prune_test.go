@@ -18,8 +18,14 @@ func TestPruneWavesDeleteTheHighestWaveFirst(t *testing.T) {
 	}
 	pruned := func(kind, name string, annotations map[string]string) apply.Change {
 		live := &unstructured.Unstructured{}
+		live.SetAPIVersion("v1")
+		live.SetKind(kind)
 		live.SetAnnotations(annotations)
-		return apply.Change{Object: ref(kind, name), Action: apply.ActionPruned, Live: live}
+		kept, err := apply.NewObject(live)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return apply.Change{Object: ref(kind, name), Action: apply.ActionPruned, Live: kept}
 	}
 	wave := func(w string) map[string]string { return map[string]string{"argocd.argoproj.io/sync-wave": w} }
 	tests := []struct {

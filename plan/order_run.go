@@ -210,7 +210,8 @@ func namedHook(o *unstructured.Unstructured, revision string, p Phase) *unstruct
 // tether.dev/owned-by annotation (claims are checked as for any object) and
 // HookLabel, not the tether.dev/sync label (a hook is not in the inventory).
 func MarkHooks(hooks []*unstructured.Unstructured, s *v1alpha1.Sync) {
+	m := marksOf(s)
 	for _, o := range hooks {
-		mark(o, s, HookLabel, v1alpha1.SyncLabel)
+		m.mark(o, HookLabel, v1alpha1.SyncLabel)
 	}
 }

@@ -497,6 +497,9 @@ func (r *Reconciler) compareSnapshot(ctx context.Context, id Identity, obj *v1al
 func (r *Reconciler) applyAll(ctx context.Context, id Identity, obj *v1alpha1.Sync, snap *source.Snapshot, dryRun bool) (*apply.ChangeSet, error) {
 	opts := plan.ForApply(obj, snap.Objects, r.Agent.ApplyOptions, r.state.fights.givenUp(obj))
 	opts.DryRun = dryRun
+	// Nothing reads the snapshot's objects after the apply (the change set
+	// names them): each goes as soon as it is applied.
+	opts.Release = true
 	opts.BeforeWrite = r.recordAhead(obj)
 	r.prepareWatch(ctx, obj, snap)
 	changes, err := id.Applier.ApplyAll(ctx, snap.Objects, opts)
@@ -580,10 +583,7 @@ func (r *Reconciler) watch(ctx context.Context, obj *v1alpha1.Sync, sets ...*app
 func (r *Reconciler) assess(ctx context.Context, obj *v1alpha1.Sync, id Identity, checker *health.Checker, st *plan.Status, changes *apply.ChangeSet) {
 	var unsettled []v1alpha1.ObjectRef
 	for _, c := range changes.Changes {
-		res := checker.Compute(c.Live)
-		if res.Code != v1alpha1.HealthHealthy && health.WantsPods(c.Live) {
-			res = checker.Compute(c.Live, r.podsOf(ctx, id, c.Live)...)
-		}
+		res := r.healthOf(ctx, id, checker, c.Live)
 		st.ObjectHealth(c.Object, res.Code, res.Message)
 		if res.Code != v1alpha1.HealthHealthy && c.Live != nil {
 			unsettled = append(unsettled, c.Object)

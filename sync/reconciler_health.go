@@ -14,9 +14,28 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/apply"
 	"tether.dev/tether/health"
 	"tether.dev/tether/plan"
 )
+
+// healthOf judges one object as the cluster holds it (nil: missing), with the pods
+// of a workload that is not Healthy. The change set keeps live objects as JSON:
+// each is decoded here, judged, and dropped, one at a time.
+func (r *Reconciler) healthOf(ctx context.Context, id Identity, checker *health.Checker, kept *apply.Object) health.Result {
+	var live *unstructured.Unstructured
+	if kept != nil {
+		var err error
+		if live, err = kept.Decode(); err != nil {
+			return health.Result{Code: v1alpha1.HealthUnknown, Message: err.Error()}
+		}
+	}
+	res := checker.Compute(live)
+	if res.Code != v1alpha1.HealthHealthy && health.WantsPods(live) {
+		res = checker.Compute(live, r.podsOf(ctx, id, live)...)
+	}
+	return res
+}
 
 // maxPods bounds the pods read to explain one workload's health: the first pod
 // that cannot start is reason enough.

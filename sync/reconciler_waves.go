@@ -385,7 +385,11 @@ func (o *orderedRun) ofEarlierRun(h plan.Hook) bool {
 	if g.Live == nil {
 		return false
 	}
-	return g.Live.GetDeletionTimestamp() != nil || g.Live.GetAnnotations()[plan.HookRunAnnotation] != h.Object.GetAnnotations()[plan.HookRunAnnotation]
+	live, err := g.Live.Decode()
+	if err != nil {
+		return false // never met (it was encoded from an answer): applied in place
+	}
+	return live.GetDeletionTimestamp() != nil || live.GetAnnotations()[plan.HookRunAnnotation] != h.Object.GetAnnotations()[plan.HookRunAnnotation]
 }
 
 // stepFailure is an object of a step that failed.
@@ -404,10 +408,7 @@ func (o *orderedRun) settled(ctx context.Context, s plan.Step, changes []apply.C
 	var waiting []string
 	var unsettled []v1alpha1.ObjectRef
 	for i, c := range changes {
-		res := o.checker.Compute(c.Live)
-		if res.Code != v1alpha1.HealthHealthy && health.WantsPods(c.Live) {
-			res = o.checker.Compute(c.Live, o.r.podsOf(ctx, o.id, c.Live)...)
-		}
+		res := o.r.healthOf(ctx, o.id, o.checker, c.Live)
 		switch {
 		case res.Code == v1alpha1.HealthHealthy, res.Code == v1alpha1.HealthSuspended && i < nResources:
 			continue

@@ -150,7 +150,11 @@ func TestDiffLinesAreClassedAndBounded(t *testing.T) {
 	live := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "big"}, "data": map[string]any{"a": "1"}}}
 	desired := live.DeepCopy()
 	desired.Object["data"] = map[string]any{"a": "2", "b": strings.Repeat("x\n", maxDiffBytes)}
-	lines, truncated, note := diffLinesOf(apply.Change{Object: apply.RefOf(live), Action: apply.ActionConfigured, Live: live, Desired: desired})
+	kept, err := apply.NewObject(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, truncated, note := diffLinesOf(apply.Change{Object: apply.RefOf(live), Action: apply.ActionConfigured, Live: kept, Desired: desired})
 	if !truncated || !strings.Contains(note, "64 KiB") {
 		t.Errorf("truncated = %v, note %q; want a cut diff and a note saying so", truncated, note)
 	}

@@ -399,11 +399,11 @@ func writeFile(t *testing.T, path, content string) {
 // sides rebuilds both sides of an edit script, and counts the kept lines.
 func TestObjectDiffOfARecreate(t *testing.T) {
 	// The dry-run of an immutable change is refused, so there is no desired object.
-	c := apply.Change{
-		Action: apply.ActionConfigured,
-		Live:   decode(t, "apiVersion: batch/v1\nkind: Job\nmetadata: {name: migrate}\n"),
-		Diff:   []string{"(immutable field: delete and recreate)"},
+	live, err := apply.NewObject(decode(t, "apiVersion: batch/v1\nkind: Job\nmetadata: {name: migrate}\n"))
+	if err != nil {
+		t.Fatal(err)
 	}
+	c := apply.Change{Action: apply.ActionConfigured, Live: live, Diff: []string{"(immutable field: delete and recreate)"}}
 	got, err := plan.ObjectDiff(c)
 	if want := "# (immutable field: delete and recreate)\n"; got != want || err != nil {
 		t.Errorf("plan.ObjectDiff = %q, %v; want %q", got, err, want)

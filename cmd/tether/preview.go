@@ -376,7 +376,11 @@ func diffRenders(w io.Writer, base, head []*unstructured.Unstructured) error {
 		case !ok:
 			cs.Changes = append(cs.Changes, apply.Change{Object: ref, Action: apply.ActionCreated, Desired: o})
 		case !sameObjects([]*unstructured.Unstructured{old}, []*unstructured.Unstructured{o}):
-			cs.Changes = append(cs.Changes, apply.Change{Object: ref, Action: apply.ActionConfigured, Live: old, Desired: o})
+			kept, err := apply.NewObject(old)
+			if err != nil {
+				return err
+			}
+			cs.Changes = append(cs.Changes, apply.Change{Object: ref, Action: apply.ActionConfigured, Live: kept, Desired: o})
 		}
 	}
 	if _, err := printDiffs(w, cs, nil); err != nil {

@@ -1,0 +1,48 @@
+package apply
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Object is a live object as a Change holds it: its JSON, without managedFields,
+// decoded anew for each reader. Decoded (maps of maps), an object takes several
+// times the bytes of its JSON, and a ChangeSet of a revision holds one per object
+// until the caller has judged them all: kept decoded, the live objects of a first
+// sync were the largest part of the agent's heap at its peak. The verified cache
+// keeps the same bytes, so an object applied or verified is held once.
+//
+// An Object is immutable: Decode returns a copy the caller may change.
+type Object struct {
+	data []byte
+	uid  types.UID
+}
+
+// NewObject returns obj as an Object, without its managedFields. It fails only
+// when obj does not encode as JSON (a value that is not one of JSON's).
+func NewObject(obj *unstructured.Unstructured) (*Object, error) {
+	data, err := json.Marshal(withoutManagedFields(obj).Object)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s %s: %w", obj.GetKind(), obj.GetName(), err)
+	}
+	return &Object{data: data, uid: obj.GetUID()}, nil
+}
+
+// Decode returns the object, decoded anew: the caller may change it. Numbers
+// decode as the API server's answers do (integers as int64).
+func (o *Object) Decode() (*unstructured.Unstructured, error) {
+	out := &unstructured.Unstructured{}
+	if err := out.UnmarshalJSON(o.data); err != nil {
+		return nil, fmt.Errorf("decoding a live object: %w", err)
+	}
+	return out, nil
+}
+
+// UID is the object's UID, read without decoding it.
+func (o *Object) UID() types.UID { return o.uid }
+
+// size is what the Object's JSON takes.
+func (o *Object) size() int64 { return int64(len(o.data)) }
