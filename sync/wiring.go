@@ -43,8 +43,8 @@ type Parts struct {
 
 	// Who is told.
 
-	// Recorder records the Sync's Events; nil records them as the manager's
-	// "tether".
+	// Recorder records the Sync's Events; nil records them as NewEventRecorder
+	// does.
 	Recorder record.EventRecorder
 	// Home, when set, is an object in the agent's own namespace (its leader
 	// election Lease) that the Events which must outlive a Sync's namespace are
@@ -75,7 +75,9 @@ func NewReconciler(mgr ctrl.Manager, parts Parts) (*Reconciler, error) {
 	}
 	recorder := parts.Recorder
 	if recorder == nil {
-		recorder = mgr.GetEventRecorderFor("tether")
+		if recorder, err = NewEventRecorder(mgr); err != nil {
+			return nil, err
+		}
 	}
 	return &Reconciler{
 		Cluster: Cluster{
