@@ -3,12 +3,14 @@ package sync
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
 
 // EventMemory is how many Events the agent's Event recorder remembers, to fold
@@ -24,12 +26,12 @@ const EventMemory = 256
 
 // NewEventRecorder returns the recorder of the Sync's Events, as the manager's
 // own recorder would be but remembering at most EventMemory Events, and logging
-// each at V(1) as the manager's does. It sends Events from now until the
-// manager stops.
-func NewEventRecorder(mgr ctrl.Manager) (record.EventRecorder, error) {
+// each at V(1) as the manager's does; and its broadcaster, which sends them from
+// now on until it is shut down (the caller's to do).
+func NewEventRecorder(mgr ctrl.Manager) (record.EventRecorder, record.EventBroadcaster, error) {
 	events, err := typedcorev1.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {
-		return nil, fmt.Errorf("creating the Events client: %w", err)
+		return nil, nil, fmt.Errorf("creating the Events client: %w", err)
 	}
 	b := record.NewBroadcaster(record.WithCorrelatorOptions(record.CorrelatorOptions{LRUCacheSize: EventMemory}))
 	log := mgr.GetLogger().WithName("events")
@@ -37,23 +39,26 @@ func NewEventRecorder(mgr ctrl.Manager) (record.EventRecorder, error) {
 	b.StartEventWatcher(func(e *corev1.Event) {
 		log.V(1).Info(e.Message, "type", e.Type, "object", e.InvolvedObject, "reason", e.Reason)
 	})
-	if err := mgr.Add(broadcasterStop{b}); err != nil {
-		b.Shutdown()
-		return nil, err
-	}
-	return b.NewRecorder(mgr.GetScheme(), corev1.EventSource{Component: "tether"}), nil
+	return b.NewRecorder(mgr.GetScheme(), corev1.EventSource{Component: "tether"}), b, nil
 }
 
-// broadcasterStop shuts an Event broadcaster down (its queued Events sent) when
-// the manager stops, leader or not.
-type broadcasterStop struct{ b record.EventBroadcaster }
+// eventsStop shuts down the broadcaster of the recorder NewReconciler made, once
+// the manager stops the Sync controller and the reconciles it was running have
+// returned, so that their Events are sent, not refused. It runs beside the
+// controller (it needs the leader's election too); an agent never elected
+// recorded nothing, and its broadcaster ends with the process.
+type eventsStop struct {
+	broadcaster record.EventBroadcaster
+	// running counts the reconciles under way (Reconciler.state.running).
+	running *atomic.Int64
+}
 
-var _ manager.LeaderElectionRunnable = broadcasterStop{}
-
-func (s broadcasterStop) Start(ctx context.Context) error {
+func (s eventsStop) Start(ctx context.Context) error {
 	<-ctx.Done()
-	s.b.Shutdown()
+	// The controller stops taking work now; what it runs finishes within its
+	// status write's grace.
+	idle := func(context.Context) (bool, error) { return s.running.Load() == 0, nil }
+	_ = wait.PollUntilContextTimeout(context.WithoutCancel(ctx), 10*time.Millisecond, statusWriteGrace, true, idle)
+	s.broadcaster.Shutdown()
 	return nil
 }
-
-func (broadcasterStop) NeedLeaderElection() bool { return false }

@@ -31,15 +31,9 @@ func TestTheEventRecorderRemembersOnlyTheLatestEvents(t *testing.T) {
 	harness.Must(t, clientgoscheme.AddToScheme(scheme))
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
 	harness.Must(t, err)
-	recorder, err := tethersync.NewEventRecorder(mgr)
+	recorder, broadcaster, err := tethersync.NewEventRecorder(mgr)
 	harness.Must(t, err)
-	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		harness.Must(t, <-done)
-	})
+	t.Cleanup(broadcaster.Shutdown)
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	harness.Must(t, err)
 

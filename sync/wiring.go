@@ -74,12 +74,13 @@ func NewReconciler(mgr ctrl.Manager, parts Parts) (*Reconciler, error) {
 		return nil, err
 	}
 	recorder := parts.Recorder
+	var broadcaster record.EventBroadcaster
 	if recorder == nil {
-		if recorder, err = NewEventRecorder(mgr); err != nil {
+		if recorder, broadcaster, err = NewEventRecorder(mgr); err != nil {
 			return nil, err
 		}
 	}
-	return &Reconciler{
+	r := &Reconciler{
 		Cluster: Cluster{
 			Syncs:    mgr.GetClient(),
 			Fresh:    mgr.GetAPIReader(),
@@ -103,7 +104,9 @@ func NewReconciler(mgr ctrl.Manager, parts Parts) (*Reconciler, error) {
 			Trigger:     parts.Trigger,
 			SecretWatch: NewSecretWatch(),
 		},
-	}, nil
+	}
+	r.state.events = broadcaster
+	return r, nil
 }
 
 // forget drops all the Reconciler and its collaborators hold for a Sync that is
