@@ -38,8 +38,8 @@ func TestTheEventsOfAReconcileUnderWayAtStopAreSent(t *testing.T) {
 	cancel() // the manager stops
 
 	select {
-	case <-stopped:
-		t.Fatal("the broadcaster was shut down while a reconcile was under way")
+	case err := <-stopped:
+		t.Fatalf("the broadcaster was shut down while a reconcile was under way (%v)", err)
 	case <-time.After(100 * time.Millisecond): // the reconcile goes on a little
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web", UID: "uid-web"}}
