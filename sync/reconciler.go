@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	gosync "sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -186,6 +187,10 @@ type reconcilerState struct {
 	runs gosync.Map
 	// minInterval is Options.MinInterval.
 	minInterval time.Duration
+	// events, when NewReconciler made the recorder, is its broadcaster, shut
+	// down once the reconciles are over (eventsStop); running counts them.
+	events  record.EventBroadcaster
+	running atomic.Int64
 	// now is the clock; tests may replace it.
 	now func() time.Time
 }
@@ -253,6 +258,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		return fmt.Errorf("indexing Syncs by their dependencies: %w", err)
 	}
 	b = b.Watches(&v1alpha1.Sync{}, handler.EnqueueRequestsFromMapFunc(r.dependents), builder.WithPredicates(readinessChanged()))
+	if r.state.events != nil {
+		if err := mgr.Add(eventsStop{broadcaster: r.state.events, running: &r.state.running}); err != nil {
+			return err
+		}
+	}
 	if r.Cluster.PodWatch != nil {
 		if err := mgr.Add(r.Cluster.PodWatch); err != nil {
 			return err
@@ -270,6 +280,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts Options) error {
 // Reconcile brings one Sync a step closer to its desired state and reports what it
 // saw. It is a straight line of steps; see the package documentation.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
+	r.state.running.Add(1)
+	defer r.state.running.Add(-1)
 	start := r.state.now()
 	obj := &v1alpha1.Sync{}
 	if err := r.Cluster.Syncs.Get(ctx, req.NamespacedName, obj); err != nil {

@@ -1,13 +1,23 @@
 package sync
 
 import (
+	"context"
 	"testing"
+	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/test/controlplane"
+	"tether.dev/tether/test/harness"
 )
 
 func TestWatcherTriggersOnlySyncsOfTheNamespacesItServes(t *testing.T) {
@@ -105,6 +115,91 @@ func TestWatcherFollowsTheStatusThatMayTellHealth(t *testing.T) {
 		w.onUpdate(autoscalers, object("web", "1"), object("web", "2"))
 		if triggered(w) {
 			t.Error("a status change of a forgotten Sync's object triggered a reconcile")
+		}
+	})
+}
+
+// The cache keeps, of a managed object, a digest of its labels and annotations in
+// place of them (CacheTransform): a change of a label alone, which moves no
+// generation, is still a change the Watcher reports, and a status write is not.
+func TestWatcherSeesALabelChangeThroughTheTrimmedCache(t *testing.T) {
+	cfg := controlplane.Shared(t).Config()
+	ns := controlplane.NewNamespace(t, cfg)
+	scheme := runtime.NewScheme()
+	harness.Must(t, clientgoscheme.AddToScheme(scheme))
+	c, err := cache.New(cfg, cache.Options{Scheme: scheme, DefaultTransform: CacheTransform})
+	harness.Must(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	t.Cleanup(cancel)
+	go func() { _ = c.Start(ctx) }()
+	writer, err := client.New(cfg, client.Options{Scheme: scheme})
+	harness.Must(t, err)
+
+	// Only the status of unsettled objects is followed: a Deployment's own
+	// status writes are not, once it is Healthy.
+	w := NewWatcher(c, WatcherOptions{OnlyUnsettledStatus: true})
+	deployments := appsv1.SchemeGroupVersion.WithKind("Deployment")
+	sync := types.NamespacedName{Namespace: ns, Name: "app"}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web", Labels: map[string]string{"tier": "front"},
+			Annotations: map[string]string{v1alpha1.OwnedByAnnotation: ns + "/app"}},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx"}}},
+			},
+		},
+	}
+	harness.Must(t, writer.Create(ctx, d))
+	w.Prepare(ctx, sync, []schema.GroupVersionKind{deployments}, time.Minute)
+	harness.Must(t, w.Track(ctx, sync, []schema.GroupVersionKind{deployments}))
+	cached := func(ctx context.Context) (*metav1.PartialObjectMetadata, error) {
+		m := metadataOf(deployments)
+		return m, c.Get(ctx, client.ObjectKeyFromObject(d), m)
+	}
+	harness.Eventually(t, time.Minute, "the Deployment in the cache", func(ctx context.Context) (bool, error) {
+		m, err := cached(ctx)
+		return err == nil && m.ResourceVersion == d.ResourceVersion, client.IgnoreNotFound(err)
+	})
+	// events waits until the cache holds rv, and reports whether the Watcher
+	// queued the Sync on the way.
+	events := func(t *testing.T, rv string) bool {
+		t.Helper()
+		harness.Eventually(t, time.Minute, "the cache at resourceVersion "+rv, func(ctx context.Context) (bool, error) {
+			m, err := cached(ctx)
+			return err == nil && m.ResourceVersion == rv, err
+		})
+		queued := false
+		for {
+			select {
+			case <-w.events:
+				queued = true
+			default:
+				return queued
+			}
+		}
+	}
+
+	t.Run("the cache keeps no label", func(t *testing.T) {
+		m, err := cached(t.Context())
+		harness.Must(t, err)
+		if len(m.Labels) != 0 || m.Annotations[MetadataDigestKey] == "" {
+			t.Errorf("cached labels %v, annotations %v: want none, and the digest", m.Labels, m.Annotations)
+		}
+	})
+	t.Run("a status write queues nothing", func(t *testing.T) {
+		d.Status.ObservedGeneration = d.Generation
+		harness.Must(t, writer.Status().Update(t.Context(), d))
+		if events(t, d.ResourceVersion) {
+			t.Error("a status write of a Healthy Deployment queued its Sync")
+		}
+	})
+	t.Run("a label edit queues the Sync", func(t *testing.T) {
+		d.Labels["tier"] = "back"
+		harness.Must(t, writer.Update(t.Context(), d))
+		if !events(t, d.ResourceVersion) {
+			t.Error("a label edit did not queue the Sync")
 		}
 	})
 }

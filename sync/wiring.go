@@ -43,8 +43,8 @@ type Parts struct {
 
 	// Who is told.
 
-	// Recorder records the Sync's Events; nil records them as the manager's
-	// "tether".
+	// Recorder records the Sync's Events; nil records them as NewEventRecorder
+	// does.
 	Recorder record.EventRecorder
 	// Home, when set, is an object in the agent's own namespace (its leader
 	// election Lease) that the Events which must outlive a Sync's namespace are
@@ -74,10 +74,13 @@ func NewReconciler(mgr ctrl.Manager, parts Parts) (*Reconciler, error) {
 		return nil, err
 	}
 	recorder := parts.Recorder
+	var broadcaster record.EventBroadcaster
 	if recorder == nil {
-		recorder = mgr.GetEventRecorderFor("tether")
+		if recorder, broadcaster, err = NewEventRecorder(mgr); err != nil {
+			return nil, err
+		}
 	}
-	return &Reconciler{
+	r := &Reconciler{
 		Cluster: Cluster{
 			Syncs:    mgr.GetClient(),
 			Fresh:    mgr.GetAPIReader(),
@@ -101,7 +104,9 @@ func NewReconciler(mgr ctrl.Manager, parts Parts) (*Reconciler, error) {
 			Trigger:     parts.Trigger,
 			SecretWatch: NewSecretWatch(),
 		},
-	}, nil
+	}
+	r.state.events = broadcaster
+	return r, nil
 }
 
 // forget drops all the Reconciler and its collaborators hold for a Sync that is

@@ -323,11 +323,16 @@ func waitAllReady(tb testing.TB, ns string, n int, commit string) func() {
 		cancel()
 		tb.Fatal(err)
 	}
-	return func() {
-		tb.Helper()
-		defer cancel()
+	// The watch is read from now on, while the Syncs are created: events left
+	// unread fill the API server's buffer for this watcher, and it closes a
+	// watcher that does not keep up (a fleet's agent writes statuses while the
+	// benchmark is still creating Syncs).
+	tb.Cleanup(cancel)
+	done := make(chan int, 1)
+	go func() {
 		defer w.Stop()
 		ready := map[string]bool{}
+		defer func() { done <- len(ready) }()
 		for ev := range w.ResultChan() {
 			s, ok := ev.Object.(*v1alpha1.Sync)
 			if !ok {
@@ -342,7 +347,13 @@ func waitAllReady(tb testing.TB, ns string, n int, commit string) func() {
 				return
 			}
 		}
-		tb.Fatalf("%d of %d Syncs Ready at %s when the watch ended (%s allowed): %v", len(ready), n, commit, timeout, ctx.Err())
+	}()
+	return func() {
+		tb.Helper()
+		defer cancel()
+		if got := <-done; got != n {
+			tb.Fatalf("%d of %d Syncs Ready at %s when the watch ended (%s allowed): %v", got, n, commit, timeout, ctx.Err())
+		}
 	}
 }
 
