@@ -65,6 +65,7 @@ func measureFloor(b *testing.B, files map[string]string) time.Duration {
 	ns := controlplane.NewNamespace(b, cfg)
 	floor, err := workload.Floor(b.Context(), cfg, files, ns, apply.DefaultOptions().Concurrency)
 	harness.Must(b, err)
+	harness.Must(b, workload.RemoveFloor(b.Context(), cfg, files, ns, apply.DefaultOptions().Concurrency))
 	return floor
 }
 

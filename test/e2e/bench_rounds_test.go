@@ -22,7 +22,8 @@ const freshRounds = 3
 // round a commit adds a new path of 1,000 objects (250 apps), a new Sync on that
 // path with the default interval is created at once, and the time from its
 // creation to Ready at that commit is measured beside a floor of the same round
-// (the same objects applied by bare server-side apply requests from 8 goroutines).
+// (the same objects applied by bare server-side apply requests from 8 goroutines,
+// then removed: workload.RemoveFloor).
 // The Syncs of earlier rounds keep polling the repository, so from round 2 on the
 // agent holds a ref listing made before the push: a round that used it would
 // render the commit before, miss the path, and wait out a backoff.
@@ -50,8 +51,10 @@ func BenchmarkNewSyncRightAfterAPush(b *testing.B) {
 			for name, content := range workload.Apps(apps) {
 				files[path+name[len("apps"):]] = content
 			}
-			floor, err := workload.Floor(b.Context(), cp.Config(), files, controlplane.NewNamespace(b, cp.Config()), floorWorkers)
+			floorNS := controlplane.NewNamespace(b, cp.Config())
+			floor, err := workload.Floor(b.Context(), cp.Config(), files, floorNS, floorWorkers)
 			harness.Must(b, err)
+			harness.Must(b, workload.RemoveFloor(b.Context(), cp.Config(), files, floorNS, floorWorkers))
 
 			ns := controlplane.NewNamespace(b, cp.Config())
 			commit := repo.Commit(b, files, "add "+path)

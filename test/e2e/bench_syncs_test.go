@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -51,12 +52,17 @@ const (
 //
 // It reports the time from the first Sync's creation until every Sync is Ready at
 // the commit, beside the floor of the same run (the same objects applied by bare
-// server-side apply from 8 goroutines); then, over convergedIntervals intervals,
+// server-side apply from 8 goroutines, then removed so that the agent meets the
+// cluster the floor met: workload.RemoveFloor); then, over convergedIntervals intervals,
 // the requests to managed objects (counted by the API server itself), the Sync
 // status writes, and the ref listings and fetches the git server answered;
 // reconcile queue latency (workqueue_queue_duration_seconds, from the agent's
 // native histograms) during the first sync and in the converged window; and the
-// agent's peak RSS. TETHER_BENCH_SYNCS sets the number of Syncs (default 200; the
+// agent's peak RSS; and the CPU time of etcd, kube-apiserver and the client (the
+// benchmark, then the agent) during the floor and the first sync, as in
+// BenchmarkShippedBinaryFirstSync (with TETHER_BENCH_PROFILE_DIR and
+// controlplane.ProfilingEnv set, CPU profiles of kube-apiserver over the start of
+// each). TETHER_BENCH_SYNCS sets the number of Syncs (default 200; the
 // issue's figure is 1000), TETHER_BENCH_SYNC_INTERVAL their interval (default 10s);
 // TETHER_BENCH_AGENT_FLAGS adds flags to the agent's, for experiments (the figure
 // is at default flags).
@@ -65,9 +71,18 @@ func BenchmarkShippedBinaryManySyncs(b *testing.B) {
 	interval := envDuration(b, benchIntervalEnv, defaultBenchInterval)
 	files := workload.Teams(n)
 	cp := controlplane.Shared(b)
+	profiles := os.Getenv("TETHER_BENCH_PROFILE_DIR")
+	// Profiles cover about the first 15 ms per Sync of each phase.
+	profiled := max(5*time.Second, time.Duration(n)*15*time.Millisecond)
 	for b.Loop() {
-		floor, err := workload.Floor(b.Context(), cp.Config(), files, controlplane.NewNamespace(b, cp.Config()), floorWorkers)
+		floorCPU := meterCPU(b, benchPids(cp, os.Getpid(), "floor (in the benchmark)"))
+		floorProfile := profileAPIServer(b, cp.Config(), profiles, "apiserver-fleet-floor.pb.gz", profiled)
+		floorNS := controlplane.NewNamespace(b, cp.Config())
+		floor, err := workload.Floor(b.Context(), cp.Config(), files, floorNS, floorWorkers)
 		harness.Must(b, err)
+		floorSpent := floorCPU.stop()
+		floorProfile()
+		harness.Must(b, workload.RemoveFloor(b.Context(), cp.Config(), files, floorNS, floorWorkers))
 
 		c := unthrottledClient(b)
 		ns := controlplane.NewNamespace(b, cp.Config())
@@ -86,13 +101,17 @@ func BenchmarkShippedBinaryManySyncs(b *testing.B) {
 		})
 
 		allReady := waitAllReady(b, ns, n, commit)
-		run := fleetRun{syncs: n, interval: interval, floor: floor}
+		run := fleetRun{syncs: n, interval: interval, floor: floor, floorCPU: floorSpent}
 		run.before = sampleFleet(b, a, cp, repo)
+		tetherCPU := meterCPU(b, benchPids(cp, a.cmd.Process.Pid, "tether"))
+		tetherProfile := profileAPIServer(b, cp.Config(), profiles, "apiserver-fleet-tether.pb.gz", profiled)
 		start := time.Now()
 		createTeamSyncs(b, c, ns, repo.URL(), n, interval)
 		run.created = time.Since(start)
 		allReady()
 		run.first = time.Since(start)
+		run.firstCPU = tetherCPU.stop()
+		tetherProfile()
 		run.ready = sampleFleet(b, a, cp, repo)
 		// Counting over a stated window is the point here: the converged cost is
 		// what the agent does while nothing changes. The window opens one interval
@@ -121,6 +140,9 @@ type fleetRun struct {
 	// window opened and when it closed.
 	before, ready, converged, after fleetSample
 	rss                             int64
+	// floorCPU and firstCPU are the CPU times of etcd, kube-apiserver and the
+	// client (the benchmark, then the agent) during the floor and the first sync.
+	floorCPU, firstCPU map[string]time.Duration
 }
 
 // report prints the figures of run and reports the headline ones as metrics.
@@ -144,11 +166,16 @@ func (run fleetRun) report(b *testing.B) {
 	fmt.Fprintf(out, "  reconcile queue latency: first sync p50 %s p99 %s; converged p50 %s p99 %s\n",
 		seconds(first.queue.quantile(0.5)), seconds(first.queue.quantile(0.99)), seconds(quiet.queue.quantile(0.5)), seconds(quiet.queue.quantile(0.99)))
 	fmt.Fprintf(out, "  agent peak RSS %d MiB\n", run.rss>>20)
+	fmt.Fprintf(out, "  CPU time during the floor: %s\n", formatCPU(run.floorCPU))
+	fmt.Fprintf(out, "  CPU time during the first sync: %s; the machine's %d cores were %.0f%% busy with them\n",
+		formatCPU(run.firstCPU), runtime.NumCPU(), 100*totalCPU(run.firstCPU).Seconds()/(run.first.Seconds()*float64(runtime.NumCPU())))
 	b.ReportMetric(run.first.Seconds()/run.floor.Seconds(), "all-ready/floor")
 	b.ReportMetric(quiet.managedRequests, "converged-managed-requests")
 	b.ReportMetric(float64(quiet.git.RefListings)/convergedIntervals, "ref-listings/interval")
 	b.ReportMetric(quiet.queue.quantile(0.99)*1000, "converged-queue-p99-ms")
 	b.ReportMetric(float64(run.rss>>20), "peak-RSS-MiB")
+	b.ReportMetric(run.firstCPU["kube-apiserver"].Seconds()/max(run.floorCPU["kube-apiserver"].Seconds(), 0.01), "apiserver-cpu/floor")
+	b.ReportMetric(totalCPU(run.firstCPU).Seconds()/max(totalCPU(run.floorCPU).Seconds(), 0.01), "cpu/floor")
 }
 
 // fleetSample is what the agent, the API server and the git server have counted

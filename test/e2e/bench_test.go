@@ -29,7 +29,8 @@ const floorWorkers = 8
 // default flags (only its addresses and cache directory set), from the creation of a
 // Sync of 1,000 objects (250 apps) to the Sync Ready at the commit, beside a floor
 // measured in the same run (the same objects applied by nothing but server-side
-// apply requests from 8 goroutines, with no client-side limit). It prints the ratio,
+// apply requests from 8 goroutines, with no client-side limit, then removed so that
+// the agent meets the cluster the floor met: workload.RemoveFloor). It prints the ratio,
 // the agent's requests per object (client-go's own count of what it sent, from the
 // agent's /metrics), the agent's peak RSS, and the CPU time that etcd, kube-apiserver
 // and the client (the floor's loop, or the agent) spent during each (from
@@ -68,6 +69,7 @@ func BenchmarkShippedBinaryFirstSync(b *testing.B) {
 		harness.Must(b, err)
 		floorSpent := floorCPU.stop()
 		floorProfile()
+		harness.Must(b, workload.RemoveFloor(b.Context(), cp.Config(), plain, floorNS, floorWorkers))
 
 		c := newClient(b)
 		ns := controlplane.NewNamespace(b, cp.Config())

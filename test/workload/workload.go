@@ -8,6 +8,7 @@ import (
 	gosync "sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -86,32 +87,62 @@ func TeamName(i int) string { return fmt.Sprintf("team-%04d", i) }
 // Floor applies the objects of files into namespace ns with nothing but server-side
 // apply requests from workers goroutines, with no client-side rate limit: no read, no
 // dry-run, no status. No agent can be faster. It returns the time taken.
+// RemoveFloor takes the objects away again.
 func Floor(ctx context.Context, cfg *rest.Config, files map[string]string, ns string, workers int) (time.Duration, error) {
+	c, objs, err := floorClientAndObjects(cfg, files, ns)
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	err = each(objs, workers, func(o *unstructured.Unstructured) error {
+		return c.Apply(ctx, client.ApplyConfigurationFromUnstructured(o), client.FieldOwner("floor"), client.ForceOwnership)
+	})
+	return time.Since(start), err
+}
+
+// RemoveFloor deletes what Floor applied into ns from workers goroutines, and
+// returns once each object is gone, so that what a benchmark measures next meets
+// the cluster the floor met: the API server's cost of a write grows with the
+// objects it holds (a Service's ClusterIP allocation reads every allocated
+// address), and a floor left behind would make whatever runs after it pay for the
+// floor's objects too.
+func RemoveFloor(ctx context.Context, cfg *rest.Config, files map[string]string, ns string, workers int) error {
+	c, objs, err := floorClientAndObjects(cfg, files, ns)
+	if err != nil {
+		return err
+	}
+	err = each(objs, workers, func(o *unstructured.Unstructured) error {
+		return client.IgnoreNotFound(c.Delete(ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground)))
+	})
+	if err != nil {
+		return fmt.Errorf("removing the floor's objects: %w", err)
+	}
+	return nil
+}
+
+// floorClientAndObjects returns a client with no client-side rate limit, and the
+// objects of files, each put in namespace ns.
+func floorClientAndObjects(cfg *rest.Config, files map[string]string, ns string) (client.Client, []*unstructured.Unstructured, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS = -1 // no client-side limiter
 	c, err := client.New(cfg, client.Options{})
 	if err != nil {
-		return 0, err
+		return nil, nil, err
 	}
-	var objs []*unstructured.Unstructured
-	for _, data := range files {
-		docs, err := source.DecodeManifests([]byte(data))
-		if err != nil {
-			return 0, err
-		}
-		objs = append(objs, docs...)
-	}
-	for _, o := range objs {
-		o.SetNamespace(ns)
-	}
+	objs, err := floorObjects(files, ns)
+	return c, objs, err
+}
+
+// each calls do for every object of objs from workers goroutines and returns the
+// first error, once all have returned.
+func each(objs []*unstructured.Unstructured, workers int, do func(*unstructured.Unstructured) error) error {
 	next := make(chan *unstructured.Unstructured)
 	errs := make(chan error, len(objs))
 	var wg gosync.WaitGroup
-	start := time.Now()
 	for range workers {
 		wg.Go(func() {
 			for o := range next {
-				errs <- c.Apply(ctx, client.ApplyConfigurationFromUnstructured(o), client.FieldOwner("floor"), client.ForceOwnership)
+				errs <- do(o)
 			}
 		})
 	}
@@ -120,12 +151,27 @@ func Floor(ctx context.Context, cfg *rest.Config, files map[string]string, ns st
 	}
 	close(next)
 	wg.Wait()
-	elapsed := time.Since(start)
 	close(errs)
 	for err := range errs {
 		if err != nil {
-			return 0, err
+			return err
 		}
 	}
-	return elapsed, nil
+	return nil
+}
+
+// floorObjects decodes the objects of files, each put in namespace ns.
+func floorObjects(files map[string]string, ns string) ([]*unstructured.Unstructured, error) {
+	var objs []*unstructured.Unstructured
+	for _, data := range files {
+		docs, err := source.DecodeManifests([]byte(data))
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, docs...)
+	}
+	for _, o := range objs {
+		o.SetNamespace(ns)
+	}
+	return objs, nil
 }
