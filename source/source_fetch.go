@@ -423,24 +423,26 @@ func (s *Source) openCache(e *repoEntry, url string) (*git.Repository, error) {
 	}
 	dir := s.cacheDir(url)
 	remoteURL, _ := splitCredentials(url)
-	repo, err := openRepository(dir)
+	objects := cache.NewObjectLRU(repoObjectCache)
+	repo, err := openRepository(dir, objects)
 	if err == nil && refsIntact(repo) {
 		if remote, rerr := repo.Remote(remoteName); rerr == nil && len(remote.Config().URLs) == 1 && cacheKey(remote.Config().URLs[0]) == cacheKey(url) {
-			e.repo = repo
+			e.repo, e.objects = repo, objects
 			return repo, nil
 		}
 	}
 	if err := s.discardCache(e, url); err != nil {
 		return nil, err
 	}
-	repo, err = git.Init(repositoryStorage(dir), nil)
+	objects = cache.NewObjectLRU(repoObjectCache)
+	repo, err = git.Init(repositoryStorage(dir, objects), nil)
 	if err != nil {
 		return nil, fmt.Errorf("creating cache %s: %w", dir, err)
 	}
 	if _, err := repo.CreateRemote(&config.RemoteConfig{Name: remoteName, URLs: []string{remoteURL}}); err != nil {
 		return nil, fmt.Errorf("configuring cache %s: %w", dir, err)
 	}
-	e.repo = repo
+	e.repo, e.objects = repo, objects
 	return repo, nil
 }
 
@@ -453,18 +455,19 @@ const (
 )
 
 // repositoryStorage is the storage of the bare repository at dir, with bounded
-// memory.
-func repositoryStorage(dir string) *filesystem.Storage {
-	return filesystem.NewStorageWithOptions(osfs.New(dir), cache.NewObjectLRU(repoObjectCache),
+// memory: objects is its cache of decoded objects (and delta bases).
+func repositoryStorage(dir string, objects cache.Object) *filesystem.Storage {
+	return filesystem.NewStorageWithOptions(osfs.New(dir), objects,
 		filesystem.Options{LargeObjectThreshold: repoLargeObjectBytes})
 }
 
-// openRepository opens the bare repository at dir, which must exist.
-func openRepository(dir string) (*git.Repository, error) {
+// openRepository opens the bare repository at dir, which must exist, caching
+// its decoded objects in objects.
+func openRepository(dir string, objects cache.Object) (*git.Repository, error) {
 	if _, err := os.Stat(dir); err != nil {
 		return nil, err
 	}
-	return git.Open(repositoryStorage(dir), nil)
+	return git.Open(repositoryStorage(dir, objects), nil)
 }
 
 // cacheDir is where the bare repository caching url lives: one directory for
@@ -476,7 +479,7 @@ func (s *Source) cacheDir(url string) string {
 
 // discardCache forgets and deletes the cache of url; the next openCache re-creates it.
 func (s *Source) discardCache(e *repoEntry, url string) error {
-	e.repo = nil
+	e.repo, e.objects = nil, nil
 	e.resolved = map[string]resolution{}
 	if err := os.RemoveAll(s.cacheDir(url)); err != nil {
 		return fmt.Errorf("discarding cache %s: %w", s.cacheDir(url), err)

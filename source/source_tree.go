@@ -27,6 +27,7 @@ func (s *Source) tree(rev Revision, dir string) (*inMemoryFS, error) {
 	e := s.entry(rev.URL)
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	defer e.forgetObjects()
 	// An entry swept for idleness (or an agent restarted) still has the commit on
 	// disk: a revision applied before can be rendered again while git is down.
 	repo, err := s.openCache(e, rev.URL)
