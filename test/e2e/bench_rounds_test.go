@@ -59,9 +59,10 @@ func BenchmarkNewSyncRightAfterAPush(b *testing.B) {
 			ns := controlplane.NewNamespace(b, cp.Config())
 			commit := repo.Commit(b, files, "add "+path)
 			s := gitSync(ns, "app-"+path, repo.URL(), path, time.Minute)
+			ready := waitAllReady(b, ns, 1, commit, max(waitTimeout, time.Duration(4*apps)*50*time.Millisecond))
 			start := time.Now()
 			harness.Must(b, c.Create(b.Context(), s))
-			waitRevisionWithin(b, c, s, commit, max(waitTimeout, time.Duration(4*apps)*50*time.Millisecond))
+			ready()
 			rounds = append(rounds, round{floor: floor, tether: time.Since(start)})
 		}
 		peak := sampler.stop()

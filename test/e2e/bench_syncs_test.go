@@ -100,7 +100,7 @@ func BenchmarkShippedBinaryManySyncs(b *testing.B) {
 			return ok, nil
 		})
 
-		allReady := waitAllReady(b, ns, n, commit)
+		allReady := waitAllReady(b, ns, n, commit, waitTimeout+time.Duration(n)*time.Second)
 		run := fleetRun{syncs: n, interval: interval, floor: floor, floorCPU: floorSpent}
 		run.before = sampleFleet(b, a, cp, repo)
 		tetherCPU := meterCPU(b, benchPids(cp, a.cmd.Process.Pid, "tether"))
@@ -336,14 +336,13 @@ func createTeamSyncs(tb testing.TB, c client.Client, ns, url string, n int, inte
 // waitAllReady waits until all n Syncs of ns are Ready at commit, following
 // them by watch from before the first is created (listing a thousand Syncs with
 // their inventories every moment would load the API server the benchmark
-// measures). A thousand Syncs take minutes on a small machine, so the wait is
-// longer than waitTimeout. Call it before creating the Syncs, and the returned
+// measures; and a watch sees the moment, where a poll would add up to its period).
+// It waits at most timeout. Call it before creating the Syncs, and the returned
 // function after.
-func waitAllReady(tb testing.TB, ns string, n int, commit string) func() {
+func waitAllReady(tb testing.TB, ns string, n int, commit string, timeout time.Duration) func() {
 	tb.Helper()
 	c, err := client.NewWithWatch(unthrottledConfig(tb), client.Options{Scheme: newClient(tb).Scheme()})
 	harness.Must(tb, err)
-	timeout := waitTimeout + time.Duration(n)*time.Second
 	ctx, cancel := context.WithTimeout(tb.Context(), timeout)
 	w, err := c.Watch(ctx, &v1alpha1.SyncList{}, client.InNamespace(ns))
 	if err != nil {
