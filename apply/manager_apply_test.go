@@ -112,17 +112,7 @@ func TestApplyAllCreatesNamespacesAndCRDsFirst(t *testing.T) {
 		group := e.ns + ".example.com"
 		e.cleanup(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "widgets."+group)
 		objs := load(t, "widget-crd.yaml", "GROUP", group)
-		cs, err := e.m.ApplyAll(t.Context(), objs, e.opts)
-		if err != nil {
-			t.Fatalf("ApplyAll: %v", err)
-		}
-		want := map[string]apply.Action{
-			"CustomResourceDefinition/widgets." + group: apply.ActionCreated,
-			"Widget/" + e.ns + "/gear":                  apply.ActionCreated,
-		}
-		if diff := cmp.Diff(want, actions(cs)); diff != "" {
-			t.Errorf("actions (-want +got):\n%s", diff)
-		}
+		createsWidgetCRDAndGear(t, e, group, objs, e.opts)
 		size, _, _ := unstructured.NestedInt64(e.get(t, objs[1]).Object, "spec", "size")
 		if size != 3 {
 			t.Errorf("live widget size = %d, want 3", size)
@@ -517,16 +507,23 @@ func TestApplyAllReleasesTheObjectsItIsDoneWith(t *testing.T) {
 	t.Run("a CRD is let go of only once it is established", func(t *testing.T) {
 		group := e.ns + ".example.com"
 		e.cleanup(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "widgets."+group)
-		cs, err := e.m.ApplyAll(t.Context(), load(t, "widget-crd.yaml", "GROUP", group), released)
-		if err != nil {
-			t.Fatalf("ApplyAll: %v", err)
-		}
-		want := map[string]apply.Action{
-			"CustomResourceDefinition/widgets." + group: apply.ActionCreated,
-			"Widget/" + e.ns + "/gear":                  apply.ActionCreated,
-		}
-		if diff := cmp.Diff(want, actions(cs)); diff != "" {
-			t.Errorf("actions (-want +got):\n%s", diff)
-		}
+		createsWidgetCRDAndGear(t, e, group, load(t, "widget-crd.yaml", "GROUP", group), released)
 	})
+}
+
+// createsWidgetCRDAndGear applies objs (widget-crd.yaml: the CRD of widgets in
+// group, and a widget named gear) with opts, and fails t unless both were created.
+func createsWidgetCRDAndGear(t *testing.T, e *env, group string, objs []*unstructured.Unstructured, opts apply.Options) {
+	t.Helper()
+	cs, err := e.m.ApplyAll(t.Context(), objs, opts)
+	if err != nil {
+		t.Fatalf("ApplyAll: %v", err)
+	}
+	want := map[string]apply.Action{
+		"CustomResourceDefinition/widgets." + group: apply.ActionCreated,
+		"Widget/" + e.ns + "/gear":                  apply.ActionCreated,
+	}
+	if diff := cmp.Diff(want, actions(cs)); diff != "" {
+		t.Errorf("actions (-want +got):\n%s", diff)
+	}
 }

@@ -16,8 +16,10 @@ import (
 
 // CacheTransform trims an object before the manager's cache (its informers) keeps
 // it, to what the agent reads of it; pass it as the cache's DefaultTransform. Every
-// object loses its managedFields, which nothing reads from the cache (the apply
-// reads them from the API server). The metadata the Watcher keeps of managed kinds
+// object's managedFields lose their fields (the apply reads those from the API
+// server) and keep who wrote, how and when: a Sync's tell when its spec was last
+// written (specChangedAt), which bounds the age of the ref listing its reconcile
+// may use. The metadata the Watcher keeps of managed kinds
 // (PartialObjectMetadata) loses more, for there is one per object of every kind a
 // Sync applies, in the whole cluster: everything but its name, namespace, uid,
 // resourceVersion, generation and deletion. The apply asks only whether an object
@@ -36,9 +38,22 @@ func CacheTransform(obj any) (any, error) {
 		return m, nil
 	}
 	if o, err := meta.Accessor(obj); err == nil {
-		o.SetManagedFields(nil)
+		o.SetManagedFields(withoutFields(o.GetManagedFields()))
 	}
 	return obj, nil
+}
+
+// withoutFields returns the entries of managed without the fields each manages.
+func withoutFields(managed []metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
+	if len(managed) == 0 {
+		return nil
+	}
+	out := make([]metav1.ManagedFieldsEntry, len(managed))
+	for i, e := range managed {
+		e.FieldsType, e.FieldsV1 = "", nil
+		out[i] = e
+	}
+	return out
 }
 
 // trimMetadata trims the metadata of an object the Watcher keeps.

@@ -82,13 +82,18 @@ func TestCacheTransformKeepsWhatTheAgentReads(t *testing.T) {
 			t.Errorf("(-want +got):\n%s", diff)
 		}
 	})
-	t.Run("a Sync loses its managedFields only", func(t *testing.T) {
+	t.Run("a Sync loses the fields of its managedFields only", func(t *testing.T) {
+		written := metav1.Now()
 		s := &v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{
-			Namespace: "tether-system", Name: "web", ManagedFields: managed,
+			Namespace: "tether-system", Name: "web",
+			ManagedFields: []metav1.ManagedFieldsEntry{{
+				Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate, Time: &written,
+				FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{}}`)},
+			}},
 			Annotations: map[string]string{apply.LastAppliedAnnotation: "{}"}, Labels: map[string]string{v1alpha1.ShardLabel: "a"},
 		}}
 		want := s.DeepCopy()
-		want.ManagedFields = nil
+		want.ManagedFields[0].FieldsType, want.ManagedFields[0].FieldsV1 = "", nil
 		if diff := cmp.Diff(want, transformed(t, s)); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
 		}

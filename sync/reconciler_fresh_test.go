@@ -58,6 +58,33 @@ func TestASyncMeetsTheCommitPushedJustBeforeIt(t *testing.T) {
 		statuses.untilApplied(t, one.Name, moved)
 	})
 
+	t.Run("a Sync whose path is changed right after a push to a path that was there applies the push first", func(t *testing.T) {
+		// The new path is in the cached listing's commit too, so only a listing
+		// newer than the change tells that a newer commit exists; and the Sync
+		// was created before that listing was made, so only the time of the
+		// change (in its managedFields) says the listing is too old. The new path
+		// holds the old one's object too, so nothing is pruned.
+		before := repo.Commit(t, map[string]string{"six/cm.yaml": configMapYAML("six", "hello"), "seven/six.yaml": configMapYAML("six", "hello"), "seven/cm.yaml": configMapYAML("seven", "hello"), "eight/cm.yaml": configMapYAML("eight", "hello")}, "three more apps")
+		mover := a.newSync(t, ns, repo.URL(), func(s *v1alpha1.Sync) { s.Name, s.Spec.Source.Path = "mover", "six" })
+		statuses.untilApplied(t, mover.Name, before)
+		// The listing the agent holds must be newer than the mover's creation
+		// (whole seconds, plus the second the agent adds): another new Sync,
+		// created once that second has passed, makes one.
+		created := &v1alpha1.Sync{}
+		harness.Must(t, a.c.Get(t.Context(), client.ObjectKeyFromObject(mover), created))
+		for time.Now().Before(created.CreationTimestamp.Add(2 * time.Second)) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		later := a.newSync(t, ns, repo.URL(), func(s *v1alpha1.Sync) { s.Name, s.Spec.Source.Path = "later", "eight" })
+		statuses.untilApplied(t, later.Name, before)
+		after := repo.Commit(t, map[string]string{"seven/cm.yaml": configMapYAML("seven", "bonjour")}, "seven says bonjour")
+		changed := &v1alpha1.Sync{}
+		harness.Must(t, a.c.Get(t.Context(), client.ObjectKeyFromObject(mover), changed))
+		changed.Spec.Source.Path = "seven"
+		harness.Must(t, a.c.Update(t.Context(), changed))
+		statuses.untilApplied(t, mover.Name, after)
+	})
+
 	t.Run("a path missing at a cached listing is looked for in a fresh one before it is called missing", func(t *testing.T) {
 		// The Sync exists before its path does: it fails (Stalled until git
 		// changes), and its own listing is cached for most of an hour. Once the
