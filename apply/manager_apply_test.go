@@ -35,9 +35,7 @@ func TestApplyAllConverges(t *testing.T) {
 			"Service/" + e.ns + "/web":          apply.ActionCreated,
 			"Deployment/" + e.ns + "/web":       apply.ActionCreated,
 		}
-		if diff := cmp.Diff(want, actions(cs)); diff != "" {
-			t.Errorf("actions (-want +got):\n%s", diff)
-		}
+		wantActions(t, cs, want)
 		for _, obj := range load(t, "web.yaml") {
 			live := e.get(t, obj)
 			if managers := applyManagers(live); !contains(managers, "tether") {
@@ -74,9 +72,7 @@ func TestApplyAllConverges(t *testing.T) {
 			"Service/" + e.ns + "/web":          apply.ActionUnchanged,
 			"Deployment/" + e.ns + "/web":       apply.ActionUnchanged,
 		}
-		if diff := cmp.Diff(want, actions(cs)); diff != "" {
-			t.Errorf("actions (-want +got):\n%s", diff)
-		}
+		wantActions(t, cs, want)
 		greeting, _, _ := unstructured.NestedString(e.get(t, objs[0]).Object, "data", "greeting")
 		if greeting != "bonjour" {
 			t.Errorf("live greeting = %q, want bonjour", greeting)
@@ -158,9 +154,7 @@ func TestApplyAllPlacesObjectsByScope(t *testing.T) {
 			t.Fatalf("ApplyAll: %v", err)
 		}
 		want := map[string]apply.Action{"ClusterRole/" + name: apply.ActionCreated}
-		if diff := cmp.Diff(want, actions(cs)); diff != "" {
-			t.Errorf("actions (-want +got):\n%s", diff)
-		}
+		wantActions(t, cs, want)
 		e.get(t, object(t, "rbac.authorization.k8s.io/v1", "ClusterRole", "", name))
 	})
 }
@@ -209,9 +203,7 @@ func TestApplyAllWritesNothingWhenAnObjectFailsValidation(t *testing.T) {
 				"Deployment/" + e.ns + "/web":       apply.ActionHeld,
 			}
 			want[bad] = apply.ActionFailed
-			if diff := cmp.Diff(want, actions(cs)); diff != "" {
-				t.Errorf("actions (-want +got):\n%s", diff)
-			}
+			wantActions(t, cs, want)
 			for _, obj := range objs {
 				if e.exists(t, obj) {
 					t.Errorf("%s was created; a revision that fails validation writes nothing", apply.RefOf(obj))
@@ -430,6 +422,14 @@ func actions(cs *apply.ChangeSet) map[string]apply.Action {
 	return out
 }
 
+// wantActions fails t unless cs's actions, by object, are want.
+func wantActions(t *testing.T, cs *apply.ChangeSet, want map[string]apply.Action) {
+	t.Helper()
+	if diff := cmp.Diff(want, actions(cs)); diff != "" {
+		t.Errorf("actions (-want +got):\n%s", diff)
+	}
+}
+
 // applyManagers lists the field managers holding fields of obj through Apply.
 func applyManagers(obj *unstructured.Unstructured) []string {
 	var out []string
@@ -489,9 +489,7 @@ func TestApplyAllReleasesTheObjectsItIsDoneWith(t *testing.T) {
 			"Service/" + e.ns + "/web":          apply.ActionUnchanged,
 			"Deployment/" + e.ns + "/web":       apply.ActionUnchanged,
 		}
-		if diff := cmp.Diff(want, actions(cs)); diff != "" {
-			t.Errorf("actions (-want +got):\n%s", diff)
-		}
+		wantActions(t, cs, want)
 		for i, obj := range objs {
 			if obj.Object != nil {
 				t.Errorf("object %d of web.yaml: still held after the apply was done with it", i)
@@ -523,7 +521,5 @@ func createsWidgetCRDAndGear(t *testing.T, e *env, group string, objs []*unstruc
 		"CustomResourceDefinition/widgets." + group: apply.ActionCreated,
 		"Widget/" + e.ns + "/gear":                  apply.ActionCreated,
 	}
-	if diff := cmp.Diff(want, actions(cs)); diff != "" {
-		t.Errorf("actions (-want +got):\n%s", diff)
-	}
+	wantActions(t, cs, want)
 }
