@@ -17,7 +17,6 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"tether.dev/tether/source"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/harness"
 	"tether.dev/tether/test/workload"
@@ -79,7 +78,8 @@ func BenchmarkAPIServerCostOfARequest(b *testing.B) {
 		fmt.Fprintf(os.Stdout, "\nwhat one kind of request costs, for each of %d objects (8 at once):\n", 4*apps)
 		for round := range 2 {
 			for _, kind := range order {
-				objs := requestObjects(b, apps, controlplane.NewNamespace(b, cp.Config()))
+				objs, err := workload.Objects(workload.Apps(apps), controlplane.NewNamespace(b, cp.Config()))
+				harness.Must(b, err)
 				var stopWatches func()
 				if kind == "apply, watched" {
 					stopWatches = watchMetadata(b, cfg)
@@ -89,8 +89,9 @@ func BenchmarkAPIServerCostOfARequest(b *testing.B) {
 				if round == 0 {
 					wait = profileAPIServer(b, cfg, profiles, "apiserver-"+filepath.Base(fmt.Sprintf("%q", kind))+".pb.gz", max(time.Second, time.Duration(len(objs))*time.Millisecond))
 				}
-				took, err := sendAll(b.Context(), objs, floorWorkers, requests[kind])
-				harness.Must(b, err)
+				send, start := requests[kind], time.Now()
+				harness.Must(b, workload.Each(objs, floorWorkers, func(o *unstructured.Unstructured) error { return send(b.Context(), o) }))
+				took := time.Since(start)
 				spent := meter.stop()
 				wait()
 				if stopWatches != nil {
@@ -100,50 +101,6 @@ func BenchmarkAPIServerCostOfARequest(b *testing.B) {
 			}
 		}
 	}
-}
-
-// requestObjects are the objects of n apps, placed in namespace ns.
-func requestObjects(tb testing.TB, n int, ns string) []*unstructured.Unstructured {
-	tb.Helper()
-	var objs []*unstructured.Unstructured
-	for _, data := range workload.Apps(n) {
-		docs, err := source.DecodeManifests([]byte(data))
-		harness.Must(tb, err)
-		objs = append(objs, docs...)
-	}
-	for _, o := range objs {
-		o.SetNamespace(ns)
-	}
-	return objs
-}
-
-// sendAll sends send for each object from workers goroutines and returns the
-// time taken, or the first error.
-func sendAll(ctx context.Context, objs []*unstructured.Unstructured, workers int, send func(context.Context, *unstructured.Unstructured) error) (time.Duration, error) {
-	next := make(chan *unstructured.Unstructured)
-	errs := make(chan error, len(objs))
-	var wg gosync.WaitGroup
-	start := time.Now()
-	for range workers {
-		wg.Go(func() {
-			for o := range next {
-				errs <- send(ctx, o)
-			}
-		})
-	}
-	for _, o := range objs {
-		next <- o
-	}
-	close(next)
-	wg.Wait()
-	took := time.Since(start)
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			return 0, err
-		}
-	}
-	return took, nil
 }
 
 // watchMetadata opens cluster-wide metadata-only watches of the workload's kinds,

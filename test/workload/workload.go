@@ -94,7 +94,7 @@ func Floor(ctx context.Context, cfg *rest.Config, files map[string]string, ns st
 		return 0, err
 	}
 	start := time.Now()
-	err = each(objs, workers, func(o *unstructured.Unstructured) error {
+	err = Each(objs, workers, func(o *unstructured.Unstructured) error {
 		return c.Apply(ctx, client.ApplyConfigurationFromUnstructured(o), client.FieldOwner("floor"), client.ForceOwnership)
 	})
 	return time.Since(start), err
@@ -111,7 +111,7 @@ func RemoveFloor(ctx context.Context, cfg *rest.Config, files map[string]string,
 	if err != nil {
 		return err
 	}
-	err = each(objs, workers, func(o *unstructured.Unstructured) error {
+	err = Each(objs, workers, func(o *unstructured.Unstructured) error {
 		return client.IgnoreNotFound(c.Delete(ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground)))
 	})
 	if err != nil {
@@ -129,13 +129,13 @@ func floorClientAndObjects(cfg *rest.Config, files map[string]string, ns string)
 	if err != nil {
 		return nil, nil, err
 	}
-	objs, err := floorObjects(files, ns)
+	objs, err := Objects(files, ns)
 	return c, objs, err
 }
 
-// each calls do for every object of objs from workers goroutines and returns the
+// Each calls do for every object of objs from workers goroutines and returns the
 // first error, once all have returned.
-func each(objs []*unstructured.Unstructured, workers int, do func(*unstructured.Unstructured) error) error {
+func Each(objs []*unstructured.Unstructured, workers int, do func(*unstructured.Unstructured) error) error {
 	next := make(chan *unstructured.Unstructured)
 	errs := make(chan error, len(objs))
 	var wg gosync.WaitGroup
@@ -160,8 +160,8 @@ func each(objs []*unstructured.Unstructured, workers int, do func(*unstructured.
 	return nil
 }
 
-// floorObjects decodes the objects of files, each put in namespace ns.
-func floorObjects(files map[string]string, ns string) ([]*unstructured.Unstructured, error) {
+// Objects decodes the objects of files, each put in namespace ns.
+func Objects(files map[string]string, ns string) ([]*unstructured.Unstructured, error) {
 	var objs []*unstructured.Unstructured
 	for _, data := range files {
 		docs, err := source.DecodeManifests([]byte(data))
