@@ -98,7 +98,9 @@ func (m *Manager) writeStage(ctx context.Context, stage []*step, opts Options) e
 	forEach(len(stage), opts.Concurrency, func(i int) { m.write(ctx, stage[i], opts) })
 	m.waitForCRDs(ctx, stage)
 	for _, st := range stage {
-		if st.change.Action == ActionCreated || st.change.Action == ActionConfigured {
+		// write let go of every other object it wrote; a CRD only now, once
+		// waitForCRDs has read it.
+		if isCRD(st.obj) && (st.change.Action == ActionCreated || st.change.Action == ActionConfigured) {
 			st.release(opts)
 		}
 	}
