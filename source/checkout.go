@@ -69,7 +69,7 @@ func (c *Checkout) Render(commit, dir string) (objs []*unstructured.Unstructured
 	if err != nil {
 		return nil, fmt.Errorf("reading commit %s: %w", commit, err)
 	}
-	copier := newTreeCopier(gitStore{c.repo}, obj.TreeHash, c.opts)
+	copier := newTreeCopier(gitStore{repo: c.repo}, obj.TreeHash, c.opts)
 	if err := copier.copyFor(clean); err != nil {
 		return nil, err
 	}

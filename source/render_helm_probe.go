@@ -49,7 +49,7 @@ func (s *Source) probeChart(rev Revision, dir string) (found, read bool, err err
 	if err != nil {
 		return false, false, nil //nolint:nilerr // the render reports a missing commit
 	}
-	c := newTreeCopier(gitStore{repo}, commit.TreeHash, s.opts)
+	c := newTreeCopier(gitStore{repo: repo, trees: e.trees}, commit.TreeHash, s.opts)
 	entry, ok, err := c.lookup(path.Join(dir, chartFile))
 	switch {
 	case IsRenderError(err):

@@ -260,6 +260,8 @@ type repoEntry struct {
 	repo *git.Repository
 	// objects is repo's cache of decoded objects (see forgetObjects).
 	objects cache.Object
+	// trees keeps the trees renders of repo read, parsed (see treeCache).
+	trees *treeCache
 	// resolved remembers, by credentials and ref, the commit the remote last named
 	// and when.
 	resolved map[string]resolution
@@ -282,8 +284,9 @@ type repoEntry struct {
 // heap while the revision is applied (up to repoObjectCache a repository, ~0.8
 // MiB of anonymous memory at a path of 1,000 objects). The next render of
 // another path of the same commit (a fleet of Syncs on one repository) decodes
-// the commit, the trees and the delta bases it needs again from the pack
-// (~160 KB more allocated a render of a small path). Callers hold e.mu.
+// the commit and the blobs' delta bases again from the pack; the trees on the way
+// to its directory it finds parsed in e.trees, which is not cleared. Callers hold
+// e.mu.
 func (e *repoEntry) forgetObjects() {
 	if e.objects != nil {
 		e.objects.Clear()

@@ -427,7 +427,7 @@ func (s *Source) openCache(e *repoEntry, url string) (*git.Repository, error) {
 	repo, err := openRepository(dir, objects)
 	if err == nil && refsIntact(repo) {
 		if remote, rerr := repo.Remote(remoteName); rerr == nil && len(remote.Config().URLs) == 1 && cacheKey(remote.Config().URLs[0]) == cacheKey(url) {
-			e.repo, e.objects = repo, objects
+			e.repo, e.objects, e.trees = repo, objects, newTreeCache()
 			return repo, nil
 		}
 	}
@@ -442,7 +442,7 @@ func (s *Source) openCache(e *repoEntry, url string) (*git.Repository, error) {
 	if _, err := repo.CreateRemote(&config.RemoteConfig{Name: remoteName, URLs: []string{remoteURL}}); err != nil {
 		return nil, fmt.Errorf("configuring cache %s: %w", dir, err)
 	}
-	e.repo, e.objects = repo, objects
+	e.repo, e.objects, e.trees = repo, objects, newTreeCache()
 	return repo, nil
 }
 
@@ -479,7 +479,7 @@ func (s *Source) cacheDir(url string) string {
 
 // discardCache forgets and deletes the cache of url; the next openCache re-creates it.
 func (s *Source) discardCache(e *repoEntry, url string) error {
-	e.repo, e.objects = nil, nil
+	e.repo, e.objects, e.trees = nil, nil, nil
 	e.resolved = map[string]resolution{}
 	if err := os.RemoveAll(s.cacheDir(url)); err != nil {
 		return fmt.Errorf("discarding cache %s: %w", s.cacheDir(url), err)

@@ -38,7 +38,7 @@ func (s *Source) tree(rev Revision, dir string) (*inMemoryFS, error) {
 	if err != nil {
 		return nil, &FetchError{URL: rev.URL, Ref: rev.Ref, Reason: ReasonCommitNotFound, Err: fmt.Errorf("reading commit %s: %w", rev.Commit, err)}
 	}
-	c := newTreeCopier(gitStore{repo}, commit.TreeHash, s.opts)
+	c := newTreeCopier(gitStore{repo: repo, trees: e.trees}, commit.TreeHash, s.opts)
 	if err := c.copyFor(dir); err != nil {
 		return nil, s.unreadable(e, rev, err)
 	}

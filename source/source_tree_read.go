@@ -2,7 +2,6 @@ package source
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -40,20 +39,23 @@ var errMalformedTree = errors.New("malformed tree object")
 // entries, so that a tree of millions of entries costs no more than limit of them
 // to refuse. (go-git's own decoder builds every entry first.)
 func readTreeEntries(r io.Reader, limit int) ([]treeEntry, error) {
-	br := bufio.NewReaderSize(r, 4096)
+	// The buffer holds the longest field whole (readField).
+	br := bufio.NewReaderSize(r, maxEntryName+1)
 	var out []treeEntry
 	for {
 		mode, err := readField(br, ' ', 8)
-		if errors.Is(err, io.EOF) && mode == "" {
+		if errors.Is(err, io.EOF) && len(mode) == 0 {
 			return out, nil
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: mode: %w", errMalformedTree, err)
 		}
-		name, err := readField(br, 0, maxEntryName)
+		kind, kindErr := entryKind(string(mode))
+		raw, err := readField(br, 0, maxEntryName)
 		if err != nil {
 			return nil, fmt.Errorf("%w: name: %w", errMalformedTree, err)
 		}
+		name := string(raw)
 		if name == "" || name == "." || name == ".." || strings.Contains(name, "/") {
 			return nil, fmt.Errorf("%w: entry name %q", errMalformedTree, name)
 		}
@@ -61,9 +63,8 @@ func readTreeEntries(r io.Reader, limit int) ([]treeEntry, error) {
 		if _, err := io.ReadFull(br, hash[:]); err != nil {
 			return nil, fmt.Errorf("%w: object id of %q: %w", errMalformedTree, name, err)
 		}
-		kind, err := entryKind(mode)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %q: %w", errMalformedTree, name, err)
+		if kindErr != nil {
+			return nil, fmt.Errorf("%w: %q: %w", errMalformedTree, name, kindErr)
 		}
 		if len(out) == limit {
 			return nil, errTooManyEntries
@@ -75,25 +76,20 @@ func readTreeEntries(r io.Reader, limit int) ([]treeEntry, error) {
 // errTooManyEntries: a tree holds more entries than the caller has left to read.
 var errTooManyEntries = errors.New("too many tree entries")
 
-// readField reads up to delim, which it drops, failing past max bytes.
-func readField(br *bufio.Reader, delim byte, max int) (string, error) {
-	var b bytes.Buffer
-	for {
-		c, err := br.ReadByte()
-		if err != nil {
-			if errors.Is(err, io.EOF) && b.Len() > 0 {
-				err = io.ErrUnexpectedEOF
-			}
-			return b.String(), err
-		}
-		if c == delim {
-			return b.String(), nil
-		}
-		if b.Len() == max {
-			return "", fmt.Errorf("longer than %d bytes", max)
-		}
-		b.WriteByte(c)
+// readField reads up to delim, which it drops, failing past max bytes (at most
+// br's size less one). The field is br's own bytes, good until br's next read: a
+// tree of a thousand entries is read without a buffer for each field.
+func readField(br *bufio.Reader, delim byte, max int) ([]byte, error) {
+	b, err := br.ReadSlice(delim)
+	switch {
+	case errors.Is(err, bufio.ErrBufferFull), err == nil && len(b)-1 > max, err != nil && len(b) > max:
+		return nil, fmt.Errorf("longer than %d bytes", max)
+	case errors.Is(err, io.EOF) && len(b) > 0:
+		return b, io.ErrUnexpectedEOF
+	case err != nil:
+		return b, err
 	}
+	return b[:len(b)-1], nil
 }
 
 // entryKind classes an entry by the type bits of its octal mode, as git does

@@ -3,6 +3,7 @@ package source
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -56,6 +57,30 @@ func TestReadTreeEntriesStopsAtTheLimit(t *testing.T) {
 		data := []byte("100644 " + bad + "\x00" + string(id[:]))
 		if _, err := readTreeEntries(bytes.NewReader(data), 10); !errors.Is(err, errMalformedTree) {
 			t.Errorf("an entry named %q: %v; want errMalformedTree", bad, err)
+		}
+	}
+}
+
+// TestReadTreeEntriesBoundsAName reads names at the bound and past it, and
+// entries cut short.
+func TestReadTreeEntriesBoundsAName(t *testing.T) {
+	id := plumbing.NewHash("0123456789abcdef0123456789abcdef01234567")
+	longest := strings.Repeat("n", maxEntryName)
+	data := encodedTree(t,
+		object.TreeEntry{Name: "a.yaml", Mode: filemode.Regular, Hash: id},
+		object.TreeEntry{Name: longest, Mode: filemode.Regular, Hash: id},
+	)
+	got, err := readTreeEntries(bytes.NewReader(data), 2)
+	if err != nil || len(got) != 2 || got[1].name != longest || got[0].name != "a.yaml" {
+		t.Fatalf("a name of %d bytes: %d entries, %v; want both entries", maxEntryName, len(got), err)
+	}
+	over := []byte("100644 " + longest + "n\x00" + string(id[:]))
+	if _, err := readTreeEntries(bytes.NewReader(over), 2); !errors.Is(err, errMalformedTree) || !strings.Contains(err.Error(), "longer than") {
+		t.Errorf("a name of %d bytes: %v; want it refused as too long", maxEntryName+1, err)
+	}
+	for _, cut := range []int{3, 9, len(data) - 5} {
+		if _, err := readTreeEntries(bytes.NewReader(data[:cut]), 2); !errors.Is(err, errMalformedTree) {
+			t.Errorf("a tree cut at byte %d: %v; want errMalformedTree", cut, err)
 		}
 	}
 }

@@ -27,10 +27,31 @@ var (
 	_ treeStore = (*diskStore)(nil)
 )
 
-// gitStore reads a commit's objects from a repository.
-type gitStore struct{ repo *git.Repository }
+// gitStore reads a commit's objects from a repository, and its trees through
+// trees when that is set (the repository's treeCache).
+type gitStore struct {
+	repo  *git.Repository
+	trees *treeCache
+}
 
 func (g gitStore) entries(id plumbing.Hash, limit int) ([]treeEntry, error) {
+	if g.trees == nil {
+		return g.read(id, limit)
+	}
+	if entries, ok := g.trees.get(id); ok {
+		if len(entries) > limit {
+			return nil, errTooManyEntries
+		}
+		return entries, nil
+	}
+	entries, err := g.read(id, limit)
+	if err == nil {
+		g.trees.put(id, entries)
+	}
+	return entries, err
+}
+
+func (g gitStore) read(id plumbing.Hash, limit int) ([]treeEntry, error) {
 	obj, err := g.repo.Storer.EncodedObject(plumbing.TreeObject, id)
 	if err != nil {
 		return nil, fmt.Errorf("reading tree %s: %w", id, err)
