@@ -423,7 +423,7 @@ func (s *Source) openCache(e *repoEntry, url string) (*git.Repository, error) {
 	}
 	dir := s.cacheDir(url)
 	remoteURL, _ := splitCredentials(url)
-	objects := cache.NewObjectLRU(repoObjectCache)
+	objects := newObjectLRU(repoObjectCache)
 	repo, err := openRepository(dir, objects)
 	if err == nil && refsIntact(repo) {
 		if remote, rerr := repo.Remote(remoteName); rerr == nil && len(remote.Config().URLs) == 1 && cacheKey(remote.Config().URLs[0]) == cacheKey(url) {
@@ -434,7 +434,7 @@ func (s *Source) openCache(e *repoEntry, url string) (*git.Repository, error) {
 	if err := s.discardCache(e, url); err != nil {
 		return nil, err
 	}
-	objects = cache.NewObjectLRU(repoObjectCache)
+	objects = newObjectLRU(repoObjectCache)
 	repo, err = git.Init(repositoryStorage(dir, objects), nil)
 	if err != nil {
 		return nil, fmt.Errorf("creating cache %s: %w", dir, err)
