@@ -3,6 +3,7 @@ package apply
 import (
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -15,10 +16,14 @@ import (
 // sync were the largest part of the agent's heap at its peak. The verified cache
 // keeps the same bytes, so an object applied or verified is held once.
 //
-// An Object is immutable: Decode returns a copy the caller may change.
+// An Object is immutable: Decode returns a copy the caller may change. It stands
+// for one version of the live object: the verified cache hands out the same
+// Object until the object changes, so a reader may note on it what it concluded
+// from that version (Note).
 type Object struct {
 	data []byte
 	uid  types.UID
+	note atomic.Value
 }
 
 // NewObject returns obj as an Object, without its managedFields. It fails only
@@ -40,6 +45,14 @@ func (o *Object) Decode() (*unstructured.Unstructured, error) {
 	}
 	return out, nil
 }
+
+// Note returns what SetNote last left on the Object, or nil. A reader keeps there
+// what it concluded from the object alone (sync: a Healthy verdict), so that the
+// next reconcile that meets the same version need not decode it again.
+func (o *Object) Note() any { return o.note.Load() }
+
+// SetNote leaves v on the Object for Note; v is always of one type (sync's).
+func (o *Object) SetNote(v any) { o.note.Store(v) }
 
 // UID is the object's UID, read without decoding it.
 func (o *Object) UID() types.UID { return o.uid }

@@ -123,6 +123,17 @@ func compile(source string) (cel.Program, error) {
 	return celEnv.Program(ast, cel.CostLimit(CostLimit))
 }
 
+// Checks reports whether a spec.healthChecks entry judges objects of gk (else the
+// built-in readers do, from the object alone and, for a workload not Healthy, its
+// pods).
+func (c *Checker) Checks(gk schema.GroupKind) bool {
+	if c == nil {
+		return false
+	}
+	_, ok := c.checks[gk]
+	return ok
+}
+
 // Compute is the package's Compute with c's expressions for the kinds they name.
 func (c *Checker) Compute(obj *unstructured.Unstructured, pods ...*unstructured.Unstructured) Result {
 	if c == nil || obj == nil || obj.GetDeletionTimestamp() != nil {

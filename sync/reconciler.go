@@ -595,7 +595,7 @@ func (r *Reconciler) watch(ctx context.Context, obj *v1alpha1.Sync, sets ...*app
 func (r *Reconciler) assess(ctx context.Context, obj *v1alpha1.Sync, id Identity, checker *health.Checker, st *plan.Status, changes *apply.ChangeSet) {
 	var unsettled []v1alpha1.ObjectRef
 	for _, c := range changes.Changes {
-		res := r.healthOf(ctx, id, checker, c.Live)
+		res := r.healthOf(ctx, id, checker, c.Object.GroupVersionKind().GroupKind(), c.Live)
 		st.ObjectHealth(c.Object, res.Code, res.Message)
 		if res.Code != v1alpha1.HealthHealthy && c.Live != nil {
 			unsettled = append(unsettled, c.Object)

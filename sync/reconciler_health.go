@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -21,20 +22,41 @@ import (
 
 // healthOf judges one object as the cluster holds it (nil: missing), with the pods
 // of a workload that is not Healthy. The change set keeps live objects as JSON:
-// each is decoded here, judged, and dropped, one at a time.
-func (r *Reconciler) healthOf(ctx context.Context, id Identity, checker *health.Checker, kept *apply.Object) health.Result {
+// each is decoded here, judged, and dropped, one at a time. A Healthy verdict of
+// the built-in readers depends on the object alone, so it is noted on the kept
+// Object and read back, without decoding, while the object stays at that version
+// (a converged Sync judges every object at each reconcile).
+func (r *Reconciler) healthOf(ctx context.Context, id Identity, checker *health.Checker, gk schema.GroupKind, kept *apply.Object) health.Result {
+	builtIn := !checker.Checks(gk)
 	var live *unstructured.Unstructured
 	if kept != nil {
+		if noted, ok := kept.Note().(*health.Result); ok && builtIn {
+			return *noted
+		}
 		var err error
 		if live, err = kept.Decode(); err != nil {
 			return health.Result{Code: v1alpha1.HealthUnknown, Message: err.Error()}
 		}
 	}
 	res := checker.Compute(live)
+	if res.Code == v1alpha1.HealthHealthy && kept != nil && builtIn {
+		kept.SetNote(healthyNote(res))
+	}
 	if res.Code != v1alpha1.HealthHealthy && health.WantsPods(live) {
 		res = checker.Compute(live, r.podsOf(ctx, id, live)...)
 	}
 	return res
+}
+
+// healthy is the Healthy verdict most objects get, noted on all of them at once.
+var healthy = &health.Result{Code: v1alpha1.HealthHealthy}
+
+// healthyNote is res to note on an Object: healthy itself when it is that.
+func healthyNote(res health.Result) *health.Result {
+	if res == *healthy {
+		return healthy
+	}
+	return &res
 }
 
 // maxPods bounds the pods read to explain one workload's health: the first pod

@@ -408,7 +408,7 @@ func (o *orderedRun) settled(ctx context.Context, s plan.Step, changes []apply.C
 	var waiting []string
 	var unsettled []v1alpha1.ObjectRef
 	for i, c := range changes {
-		res := o.r.healthOf(ctx, o.id, o.checker, c.Live)
+		res := o.r.healthOf(ctx, o.id, o.checker, c.Object.GroupVersionKind().GroupKind(), c.Live)
 		switch {
 		case res.Code == v1alpha1.HealthHealthy, res.Code == v1alpha1.HealthSuspended && i < nResources:
 			continue
