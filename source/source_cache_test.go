@@ -35,6 +35,23 @@ func cachedRepos(t *testing.T, s *Source) int {
 	return len(dirs)
 }
 
+// openFilesUnder lists the files under dir this process holds open.
+func openFilesUnder(t *testing.T, dir string) []string {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("cannot list open files: %v", err)
+	}
+	var open []string
+	for _, fd := range fds {
+		target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name()))
+		if err == nil && strings.HasPrefix(target, dir+string(filepath.Separator)) {
+			open = append(open, target)
+		}
+	}
+	return open
+}
+
 func mustFetch(t *testing.T, s *Source, url string) Revision {
 	t.Helper()
 	rev, err := s.Fetch(t.Context(), Request{URL: url, Ref: mainBranch})
@@ -66,7 +83,14 @@ func TestGitCacheRemovesRepositoriesNoOneUses(t *testing.T) {
 		r.Commit(t, map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"}, "one")
 	}
 	s := newCacheTestSource(t, Options{CacheIdle: time.Hour})
-	mustFetch(t, s, old.URL())
+	oldRev := mustFetch(t, s, old.URL())
+	if _, err := s.Render(t.Context(), oldRev, ".", Helm{}); err != nil {
+		t.Fatal(err)
+	}
+	oldDir := s.cacheDir(old.URL())
+	if open := openFilesUnder(t, oldDir); len(open) == 0 {
+		t.Fatalf("no file of %s open after a render; want its pack kept open", oldDir)
+	}
 	start := time.Now()
 	s.now = func() time.Time { return start.Add(30 * time.Minute) }
 	mustFetch(t, s, current.URL())
@@ -81,6 +105,9 @@ func TestGitCacheRemovesRepositoriesNoOneUses(t *testing.T) {
 	}
 	if _, ok := s.repos[cacheKey(old.URL())]; ok {
 		t.Error("the idle repository is still held in memory")
+	}
+	if open := openFilesUnder(t, oldDir); len(open) != 0 {
+		t.Errorf("files of the removed repository still open: %v", open)
 	}
 	mustFetch(t, s, old.URL()) // and it comes back when asked for
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	neturl "net/url"
 	"os"
 	"path/filepath"
@@ -425,11 +426,14 @@ func (s *Source) openCache(e *repoEntry, url string) (*git.Repository, error) {
 	remoteURL, _ := splitCredentials(url)
 	objects := newObjectLRU(repoObjectCache)
 	repo, err := openRepository(dir, objects)
-	if err == nil && refsIntact(repo) {
-		if remote, rerr := repo.Remote(remoteName); rerr == nil && len(remote.Config().URLs) == 1 && cacheKey(remote.Config().URLs[0]) == cacheKey(url) {
-			e.repo, e.objects, e.trees = repo, objects, newTreeCache()
-			return repo, nil
+	if err == nil {
+		if refsIntact(repo) {
+			if remote, rerr := repo.Remote(remoteName); rerr == nil && len(remote.Config().URLs) == 1 && cacheKey(remote.Config().URLs[0]) == cacheKey(url) {
+				e.repo, e.objects, e.trees = repo, objects, newTreeCache()
+				return repo, nil
+			}
 		}
+		_ = closeRepository(repo) // discarded below
 	}
 	if err := s.discardCache(e, url); err != nil {
 		return nil, err
@@ -455,10 +459,27 @@ const (
 )
 
 // repositoryStorage is the storage of the bare repository at dir, with bounded
-// memory: objects is its cache of decoded objects (and delta bases).
+// memory: objects is its cache of decoded objects (and delta bases). It keeps up
+// to repoOpenPacks pack files open: go-git otherwise opens the pack for each
+// object it reads and closes it after, and a render reads a dozen objects (a
+// tenth of a fleet's render time went to the opens). closeRepository closes
+// them.
 func repositoryStorage(dir string, objects cache.Object) *filesystem.Storage {
 	return filesystem.NewStorageWithOptions(osfs.New(dir), objects,
-		filesystem.Options{LargeObjectThreshold: repoLargeObjectBytes})
+		filesystem.Options{LargeObjectThreshold: repoLargeObjectBytes, MaxOpenDescriptors: repoOpenPacks})
+}
+
+// repoOpenPacks is how many pack files one cached repository keeps open: the
+// newest fetch's and one other.
+const repoOpenPacks = 2
+
+// closeRepository closes the files repo keeps open; its cache directory may then
+// be removed.
+func closeRepository(repo *git.Repository) error {
+	if c, ok := repo.Storer.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
 }
 
 // openRepository opens the bare repository at dir, which must exist, caching
@@ -479,6 +500,9 @@ func (s *Source) cacheDir(url string) string {
 
 // discardCache forgets and deletes the cache of url; the next openCache re-creates it.
 func (s *Source) discardCache(e *repoEntry, url string) error {
+	if e.repo != nil {
+		_ = closeRepository(e.repo) // a close that fails leaves no file to remove
+	}
 	e.repo, e.objects, e.trees = nil, nil, nil
 	e.resolved = map[string]resolution{}
 	if err := os.RemoveAll(s.cacheDir(url)); err != nil {
