@@ -107,8 +107,10 @@ func (c *StateCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ctx, cancel := context.WithTimeout(*started, scrapeListTimeout)
 	defer cancel()
+	// The Syncs are read, never changed: the cache's own, not a deep copy of each
+	// (1,000 Syncs were 5-8 MB allocated at every scrape).
 	list := &v1alpha1.SyncList{}
-	if err := c.syncs.List(ctx, list); err != nil {
+	if err := c.syncs.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		ch <- prometheus.NewInvalidMetric(c.info, fmt.Errorf("listing Syncs from the cache: %w", err))
 		return
 	}
