@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -52,13 +53,14 @@ func (m *Manager) ApplyAll(ctx context.Context, objs []*unstructured.Unstructure
 	}
 	cs := &ChangeSet{DryRun: opts.DryRun}
 	targets := newScaleTargets(m.client, objs, opts.DefaultNamespace)
+	sc := newScopes(m.mapper)
 	stages := stagesOf(objs)
 	for i, objs := range stages {
 		stage := make([]*step, len(objs))
 		for i, obj := range objs {
 			stage[i] = &step{obj: obj, change: Change{Object: RefOf(obj)}}
 		}
-		forEach(len(stage), opts.dryRunConcurrency(), func(i int) { m.plan(ctx, stage[i], targets, opts) })
+		forEach(len(stage), opts.dryRunConcurrency(), func(i int) { m.plan(ctx, stage[i], sc, targets, opts) })
 		if !opts.DryRun {
 			err := failures(changesOf(stage))
 			if err != nil {
@@ -69,7 +71,7 @@ func (m *Manager) ApplyAll(ctx context.Context, objs []*unstructured.Unstructure
 			if err != nil {
 				// Nothing of this stage or a later one is written.
 				cs.Changes = append(cs.Changes, held(changesOf(stage))...)
-				cs.Changes = append(cs.Changes, m.unplanned(stages[i+1:], opts)...)
+				cs.Changes = append(cs.Changes, unplanned(stages[i+1:], sc, opts)...)
 				return cs, err
 			}
 		}
@@ -129,11 +131,11 @@ func held(changes []Change) []Change {
 
 // unplanned lists the objects of stages that were never reached as ActionHeld, in
 // the namespace they would have been applied to.
-func (m *Manager) unplanned(stages [][]*unstructured.Unstructured, opts Options) []Change {
+func unplanned(stages [][]*unstructured.Unstructured, sc *scopes, opts Options) []Change {
 	var out []Change
 	for _, objs := range stages {
 		for _, obj := range objs {
-			out = append(out, Change{Object: RefOf(m.placed(obj, opts)), Action: ActionHeld, Note: NoteHeld})
+			out = append(out, Change{Object: RefOf(placed(obj, sc, opts)), Action: ActionHeld, Note: NoteHeld})
 		}
 	}
 	return out
@@ -163,9 +165,9 @@ func (st *step) fail(op string, err error) {
 // expensive: when the desired object and the live resourceVersion are both what was
 // last verified, it is unchanged without a single request; otherwise the live object
 // is read and compared with the server-side dry-run of the apply.
-func (m *Manager) plan(ctx context.Context, st *step, targets *scaleTargets, opts Options) {
-	if err := m.normalize(st.obj, opts); err != nil {
-		st.change.Object = RefOf(m.placed(st.obj, opts))
+func (m *Manager) plan(ctx context.Context, st *step, sc *scopes, targets *scaleTargets, opts Options) {
+	if err := normalize(st.obj, sc, opts); err != nil {
+		st.change.Object = RefOf(placed(st.obj, sc, opts))
 		st.fail("map", err)
 		return
 	}
@@ -403,20 +405,20 @@ func (m *Manager) verifiedLive(ctx context.Context, ref v1alpha1.ObjectRef, hash
 // placed is obj in the namespace it is applied to, also when its kind does not map
 // (not served, or not yet): then it is taken to be namespaced, as most kinds are, so
 // that it is named the same way as when it was applied.
-func (m *Manager) placed(obj *unstructured.Unstructured, opts Options) *unstructured.Unstructured {
-	if err := m.normalize(obj, opts); err != nil && obj.GetNamespace() == "" {
+func placed(obj *unstructured.Unstructured, sc *scopes, opts Options) *unstructured.Unstructured {
+	if err := normalize(obj, sc, opts); err != nil && obj.GetNamespace() == "" {
 		obj.SetNamespace(opts.DefaultNamespace)
 	}
 	return obj
 }
 
 // normalize gives obj the namespace its scope calls for.
-func (m *Manager) normalize(obj *unstructured.Unstructured, opts Options) error {
-	mapping, err := m.mapper.RESTMapping(obj.GroupVersionKind().GroupKind(), obj.GroupVersionKind().Version)
+func normalize(obj *unstructured.Unstructured, sc *scopes, opts Options) error {
+	namespaced, err := sc.namespaced(obj.GroupVersionKind())
 	if err != nil {
 		return err
 	}
-	if mapping.Scope.Name() != meta.RESTScopeNameNamespace {
+	if !namespaced {
 		obj.SetNamespace("")
 		return nil
 	}
@@ -427,6 +429,40 @@ func (m *Manager) normalize(obj *unstructured.Unstructured, opts Options) error 
 		obj.SetNamespace(opts.DefaultNamespace)
 	}
 	return nil
+}
+
+// scopes tells, for one ApplyAll, whether a kind is namespaced, asking the mapper
+// once a kind: controller-runtime's mapper makes an error for every API group it
+// passes on each call, and a fleet's converged reconciles, which map every object
+// of every Sync, allocated tens of MB a second in them (heap profile).
+type scopes struct {
+	mapper meta.RESTMapper
+	mu     gosync.Mutex
+	known  map[schema.GroupVersionKind]bool
+}
+
+func newScopes(mapper meta.RESTMapper) *scopes {
+	return &scopes{mapper: mapper, known: map[schema.GroupVersionKind]bool{}}
+}
+
+// namespaced reports whether objects of gvk live in a namespace. A kind that does
+// not map is asked again at each call (it may be served by then).
+func (s *scopes) namespaced(gvk schema.GroupVersionKind) (bool, error) {
+	s.mu.Lock()
+	namespaced, ok := s.known[gvk]
+	s.mu.Unlock()
+	if ok {
+		return namespaced, nil
+	}
+	mapping, err := s.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return false, err
+	}
+	namespaced = mapping.Scope.Name() == meta.RESTScopeNameNamespace
+	s.mu.Lock()
+	s.known[gvk] = namespaced
+	s.mu.Unlock()
+	return namespaced, nil
 }
 
 // stagesOf splits objs into the stages they must be applied in: Namespaces and CRDs
