@@ -147,7 +147,7 @@ type step struct {
 	send     *unstructured.Unstructured // obj without the fields left to others
 	ignored  []fieldpath.Path
 	change   Change
-	hash     string
+	hash     digest
 	recreate bool                       // the dry-run hit an immutable field and the object allows force
 	stale    *unstructured.Unstructured // the live object a recreate deletes
 	rereads  int                        // times the object was read again because it changed mid-compare
@@ -391,7 +391,7 @@ func (m *Manager) knownAbsent(ctx context.Context, ref v1alpha1.ObjectRef) bool 
 // verifiedLive returns the live object last verified to match the desired one, if
 // neither has changed since: same desired hash, same resourceVersion in the watch
 // cache.
-func (m *Manager) verifiedLive(ctx context.Context, ref v1alpha1.ObjectRef, hash string) (*Object, []IgnoredField, bool) {
+func (m *Manager) verifiedLive(ctx context.Context, ref v1alpha1.ObjectRef, hash digest) (*Object, []IgnoredField, bool) {
 	if m.live == nil {
 		return nil, nil, false
 	}

@@ -3,8 +3,8 @@ package apply
 import (
 	"container/list"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
+	"io"
 	"maps"
 	gosync "sync"
 
@@ -33,7 +33,7 @@ type verifiedCache struct {
 }
 
 type verified struct {
-	hash            string
+	hash            digest
 	resourceVersion string
 	live            *Object
 	ignored         []IgnoredField
@@ -54,11 +54,11 @@ func newVerifiedCache(maxBytes int64) *verifiedCache {
 // lookup returns the live object verified against hash, if its resourceVersion is
 // still rv. The fields that were ignored come back with it: they are the same
 // while the object and its rules are.
-func (c *verifiedCache) lookup(ref v1alpha1.ObjectRef, hash, rv string) (*Object, []IgnoredField, bool) {
+func (c *verifiedCache) lookup(ref v1alpha1.ObjectRef, hash digest, rv string) (*Object, []IgnoredField, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	v, ok := c.entries[ref]
-	if !ok || hash == "" || v.hash != hash || v.resourceVersion != rv {
+	if !ok || hash == (digest{}) || v.hash != hash || v.resourceVersion != rv {
 		return nil, nil, false
 	}
 	c.order.MoveToFront(v.el)
@@ -67,7 +67,7 @@ func (c *verifiedCache) lookup(ref v1alpha1.ObjectRef, hash, rv string) (*Object
 
 // remember records that live, at resourceVersion rv, matched the desired object
 // of hash.
-func (c *verifiedCache) remember(ref v1alpha1.ObjectRef, hash, rv string, live *Object, ignored []IgnoredField) {
+func (c *verifiedCache) remember(ref v1alpha1.ObjectRef, hash digest, rv string, live *Object, ignored []IgnoredField) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.remove(ref)
@@ -120,14 +120,23 @@ func withoutManagedFields(obj *unstructured.Unstructured) *unstructured.Unstruct
 	return out
 }
 
+// digest is what hashOf makes of a desired object; the zero digest matches
+// nothing. Kept as its 32 bytes, not as hex: one a verified object.
+type digest [sha256.Size]byte
+
 // hashOf identifies a desired object, the field manager applying it and salt
 // (whatever else changes what is sent: the ignore rules that select it). JSON
-// encoding of maps is ordered by key, so equal objects hash equally.
-func hashOf(obj *unstructured.Unstructured, fieldManager, salt string) string {
-	data, err := json.Marshal(obj.Object)
-	if err != nil {
-		return "" // never matches a remembered hash: the object is simply dry-run
+// encoding of maps is ordered by key, so equal objects hash equally. The JSON is
+// written into the hash as it is encoded, not copied out first: a converged
+// reconcile hashes every object of its Sync.
+func hashOf(obj *unstructured.Unstructured, fieldManager, salt string) digest {
+	h := sha256.New()
+	if err := json.NewEncoder(h).Encode(obj.Object); err != nil {
+		return digest{} // never matches a remembered hash: the object is simply dry-run
 	}
-	sum := sha256.Sum256(append(append(data, fieldManager...), salt...))
-	return hex.EncodeToString(sum[:])
+	_, _ = io.WriteString(h, fieldManager)
+	_, _ = io.WriteString(h, salt)
+	var d digest
+	h.Sum(d[:0])
+	return d
 }

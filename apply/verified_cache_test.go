@@ -26,14 +26,14 @@ func TestVerifiedCacheIsBoundedInBytes(t *testing.T) {
 	}
 	c := newVerifiedCache(2500) // two of these objects, not three
 	for _, name := range []string{"a", "b"} {
-		c.remember(ref(name), "h", "1", live(name), nil)
+		c.remember(ref(name), digest{1}, "1", live(name), nil)
 	}
-	c.lookup(ref("a"), "h", "1") // a is now the most recently used
-	c.remember(ref("c"), "h", "1", live("c"), nil)
+	c.lookup(ref("a"), digest{1}, "1") // a is now the most recently used
+	c.remember(ref("c"), digest{1}, "1", live("c"), nil)
 
 	held := map[string]bool{}
 	for _, name := range []string{"a", "b", "c"} {
-		_, _, held[name] = c.lookup(ref(name), "h", "1")
+		_, _, held[name] = c.lookup(ref(name), digest{1}, "1")
 	}
 	if !held["a"] || held["b"] || !held["c"] {
 		t.Errorf("held %v; want a and c, the least recently used b dropped", held)
