@@ -46,12 +46,7 @@ func store(t *testing.T, s *countingStorage, obj interface {
 func monorepo(t *testing.T, dirs int) (*git.Repository, *countingStorage, plumbing.Hash) {
 	t.Helper()
 	s := &countingStorage{Storage: memory.NewStorage(), reads: map[plumbing.Hash]int{}}
-	blob := &plumbing.MemoryObject{}
-	blob.SetType(plumbing.BlobObject)
-	if _, err := blob.Write([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n")); err != nil {
-		t.Fatal(err)
-	}
-	blobID, err := s.SetEncodedObject(blob)
+	blobID, err := s.SetEncodedObject(blobOf(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
