@@ -19,6 +19,7 @@ type Manager struct {
 	live      LiveVersions
 	discovery discovery.ServerResourcesInterface
 	verified  *verifiedCache
+	scopes    *scopes // which kinds are namespaced, remembered across calls
 }
 
 // LiveVersions reports the resourceVersion of a live object as a watch cache last saw
@@ -47,7 +48,8 @@ type ManagerOptions struct {
 // NewManager returns a Manager that reads and writes through c. c must read from the
 // API server, not from a cache, because comparisons need the current live object.
 func NewManager(c client.Client, opts ManagerOptions) *Manager {
-	return &Manager{client: c, mapper: c.RESTMapper(), live: opts.LiveVersions, discovery: opts.Discovery, verified: newVerifiedCache(opts.VerifiedCacheBytes)}
+	return &Manager{client: c, mapper: c.RESTMapper(), live: opts.LiveVersions, discovery: opts.Discovery,
+		verified: newVerifiedCache(opts.VerifiedCacheBytes), scopes: newScopes(c.RESTMapper())}
 }
 
 // Options control one ApplyAll call.

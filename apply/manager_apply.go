@@ -53,7 +53,7 @@ func (m *Manager) ApplyAll(ctx context.Context, objs []*unstructured.Unstructure
 	}
 	cs := &ChangeSet{DryRun: opts.DryRun}
 	targets := newScaleTargets(m.client, objs, opts.DefaultNamespace)
-	sc := newScopes(m.mapper)
+	sc := m.scopes
 	stages := stagesOf(objs)
 	for i, objs := range stages {
 		stage := make([]*step, len(objs))
@@ -437,18 +437,32 @@ func normalize(obj *unstructured.Unstructured, sc *scopes, opts Options) error {
 // of every Sync, allocated tens of MB a second in them (heap profile).
 type scopes struct {
 	mapper meta.RESTMapper
+	now    func() time.Time
 	mu     gosync.Mutex
 	known  map[schema.GroupVersionKind]bool
+	since  time.Time // when known was last emptied
 }
 
+// scopeMemory is how long a Manager trusts the scope it learnt of a kind. A kind's
+// scope changes only when its CRD is deleted and created again with another (the
+// field is immutable), and the mapper itself answers from what it discovered until a
+// kind does not map; remembering the answer spares the mapper's walk through every
+// API group, which allocates an error per group, for each kind of each reconcile.
+const scopeMemory = time.Minute
+
 func newScopes(mapper meta.RESTMapper) *scopes {
-	return &scopes{mapper: mapper, known: map[schema.GroupVersionKind]bool{}}
+	return &scopes{mapper: mapper, now: time.Now, known: map[schema.GroupVersionKind]bool{}}
 }
 
 // namespaced reports whether objects of gvk live in a namespace. A kind that does
-// not map is asked again at each call (it may be served by then).
+// not map is asked again at each call (it may be served by then); one that does is
+// asked again once what the scopes know is older than scopeMemory.
 func (s *scopes) namespaced(gvk schema.GroupVersionKind) (bool, error) {
 	s.mu.Lock()
+	if now := s.now(); now.Sub(s.since) > scopeMemory {
+		clear(s.known)
+		s.since = now
+	}
 	namespaced, ok := s.known[gvk]
 	s.mu.Unlock()
 	if ok {
@@ -463,6 +477,14 @@ func (s *scopes) namespaced(gvk schema.GroupVersionKind) (bool, error) {
 	s.known[gvk] = namespaced
 	s.mu.Unlock()
 	return namespaced, nil
+}
+
+// forget drops what the scopes know, for a mapper that has just been reset (a CRD
+// was written).
+func (s *scopes) forget() {
+	s.mu.Lock()
+	clear(s.known)
+	s.mu.Unlock()
 }
 
 // stagesOf splits objs into the stages they must be applied in: Namespaces and CRDs

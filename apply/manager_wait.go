@@ -56,6 +56,7 @@ func (m *Manager) crdServed(ctx context.Context, crd *unstructured.Unstructured)
 	if r, ok := m.mapper.(meta.ResettableRESTMapper); ok {
 		r.Reset()
 	}
+	m.scopes.forget()
 	group, _, _ := unstructured.NestedString(live.Object, "spec", "group")
 	kind, _, _ := unstructured.NestedString(live.Object, "spec", "names", "kind")
 	versions, _, _ := unstructured.NestedSlice(live.Object, "spec", "versions")
