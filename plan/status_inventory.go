@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -182,7 +183,7 @@ func (b *Status) setObjects(objects []v1alpha1.ResourceStatus) {
 	if objects == nil {
 		objects = []v1alpha1.ResourceStatus{}
 	}
-	sort.Slice(objects, func(i, j int) bool { return objects[i].Key() < objects[j].Key() })
+	slices.SortFunc(objects, func(a, b v1alpha1.ResourceStatus) int { return a.CompareKey(b.ObjectRef) })
 	b.objects = objects
 	b.status.Sync = v1alpha1.SyncStatusSynced
 	for _, r := range objects {
@@ -215,7 +216,7 @@ func (b *Status) compact() {
 		b.status.ResourcesOmitted = int32(len(detailed) - maxDetails)
 		detailed = detailed[:maxDetails]
 	}
-	sort.Slice(detailed, func(i, j int) bool { return detailed[i].Key() < detailed[j].Key() })
+	slices.SortFunc(detailed, func(a, b v1alpha1.ResourceStatus) int { return a.CompareKey(b.ObjectRef) })
 	SetInventory(&b.status, refs)
 	b.status.Resources, b.status.Summary = detailed, sum
 	if len(refs) == 0 {
@@ -267,6 +268,9 @@ func count(sum *v1alpha1.ResourceSummary, r v1alpha1.ResourceStatus) {
 // meets a conflict with one another writer wrote (theirs) since base was read:
 // ours, plus the objects they added. With nothing added it is ours as it was.
 func MergeInventory(base, ours, theirs v1alpha1.SyncStatus) []v1alpha1.InventoryGroup {
+	if len(ours.LegacyInventory) == 0 && sameInventory(base, theirs) {
+		return ours.Objects // theirs lists nothing base did not (the usual case: no other writer)
+	}
 	had := map[string]bool{}
 	for _, st := range []v1alpha1.SyncStatus{base, ours} {
 		for _, r := range listed(st) {
@@ -283,4 +287,12 @@ func MergeInventory(base, ours, theirs v1alpha1.SyncStatus) []v1alpha1.Inventory
 		return ours.Objects
 	}
 	return v1alpha1.NewInventory(append(listed(ours), added...))
+}
+
+// sameInventory reports whether a and b list the same objects the same way.
+func sameInventory(a, b v1alpha1.SyncStatus) bool {
+	return slices.Equal(a.LegacyInventory, b.LegacyInventory) &&
+		slices.EqualFunc(a.Objects, b.Objects, func(x, y v1alpha1.InventoryGroup) bool {
+			return x.Group == y.Group && x.Version == y.Version && x.Kind == y.Kind && x.Namespace == y.Namespace && slices.Equal(x.Names, y.Names)
+		})
 }

@@ -137,6 +137,8 @@ func TestMergeInventoryKeepsWhatAnotherWriterAdded(t *testing.T) {
 		{"both in status.objects", objects("a", "b"), objects("a", "c"), objects("a", "b", "d"), []string{"a", "c", "d"}},
 		{"base and theirs in status.inventory, by an older agent", legacy("a", "b"), objects("a", "c"), legacy("a", "b", "d"), []string{"a", "c", "d"}},
 		{"nothing added", legacy("a", "b"), objects("a", "c"), legacy("a", "b"), []string{"a", "c"}},
+		{"nothing added, as base listed it", objects("a", "b"), objects("a", "c"), objects("a", "b"), []string{"a", "c"}},
+		{"one added where base had none", objects(), objects("a"), objects("b"), []string{"a", "b"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			want := v1alpha1.NewInventory(cm(tc.want...))

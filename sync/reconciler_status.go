@@ -34,9 +34,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, obj *v1alpha1.Sync, status
 		next.Objects, next.LegacyInventory = plan.MergeInventory(base, status, cur), nil
 		next.Run = plan.MergeRun(baseRun, status.Run, cur.Run)
 		next.Hooks = plan.MergeHooks(baseHooks, status.Hooks, cur.Hooks)
-		if !equality.Semantic.DeepEqual(cur, next) {
-			before = cur.Health
-		}
+		before = cur.Health // next.Health is status.Health: the same unless it is written
 		return next, true
 	})
 	return before, err

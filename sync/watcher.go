@@ -218,7 +218,8 @@ func (w *Watcher) ResourceVersion(ctx context.Context, gvk schema.GroupVersionKi
 		return "", false
 	}
 	obj := metadataOf(gvk)
-	if err := w.cache.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, obj); err != nil {
+	// Only the version is read: the cached object is not copied first.
+	if err := w.cache.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, obj, client.UnsafeDisableDeepCopy); err != nil {
 		return "", apierrors.IsNotFound(err)
 	}
 	return obj.GetResourceVersion(), true
