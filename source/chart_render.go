@@ -42,7 +42,7 @@ func (s *Source) RenderChart(ctx context.Context, rev Revision, helm Helm) (*Sna
 			return nil, err
 		}
 	}
-	return &Snapshot{Revision: rev, Path: rev.Ref, Objects: ownMetadata(r.objs)}, nil
+	return &Snapshot{Revision: rev, Path: rev.Ref, Objects: r.forCaller()}, nil
 }
 
 // chartDigest is the digest a packaged chart's revision reports: of the

@@ -50,6 +50,19 @@ type renderEntry struct {
 // rendered is what one render made: the objects.
 type rendered struct {
 	objs []*unstructured.Unstructured
+	// own says that objs were decoded for one caller alone (a hit of the render
+	// cache), where a render's own objects are shared by every caller that waited
+	// for it.
+	own bool
+}
+
+// forCaller returns the objects of r for one caller, their top level and
+// metadata its own (ownMetadata): a copy of those maps unless r's are already.
+func (r rendered) forCaller() []*unstructured.Unstructured {
+	if r.own {
+		return r.objs
+	}
+	return ownMetadata(r.objs)
 }
 
 func newRenderCache(maxBytes int64) *renderCache {
@@ -67,7 +80,7 @@ func (c *renderCache) get(key string) (rendered, bool) {
 	if err != nil { // it encoded them: not met; render again
 		return rendered{}, false
 	}
-	return rendered{objs: objs}, true
+	return rendered{objs: objs, own: true}, true
 }
 
 // failure returns the lasting failure of key's render, if the cache holds one.

@@ -129,7 +129,7 @@ func BenchmarkAHitOfTheRenderCache(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		r, ok := c.get("rev")
-		if !ok || len(ownMetadata(r.objs)) != len(objs) {
+		if !ok || len(r.forCaller()) != len(objs) {
 			b.Fatal("not held")
 		}
 	}

@@ -70,7 +70,7 @@ func (s *Source) RenderDecrypted(ctx context.Context, rev Revision, dir string, 
 			return nil, err
 		}
 	}
-	return &Snapshot{Revision: rev, Path: clean, Objects: ownMetadata(r.objs)}, nil
+	return &Snapshot{Revision: rev, Path: clean, Objects: r.forCaller()}, nil
 }
 
 // renderInput is what one render reads: a revision's directory, and for a chart
