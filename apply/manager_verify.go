@@ -3,8 +3,6 @@ package apply
 import (
 	"container/list"
 	"crypto/sha256"
-	"encoding/json"
-	"io"
 	"maps"
 	gosync "sync"
 
@@ -125,18 +123,18 @@ func withoutManagedFields(obj *unstructured.Unstructured) *unstructured.Unstruct
 type digest [sha256.Size]byte
 
 // hashOf identifies a desired object, the field manager applying it and salt
-// (whatever else changes what is sent: the ignore rules that select it). JSON
-// encoding of maps is ordered by key, so equal objects hash equally. The JSON is
-// written into the hash as it is encoded, not copied out first: a converged
-// reconcile hashes every object of its Sync.
+// (whatever else changes what is sent: the ignore rules that select it). Equal
+// objects hash equally: maps are written in the order of their keys (digestWriter).
+// A converged reconcile hashes every object of its Sync, so the writer allocates
+// nothing of its own per object.
 func hashOf(obj *unstructured.Unstructured, fieldManager, salt string) digest {
-	h := sha256.New()
-	if err := json.NewEncoder(h).Encode(obj.Object); err != nil {
+	w := digestWriters.Get().(*digestWriter)
+	defer digestWriters.Put(w)
+	w.reset()
+	if err := w.value(obj.Object, 0); err != nil {
 		return digest{} // never matches a remembered hash: the object is simply dry-run
 	}
-	_, _ = io.WriteString(h, fieldManager)
-	_, _ = io.WriteString(h, salt)
-	var d digest
-	h.Sum(d[:0])
-	return d
+	w.string(fieldManager)
+	w.string(salt)
+	return w.sum()
 }
