@@ -50,21 +50,35 @@ func marksOf(s *v1alpha1.Sync) marks {
 // mark sets o's tether.dev/owned-by annotation to the Sync's, sets the label key
 // to the Sync's label value, and removes the label drop (none when empty).
 func (m marks) mark(o *unstructured.Unstructured, key, drop string) {
-	annotations := o.GetAnnotations()
-	if annotations == nil {
-		annotations = map[string]string{}
+	withEntry(o, "annotations", v1alpha1.OwnedByAnnotation, m.owner, "")
+	withEntry(o, "labels", key, m.label, drop)
+}
+
+// withEntry gives o a new metadata.<field> map: the one it has (labels or
+// annotations) with key set to value and drop removed. o's metadata map is its own
+// (a render's objects are, down to it), the maps inside it may be shared, so the
+// map is copied rather than changed, once (unstructured's GetLabels and SetLabels
+// would copy it twice). A map holding a value that is not a string is read as
+// unstructured reads it: as none.
+func withEntry(o *unstructured.Unstructured, field, key, value, drop string) {
+	md, ok := o.Object["metadata"].(map[string]any)
+	if !ok {
+		md = map[string]any{}
+		o.Object["metadata"] = md
 	}
-	annotations[v1alpha1.OwnedByAnnotation] = m.owner
-	o.SetAnnotations(annotations)
-	labels := o.GetLabels()
-	if labels == nil {
-		labels = map[string]string{}
+	old, _ := md[field].(map[string]any)
+	next := make(map[string]any, len(old)+1)
+	for k, v := range old {
+		if _, ok := v.(string); !ok {
+			clear(next)
+			break
+		}
+		if k != drop {
+			next[k] = v
+		}
 	}
-	if drop != "" {
-		delete(labels, drop)
-	}
-	labels[key] = m.label
-	o.SetLabels(labels)
+	next[key] = value
+	md[field] = next
 }
 
 // Owner is the value of the tether.dev/owned-by annotation on the objects s

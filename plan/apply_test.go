@@ -78,6 +78,32 @@ func TestTheObjectsOfARevisionShareTheirMarks(t *testing.T) {
 	}
 }
 
+// Marking an object gives it labels and annotations maps of its own: objects of
+// one render share the maps below their metadata, so a map another object (or the
+// render cache) holds is left as it was. A label set by git stays, the Sync's
+// label is added.
+func TestMarkingLeavesSharedMapsAlone(t *testing.T) {
+	s := &v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: "tether-system", Name: "web"}}
+	shared := map[string]any{"app": "web"}
+	objs := []*unstructured.Unstructured{
+		{Object: map[string]any{"metadata": map[string]any{"labels": shared, "annotations": shared}}},
+		{Object: map[string]any{"metadata": map[string]any{"labels": shared}}},
+	}
+	plan.MarkOwned(objs[:1], s)
+	if diff := cmp.Diff(map[string]any{"app": "web"}, shared); diff != "" {
+		t.Errorf("the shared map was changed (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"app": "web", v1alpha1.SyncLabel: "tether-system.web"}, objs[0].GetLabels()); diff != "" {
+		t.Errorf("labels (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"app": "web", v1alpha1.OwnedByAnnotation: "tether-system/web"}, objs[0].GetAnnotations()); diff != "" {
+		t.Errorf("annotations (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"app": "web"}, objs[1].GetLabels()); diff != "" {
+		t.Errorf("the other object's labels (-want +got):\n%s", diff)
+	}
+}
+
 func TestLeftGitAndPruneHeld(t *testing.T) {
 	cm := func(name, version string) v1alpha1.ObjectRef {
 		return v1alpha1.ObjectRef{Group: "apps", Version: version, Kind: "Deployment", Namespace: "web", Name: name}

@@ -86,13 +86,13 @@ func CheckPruneLimit(obj *v1alpha1.Sync, prune, inventory int, empty bool) error
 // Healthy for the rest (as status.summary counts them).
 func InventoryDetail(st v1alpha1.SyncStatus) []v1alpha1.ResourceStatus {
 	refs := Inventory(st)
-	detail := make(map[string]v1alpha1.ResourceStatus, len(st.Resources))
+	detail := make(map[identity]v1alpha1.ResourceStatus, len(st.Resources))
 	for _, r := range st.Resources {
-		detail[r.Key()] = r
+		detail[identityOf(r.ObjectRef)] = r
 	}
 	out := make([]v1alpha1.ResourceStatus, len(refs))
 	for i, ref := range refs {
-		r, ok := detail[ref.Key()]
+		r, ok := detail[identityOf(ref)]
 		if !ok {
 			r = v1alpha1.ResourceStatus{Sync: v1alpha1.SyncStatusSynced, Health: v1alpha1.HealthHealthy}
 		}
@@ -186,4 +186,12 @@ func PruneHeld(s *v1alpha1.Sync, stale []v1alpha1.ObjectRef, before int, rendere
 		return err.Error()
 	}
 	return ""
+}
+
+// identity is what Key says of an object, as a map key that costs no string of
+// its own: its fields are the ObjectRef's.
+type identity struct{ group, kind, namespace, name string }
+
+func identityOf(r v1alpha1.ObjectRef) identity {
+	return identity{r.Group, r.Kind, r.Namespace, r.Name}
 }

@@ -52,6 +52,35 @@ func (r ObjectRef) Key() string {
 	return r.Group + "/" + r.Kind + "/" + r.Namespace + "/" + r.Name
 }
 
+// CompareKey orders r and o as their Keys compare (strings.Compare), without
+// building either: inventories are sorted by Key at each reconcile.
+func (r ObjectRef) CompareKey(o ObjectRef) int {
+	a := [...]string{r.Group, "/", r.Kind, "/", r.Namespace, "/", r.Name}
+	b := [...]string{o.Group, "/", o.Kind, "/", o.Namespace, "/", o.Name}
+	i, j, x, y := 0, 0, 0, 0 // the part of a and of b, and the offset in each
+	for {
+		for i < len(a) && x == len(a[i]) {
+			i, x = i+1, 0
+		}
+		for j < len(b) && y == len(b[j]) {
+			j, y = j+1, 0
+		}
+		switch {
+		case i == len(a) && j == len(b):
+			return 0
+		case i == len(a):
+			return -1
+		case j == len(b):
+			return 1
+		}
+		n := min(len(a[i])-x, len(b[j])-y)
+		if c := strings.Compare(a[i][x:x+n], b[j][y:y+n]); c != 0 {
+			return c
+		}
+		x, y = x+n, y+n
+	}
+}
+
 // ID is the object's whole identity, version included, in one string:
 // "<namespace>_<name>_<group>_<kind>_<version>", the form of the entries of
 // status.inventory that agents before status.objects wrote. No namespace, group,
