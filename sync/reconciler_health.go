@@ -22,10 +22,12 @@ import (
 
 // healthOf judges one object as the cluster holds it (nil: missing), with the pods
 // of a workload that is not Healthy. The change set keeps live objects as JSON:
-// each is decoded here, judged, and dropped, one at a time. A Healthy verdict of
-// the built-in readers depends on the object alone, so it is noted on the kept
-// Object and read back, without decoding, while the object stays at that version
-// (a converged Sync judges every object at each reconcile).
+// each is decoded here, judged, and dropped, one at a time. A verdict of the
+// built-in readers that did not need the pods (any but that of a workload not
+// Healthy whose controller has observed its spec) depends on the object alone,
+// so it is noted on the kept Object and read back, without decoding, while the
+// object stays at that version (a converged Sync judges every object at each
+// reconcile).
 func (r *Reconciler) healthOf(ctx context.Context, id Identity, checker *health.Checker, gk schema.GroupKind, kept *apply.Object) health.Result {
 	builtIn := !checker.Checks(gk)
 	var live *unstructured.Unstructured
@@ -39,11 +41,11 @@ func (r *Reconciler) healthOf(ctx context.Context, id Identity, checker *health.
 		}
 	}
 	res := checker.Compute(live)
-	if res.Code == v1alpha1.HealthHealthy && kept != nil && builtIn {
-		kept.SetNote(healthyNote(res))
-	}
 	if res.Code != v1alpha1.HealthHealthy && health.WantsPods(live) {
-		res = checker.Compute(live, r.podsOf(ctx, id, live)...)
+		return checker.Compute(live, r.podsOf(ctx, id, live)...)
+	}
+	if kept != nil && builtIn {
+		kept.SetNote(noteOf(res))
 	}
 	return res
 }
@@ -51,8 +53,8 @@ func (r *Reconciler) healthOf(ctx context.Context, id Identity, checker *health.
 // healthy is the Healthy verdict most objects get, noted on all of them at once.
 var healthy = &health.Result{Code: v1alpha1.HealthHealthy}
 
-// healthyNote is res to note on an Object: healthy itself when it is that.
-func healthyNote(res health.Result) *health.Result {
+// noteOf is res to note on an Object: healthy itself when it is that.
+func noteOf(res health.Result) *health.Result {
 	if res == *healthy {
 		return healthy
 	}

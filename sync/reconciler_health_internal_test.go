@@ -20,12 +20,13 @@ func keptObject(t *testing.T, obj map[string]any) *apply.Object {
 	return kept
 }
 
-// TestAHealthyVerdictIsNotedOnTheKeptObject judges a ConfigMap twice and a
-// Deployment that has not rolled out once: the ConfigMap's Healthy verdict is
+// TestAVerdictFromTheObjectAloneIsNotedOnTheKeptObject judges a ConfigMap twice
+// and two Deployments that have not rolled out: the ConfigMap's Healthy verdict is
 // noted on its Object and read back (a note no reader writes comes back as it
-// is), a custom check for the kind judges anew, and a verdict other than
-// Healthy is never noted.
-func TestAHealthyVerdictIsNotedOnTheKeptObject(t *testing.T) {
+// is), a custom check for the kind judges anew, the verdict on a Deployment its
+// controller has not observed yet (from the object alone) is noted, and one on a
+// Deployment observed and not Healthy, which its pods may tell more of, is not.
+func TestAVerdictFromTheObjectAloneIsNotedOnTheKeptObject(t *testing.T) {
 	r := &Reconciler{}
 	configMaps := schema.GroupKind{Kind: "ConfigMap"}
 	cm := keptObject(t, map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
@@ -51,14 +52,25 @@ func TestAHealthyVerdictIsNotedOnTheKeptObject(t *testing.T) {
 	}
 
 	deployments := schema.GroupKind{Group: "apps", Kind: "Deployment"}
-	deploy := keptObject(t, map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
-		"metadata": map[string]any{"name": "web", "namespace": "apps", "uid": "u2", "generation": int64(2)},
-		"spec":     map[string]any{"replicas": int64(2), "selector": map[string]any{"matchLabels": map[string]any{"app": "web"}}},
-		"status":   map[string]any{"observedGeneration": int64(1)}})
-	if got := r.healthOf(t.Context(), Identity{}, nil, deployments, deploy); got.Code == v1alpha1.HealthHealthy {
+	deployment := func(uid string, observed int64) *apply.Object {
+		return keptObject(t, map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
+			"metadata": map[string]any{"name": "web", "namespace": "apps", "uid": uid, "generation": int64(2)},
+			"spec":     map[string]any{"replicas": int64(2), "selector": map[string]any{"matchLabels": map[string]any{"app": "web"}}},
+			"status":   map[string]any{"observedGeneration": observed}})
+	}
+	unobserved := deployment("u2", 1)
+	got := r.healthOf(t.Context(), Identity{}, nil, deployments, unobserved)
+	if got.Code == v1alpha1.HealthHealthy {
 		t.Fatalf("a Deployment not yet observed at its generation judged %v; want not Healthy", got)
 	}
-	if deploy.Note() != nil {
-		t.Errorf("a verdict other than Healthy was noted: %v", deploy.Note())
+	if noted, ok := unobserved.Note().(*health.Result); !ok || *noted != got {
+		t.Errorf("the note after judging a Deployment not yet observed is %v; want the verdict %v", unobserved.Note(), got)
+	}
+	observed := deployment("u3", 2)
+	if got := r.healthOf(t.Context(), Identity{}, nil, deployments, observed); got.Code == v1alpha1.HealthHealthy {
+		t.Fatalf("a Deployment observed with no replicas ready judged %v; want not Healthy", got)
+	}
+	if observed.Note() != nil {
+		t.Errorf("a verdict that the pods may change was noted: %v", observed.Note())
 	}
 }
