@@ -51,18 +51,19 @@ func (m *Manager) ApplyAll(ctx context.Context, objs []*unstructured.Unstructure
 	if opts.Concurrency < 1 {
 		opts.Concurrency = 1
 	}
-	cs := &ChangeSet{DryRun: opts.DryRun}
+	cs := &ChangeSet{DryRun: opts.DryRun, Changes: make([]Change, 0, len(objs))}
 	targets := newScaleTargets(m.client, objs, opts.DefaultNamespace)
 	sc := m.scopes
 	stages := stagesOf(objs)
 	for i, objs := range stages {
-		stage := make([]*step, len(objs))
+		steps, stage := make([]step, len(objs)), make([]*step, len(objs))
 		for i, obj := range objs {
-			stage[i] = &step{obj: obj, change: Change{Object: RefOf(obj)}}
+			steps[i] = step{obj: obj, change: Change{Object: RefOf(obj)}}
+			stage[i] = &steps[i]
 		}
 		forEach(len(stage), opts.dryRunConcurrency(), func(i int) { m.plan(ctx, stage[i], sc, targets, opts) })
 		if !opts.DryRun {
-			err := failures(changesOf(stage))
+			err := stageFailures(stage)
 			if err != nil {
 				err = &ValidationError{Errs: ObjectErrors(err)}
 			} else {
@@ -70,12 +71,14 @@ func (m *Manager) ApplyAll(ctx context.Context, objs []*unstructured.Unstructure
 			}
 			if err != nil {
 				// Nothing of this stage or a later one is written.
-				cs.Changes = append(cs.Changes, held(changesOf(stage))...)
+				n := len(cs.Changes)
+				cs.Changes = appendChanges(cs.Changes, stage)
+				held(cs.Changes[n:])
 				cs.Changes = append(cs.Changes, unplanned(stages[i+1:], sc, opts)...)
 				return cs, err
 			}
 		}
-		cs.Changes = append(cs.Changes, changesOf(stage)...)
+		cs.Changes = appendChanges(cs.Changes, stage)
 	}
 	return cs, failures(cs.Changes)
 }
@@ -109,24 +112,34 @@ func (m *Manager) writeStage(ctx context.Context, stage []*step, opts Options) e
 	return nil
 }
 
-func changesOf(stage []*step) []Change {
-	out := make([]Change, len(stage))
-	for i, st := range stage {
-		out[i] = st.change
+// appendChanges appends the change of each step of stage to changes.
+func appendChanges(changes []Change, stage []*step) []Change {
+	for _, st := range stage {
+		changes = append(changes, st.change)
 	}
-	return out
+	return changes
+}
+
+// stageFailures joins the errors of the steps of stage.
+func stageFailures(stage []*step) error {
+	var errs []error
+	for _, st := range stage {
+		if st.change.Err != nil {
+			errs = append(errs, st.change.Err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // held turns the changes a failed validation kept from being written into
 // ActionHeld; failures and unchanged objects stay as they are.
-func held(changes []Change) []Change {
+func held(changes []Change) {
 	for i, c := range changes {
 		if c.Action == ActionCreated || c.Action == ActionConfigured {
 			changes[i].Action = ActionHeld
 			changes[i].Note = NoteHeld
 		}
 	}
-	return changes
 }
 
 // unplanned lists the objects of stages that were never reached as ActionHeld, in

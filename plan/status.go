@@ -55,7 +55,7 @@ type objectHealth struct {
 // the request for a reconcile that obj carries (status.lastHandledReconcileAt),
 // whatever its outcome: the status it writes is the answer.
 func NewStatus(obj *v1alpha1.Sync, now func() time.Time) *Status {
-	b := &Status{gen: obj.Generation, now: now, status: *obj.Status.DeepCopy(), health: map[v1alpha1.ObjectRef]objectHealth{}}
+	b := &Status{gen: obj.Generation, now: now, status: *obj.Status.DeepCopy()}
 	if requested := obj.GetAnnotations()[v1alpha1.ReconcileRequestedAnnotation]; requested != "" {
 		b.status.LastHandledReconcileAt = requested
 	}
@@ -128,6 +128,9 @@ func (b *Status) Suspended() {
 
 // ObjectHealth records the health of one object, for AggregateHealth.
 func (b *Status) ObjectHealth(ref v1alpha1.ObjectRef, code v1alpha1.HealthStatusCode, msg string) {
+	if len(b.health) == 0 { // sized once for the inventory rather than grown
+		b.health = make(map[v1alpha1.ObjectRef]objectHealth, len(b.objects))
+	}
 	b.health[ref] = objectHealth{code: code, msg: msg}
 }
 
