@@ -217,13 +217,24 @@ func (w *Watcher) ResourceVersion(ctx context.Context, gvk schema.GroupVersionKi
 	if !ok || !k.informer.HasSynced() {
 		return "", false
 	}
-	obj := metadataOf(gvk)
-	// Only the version is read: the cached object is not copied first.
+	// Only the version is read: the cached object is not copied first, and the
+	// object it is read into is one of lookups, emptied before it goes back (it
+	// shares the cached object's maps).
+	obj := lookups.Get().(*metav1.PartialObjectMetadata)
+	defer func() {
+		*obj = metav1.PartialObjectMetadata{}
+		lookups.Put(obj)
+	}()
+	obj.SetGroupVersionKind(gvk)
 	if err := w.cache.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, obj, client.UnsafeDisableDeepCopy); err != nil {
 		return "", apierrors.IsNotFound(err)
 	}
 	return obj.GetResourceVersion(), true
 }
+
+// lookups are the objects ResourceVersion reads the cache into: the apply asks
+// for every object of a Sync at each reconcile.
+var lookups = gosync.Pool{New: func() any { return &metav1.PartialObjectMetadata{} }}
 
 // Prepare starts watching kinds for sync before its objects are applied, so that the
 // apply learns from the watch which objects do not exist yet instead of reading each
