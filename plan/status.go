@@ -72,6 +72,9 @@ func (b *Status) set(condType string, status metav1.ConditionStatus, reason, msg
 }
 
 func (b *Status) remove(condType string) {
+	if apimeta.FindStatusCondition(b.status.Conditions, condType) == nil {
+		return // RemoveStatusCondition would copy the conditions all the same
+	}
 	apimeta.RemoveStatusCondition(&b.status.Conditions, condType)
 }
 
