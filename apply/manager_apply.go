@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -238,7 +240,12 @@ func (m *Manager) compare(ctx context.Context, st *step, targets *scaleTargets, 
 		st.ignored = ignoredPaths(st.obj, live, own, scaled, opts)
 		st.send, st.change.Ignored = withoutIgnored(st.obj, live, st.ignored, own, opts.FieldManager)
 	}
-	dry, err := m.dryRun(ctx, st.send, opts.FieldManager)
+	var dry *unstructured.Unstructured
+	if exists || opts.DryRun {
+		dry, err = m.dryRun(ctx, st.send, opts.FieldManager)
+	} else {
+		dry, err = m.dryRunNew(ctx, st.send, opts.FieldManager)
+	}
 	switch {
 	case err != nil && exists && IsImmutable(err) && st.obj.GetAnnotations()[v1alpha1.ForceAnnotation] == "true":
 		if !st.keepLive(live) {
@@ -343,6 +350,36 @@ func (m *Manager) dryRun(ctx context.Context, obj *unstructured.Unstructured, fi
 	return m.send(ctx, obj, fieldManager, client.DryRunAll)
 }
 
+// dryRunNew sends obj, which is not in the cluster, as a server-side apply dry-run
+// and returns the answer's metadata only (name, namespace, resourceVersion): of an
+// object that would be created, an apply needs to know only that the API server
+// would take it, and that it is still not there. The answer comes as
+// PartialObjectMetadata, in protobuf where the API server offers it, which costs the
+// API server and the agent about a fifth less than the whole object as JSON
+// (BenchmarkAPIServerCostOfARequest: "apply dry-run (metadata)").
+func (m *Manager) dryRunNew(ctx context.Context, obj *unstructured.Unstructured, fieldManager string) (*unstructured.Unstructured, error) {
+	body, err := json.Marshal(request(obj).Object)
+	if err != nil {
+		return nil, err
+	}
+	answer := &metav1.PartialObjectMetadata{}
+	answer.SetGroupVersionKind(obj.GroupVersionKind())
+	answer.SetNamespace(obj.GetNamespace())
+	answer.SetName(obj.GetName())
+	err = retryTransient(ctx, func() error {
+		return m.client.Patch(ctx, answer, client.RawPatch(types.ApplyPatchType, body), client.FieldOwner(fieldManager), client.ForceOwnership, client.DryRunAll)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := &unstructured.Unstructured{}
+	out.SetGroupVersionKind(obj.GroupVersionKind())
+	out.SetNamespace(answer.GetNamespace())
+	out.SetName(answer.GetName())
+	out.SetResourceVersion(answer.GetResourceVersion())
+	return out, nil
+}
+
 // patch writes obj as a server-side apply patch and returns the object written.
 func (m *Manager) patch(ctx context.Context, obj *unstructured.Unstructured, fieldManager string) (*unstructured.Unstructured, error) {
 	return m.send(ctx, obj, fieldManager)
@@ -355,13 +392,7 @@ func (m *Manager) patch(ctx context.Context, obj *unstructured.Unstructured, fie
 // obj is not changed: the request is sent from a copy of its top level and metadata
 // (without managedFields and resourceVersion), which the answer then replaces whole.
 func (m *Manager) send(ctx context.Context, obj *unstructured.Unstructured, fieldManager string, extra ...client.ApplyOption) (*unstructured.Unstructured, error) {
-	out := &unstructured.Unstructured{Object: maps.Clone(obj.Object)}
-	if meta, ok := obj.Object["metadata"].(map[string]any); ok {
-		meta = maps.Clone(meta)
-		delete(meta, "managedFields")
-		delete(meta, "resourceVersion")
-		out.Object["metadata"] = meta
-	}
+	out := request(obj)
 	applyOpts := append([]client.ApplyOption{client.FieldOwner(fieldManager), client.ForceOwnership}, extra...)
 	err := retryTransient(ctx, func() error {
 		return m.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(out), applyOpts...)
@@ -370,6 +401,19 @@ func (m *Manager) send(ctx context.Context, obj *unstructured.Unstructured, fiel
 		return nil, err
 	}
 	return out, nil
+}
+
+// request is what an apply of obj sends: a copy of its top level and metadata,
+// without managedFields and resourceVersion.
+func request(obj *unstructured.Unstructured) *unstructured.Unstructured {
+	out := &unstructured.Unstructured{Object: maps.Clone(obj.Object)}
+	if meta, ok := obj.Object["metadata"].(map[string]any); ok {
+		meta = maps.Clone(meta)
+		delete(meta, "managedFields")
+		delete(meta, "resourceVersion")
+		out.Object["metadata"] = meta
+	}
+	return out
 }
 
 // remove deletes live, this exact object (by UID), and waits until it is gone, so

@@ -3,12 +3,17 @@ package apply_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	gosync "sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
@@ -46,7 +51,12 @@ func TestObjectsTheWatchSaysAreAbsentAreNotRead(t *testing.T) {
 	}
 
 	t.Run("new objects cost a dry-run and an apply each, no read", func(t *testing.T) {
-		m := apply.NewManager(counted, apply.ManagerOptions{LiveVersions: apiVersions{c: e.c}})
+		var accepts acceptLog
+		logged, err := client.New(accepts.wrap(counter.Wrap(controlplane.Shared(t).Config())), client.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := apply.NewManager(logged, apply.ManagerOptions{LiveVersions: apiVersions{c: e.c}})
 		cs, err := m.ApplyAll(t.Context(), load(t, "web.yaml"), e.opts)
 		if err != nil {
 			t.Fatal(err)
@@ -57,6 +67,25 @@ func TestObjectsTheWatchSaysAreAbsentAreNotRead(t *testing.T) {
 		// (The client's first requests also discover the API: lists of /api and /apis.)
 		if got := counter.Snapshot(); got[apicount.Get] != 0 || got[apicount.DryRun] != 3 || got[apicount.Patch] != 3 {
 			t.Errorf("requests = %v, want 3 dry-runs, 3 applies and no read", got)
+		}
+		// The dry-run of an object that is not there asks for its metadata only.
+		if got := accepts.dryRuns(); len(got) != 3 || got[0] != metadataOnly {
+			t.Errorf("dry-runs accepted %q, want 3 answers of metadata only", got)
+		}
+	})
+
+	t.Run("a new object the API server refuses names the cause", func(t *testing.T) {
+		bad := load(t, "web.yaml")
+		bad[2].Object["spec"].(map[string]any)["replicas"] = int64(-1)
+		bad[2].SetName(bad[2].GetName() + "-bad")
+		m := apply.NewManager(counted, apply.ManagerOptions{LiveVersions: apiVersions{c: e.c}})
+		cs, err := m.ApplyAll(t.Context(), bad, e.opts)
+		var invalid *apply.ValidationError
+		if !errors.As(err, &invalid) || !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.replicas") {
+			t.Fatalf("err = %v, want the API server's refusal of spec.replicas, as a validation error", err)
+		}
+		if cs.Count(apply.ActionCreated)+cs.Count(apply.ActionConfigured) != 0 {
+			t.Errorf("actions = %v, want nothing written", actions(cs))
 		}
 	})
 
@@ -151,3 +180,39 @@ func TestApplyAllSkipsWhatWasVerified(t *testing.T) {
 		}
 	})
 }
+
+// metadataOnly is the Accept header of a request for an object's metadata only
+// (client-go's metadata client).
+const metadataOnly = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+
+// acceptLog records what answer each dry-run asked for (its Accept header).
+type acceptLog struct {
+	mu      gosync.Mutex
+	accepts []string
+}
+
+// wrap returns a copy of cfg whose dry-runs' Accept headers l logs.
+func (l *acceptLog) wrap(cfg *rest.Config) *rest.Config {
+	out := rest.CopyConfig(cfg)
+	out.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTrip(func(req *http.Request) (*http.Response, error) {
+			if req.URL.Query().Get("dryRun") == "All" {
+				l.mu.Lock()
+				l.accepts = append(l.accepts, req.Header.Get("Accept"))
+				l.mu.Unlock()
+			}
+			return rt.RoundTrip(req)
+		})
+	})
+	return out
+}
+
+func (l *acceptLog) dryRuns() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.accepts)
+}
+
+type roundTrip func(*http.Request) (*http.Response, error)
+
+func (f roundTrip) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }

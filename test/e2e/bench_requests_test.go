@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -51,6 +52,17 @@ func BenchmarkAPIServerCostOfARequest(b *testing.B) {
 		"apply dry-run": func(ctx context.Context, o *unstructured.Unstructured) error {
 			return c.Apply(ctx, client.ApplyConfigurationFromUnstructured(o), client.FieldOwner("bench"), client.ForceOwnership, client.DryRunAll)
 		},
+		"apply dry-run (metadata)": func(ctx context.Context, o *unstructured.Unstructured) error {
+			body, err := o.MarshalJSON()
+			if err != nil {
+				return err
+			}
+			meta := &metav1.PartialObjectMetadata{}
+			meta.SetGroupVersionKind(o.GroupVersionKind())
+			meta.SetNamespace(o.GetNamespace())
+			meta.SetName(o.GetName())
+			return c.Patch(ctx, meta, client.RawPatch(types.ApplyPatchType, body), client.FieldOwner("bench"), client.ForceOwnership, client.DryRunAll)
+		},
 		"create dry-run": func(ctx context.Context, o *unstructured.Unstructured) error {
 			return c.Create(ctx, o, client.FieldOwner("bench"), client.DryRunAll, client.FieldValidation("Strict"))
 		},
@@ -64,7 +76,7 @@ func BenchmarkAPIServerCostOfARequest(b *testing.B) {
 			return c.Create(ctx, o, client.FieldOwner("bench"), client.FieldValidation("Strict"))
 		},
 	}
-	order := []string{"apply dry-run", "create dry-run", "apply", "apply, watched", "create"}
+	order := []string{"apply dry-run", "apply dry-run (metadata)", "create dry-run", "apply", "apply, watched", "create"}
 	if v := os.Getenv("TETHER_BENCH_REQUESTS"); v != "" {
 		order = strings.Split(v, ",")
 		for _, kind := range order {
