@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/metadata"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
@@ -20,6 +21,7 @@ type Manager struct {
 	discovery discovery.ServerResourcesInterface
 	verified  *verifiedCache
 	scopes    *scopes // which kinds are namespaced, remembered across calls
+	metadata  metadata.Interface
 }
 
 // LiveVersions reports the resourceVersion of a live object as a watch cache last saw
@@ -43,13 +45,17 @@ type ManagerOptions struct {
 	VerifiedCacheBytes int64
 	// Discovery, when set, lets FindOwned enumerate the kinds the cluster serves.
 	Discovery discovery.ServerResourcesInterface
+	// Metadata, when set, is a metadata-only client acting as the same identity as
+	// the Manager's client: the dry-run of an object that is not there asks through
+	// it for the answer's metadata only.
+	Metadata metadata.Interface
 }
 
 // NewManager returns a Manager that reads and writes through c. c must read from the
 // API server, not from a cache, because comparisons need the current live object.
 func NewManager(c client.Client, opts ManagerOptions) *Manager {
 	return &Manager{client: c, mapper: c.RESTMapper(), live: opts.LiveVersions, discovery: opts.Discovery,
-		verified: newVerifiedCache(opts.VerifiedCacheBytes), scopes: newScopes(c.RESTMapper())}
+		verified: newVerifiedCache(opts.VerifiedCacheBytes), scopes: newScopes(c.RESTMapper()), metadata: opts.Metadata}
 }
 
 // Options control one ApplyAll call.

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/metadata"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
@@ -353,21 +354,33 @@ func (m *Manager) dryRun(ctx context.Context, obj *unstructured.Unstructured, fi
 // dryRunNew sends obj, which is not in the cluster, as a server-side apply dry-run
 // and returns the answer's metadata only (name, namespace, resourceVersion): of an
 // object that would be created, an apply needs to know only that the API server
-// would take it, and that it is still not there. The answer comes as
-// PartialObjectMetadata, in protobuf where the API server offers it, which costs the
-// API server and the agent about a fifth less than the whole object as JSON
+// would take it, and that it is still not there. With ManagerOptions.Metadata the
+// answer comes as PartialObjectMetadata, in protobuf where the API server offers it,
+// which costs the API server and the agent less than the whole object as JSON
 // (BenchmarkAPIServerCostOfARequest: "apply dry-run (metadata)").
 func (m *Manager) dryRunNew(ctx context.Context, obj *unstructured.Unstructured, fieldManager string) (*unstructured.Unstructured, error) {
+	if m.metadata == nil {
+		return m.dryRun(ctx, obj, fieldManager)
+	}
+	mapping, err := m.scopes.mapping(obj.GroupVersionKind())
+	if err != nil {
+		return nil, err
+	}
 	body, err := json.Marshal(request(obj).Object)
 	if err != nil {
 		return nil, err
 	}
-	answer := &metav1.PartialObjectMetadata{}
-	answer.SetGroupVersionKind(obj.GroupVersionKind())
-	answer.SetNamespace(obj.GetNamespace())
-	answer.SetName(obj.GetName())
-	err = retryTransient(ctx, func() error {
-		return m.client.Patch(ctx, answer, client.RawPatch(types.ApplyPatchType, body), client.FieldOwner(fieldManager), client.ForceOwnership, client.DryRunAll)
+	resources := m.metadata.Resource(mapping.Resource)
+	var resource metadata.ResourceInterface = resources
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		resource = resources.Namespace(obj.GetNamespace())
+	}
+	force := true
+	opts := metav1.PatchOptions{FieldManager: fieldManager, Force: &force, DryRun: []string{metav1.DryRunAll}}
+	var answer *metav1.PartialObjectMetadata
+	err = retryTransient(ctx, func() (err error) {
+		answer, err = resource.Patch(ctx, obj.GetName(), types.ApplyPatchType, body, opts)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -488,19 +501,20 @@ func normalize(obj *unstructured.Unstructured, sc *scopes, opts Options) error {
 	return nil
 }
 
-// scopes tells, for one ApplyAll, whether a kind is namespaced, asking the mapper
-// once a kind: controller-runtime's mapper makes an error for every API group it
-// passes on each call, and a fleet's converged reconciles, which map every object
-// of every Sync, allocated tens of MB a second in them (heap profile).
+// scopes tells whether a kind is namespaced, and under which resource it is
+// served, asking the mapper once a kind: controller-runtime's mapper makes an
+// error for every API group it passes on each call, and a fleet's converged
+// reconciles, which map every object of every Sync, allocated tens of MB a second
+// in them (heap profile).
 type scopes struct {
 	mapper meta.RESTMapper
 	now    func() time.Time
 	mu     gosync.Mutex
-	known  map[schema.GroupVersionKind]bool
+	known  map[schema.GroupVersionKind]*meta.RESTMapping
 	since  time.Time // when known was last emptied
 }
 
-// scopeMemory is how long a Manager trusts the scope it learnt of a kind. A kind's
+// scopeMemory is how long a Manager trusts the mapping it learnt of a kind. A kind's
 // scope changes only when its CRD is deleted and created again with another (the
 // field is immutable), and the mapper itself answers from what it discovered until a
 // kind does not map; remembering the answer spares the mapper's walk through every
@@ -508,32 +522,40 @@ type scopes struct {
 const scopeMemory = time.Minute
 
 func newScopes(mapper meta.RESTMapper) *scopes {
-	return &scopes{mapper: mapper, now: time.Now, known: map[schema.GroupVersionKind]bool{}}
+	return &scopes{mapper: mapper, now: time.Now, known: map[schema.GroupVersionKind]*meta.RESTMapping{}}
 }
 
-// namespaced reports whether objects of gvk live in a namespace. A kind that does
-// not map is asked again at each call (it may be served by then); one that does is
-// asked again once what the scopes know is older than scopeMemory.
+// namespaced reports whether objects of gvk live in a namespace.
 func (s *scopes) namespaced(gvk schema.GroupVersionKind) (bool, error) {
+	mapping, err := s.mapping(gvk)
+	if err != nil {
+		return false, err
+	}
+	return mapping.Scope.Name() == meta.RESTScopeNameNamespace, nil
+}
+
+// mapping returns the mapper's mapping of gvk. A kind that does not map is asked
+// again at each call (it may be served by then); one that does is asked again once
+// what the scopes know is older than scopeMemory.
+func (s *scopes) mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
 	s.mu.Lock()
 	if now := s.now(); now.Sub(s.since) > scopeMemory {
 		clear(s.known)
 		s.since = now
 	}
-	namespaced, ok := s.known[gvk]
+	mapping, ok := s.known[gvk]
 	s.mu.Unlock()
 	if ok {
-		return namespaced, nil
+		return mapping, nil
 	}
 	mapping, err := s.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	namespaced = mapping.Scope.Name() == meta.RESTScopeNameNamespace
 	s.mu.Lock()
-	s.known[gvk] = namespaced
+	s.known[gvk] = mapping
 	s.mu.Unlock()
-	return namespaced, nil
+	return mapping, nil
 }
 
 // forget drops what the scopes know, for a mapper that has just been reset (a CRD

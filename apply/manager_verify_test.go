@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -52,11 +53,16 @@ func TestObjectsTheWatchSaysAreAbsentAreNotRead(t *testing.T) {
 
 	t.Run("new objects cost a dry-run and an apply each, no read", func(t *testing.T) {
 		var accepts acceptLog
-		logged, err := client.New(accepts.wrap(counter.Wrap(controlplane.Shared(t).Config())), client.Options{})
+		cfg := accepts.wrap(counter.Wrap(controlplane.Shared(t).Config()))
+		logged, err := client.New(cfg, client.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := apply.NewManager(logged, apply.ManagerOptions{LiveVersions: apiVersions{c: e.c}})
+		metaClient, err := metadata.NewForConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := apply.NewManager(logged, apply.ManagerOptions{LiveVersions: apiVersions{c: e.c}, Metadata: metaClient})
 		cs, err := m.ApplyAll(t.Context(), load(t, "web.yaml"), e.opts)
 		if err != nil {
 			t.Fatal(err)
@@ -78,7 +84,11 @@ func TestObjectsTheWatchSaysAreAbsentAreNotRead(t *testing.T) {
 		bad := load(t, "web.yaml")
 		bad[2].Object["spec"].(map[string]any)["replicas"] = int64(-1)
 		bad[2].SetName(bad[2].GetName() + "-bad")
-		m := apply.NewManager(counted, apply.ManagerOptions{LiveVersions: apiVersions{c: e.c}})
+		metaClient, err := metadata.NewForConfig(counter.Wrap(controlplane.Shared(t).Config()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := apply.NewManager(counted, apply.ManagerOptions{LiveVersions: apiVersions{c: e.c}, Metadata: metaClient})
 		cs, err := m.ApplyAll(t.Context(), bad, e.opts)
 		var invalid *apply.ValidationError
 		if !errors.As(err, &invalid) || !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.replicas") {
