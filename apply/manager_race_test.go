@@ -5,7 +5,6 @@ import (
 	gosync "sync"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -25,21 +24,18 @@ type meddling struct {
 	t      *testing.T
 }
 
-func (c *meddling) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
-	named, ok := obj.(interface {
-		GetKind() string
-		GetName() string
-	})
-	if o := (&client.ApplyOptions{}).ApplyOptions(opts); len(o.DryRun) > 0 && ok && named.GetKind() == "ConfigMap" && named.GetName() == c.target.Name {
+func (c *meddling) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	if o := (&client.PatchOptions{}).ApplyOptions(opts); len(o.DryRun) > 0 && patch.Type() == types.ApplyPatchType &&
+		obj.GetObjectKind().GroupVersionKind().Kind == "ConfigMap" && obj.GetName() == c.target.Name {
 		c.once.Do(func() {
-			patch := []byte(`{"metadata":{"annotations":{"controller.example/revision":"2"}}}`)
+			change := []byte(`{"metadata":{"annotations":{"controller.example/revision":"2"}}}`)
 			cm := object(c.t, "v1", "ConfigMap", c.target.Namespace, c.target.Name)
-			if err := c.other.Patch(ctx, cm, client.RawPatch(types.MergePatchType, patch), client.FieldOwner("other-controller")); err != nil {
+			if err := c.other.Patch(ctx, cm, client.RawPatch(types.MergePatchType, change), client.FieldOwner("other-controller")); err != nil {
 				c.t.Errorf("the other writer's change: %v", err)
 			}
 		})
 	}
-	return c.Client.Apply(ctx, obj, opts...)
+	return c.Client.Patch(ctx, obj, patch, opts...)
 }
 
 // An object another writer changes between Tether's read and its dry-run is not

@@ -226,3 +226,47 @@ func (l *acceptLog) dryRuns() []string {
 type roundTrip func(*http.Request) (*http.Response, error)
 
 func (f roundTrip) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// TestUnknownFieldsAreRefused: a field the kind's schema does not declare fails
+// the object's dry-run, whether the object is new (the metadata-only dry-run) or
+// exists (the whole one), and nothing of the revision is written. The agent asks for
+// fieldValidation=Ignore, which spares the API server its strict second parse of
+// the body; server-side apply refuses undeclared fields by itself.
+func TestUnknownFieldsAreRefused(t *testing.T) {
+	e := newEnv(t)
+	if _, err := e.m.ApplyAll(t.Context(), load(t, "web.yaml"), e.opts); err != nil {
+		t.Fatal(err)
+	}
+	metaClient, err := metadata.NewForConfig(controlplane.Shared(t).Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := apply.NewManager(e.c, apply.ManagerOptions{LiveVersions: apiVersions{c: e.c}, Metadata: metaClient})
+	objs := load(t, "web.yaml")
+	fresh := objs[0].DeepCopy() // a new ConfigMap, with a typo
+	fresh.SetName("web-config-2")
+	fresh.Object["dat"] = fresh.Object["data"]
+	delete(fresh.Object, "data")
+	containers, _, _ := unstructured.NestedSlice(objs[2].Object, "spec", "template", "spec", "containers")
+	containers[0].(map[string]any)["imagePullPolicyy"] = "Always" // the existing Deployment, with a typo
+	if err := unstructured.SetNestedSlice(objs[2].Object, containers, "spec", "template", "spec", "containers"); err != nil {
+		t.Fatal(err)
+	}
+	objs[0].Object["data"] = map[string]any{"greeting": "changed"} // valid, and held
+	cs, err := m.ApplyAll(t.Context(), append(objs, fresh), e.opts)
+	var invalid *apply.ValidationError
+	if !errors.As(err, &invalid) {
+		t.Fatalf("err = %v, want a validation error", err)
+	}
+	for _, want := range []string{".dat: field not declared in schema", ".imagePullPolicyy: field not declared in schema"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v, want it to say %q", err, want)
+		}
+	}
+	if got := cs.Count(apply.ActionFailed); got != 2 {
+		t.Errorf("actions = %v, want the two objects with a typo failed", actions(cs))
+	}
+	if live := e.get(t, objs[0]); live.Object["data"].(map[string]any)["greeting"] != "hello" || e.exists(t, fresh) {
+		t.Errorf("something of the revision was written: %v, new ConfigMap there: %t", live.Object["data"], e.exists(t, fresh))
+	}
+}

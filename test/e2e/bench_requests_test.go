@@ -63,6 +63,15 @@ func BenchmarkAPIServerCostOfARequest(b *testing.B) {
 			meta.SetName(o.GetName())
 			return c.Patch(ctx, meta, client.RawPatch(types.ApplyPatchType, body), client.FieldOwner("bench"), client.ForceOwnership, client.DryRunAll)
 		},
+		"apply dry-run (ignore)": func(ctx context.Context, o *unstructured.Unstructured) error {
+			return rawApply(ctx, c, o, client.DryRunAll, client.FieldValidation("Ignore"))
+		},
+		"apply (ignore)": func(ctx context.Context, o *unstructured.Unstructured) error {
+			return rawApply(ctx, c, o, client.FieldValidation("Ignore"))
+		},
+		"apply (raw)": func(ctx context.Context, o *unstructured.Unstructured) error {
+			return rawApply(ctx, c, o)
+		},
 		"create dry-run": func(ctx context.Context, o *unstructured.Unstructured) error {
 			return c.Create(ctx, o, client.FieldOwner("bench"), client.DryRunAll, client.FieldValidation("Strict"))
 		},
@@ -141,4 +150,12 @@ func watchMetadata(tb testing.TB, cfg *rest.Config) (stop func()) {
 		cancel()
 		wg.Wait()
 	}
+}
+
+func rawApply(ctx context.Context, c client.Client, o *unstructured.Unstructured, opts ...client.PatchOption) error {
+	body, err := o.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	return c.Patch(ctx, o.DeepCopy(), client.RawPatch(types.ApplyPatchType, body), append([]client.PatchOption{client.FieldOwner("bench"), client.ForceOwnership}, opts...)...)
 }
