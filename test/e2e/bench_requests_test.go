@@ -36,7 +36,11 @@ import (
 // saves a CPU profile of kube-apiserver for each kind's first run.
 // TETHER_BENCH_REQUESTS names the kinds to run instead, comma-separated, in order
 // ("apply,apply,apply" shows how the cost of the same requests grows with the
-// objects the API server holds).
+// objects the API server holds). Kinds run only when named there: "apply dry-run
+// (metadata)" (the answer as PartialObjectMetadata, as the agent asks of an object
+// not there yet), "apply dry-run (ignore)" and "apply (ignore)" (with
+// fieldValidation=Ignore, as the agent sends them), and "apply (raw)" (the apply
+// as a raw patch without it, to compare with "apply (ignore)").
 //
 // It says what the validation gate can cost at least: Tether's first sync sends a
 // dry-run and a write for each object, so its API server time is at least the sum
@@ -152,6 +156,8 @@ func watchMetadata(tb testing.TB, cfg *rest.Config) (stop func()) {
 	}
 }
 
+// rawApply sends o as a server-side apply through Patch (controller-runtime's Apply
+// takes no field validation), with opts.
 func rawApply(ctx context.Context, c client.Client, o *unstructured.Unstructured, opts ...client.PatchOption) error {
 	body, err := o.MarshalJSON()
 	if err != nil {
