@@ -366,7 +366,7 @@ func (m *Manager) dryRunNew(ctx context.Context, obj *unstructured.Unstructured,
 	if err != nil {
 		return nil, err
 	}
-	body, err := json.Marshal(request(obj).Object)
+	_, body, err := request(obj)
 	if err != nil {
 		return nil, err
 	}
@@ -405,8 +405,7 @@ func (m *Manager) patch(ctx context.Context, obj *unstructured.Unstructured, fie
 // obj is not changed: the request is sent from a copy of its top level and metadata
 // (without managedFields and resourceVersion), which the answer then replaces whole.
 func (m *Manager) send(ctx context.Context, obj *unstructured.Unstructured, fieldManager string, extra ...client.PatchOption) (*unstructured.Unstructured, error) {
-	out := request(obj)
-	body, err := json.Marshal(out.Object)
+	out, body, err := request(obj)
 	if err != nil {
 		return nil, err
 	}
@@ -429,8 +428,8 @@ func (m *Manager) send(ctx context.Context, obj *unstructured.Unstructured, fiel
 const fieldValidation = metav1.FieldValidationIgnore
 
 // request is what an apply of obj sends: a copy of its top level and metadata,
-// without managedFields and resourceVersion.
-func request(obj *unstructured.Unstructured) *unstructured.Unstructured {
+// without managedFields and resourceVersion, and that copy as JSON.
+func request(obj *unstructured.Unstructured) (*unstructured.Unstructured, []byte, error) {
 	out := &unstructured.Unstructured{Object: maps.Clone(obj.Object)}
 	if meta, ok := obj.Object["metadata"].(map[string]any); ok {
 		meta = maps.Clone(meta)
@@ -438,7 +437,8 @@ func request(obj *unstructured.Unstructured) *unstructured.Unstructured {
 		delete(meta, "resourceVersion")
 		out.Object["metadata"] = meta
 	}
-	return out
+	body, err := json.Marshal(out.Object)
+	return out, body, err
 }
 
 // remove deletes live, this exact object (by UID), and waits until it is gone, so

@@ -3,10 +3,8 @@ package apply_test
 import (
 	"context"
 	"errors"
-	"net/http"
 	"slices"
 	"strings"
-	gosync "sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -14,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
@@ -52,17 +49,11 @@ func TestObjectsTheWatchSaysAreAbsentAreNotRead(t *testing.T) {
 	}
 
 	t.Run("new objects cost a dry-run and an apply each, no read", func(t *testing.T) {
-		var accepts acceptLog
-		cfg := accepts.wrap(counter.Wrap(controlplane.Shared(t).Config()))
-		logged, err := client.New(cfg, client.Options{})
+		metaClient, err := metadata.NewForConfig(counter.Wrap(controlplane.Shared(t).Config()))
 		if err != nil {
 			t.Fatal(err)
 		}
-		metaClient, err := metadata.NewForConfig(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := apply.NewManager(logged, apply.ManagerOptions{LiveVersions: apiVersions{c: e.c}, Metadata: metaClient})
+		m := apply.NewManager(counted, apply.ManagerOptions{LiveVersions: apiVersions{c: e.c}, Metadata: metaClient})
 		cs, err := m.ApplyAll(t.Context(), load(t, "web.yaml"), e.opts)
 		if err != nil {
 			t.Fatal(err)
@@ -75,7 +66,7 @@ func TestObjectsTheWatchSaysAreAbsentAreNotRead(t *testing.T) {
 			t.Errorf("requests = %v, want 3 dry-runs, 3 applies and no read", got)
 		}
 		// The dry-run of an object that is not there asks for its metadata only.
-		if got := accepts.dryRuns(); len(got) != 3 || got[0] != metadataOnly {
+		if got := counter.Accepts(apicount.DryRun); !slices.Equal(got, []string{metadataOnly, metadataOnly, metadataOnly}) {
 			t.Errorf("dry-runs accepted %q, want 3 answers of metadata only", got)
 		}
 	})
@@ -194,38 +185,6 @@ func TestApplyAllSkipsWhatWasVerified(t *testing.T) {
 // metadataOnly is the Accept header of a request for an object's metadata only
 // (client-go's metadata client).
 const metadataOnly = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
-
-// acceptLog records what answer each dry-run asked for (its Accept header).
-type acceptLog struct {
-	mu      gosync.Mutex
-	accepts []string
-}
-
-// wrap returns a copy of cfg whose dry-runs' Accept headers l logs.
-func (l *acceptLog) wrap(cfg *rest.Config) *rest.Config {
-	out := rest.CopyConfig(cfg)
-	out.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return roundTrip(func(req *http.Request) (*http.Response, error) {
-			if req.URL.Query().Get("dryRun") == "All" {
-				l.mu.Lock()
-				l.accepts = append(l.accepts, req.Header.Get("Accept"))
-				l.mu.Unlock()
-			}
-			return rt.RoundTrip(req)
-		})
-	})
-	return out
-}
-
-func (l *acceptLog) dryRuns() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.accepts)
-}
-
-type roundTrip func(*http.Request) (*http.Response, error)
-
-func (f roundTrip) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // TestUnknownFieldsAreRefused: a field the kind's schema does not declare fails
 // the object's dry-run, whether the object is new (the metadata-only dry-run) or

@@ -34,10 +34,11 @@ func (c Counts) Writes() int { return c[Patch] + c[Create] + c[Update] + c[Delet
 
 // Counter counts requests. The zero value is ready to use.
 type Counter struct {
-	mu     gosync.Mutex
-	counts Counts
-	paths  map[string]int // by kind and URL path, for Paths
-	log    []string       // "kind path", in the order sent
+	mu      gosync.Mutex
+	counts  Counts
+	paths   map[string]int // by kind and URL path, for Paths
+	log     []string       // "kind path", in the order sent
+	accepts []string       // "kind accept", in the order sent
 }
 
 // Wrap returns a copy of cfg whose requests c counts.
@@ -90,11 +91,25 @@ func (c *Counter) Log(kind string) []string {
 	return out
 }
 
+// Accepts returns the Accept headers of the requests of kind so far, in the order
+// sent: what answer each asked for.
+func (c *Counter) Accepts(kind string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, entry := range c.accepts {
+		if a, ok := strings.CutPrefix(entry, kind+" "); ok {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 // Reset forgets every count.
 func (c *Counter) Reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.counts, c.paths, c.log = nil, nil, nil
+	c.counts, c.paths, c.log, c.accepts = nil, nil, nil, nil
 }
 
 func (c *Counter) count(req *http.Request) {
@@ -107,6 +122,7 @@ func (c *Counter) count(req *http.Request) {
 	c.counts[kind]++
 	c.paths[kind+" "+req.URL.Path]++
 	c.log = append(c.log, kind+" "+req.URL.Path)
+	c.accepts = append(c.accepts, kind+" "+req.Header.Get("Accept"))
 }
 
 // classify names the kind of one request. A GET is a get when its path names one
