@@ -110,7 +110,7 @@ type Options struct {
 
 // DefaultOptions returns the options Tether runs with.
 func DefaultOptions() Options {
-	return Options{FieldManager: "tether", Concurrency: 8, DryRunConcurrency: 16, IgnoreScaledReplicas: true, TakeOver: DefaultTakeOver()}
+	return Options{FieldManager: "tether", Concurrency: 16, DryRunConcurrency: 32, IgnoreScaledReplicas: true, TakeOver: DefaultTakeOver()}
 }
 
 // dryRunConcurrency is how many objects one stage compares at once.
