@@ -2,6 +2,7 @@ package sync
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -151,35 +152,47 @@ func TestWatcherSeesALabelChangeThroughTheTrimmedCache(t *testing.T) {
 			},
 		},
 	}
+	// The marker is a Deployment of another Sync: a label edit of it queues that Sync.
+	marker := types.NamespacedName{Namespace: ns, Name: "marker"}
+	mk := d.DeepCopy()
+	mk.Name, mk.Annotations = "marker", map[string]string{v1alpha1.OwnedByAnnotation: ns + "/marker"}
 	harness.Must(t, writer.Create(ctx, d))
-	w.Prepare(ctx, sync, []schema.GroupVersionKind{deployments}, time.Minute)
-	harness.Must(t, w.Track(ctx, sync, []schema.GroupVersionKind{deployments}))
+	harness.Must(t, writer.Create(ctx, mk))
+	for _, s := range []types.NamespacedName{sync, marker} {
+		w.Prepare(ctx, s, []schema.GroupVersionKind{deployments}, time.Minute)
+		harness.Must(t, w.Track(ctx, s, []schema.GroupVersionKind{deployments}))
+	}
 	cached := func(ctx context.Context) (*metav1.PartialObjectMetadata, error) {
 		m := metadataOf(deployments)
 		return m, c.Get(ctx, client.ObjectKeyFromObject(d), m)
 	}
-	harness.Eventually(t, time.Minute, "the Deployment in the cache", func(ctx context.Context) (bool, error) {
-		m, err := cached(ctx)
-		return err == nil && m.ResourceVersion == d.ResourceVersion, client.IgnoreNotFound(err)
-	})
-	// events waits until the cache holds rv, and reports whether the Watcher
-	// queued the Sync on the way.
-	events := func(t *testing.T, rv string) bool {
+	// queued reports whether the Watcher queued sync for what was written before
+	// the call: it edits a label of the marker and reads what the Watcher queued up
+	// to the marker's Sync. One informer's events are handled in order, so
+	// whatever an earlier write of d queued comes before it.
+	edits := 0
+	queued := func(t *testing.T) bool {
 		t.Helper()
-		harness.Eventually(t, time.Minute, "the cache at resourceVersion "+rv, func(ctx context.Context) (bool, error) {
-			m, err := cached(ctx)
-			return err == nil && m.ResourceVersion == rv, err
-		})
-		queued := false
+		edits++
+		mk.Labels["edit"] = strconv.Itoa(edits)
+		harness.Must(t, writer.Update(t.Context(), mk))
+		found := false
+		timeout := time.After(time.Minute)
 		for {
 			select {
-			case <-w.events:
-				queued = true
-			default:
-				return queued
+			case e := <-w.events:
+				switch client.ObjectKeyFromObject(e.Object) {
+				case marker:
+					return found
+				case sync:
+					found = true
+				}
+			case <-timeout:
+				t.Fatal("a label edit of the marker queued nothing in a minute")
 			}
 		}
 	}
+	queued(t) // what the creation of d queued, if anything
 
 	t.Run("the cache keeps no label", func(t *testing.T) {
 		m, err := cached(t.Context())
@@ -191,14 +204,14 @@ func TestWatcherSeesALabelChangeThroughTheTrimmedCache(t *testing.T) {
 	t.Run("a status write queues nothing", func(t *testing.T) {
 		d.Status.ObservedGeneration = d.Generation
 		harness.Must(t, writer.Status().Update(t.Context(), d))
-		if events(t, d.ResourceVersion) {
+		if queued(t) {
 			t.Error("a status write of a Healthy Deployment queued its Sync")
 		}
 	})
 	t.Run("a label edit queues the Sync", func(t *testing.T) {
 		d.Labels["tier"] = "back"
 		harness.Must(t, writer.Update(t.Context(), d))
-		if !events(t, d.ResourceVersion) {
+		if !queued(t) {
 			t.Error("a label edit did not queue the Sync")
 		}
 	})
