@@ -331,15 +331,26 @@ func (m *Manager) write(ctx context.Context, st *step, opts Options) {
 		}
 		st.change.Recreated = true
 	}
-	live, err := m.patch(ctx, st.send, opts.FieldManager)
+	data, live, err := m.patch(ctx, st.send, opts.FieldManager)
 	if err != nil {
 		st.fail("apply", err)
 		return
 	}
 	st.stale = nil
-	if st.keepLive(live) {
-		m.verified.remember(st.change.Object, st.hash, live.GetResourceVersion(), st.change.Live, st.change.Ignored)
+	var kept *Object
+	var rv string
+	if live != nil {
+		kept, err = NewObject(live)
+		rv = live.GetResourceVersion()
+	} else {
+		kept, rv, err = liveJSON(data)
 	}
+	if err != nil {
+		st.fail("read", err)
+		return
+	}
+	st.change.Live = kept
+	m.verified.remember(st.change.Object, st.hash, rv, kept, st.change.Ignored)
 	if !isCRD(st.obj) { // waitForCRDs reads it, then writeStage lets it go
 		st.release(opts)
 	}
@@ -393,9 +404,39 @@ func (m *Manager) dryRunNew(ctx context.Context, obj *unstructured.Unstructured,
 	return out, nil
 }
 
-// patch writes obj as a server-side apply patch and returns the object written.
-func (m *Manager) patch(ctx context.Context, obj *unstructured.Unstructured, fieldManager string) (*unstructured.Unstructured, error) {
-	return m.send(ctx, obj, fieldManager)
+// patch writes obj as a server-side apply patch and returns the object written:
+// with ManagerOptions.Raw as the API server's JSON, else decoded.
+func (m *Manager) patch(ctx context.Context, obj *unstructured.Unstructured, fieldManager string) ([]byte, *unstructured.Unstructured, error) {
+	if m.raw == nil {
+		live, err := m.send(ctx, obj, fieldManager)
+		return nil, live, err
+	}
+	mapping, err := m.scopes.mapping(obj.GroupVersionKind())
+	if err != nil {
+		return nil, nil, err
+	}
+	_, body, err := request(obj)
+	if err != nil {
+		return nil, nil, err
+	}
+	prefix := "/apis/" + mapping.Resource.Group + "/" + mapping.Resource.Version
+	if mapping.Resource.Group == "" {
+		prefix = "/api/" + mapping.Resource.Version
+	}
+	var data []byte
+	err = retryTransient(ctx, func() error {
+		res := m.raw.Patch(types.ApplyPatchType).AbsPath(prefix).
+			NamespaceIfScoped(obj.GetNamespace(), mapping.Scope.Name() == meta.RESTScopeNameNamespace).
+			Resource(mapping.Resource.Resource).Name(obj.GetName()).
+			Param("fieldManager", fieldManager).Param("force", "true").Param("fieldValidation", fieldValidation).
+			Body(body).Do(ctx)
+		if err := res.Error(); err != nil {
+			return err
+		}
+		data, err = res.Raw()
+		return err
+	})
+	return data, nil, err
 }
 
 // send sends one server-side apply with extra options, retried while it fails

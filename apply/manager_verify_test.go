@@ -11,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/metadata"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
@@ -49,11 +48,11 @@ func TestObjectsTheWatchSaysAreAbsentAreNotRead(t *testing.T) {
 	}
 
 	t.Run("new objects cost a dry-run and an apply each, no read", func(t *testing.T) {
-		metaClient, err := metadata.NewForConfig(counter.Wrap(controlplane.Shared(t).Config()))
+		opts, err := apply.ManagerOptions{LiveVersions: apiVersions{c: e.c}}.WithClientsFor(counter.Wrap(controlplane.Shared(t).Config()))
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := apply.NewManager(counted, apply.ManagerOptions{LiveVersions: apiVersions{c: e.c}, Metadata: metaClient})
+		m := apply.NewManager(counted, opts)
 		cs, err := m.ApplyAll(t.Context(), load(t, "web.yaml"), e.opts)
 		if err != nil {
 			t.Fatal(err)
@@ -75,11 +74,11 @@ func TestObjectsTheWatchSaysAreAbsentAreNotRead(t *testing.T) {
 		bad := load(t, "web.yaml")
 		bad[2].Object["spec"].(map[string]any)["replicas"] = int64(-1)
 		bad[2].SetName(bad[2].GetName() + "-bad")
-		metaClient, err := metadata.NewForConfig(counter.Wrap(controlplane.Shared(t).Config()))
+		opts, err := apply.ManagerOptions{LiveVersions: apiVersions{c: e.c}}.WithClientsFor(counter.Wrap(controlplane.Shared(t).Config()))
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := apply.NewManager(counted, apply.ManagerOptions{LiveVersions: apiVersions{c: e.c}, Metadata: metaClient})
+		m := apply.NewManager(counted, opts)
 		cs, err := m.ApplyAll(t.Context(), bad, e.opts)
 		var invalid *apply.ValidationError
 		if !errors.As(err, &invalid) || !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.replicas") {
@@ -196,11 +195,11 @@ func TestUnknownFieldsAreRefused(t *testing.T) {
 	if _, err := e.m.ApplyAll(t.Context(), load(t, "web.yaml"), e.opts); err != nil {
 		t.Fatal(err)
 	}
-	metaClient, err := metadata.NewForConfig(controlplane.Shared(t).Config())
+	opts, err := apply.ManagerOptions{LiveVersions: apiVersions{c: e.c}}.WithClientsFor(controlplane.Shared(t).Config())
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := apply.NewManager(e.c, apply.ManagerOptions{LiveVersions: apiVersions{c: e.c}, Metadata: metaClient})
+	m := apply.NewManager(e.c, opts)
 	objs := load(t, "web.yaml")
 	fresh := objs[0].DeepCopy() // a new ConfigMap, with a typo
 	fresh.SetName("web-config-2")

@@ -1,40 +1,54 @@
 package apply_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"tether.dev/tether/apply"
+	"tether.dev/tether/test/controlplane"
 )
 
 // What a change set keeps of each object is what its caller reads: the live
 // object (as JSON, decoded on use), and the dry-run only when nothing is
 // written, for `tether diff` to show.
 func TestAChangeSetKeepsWhatItsCallerReads(t *testing.T) {
-	t.Run("an apply that writes keeps the live objects, without managedFields, and no dry-run", func(t *testing.T) {
-		e := newEnv(t)
-		cs, err := e.m.ApplyAll(t.Context(), load(t, "web.yaml"), e.opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, obj := range load(t, "web.yaml") {
-			c := cs.Changes[i]
-			if c.Desired != nil {
-				t.Errorf("%s: the change keeps the dry-run of an object it wrote", c.Object)
+	// A Manager with clients for raw answers (WithClientsFor, as the agent's) keeps
+	// a write's answer as the API server sent it, less managedFields; without, it
+	// decodes the answer and encodes it again.
+	for _, raw := range []bool{false, true} {
+		t.Run(fmt.Sprintf("an apply that writes keeps the live objects, without managedFields, and no dry-run (raw answers: %t)", raw), func(t *testing.T) {
+			e := newEnv(t)
+			if raw {
+				opts, err := apply.ManagerOptions{}.WithClientsFor(controlplane.Shared(t).Config())
+				if err != nil {
+					t.Fatal(err)
+				}
+				e.m = apply.NewManager(e.c, opts)
 			}
-			live := decodeLive(t, c)
-			want := e.get(t, obj)
-			want.SetManagedFields(nil)
-			if diff := cmp.Diff(want.Object, live.Object); diff != "" {
-				t.Errorf("%s: Live is not the object as the cluster holds it (-cluster +Live):\n%s", c.Object, diff)
+			cs, err := e.m.ApplyAll(t.Context(), load(t, "web.yaml"), e.opts)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if c.Live.UID() != want.GetUID() {
-				t.Errorf("%s: Live.UID() = %q, want %q", c.Object, c.Live.UID(), want.GetUID())
+			for i, obj := range load(t, "web.yaml") {
+				c := cs.Changes[i]
+				if c.Desired != nil {
+					t.Errorf("%s: the change keeps the dry-run of an object it wrote", c.Object)
+				}
+				live := decodeLive(t, c)
+				want := e.get(t, obj)
+				want.SetManagedFields(nil)
+				if diff := cmp.Diff(want.Object, live.Object); diff != "" {
+					t.Errorf("%s: Live is not the object as the cluster holds it (-cluster +Live):\n%s", c.Object, diff)
+				}
+				if c.Live.UID() != want.GetUID() {
+					t.Errorf("%s: Live.UID() = %q, want %q", c.Object, c.Live.UID(), want.GetUID())
+				}
 			}
-		}
-	})
+		})
+	}
 
 	t.Run("the objects held by a failed validation keep no dry-run", func(t *testing.T) {
 		e := newEnv(t)

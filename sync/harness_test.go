@@ -20,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -99,9 +98,9 @@ func startAgent(tb testing.TB, tenancy ...tethersync.TenancyOptions) *agent {
 	a.trigger = tethersync.NewTrigger(mgr.GetClient(), mgr.GetCache(), a.src, mgr.Elected())
 	disco, err := discovery.NewDiscoveryClientForConfig(a.applies.Wrap(cfg))
 	harness.Must(tb, err)
-	metaClient, err := metadata.NewForConfig(a.applies.Wrap(cfg))
+	managerOpts, err := apply.ManagerOptions{LiveVersions: a.watcher, Discovery: disco}.WithClientsFor(a.applies.Wrap(cfg))
 	harness.Must(tb, err)
-	applier := apply.NewManager(applyClient, apply.ManagerOptions{LiveVersions: a.watcher, Discovery: disco, Metadata: metaClient})
+	applier := apply.NewManager(applyClient, managerOpts)
 	a.hooked = &hookedApplier{Applier: applier}
 	var tenants *tethersync.Tenancy
 	for _, t := range tenancy {

@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -40,12 +39,12 @@ func impersonating(tb testing.TB, cfg *rest.Config, scheme *runtime.Scheme, mapp
 		if err != nil {
 			return tethersync.Identity{}, err
 		}
-		metaClient, err := metadata.NewForConfig(icfg)
+		managerOpts, err := apply.ManagerOptions{LiveVersions: a.watcher, Discovery: disco}.WithClientsFor(icfg)
 		if err != nil {
 			return tethersync.Identity{}, err
 		}
 		tb.Logf("acting as %s", user)
-		m := apply.NewManager(c, apply.ManagerOptions{LiveVersions: a.watcher, Discovery: disco, Metadata: metaClient})
+		m := apply.NewManager(c, managerOpts)
 		return tethersync.Identity{Applier: m, Secrets: c, Finder: m, Pods: c}, nil
 	}
 }

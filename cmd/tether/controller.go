@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/flowcontrol"
@@ -356,9 +355,9 @@ func impersonator(cfg *rest.Config, mgr ctrl.Manager, opts apply.ManagerOptions)
 		if err != nil {
 			return tethersync.Identity{}, fmt.Errorf("creating a client acting as %s: %w", user, err)
 		}
-		own := opts // the agent's, but for the metadata client
-		if own.Metadata, err = metadata.NewForConfig(icfg); err != nil {
-			return tethersync.Identity{}, fmt.Errorf("creating a metadata client acting as %s: %w", user, err)
+		own, err := opts.WithClientsFor(icfg) // the agent's, but for the clients acting as user
+		if err != nil {
+			return tethersync.Identity{}, fmt.Errorf("acting as %s: %w", user, err)
 		}
 		m := apply.NewManager(c, own)
 		return tethersync.Identity{Applier: m, Secrets: c, Finder: m, Pods: c}, nil
@@ -392,11 +391,10 @@ func setupReconciler(mgr ctrl.Manager, cfg *rest.Config, f *controllerFlags) err
 	if err != nil {
 		return err
 	}
-	metaClient, err := metadata.NewForConfig(cfg)
+	managerOpts, err := apply.ManagerOptions{LiveVersions: watcher, Discovery: disco, VerifiedCacheBytes: f.verifiedBytes}.WithClientsFor(cfg)
 	if err != nil {
-		return fmt.Errorf("creating metadata client: %w", err)
+		return err
 	}
-	managerOpts := apply.ManagerOptions{LiveVersions: watcher, Discovery: disco, Metadata: metaClient, VerifiedCacheBytes: f.verifiedBytes}
 	applier := apply.NewManager(applyClient, managerOpts)
 	applyOpts := apply.DefaultOptions()
 	applyOpts.NeverTakeOver = f.neverTakeOver

@@ -22,7 +22,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -98,9 +97,9 @@ func startAgent(tb testing.TB, opts agentOptions) *agent {
 	watcher := tethersync.NewWatcher(mgr.GetCache(), tethersync.WatcherOptions{IgnoreStatus: opts.ignoreStatus, OnlyUnsettledStatus: opts.onlyUnsettledStatus})
 	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
 	harness.Must(tb, err)
-	metaClient, err := metadata.NewForConfig(cfg)
+	managerOpts, err := apply.ManagerOptions{LiveVersions: watcher, Discovery: disco}.WithClientsFor(cfg)
 	harness.Must(tb, err)
-	applier := apply.NewManager(applyClient, apply.ManagerOptions{LiveVersions: watcher, Discovery: disco, Metadata: metaClient})
+	applier := apply.NewManager(applyClient, managerOpts)
 	r, err := tethersync.NewReconciler(mgr, tethersync.Parts{
 		Source:       src,
 		Applier:      applier,
