@@ -216,3 +216,40 @@ func TestWatcherSeesALabelChangeThroughTheTrimmedCache(t *testing.T) {
 		}
 	})
 }
+
+// syncingInformer reports synced from its n-th look on (never when n is 0).
+type syncingInformer struct {
+	cache.Informer
+	n, looks int
+}
+
+func (i *syncingInformer) HasSynced() bool {
+	i.looks++
+	return i.n > 0 && i.looks >= i.n
+}
+
+func TestWaitSyncedLooksUntilEveryInformerHasSynced(t *testing.T) {
+	t.Run("it returns once the slowest has synced, having looked again", func(t *testing.T) {
+		fast, slow := &syncingInformer{n: 1}, &syncingInformer{n: 4}
+		waitSynced(t.Context(), []cache.Informer{fast, slow}, time.Minute)
+		if slow.looks != 4 {
+			t.Errorf("the slow informer was looked at %d times, want 4 (synced at the 4th)", slow.looks)
+		}
+	})
+	t.Run("it gives up at the timeout", func(t *testing.T) {
+		never := &syncingInformer{}
+		waitSynced(t.Context(), []cache.Informer{never}, 30*time.Millisecond) // returns: that is the test
+		if never.looks < 1 {
+			t.Errorf("looked %d times, want at least once", never.looks)
+		}
+	})
+	t.Run("it gives up when the context is done", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		never := &syncingInformer{}
+		waitSynced(ctx, []cache.Informer{never}, time.Hour)
+		if never.looks != 1 {
+			t.Errorf("looked %d times, want once", never.looks)
+		}
+	})
+}
