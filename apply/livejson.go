@@ -45,7 +45,9 @@ func liveJSON(data []byte) (*Object, string, error) {
 	tail := bytes.TrimSpace(data[meta.end:])
 	size := meta.value + 2 + len(tail) + len(fields) // the commas, and one spare
 	for _, f := range fields {
-		size += f.end - f.start
+		if f.name != "managedFields" {
+			size += f.end - f.start
+		}
 	}
 	// Sized to what is kept: the verified cache holds it, and the answer's
 	// managedFields are often a third of it.

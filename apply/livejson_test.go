@@ -196,3 +196,15 @@ func TestARawWriteFailsAsADecodedOne(t *testing.T) {
 		}
 	}
 }
+
+// What liveJSON keeps is held by the verified cache for as long as the object does
+// not change: it must not hold the room of the managedFields it cut.
+func TestLiveJSONKeepsNoRoomForWhatItCut(t *testing.T) {
+	obj, _, err := liveJSON([]byte(answer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(obj.data) > cap(obj.data) || cap(obj.data)-len(obj.data) > 8 {
+		t.Fatalf("keeps %d bytes in a buffer of %d", len(obj.data), cap(obj.data))
+	}
+}
