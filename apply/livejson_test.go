@@ -179,11 +179,11 @@ func TestARawWriteFailsAsADecodedOne(t *testing.T) {
 	}}
 	nowhere := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap",
-		"metadata":   map[string]any{"name": "web", "namespace": ns + "-not-there"},
+		"metadata": map[string]any{"name": "web", "namespace": ns + "-not-there"},
 	}}
 	badName := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap",
-		"metadata":   map[string]any{"name": "../web", "namespace": ns},
+		"metadata": map[string]any{"name": "../web", "namespace": ns},
 	}}
 	for _, obj := range []*unstructured.Unstructured{invalid, nowhere, badName} {
 		_, _, want := decoded.patch(t.Context(), obj, "tether")
