@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	gosync "sync"
 	"testing"
 	"time"
 
@@ -311,26 +310,10 @@ func unthrottledConfig(tb testing.TB) *rest.Config {
 // goroutines, as `kubectl apply` of a directory of Syncs would send them.
 func createTeamSyncs(tb testing.TB, c client.Client, ns, url string, n int, interval time.Duration) {
 	tb.Helper()
-	next := make(chan int)
-	errs := make(chan error, n)
-	var wg gosync.WaitGroup
-	for range floorWorkers {
-		wg.Go(func() {
-			for i := range next {
-				team := workload.TeamName(i)
-				errs <- c.Create(tb.Context(), gitSync(ns, team, url, "teams/"+team, interval))
-			}
-		})
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		harness.Must(tb, err)
-	}
+	sendAll(tb, n, func(ctx context.Context, i int) error {
+		team := workload.TeamName(i)
+		return c.Create(ctx, gitSync(ns, team, url, "teams/"+team, interval))
+	})
 }
 
 // waitAllReady waits until all n Syncs of ns are Ready at commit, following
