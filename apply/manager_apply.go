@@ -308,6 +308,21 @@ func (st *step) keepLive(live *unstructured.Unstructured) bool {
 	return true
 }
 
+// keepAnswer is keepLive for a write's answer, which patch returns as the API
+// server's JSON (data) or decoded (live), and returns its resourceVersion.
+func (st *step) keepAnswer(data []byte, live *unstructured.Unstructured) (string, bool) {
+	if live != nil {
+		return live.GetResourceVersion(), st.keepLive(live)
+	}
+	obj, rv, err := liveJSON(data)
+	if err != nil {
+		st.fail("read", err)
+		return "", false
+	}
+	st.change.Live = obj
+	return rv, true
+}
+
 // foretell keeps the dry-run of an object that differs or is missing as the
 // change's Desired, in a dry run: `tether diff` shows it. An apply that writes
 // keeps none (what it writes is Live after the write); held over the whole stage,
@@ -337,20 +352,9 @@ func (m *Manager) write(ctx context.Context, st *step, opts Options) {
 		return
 	}
 	st.stale = nil
-	var kept *Object
-	var rv string
-	if live != nil {
-		kept, err = NewObject(live)
-		rv = live.GetResourceVersion()
-	} else {
-		kept, rv, err = liveJSON(data)
+	if rv, ok := st.keepAnswer(data, live); ok {
+		m.verified.remember(st.change.Object, st.hash, rv, st.change.Live, st.change.Ignored)
 	}
-	if err != nil {
-		st.fail("read", err)
-		return
-	}
-	st.change.Live = kept
-	m.verified.remember(st.change.Object, st.hash, rv, kept, st.change.Ignored)
 	if !isCRD(st.obj) { // waitForCRDs reads it, then writeStage lets it go
 		st.release(opts)
 	}

@@ -82,13 +82,7 @@ func (c *Counter) Paths(kind string) map[string]int {
 func (c *Counter) Log(kind string) []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var out []string
-	for _, entry := range c.log {
-		if p, ok := strings.CutPrefix(entry, kind+" "); ok {
-			out = append(out, p)
-		}
-	}
-	return out
+	return ofKind(c.log, kind)
 }
 
 // Accepts returns the Accept headers of the requests of kind so far, in the order
@@ -96,10 +90,16 @@ func (c *Counter) Log(kind string) []string {
 func (c *Counter) Accepts(kind string) []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return ofKind(c.accepts, kind)
+}
+
+// ofKind returns what follows "kind " in the entries ("kind value") of kind, in
+// order.
+func ofKind(entries []string, kind string) []string {
 	var out []string
-	for _, entry := range c.accepts {
-		if a, ok := strings.CutPrefix(entry, kind+" "); ok {
-			out = append(out, a)
+	for _, entry := range entries {
+		if v, ok := strings.CutPrefix(entry, kind+" "); ok {
+			out = append(out, v)
 		}
 	}
 	return out
