@@ -3,6 +3,7 @@ package sync
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	gosync "sync"
 	"time"
@@ -12,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -267,27 +269,17 @@ const syncPollCap = 20 * time.Millisecond
 // first sync wait for its next tick (a sixth of what a first sync spends between
 // its requests). A look is a few atomic loads.
 func waitSynced(ctx context.Context, informers []cache.Informer, timeout time.Duration) {
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	for delay := time.Millisecond; ; delay = min(2*delay, syncPollCap) {
-		synced := true
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	backoff := wait.Backoff{Duration: time.Millisecond, Factor: 2, Cap: syncPollCap, Steps: math.MaxInt32}
+	_ = backoff.DelayFunc().Until(ctx, true, false, func(context.Context) (bool, error) {
 		for _, inf := range informers {
-			synced = synced && inf.HasSynced()
+			if !inf.HasSynced() {
+				return false, nil
+			}
 		}
-		if synced {
-			return
-		}
-		tick := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			tick.Stop()
-			return
-		case <-deadline.C:
-			tick.Stop()
-			return
-		case <-tick.C:
-		}
-	}
+		return true, nil
+	})
 }
 
 // HasSynced reports whether every informer the Watcher runs has synced.

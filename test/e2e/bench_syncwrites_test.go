@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	gosync "sync"
 	"testing"
 	"time"
 
@@ -122,23 +121,5 @@ func firstSyncedTeam(b *testing.B, cp *controlplane.ControlPlane, c client.Clien
 // its requests, and fails tb on the first error.
 func sendAll(tb testing.TB, n int, send func(ctx context.Context, i int) error) {
 	tb.Helper()
-	next := make(chan int)
-	errs := make(chan error, n)
-	var wg gosync.WaitGroup
-	for range floorWorkers {
-		wg.Go(func() {
-			for i := range next {
-				errs <- send(tb.Context(), i)
-			}
-		})
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		harness.Must(tb, err)
-	}
+	harness.Must(tb, workload.EachIndex(n, floorWorkers, func(i int) error { return send(tb.Context(), i) }))
 }

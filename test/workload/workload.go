@@ -136,18 +136,24 @@ func floorClientAndObjects(cfg *rest.Config, files map[string]string, ns string)
 // Each calls do for every object of objs from workers goroutines and returns the
 // first error, once all have returned.
 func Each(objs []*unstructured.Unstructured, workers int, do func(*unstructured.Unstructured) error) error {
-	next := make(chan *unstructured.Unstructured)
-	errs := make(chan error, len(objs))
+	return EachIndex(len(objs), workers, func(i int) error { return do(objs[i]) })
+}
+
+// EachIndex calls do for 0..n-1 from workers goroutines and returns the first
+// error, once all have returned.
+func EachIndex(n, workers int, do func(i int) error) error {
+	next := make(chan int)
+	errs := make(chan error, n)
 	var wg gosync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			for o := range next {
-				errs <- do(o)
+			for i := range next {
+				errs <- do(i)
 			}
 		})
 	}
-	for _, o := range objs {
-		next <- o
+	for i := range n {
+		next <- i
 	}
 	close(next)
 	wg.Wait()
