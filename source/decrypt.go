@@ -40,6 +40,9 @@ func (d *Decryption) digest() string {
 // Keys are the private keys that decrypt one Sync's SOPS files: age identities
 // and OpenPGP private keys. They are held in memory only.
 type Keys struct {
+	// raw are the entries the keys were parsed from, which a render worker
+	// parses again.
+	raw    map[string][]byte
 	age    []age.Identity
 	pgp    openpgp.EntityList
 	digest string
@@ -60,7 +63,7 @@ var ErrNoKeys = errors.New("holds no key: name entries *" + AgeKeySuffix + " (ag
 // every entry named *.asc an armored OpenPGP private key (without a
 // passphrase). Errors name the entry, never its content.
 func ParseKeys(data map[string][]byte) (*Keys, error) {
-	k := &Keys{}
+	k := &Keys{raw: map[string][]byte{}}
 	h := sha256.New()
 	for _, name := range slices.Sorted(maps.Keys(data)) {
 		value := data[name]
@@ -83,6 +86,7 @@ func ParseKeys(data map[string][]byte) (*Keys, error) {
 		default:
 			continue
 		}
+		k.raw[name] = value
 		fmt.Fprintf(h, "%d:%s%d:", len(name), name, len(value))
 		h.Write(value)
 	}

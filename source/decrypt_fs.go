@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -34,13 +35,17 @@ type decryptingFS struct {
 	// values are the plaintext values of every file decrypted, which no error
 	// message may hold (see redact).
 	values []string
+	// decrypted holds every value and every file's plaintext decrypted, which
+	// a Secret's values must come from under RequireEncryption
+	// (checkRenderedSecrets).
+	decrypted map[string]bool
 	// err keeps the first failure, which kustomize may have wrapped beyond
 	// recognition.
 	err *RenderError
 }
 
 func newDecryptingFS(fs filesys.FileSystem, dec *Decryption, rel func(string) string, maxNodes int) *decryptingFS {
-	return &decryptingFS{FileSystem: fs, dec: dec, rel: rel, maxNodes: maxNodes, plain: map[string][]byte{}}
+	return &decryptingFS{FileSystem: fs, dec: dec, rel: rel, maxNodes: maxNodes, plain: map[string][]byte{}, decrypted: map[string]bool{}}
 }
 
 func (f *decryptingFS) ReadFile(name string) ([]byte, error) {
@@ -63,6 +68,10 @@ func (f *decryptingFS) ReadFile(name string) ([]byte, error) {
 	}
 	f.values = append(f.values, o.values...)
 	f.plain[name] = o.plain
+	f.decrypted[string(o.plain)] = true
+	for _, v := range o.values {
+		f.decrypted[v] = true
+	}
 	return o.plain, nil
 }
 
@@ -220,13 +229,23 @@ func (f *decryptingFS) redact(err error) error {
 	if len(f.values) == 0 {
 		return err
 	}
+	return redactIn(err, f.values)
+}
+
+// redactIn returns err with every one of values (and its base64 form, as a
+// Secret's data holds it) taken out of its message; an error that quotes none
+// keeps its types.
+func redactIn(err error, values []string) error {
 	var re *RenderError
 	if !errors.As(err, &re) {
 		re = &RenderError{Err: err}
 	}
 	msg := re.Err.Error()
 	clean := msg
-	for _, v := range f.values {
+	// Longest first: a value inside another is taken out after it.
+	values = slices.Clone(values)
+	slices.SortFunc(values, func(a, b string) int { return len(b) - len(a) })
+	for _, v := range values {
 		if len(v) < minRedacted {
 			continue
 		}

@@ -91,6 +91,16 @@ func Render(fs filesys.FileSystem, root, dir string, opts RenderOptions) (objs [
 		// Registered before the recovery below, so that it runs after it: no
 		// message, a panic's included, leaves with a decrypted value in it.
 		defer func() { err = decrypting.redact(err) }()
+		if opts.Decryption.RequireEncryption {
+			defer func() {
+				if err == nil {
+					err = checkRenderedSecrets(objs, decrypting.decrypted, rel(dir))
+				}
+				if err != nil {
+					objs = nil
+				}
+			}()
+		}
 	}
 	defer func() {
 		if r := recover(); r != nil {

@@ -54,6 +54,9 @@ type rendered struct {
 	// cache), where a render's own objects are shared by every caller that waited
 	// for it.
 	own bool
+	// held is objs as the render cache keeps them, when the render made them
+	// so (a worker's answer); nil encodes objs for the cache.
+	held compactObjects
 }
 
 // forCaller returns the objects of r for one caller, their top level and
@@ -108,9 +111,12 @@ func (c *renderCache) lookup(key string) (*renderEntry, bool) {
 // that do not encode (not met: they were decoded from JSON or YAML) are not
 // kept, and render again.
 func (c *renderCache) put(key, tenant string, r rendered) {
-	held, err := compact(r.objs)
-	if err != nil {
-		return
+	held := r.held
+	if held == nil {
+		var err error
+		if held, err = compact(r.objs); err != nil {
+			return
+		}
 	}
 	c.add(&renderEntry{key: key, tenant: tenant, objs: held, size: heldSize(held)})
 }

@@ -59,16 +59,20 @@ func RenderDirectoryDecrypted(ctx context.Context, dir string, helm Helm, opts O
 	if err := c.check(rel); err != nil {
 		return nil, err
 	}
+	job := &renderJob{Dir: rel, Opts: opts}
 	if isChart(c.fs, path.Join("/", rel)) {
 		caps, err := readCapabilities(ctx, helm)
 		if err != nil {
 			return nil, err
 		}
-		r, err := renderCopiedChart(c.fs, rel, helm, caps, opts)
-		return r.objs, err
+		job.Helm, job.Caps = jobHelmOf(&helm), caps
 	}
-	objs, err := renderCopied(c.fs, rel, opts, dec)
-	return objs, err
+	if dec != nil {
+		job.Keys, job.RequireEncryption = dec.Keys.raw, dec.RequireEncryption
+	}
+	job.Files, job.Dirs = c.fs.contents()
+	r, err := runWorker(job, opts)
+	return r.objs, err
 }
 
 // repositoryRoot is the root RenderDirectory reads dir (absolute) in.

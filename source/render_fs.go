@@ -278,3 +278,13 @@ func (i memInfo) Mode() os.FileMode {
 func (i memInfo) ModTime() time.Time { return time.Time{} }
 func (i memInfo) IsDir() bool        { return i.dir }
 func (i memInfo) Sys() any           { return nil }
+
+// contents are m's files and directories, as a render worker receives them
+// (renderJob).
+func (m *inMemoryFS) contents() (files map[string][]byte, dirs []string) {
+	for d := range m.dirs {
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs)
+	return m.files, dirs
+}

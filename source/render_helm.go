@@ -61,6 +61,9 @@ type Values struct {
 	Name string
 	// YAML is the values document.
 	YAML []byte
+	// Secret says the values came from a Secret: none of them may appear in
+	// a message (redactSecretValues).
+	Secret bool
 }
 
 // Capabilities are what a chart sees of the cluster as .Capabilities.
@@ -120,6 +123,9 @@ func renderChart(fs *inMemoryFS, dir string, h Helm, caps *common.Capabilities, 
 	if err != nil {
 		return nil, &RenderError{File: rel, Err: err}
 	}
+	if files, err = expandArchives(files, rel, opts); err != nil {
+		return nil, err
+	}
 	nodes := newNodeBudget(RenderOptions{MaxYAMLNodesPerFile: opts.MaxYAMLNodesPerFile, MaxYAMLNodesPerRender: opts.MaxYAMLNodesPerRender})
 	for _, f := range files {
 		if isYAMLName(f.Name) {
@@ -135,6 +141,9 @@ func renderChart(fs *inMemoryFS, dir string, h Helm, caps *common.Capabilities, 
 	if err := checkDependencies(c); err != nil {
 		return nil, &RenderError{File: path.Join(rel, chartFile), Err: err}
 	}
+	if kv := c.Metadata.KubeVersion; kv != "" && !chartutil.IsCompatibleRange(kv, caps.KubeVersion.String()) {
+		return nil, &RenderError{File: path.Join(rel, chartFile), Err: fmt.Errorf("the chart requires kubeVersion %s, which Kubernetes %s is not (as helm says)", kv, caps.KubeVersion.String())}
+	}
 	vals, err := layerValues(fs, dir, rel, h, nodes)
 	if err != nil {
 		return nil, err
@@ -144,7 +153,7 @@ func renderChart(fs *inMemoryFS, dir string, h Helm, caps *common.Capabilities, 
 	}
 	top, err := commonutil.ToRenderValuesWithSchemaValidation(c, vals, common.ReleaseOptions{
 		Name: releaseName(h, c), Namespace: namespaceOf(h), Revision: 1, IsInstall: true,
-	}, caps, true)
+	}, caps, false)
 	if err != nil {
 		return nil, &RenderError{File: rel, Err: fmt.Errorf("values: %w", err)}
 	}
@@ -404,4 +413,52 @@ func chartRelative(name string) string {
 func isManifestTemplate(name string) bool {
 	base := path.Base(name)
 	return !strings.HasPrefix(base, "_") && !strings.HasSuffix(name, "NOTES.txt")
+}
+
+// redactSecretValues returns err with every scalar of the values layers that
+// came from a Secret taken out of its message, as decrypted values are: a
+// chart's fail or required may quote any value it was given.
+func redactSecretValues(err error, layers []Values) error {
+	var secret []string
+	for _, l := range layers {
+		if !l.Secret {
+			continue
+		}
+		var v any
+		if sigsyaml.Unmarshal(l.YAML, &v) != nil {
+			secret = append(secret, string(l.YAML))
+			continue
+		}
+		secret = appendScalars(secret, v)
+	}
+	if len(secret) == 0 {
+		return err
+	}
+	return redactIn(err, secret)
+}
+
+// appendScalars appends every scalar of v, as text.
+func appendScalars(out []string, v any) []string {
+	switch v := v.(type) {
+	case map[string]any:
+		for _, e := range v {
+			out = appendScalars(out, e)
+		}
+	case []any:
+		for _, e := range v {
+			out = appendScalars(out, e)
+		}
+	case nil:
+	case string:
+		out = append(out, v)
+	default:
+		out = append(out, fmt.Sprint(v))
+	}
+	return out
+}
+
+// DefaultAPIVersions are the API versions a chart sees when the caller names
+// none: Helm's own set, the group versions Kubernetes builds in.
+func DefaultAPIVersions() []string {
+	return append([]string{}, common.DefaultVersionSet...)
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -197,24 +198,33 @@ func TestHostileChartsAreBounded(t *testing.T) {
 {{ include "boom" . }}`,
 		"exponential include": `{{- define "twice" -}}{{ if lt (len .) 40 }}{{ include "twice" (append . 1) }}{{ include "twice" (append . 1) }}{{ end }}{{- end -}}
 {{ include "twice" list }}`,
-		"a 1 GiB repeat":      `data: {{ repeat 1073741824 "x" }}`,
-		"doubling a string":   `{{ $s := "xxxxxxxxxxxxxxxx" }}{{ range until 40 }}{{ $s = printf "%s%s" $s $s }}{{ $s }}{{ end }}`,
-		"a huge printf width": `{{ printf "%999999999d" 1 }}`,
-		"a huge indent":       `{{ "x" | indent 1073741824 }}`,
-		"a loop made by tpl":  `{{ tpl "{{ range 100000000000 }}{{ end }}" . }}`,
+		"a 1 GiB repeat":               `data: {{ repeat 1073741824 "x" }}`,
+		"doubling a string":            `{{ $s := "xxxxxxxxxxxxxxxx" }}{{ range until 40 }}{{ $s = printf "%s%s" $s $s }}{{ $s }}{{ end }}`,
+		"a huge printf width":          `{{ printf "%999999999d" 1 }}`,
+		"a huge indent":                `{{ "x" | indent 1073741824 }}`,
+		"a loop made by tpl":           `{{ tpl "{{ range 100000000000 }}{{ end }}" . }}`,
+		"tpl calling itself":           `{{ tpl .Values.x . }}`,
+		"print doubling":               `{{ $s := "xxxxxxxxxxxxxxxx" }}{{ range until 40 }}{{ $s = print $s $s }}{{ end }}{{ len $s }}`,
+		"a dict doubled, then toJson":  `{{ $d := dict "a" "b" }}{{ range until 40 }}{{ $d = dict "l" $d "r" $d }}{{ end }}{{ toJson $d | len }}`,
+		"a dict doubled, then printed": `{{ $d := dict "a" "b" }}{{ range until 40 }}{{ $d = dict "l" $d "r" $d }}{{ end }}{{ print $d | len }}`,
 	}
 	for name, tmpl := range cases {
 		t.Run(name, func(t *testing.T) {
 			dir := writeChart(t, "hostile", map[string]string{
 				"Chart.yaml":          webChart,
+				"values.yaml":         "x: \"{{ tpl .Values.x . }}\"\n",
 				"templates/evil.yaml": tmpl,
 			})
+			// The loops that run until the deadline need not run for the
+			// default 30 s to show that they end there.
 			opts := source.DefaultOptions()
+			opts.RenderTimeout = 10 * time.Second
 			_, err := source.RenderDirectory(t.Context(), dir, source.Helm{}, opts)
 			var re *source.RenderError
 			if !errors.As(err, &re) {
 				t.Fatalf("want a RenderError, got %v", err)
 			}
+			t.Logf("%s", err)
 			if !strings.Contains(err.Error(), "hostile") {
 				t.Errorf("want the chart named, got %v", err)
 			}

@@ -59,6 +59,14 @@ type Options struct {
 	// then gets a RenderError naming the path (ErrRenderTimeout), and the caller's
 	// render slot is free again at once, as it is when the caller's context ends.
 	RenderTimeout time.Duration
+	// RenderMemoryLimit is the most memory one render's worker process may
+	// hold (render_worker.go): past it the worker ends and the render fails
+	// with RenderLimitExceeded. Workers run beside the agent, in its
+	// container: MaxConcurrentRenders + MaxRendersGivenUp of them at most.
+	RenderMemoryLimit int64
+	// RenderWorkerPath is the executable a render worker runs; empty means the
+	// agent's own (os.Executable), which serves workers (ServeRenderWorker).
+	RenderWorkerPath string
 	// MaxRendersGivenUp bounds the renders that still run after their callers
 	// stopped waiting (RenderTimeout, or the caller's context): kustomize cannot
 	// be interrupted, so each holds its memory until it finishes. At most
@@ -134,6 +142,7 @@ func DefaultOptions() Options {
 		MaxConcurrentRenders:  2,
 		MaxRendersGivenUp:     2,
 		RenderTimeout:         30 * time.Second,
+		RenderMemoryLimit:     DefaultRenderMemoryLimit,
 		Timeout:               5 * time.Minute,
 		ListTimeout:           30 * time.Second,
 		MaxFetchesPerHost:     2,
@@ -369,6 +378,7 @@ func New(opts Options) (*Source, error) {
 	if opts.RenderTimeout <= 0 {
 		opts.RenderTimeout = defaults.RenderTimeout
 	}
+	opts = withWorkerDefaults(opts)
 	opts = withChartDefaults(opts, defaults)
 	if err := installHTTPTransport(); err != nil {
 		return nil, fmt.Errorf("source: %w", err)
@@ -436,12 +446,17 @@ const (
 	// (20,000 manifests in nested directories), and at a few hundred bytes an
 	// entry a few tens of MiB at most.
 	DefaultMaxTreeEntries = 100_000
-	// DefaultMaxYAMLNodesPerFile and DefaultMaxYAMLNodesPerRender: see
-	// docs/install.md for what they cost at their worst. A render may read three
-	// files at the bound of one: two such renders at once peak under 300 MiB in
-	// the agent (246 MiB measured; four files' worth came within 25 MiB of 320).
+	// DefaultRenderMemoryLimit bounds one render's worker: whatever a
+	// repository holds costs at most this, in a process the agent does not
+	// depend on. kube-prometheus-stack, the most installed chart, renders in
+	// about 200 MiB (it fails at 152 MiB).
+	DefaultRenderMemoryLimit = 384 << 20
+	// DefaultMaxYAMLNodesPerFile and DefaultMaxYAMLNodesPerRender fail a
+	// render that reads too much YAML fast and by name, before the worker's
+	// memory would: kube-prometheus-stack reads between 0.8 and 1.6 million
+	// nodes, about a quarter of the bound per render.
 	DefaultMaxYAMLNodesPerFile   = 1 << 18
-	DefaultMaxYAMLNodesPerRender = 3 << 18
+	DefaultMaxYAMLNodesPerRender = 1 << 22
 )
 
 // withChartDefaults fills the chart repository bounds opts leaves at zero.

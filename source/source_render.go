@@ -231,28 +231,27 @@ func lasting(err error) bool {
 	return errors.As(err, &re) && !errors.Is(err, ErrRenderTimeout)
 }
 
-// renderNow renders what in names. A panic becomes a RenderError: it runs in a goroutine of its own.
+// renderNow renders what in names, in a worker process (render_worker.go):
+// the agent copies the files the render reads out of the commit, within its
+// bounds, and the worker does the rest.
 func (s *Source) renderNow(in renderInput) (r rendered, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			r, err = rendered{}, &RenderError{File: in.dir, Err: fmt.Errorf("rendering panicked: %v", p)}
-		}
-	}()
 	if s.beforeRender != nil {
 		s.beforeRender(in.dir)
 	}
+	job := &renderJob{Dir: in.dir, Helm: jobHelmOf(in.helm), Caps: in.caps, Opts: s.opts}
+	if in.dec != nil {
+		job.Keys, job.RequireEncryption = in.dec.Keys.raw, in.dec.RequireEncryption
+	}
 	if in.pkg != nil {
-		return s.renderPackage(in)
+		job.Package = in.pkg
+		return runWorker(job, s.opts)
 	}
 	fs, err := s.tree(in.rev, in.dir)
 	if err != nil {
 		return rendered{}, err
 	}
-	if in.helm != nil && isChart(fs, path.Join("/", in.dir)) {
-		return renderCopiedChart(fs, in.dir, *in.helm, in.caps, s.opts)
-	}
-	objs, err := renderCopied(fs, in.dir, s.opts, in.dec)
-	return rendered{objs: objs}, err
+	job.Files, job.Dirs = fs.contents()
+	return runWorker(job, s.opts)
 }
 
 // renderCopiedChart renders the chart at dir of the files a treeCopier copied:

@@ -37,6 +37,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	source.ServeRenderWorker()
 	ctrl.SetLogger(logr.Discard())
 	os.Exit(controlplane.RunMain(m, controlplane.Options{}))
 }

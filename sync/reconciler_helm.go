@@ -86,7 +86,7 @@ func readValues(ctx context.Context, reader client.Reader, namespace string, ref
 	if !found {
 		return source.Values{}, fmt.Errorf("spec.helm.valuesFrom: %s: %w", name, errNoSuchKey)
 	}
-	return source.Values{Name: name, YAML: data}, nil
+	return source.Values{Name: name, YAML: data, Secret: ref.Kind == "Secret"}, nil
 }
 
 // valuesReason classes the failure to read a valuesFrom reference: Forbidden

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"tether.dev/tether/source"
 	"time"
 
 	"github.com/go-logr/logr/testr"
@@ -30,6 +31,7 @@ import (
 // each test works in namespaces of its own, and starts a UI of its own as the
 // user it is about.
 func TestMain(m *testing.M) {
+	source.ServeRenderWorker()
 	os.Exit(controlplane.RunMain(m, controlplane.Options{}))
 }
 

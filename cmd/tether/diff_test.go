@@ -30,6 +30,7 @@ import (
 // TestMain runs the package's tests against one real kube-apiserver and etcd; each
 // test of `tether diff` works in a namespace of its own.
 func TestMain(m *testing.M) {
+	source.ServeRenderWorker()
 	os.Exit(controlplane.RunMain(m, controlplane.Options{}))
 }
 

@@ -57,6 +57,9 @@ func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
 func main() {
+	// A render worker the agent started: render one job and exit
+	// (source/render_worker.go).
+	source.ServeRenderWorker()
 	// Before anything can render: no request leaves rendering, whatever a
 	// kustomization names (see source.IsolateRendering).
 	source.IsolateRendering()

@@ -24,6 +24,8 @@ func newRenderCommand() *cobra.Command {
 	var dec decryptFlags
 	var helm source.Helm
 	var chart source.ChartRequest
+	var caps capabilityFlags
+	opts := source.DefaultOptions()
 	cmd := &cobra.Command{
 		Use:   "render DIR | --chart-repository URL --chart NAME [--chart-version RANGE]",
 		Short: "Print the objects a directory renders to",
@@ -43,13 +45,20 @@ func newRenderCommand() *cobra.Command {
 			if msg := dec.misuse(); msg != "" {
 				return usageError(cmd, msg)
 			}
+			helm.Capabilities = caps.capabilities()
+			// The worker's own deadline lies past the command's, which
+			// reports it (exit status 3).
+			opts.RenderTimeout = timeout + time.Second
+			if timeout <= 0 {
+				opts.RenderTimeout = 24 * time.Hour
+			}
 			if chart.Repository != "" {
 				if dec.decrypt {
 					return usageError(cmd, "--decrypt reads SOPS files of a directory; a packaged chart has none")
 				}
 				return runRenderChart(cmd.Context(), chart, helm, timeout, cmd.OutOrStdout())
 			}
-			return runRender(cmd.Context(), args[0], helm, timeout, dec, cmd.OutOrStdout())
+			return runRender(cmd.Context(), args[0], helm, opts, timeout, dec, cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().StringVar(&chart.Repository, "chart-repository", "", "A chart repository (https://…) or OCI registry (oci://…) to render a packaged chart from (spec.source.chart.repository), instead of DIR.")
@@ -60,10 +69,12 @@ func newRenderCommand() *cobra.Command {
 	cmd.Flags().StringArrayVar(&helm.ValuesFiles, "values", nil, "A chart's values file, relative to the chart's directory (spec.helm.valuesFiles); repeat to layer them.")
 	cmd.Flags().DurationVar(&timeout, "render-timeout", timeout, "Longest the render may take, as the agent's --render-timeout; 0: no bound.")
 	dec.bind(cmd.Flags())
+	caps.bind(cmd.Flags())
+	bindRenderLimitsP(cmd.Flags(), &opts)
 	return cmd
 }
 
-func runRender(ctx context.Context, typed string, helm source.Helm, timeout time.Duration, flags decryptFlags, stdout io.Writer) error {
+func runRender(ctx context.Context, typed string, helm source.Helm, opts source.Options, timeout time.Duration, flags decryptFlags, stdout io.Writer) error {
 	dir, err := filepath.Abs(typed)
 	if err != nil {
 		return err
@@ -77,7 +88,7 @@ func runRender(ctx context.Context, typed string, helm source.Helm, timeout time
 	if err != nil {
 		return err
 	}
-	objs, err := renderDir(ctx, typed, helm, timeout, dec)
+	objs, err := renderDirWith(ctx, typed, helm, opts, timeout, dec)
 	if err != nil {
 		return err
 	}
@@ -120,13 +131,18 @@ func runRenderChart(ctx context.Context, req source.ChartRequest, helm source.He
 // 3). Kustomize cannot be interrupted, nor can a read of a file that never ends
 // (a named pipe): the render is left to the end of the process, which follows.
 func renderDir(ctx context.Context, typed string, helm source.Helm, timeout time.Duration, dec *source.Decryption) ([]*unstructured.Unstructured, error) {
+	return renderDirWith(ctx, typed, helm, source.DefaultOptions(), timeout, dec)
+}
+
+// renderDirWith is renderDir within opts.
+func renderDirWith(ctx context.Context, typed string, helm source.Helm, opts source.Options, timeout time.Duration, dec *source.Decryption) ([]*unstructured.Unstructured, error) {
 	type result struct {
 		objs []*unstructured.Unstructured
 		err  error
 	}
 	done := make(chan result, 1)
 	go func() {
-		objs, err := source.RenderDirectoryDecrypted(ctx, typed, helm, source.DefaultOptions(), dec)
+		objs, err := source.RenderDirectoryDecrypted(ctx, typed, helm, opts, dec)
 		done <- result{objs, err}
 	}()
 	var expired <-chan time.Time

@@ -3,6 +3,7 @@ package e2e
 import (
 	"os"
 	"testing"
+	"tether.dev/tether/source"
 
 	"tether.dev/tether/test/agentbin"
 	"tether.dev/tether/test/controlplane"
@@ -12,5 +13,6 @@ import (
 var tetherBinary string
 
 func TestMain(m *testing.M) {
+	source.ServeRenderWorker()
 	os.Exit(agentbin.Main(m, "e2e", &tetherBinary, controlplane.Options{}))
 }

@@ -1,0 +1,67 @@
+package source
+
+import (
+	"encoding/base64"
+	"fmt"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"tether.dev/tether/api/v1alpha1"
+)
+
+// checkRenderedSecrets applies spec.decryption.requireEncryption to what a
+// render made, whatever made it (a manifest, a kustomize patch or generator, a
+// chart's template): every value of every Secret must be one that came out of
+// a SOPS file this render decrypted, a decrypted value or a decrypted file
+// whole. The checks on files before they are read (decryptingFS.check) name
+// the file at fault; this one decides, on the objects themselves, so that no
+// spelling of a Secret in a file gets past it. Empty values hold nothing and
+// pass.
+func checkRenderedSecrets(objs []*unstructured.Unstructured, decrypted map[string]bool, dir string) error {
+	for _, o := range objs {
+		if o.GetKind() != "Secret" || o.GetAPIVersion() != "v1" {
+			continue
+		}
+		if field := plaintextField(o, decrypted); field != "" {
+			return &RenderError{File: dir, Reason: v1alpha1.ReasonUnencryptedSecret,
+				Err: fmt.Errorf("Secret %s/%s: %s does not come from a file encrypted with SOPS, and spec.decryption.requireEncryption is true", o.GetNamespace(), o.GetName(), field)}
+		}
+	}
+	return nil
+}
+
+// plaintextField is the first field of Secret o whose value no decrypted SOPS
+// file gave, or "".
+func plaintextField(o *unstructured.Unstructured, decrypted map[string]bool) string {
+	for _, section := range []string{"data", "stringData"} {
+		m, _ := o.Object[section].(map[string]any)
+		for _, key := range slices.Sorted(mapsKeys(m)) {
+			s, ok := m[key].(string)
+			if !ok {
+				return section + "." + key
+			}
+			if section == "data" {
+				plain, err := base64.StdEncoding.DecodeString(s)
+				if err != nil {
+					return section + "." + key
+				}
+				s = string(plain)
+			}
+			if s != "" && !decrypted[s] {
+				return section + "." + key
+			}
+		}
+	}
+	return ""
+}
+
+func mapsKeys(m map[string]any) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}

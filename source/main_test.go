@@ -1,0 +1,13 @@
+package source
+
+import (
+	"os"
+	"testing"
+)
+
+// TestMain makes the test binary the render worker of the Sources its tests
+// make, as the tether binary is the agent's.
+func TestMain(m *testing.M) {
+	ServeRenderWorker()
+	os.Exit(m.Run())
+}

@@ -1,0 +1,154 @@
+package source
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+)
+
+// renderJob is one render as a worker process receives it: everything the
+// render reads, as values, so that the worker needs nothing else of the agent
+// (no git cache, no Kubernetes, no credentials but the Sync's decryption keys).
+type renderJob struct {
+	// Dir is the path rendered, relative to the repository root; for a package
+	// its name@version, for messages.
+	Dir string
+	// Files are the files of the render's in-memory file system by absolute
+	// path, and Dirs its directories (empty ones included): what the agent's
+	// copier took from the commit, within its bounds.
+	Files map[string][]byte
+	Dirs  []string
+	// Package is a packaged chart, rendered in place of Files.
+	Package []byte
+	// Helm says how a chart renders; nil renders none (a chart directory then
+	// renders as plain files would).
+	Helm *jobHelm
+	// Caps are what a chart sees of the cluster.
+	Caps Capabilities
+	// Keys are the entries of the Sync's decryption keys Secret that ParseKeys
+	// reads; nil decrypts nothing.
+	Keys              map[string][]byte
+	RequireEncryption bool
+	// Opts are the agent's source options: the render's bounds among them.
+	Opts Options
+}
+
+// jobHelm is Helm without the function that reads the cluster: the worker
+// gets the capabilities it read instead.
+type jobHelm struct {
+	ReleaseName, Namespace string
+	ValuesFiles            []string
+	ValuesFrom             []Values
+	Values                 []byte
+	SkipCRDs               bool
+}
+
+func jobHelmOf(h *Helm) *jobHelm {
+	if h == nil {
+		return nil
+	}
+	return &jobHelm{ReleaseName: h.ReleaseName, Namespace: h.Namespace, ValuesFiles: h.ValuesFiles,
+		ValuesFrom: h.ValuesFrom, Values: h.Values, SkipCRDs: h.SkipCRDs}
+}
+
+func (h *jobHelm) helm() *Helm {
+	if h == nil {
+		return nil
+	}
+	return &Helm{ReleaseName: h.ReleaseName, Namespace: h.Namespace, ValuesFiles: h.ValuesFiles,
+		ValuesFrom: h.ValuesFrom, Values: h.Values, SkipCRDs: h.SkipCRDs}
+}
+
+// jobAnswer is what a worker answers: the rendered objects as JSON, one per
+// object (the render cache's form), or the render's failure.
+type jobAnswer struct {
+	Objects [][]byte
+	Err     *jobError
+}
+
+// jobError is a RenderError as it crosses the process boundary: its file, its
+// reason, its message (already redacted of decrypted values by the worker), and
+// which of the package's sentinel errors it wrapped, so that errors.Is still
+// answers for the caller.
+type jobError struct {
+	File, Reason, Message string
+	Sentinels             []int
+}
+
+// sentinels are the errors a RenderError may wrap that callers test for; an
+// answer names them by index.
+var sentinels = []error{ErrNoSuchPath, ErrRemoteReference, ErrChartPackage, ErrChartDependencyMissing, ErrNetworkRefused, ErrRenderTimeout}
+
+func jobErrorOf(err error) *jobError {
+	je := &jobError{Message: err.Error()}
+	var re *RenderError
+	if errors.As(err, &re) {
+		je.File, je.Reason = re.File, re.Reason
+		je.Message = re.Err.Error()
+	}
+	for i, s := range sentinels {
+		if errors.Is(err, s) {
+			je.Sentinels = append(je.Sentinels, i)
+		}
+	}
+	return je
+}
+
+// renderError is the RenderError the worker's answer describes.
+func (je *jobError) renderError() *RenderError {
+	return &RenderError{File: je.File, Reason: je.Reason, Err: &workerCause{msg: je.Message, sentinels: je.Sentinels}}
+}
+
+// workerCause is the cause of a failure a worker reported.
+type workerCause struct {
+	msg       string
+	sentinels []int
+}
+
+func (c *workerCause) Error() string { return c.msg }
+
+func (c *workerCause) Is(target error) bool {
+	i := slices.Index(sentinels, target)
+	return i >= 0 && slices.Contains(c.sentinels, i)
+}
+
+// Jobs and answers cross the pipes as frames: an 8-byte length, then that
+// many bytes of gob, so that a worker serves one job after another on the
+// same pipes and neither side reads past a frame.
+
+// encodeFrame returns v as a frame.
+func encodeFrame(v any) ([]byte, error) {
+	var b bytes.Buffer
+	b.Write(make([]byte, 8))
+	if err := gob.NewEncoder(&b).Encode(v); err != nil {
+		return nil, err
+	}
+	frame := b.Bytes()
+	binary.BigEndian.PutUint64(frame[:8], uint64(len(frame)-8))
+	return frame, nil
+}
+
+// errFrameTooLarge: a frame announced more than its reader takes.
+var errFrameTooLarge = errors.New("frame over its bound")
+
+// readFrame reads one frame of at most limit bytes from r into v. io.EOF
+// before a frame begins says the other side closed.
+func readFrame(r io.Reader, limit int64, v any) error {
+	var head [8]byte
+	if _, err := io.ReadFull(r, head[:]); err != nil {
+		return err
+	}
+	n := binary.BigEndian.Uint64(head[:])
+	if n > uint64(limit) {
+		return fmt.Errorf("%w: %d bytes, over %d", errFrameTooLarge, n, limit)
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(r, body); err != nil {
+		return fmt.Errorf("reading a frame: %w", err)
+	}
+	return gob.NewDecoder(bytes.NewReader(body)).Decode(v)
+}
