@@ -91,9 +91,10 @@
 // MaxConcurrentRenders renders run at once,
 // each within RenderTimeout: a caller whose render passes it gets
 // ErrRenderTimeout and gives back its slot at once (as it does when its context
-// ends), while the render, which kustomize cannot interrupt, runs on outside the
-// slot count until it finishes and fills the cache, at most one per (URL, commit,
-// path) and MaxConcurrentRenders + MaxRendersGivenUp running in all. Results are cached in an LRU bounded in bytes.
+// ends), and the worker is killed at the deadline; a render whose caller left
+// before runs on outside the slot count until it finishes and fills the cache,
+// at most one per (URL, commit, path) and MaxConcurrentRenders +
+// MaxRendersGivenUp running in all. Results are cached in an LRU bounded in bytes.
 //
 // A render may decrypt SOPS files (RenderDecrypted, with a *Decryption: one Sync's
 // age and OpenPGP keys, parsed by ParseKeys from its keys Secret, and whether a Secret
@@ -122,10 +123,24 @@
 // downloaded; a missing one is named), the chart's CRDs come first unless
 // skipped, and Helm hooks are kept with their annotations (plan runs them as the
 // hooks of a revision's run). Templates
-// are rewritten before Helm parses them so that every list of nodes they run
-// counts a step and checks the deadline, and every value printed is charged to
-// an output budget; the functions that make far more than they are given check
-// first. Over a bound the render fails with ReasonRenderLimitExceeded.
+// run as Helm parses them, never rewritten; every function they call is
+// decorated to charge what it makes to a budget, and the functions that make far
+// more than they are given (repeat, indent, toJson of a map holding one map
+// many times) check first. Vendored chart archives are unpacked by this package
+// within the chart's bounds, a chart's kubeVersion is checked and its values
+// schema validated, as helm does. Over a bound the render fails with
+// ReasonRenderLimitExceeded.
+//
+// Every render runs behind a wall (render_worker*.go): in a worker process,
+// the agent's own executable started again (ServeRenderWorker), which puts
+// itself under the operating system's limits on memory, processor time and
+// open files before it reads its job, and which the agent kills past the
+// render's deadline or its memory (RenderMemoryLimit). The agent copies the
+// files a render reads out of the commit (within the bounds above) and sends
+// them with the Helm input and the decryption keys; the worker renders, and
+// answers the objects as JSON, within MaxRenderedBytes. Whatever a repository
+// holds can then end a worker, never the agent. A worker may serve the next
+// render unless it failed, held a tenant's secrets or kept half its memory.
 //
 // A packaged chart comes from a chart repository (chart_*.go) in the same two
 // steps: FetchChart(ctx, ChartRequest) resolves an exact version or a semver

@@ -190,10 +190,13 @@ const (
 	twoRSSBound    = 320<<20 - 40<<20
 )
 
-// TestPeakMemoryOfTheWorstYAML renders, in a child process of its own, files of
-// each worst shape that fill a render's budget at the shipped defaults, once
-// and twice at once, and reads the child's peak RSS (VmHWM); with the race
-// detector on (make test), its peak heap instead.
+// TestPeakMemoryOfTheWorstYAML renders, in a child process of its own standing
+// for the agent, files of each worst shape that fill a render's budget at the
+// shipped defaults, once and twice at once, through the render wall (each
+// render in a worker of its own, within --render-memory-limit), and reads the
+// child's peak RSS (VmHWM); with the race detector on (make test), its peak
+// heap instead. Each render ends with its objects or over a limit
+// (RenderLimitExceeded); the agent's side holds only what a worker answered.
 func TestPeakMemoryOfTheWorstYAML(t *testing.T) {
 	if testing.Short() {
 		t.Skip("renders a few hundred MiB of YAML")
@@ -207,6 +210,9 @@ func TestPeakMemoryOfTheWorstYAML(t *testing.T) {
 					measure = "heap"
 				}
 				t.Logf("%s, %d at once: peak %s %d MiB: %s", shape, atOnce, measure, rss>>20, outcome)
+				if strings.Contains(outcome, "UNEXPECTED") {
+					t.Errorf("a render failed other than over a limit: %s", outcome)
+				}
 				bound := int64(singleRSSBound)
 				switch {
 				case atOnce == 2 && shape == kustomizedShape:
@@ -260,8 +266,13 @@ func TestWorstYAMLChild(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			objs, err := Render(fs, "/", "/worst", shippedRenderOptions())
-			reports[i] = fmt.Sprintf("%d objects, %d bytes held, error %v", len(objs), heldSizeOf(objs), err)
+			files, dirs := fs.(*inMemoryFS).contents()
+			r, err := runWorker(&renderJob{Dir: "worst", Files: files, Dirs: dirs, Opts: DefaultOptions()}, DefaultOptions())
+			var re *RenderError
+			if err != nil && (!errors.As(err, &re) || re.Reason != v1alpha1.ReasonRenderLimitExceeded) {
+				err = fmt.Errorf("UNEXPECTED: %w", err)
+			}
+			reports[i] = fmt.Sprintf("%d objects, %d bytes held, error %v", len(r.objs), heldSizeOf(r.objs), err)
 		}()
 	}
 	wg.Wait()

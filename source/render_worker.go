@@ -302,6 +302,8 @@ type jobWatch struct {
 	maxAnswer int64
 	// stopped says why the agent killed the worker, if it did.
 	stopped atomic.Pointer[error]
+	// peak is the most resident memory seen of the worker.
+	peak atomic.Int64
 }
 
 // watch kills the worker past the job's deadline or its memory, until done.
@@ -318,7 +320,11 @@ func (j *jobWatch) watch(w *workerProc, done <-chan struct{}) {
 			j.stop(w, ErrRenderTimeout)
 			return
 		case <-tick.C:
-			if residentBytes(w.cmd.Process.Pid) > j.limits.Memory {
+			rss := residentBytes(w.cmd.Process.Pid)
+			if rss > j.peak.Load() {
+				j.peak.Store(rss)
+			}
+			if rss > j.limits.Memory {
 				j.stop(w, ErrRenderMemory)
 				return
 			}
@@ -372,7 +378,7 @@ func (w *jobWatch) crashError(stderr string, waitErr error) error {
 	switch {
 	case strings.Contains(stderr, "stack exceeds") || strings.Contains(stderr, "stack overflow"):
 		return limit(ErrRenderDepth, "the stack passed "+mebibytes(int64(min(maxWorkerStack, int(w.limits.Memory/4)))))
-	case strings.Contains(stderr, "out of memory") || strings.Contains(stderr, "cannot allocate memory"):
+	case strings.Contains(stderr, "out of memory") || strings.Contains(stderr, "cannot allocate memory") || strings.Contains(stderr, "cannot map pages"):
 		return limit(ErrRenderMemory, "over "+mebibytes(w.limits.Memory))
 	case signalled(waitErr, "CPU time limit exceeded") || signalled(waitErr, "killed") && strings.Contains(stderr, "SIGXCPU"):
 		return limit(ErrRenderCPU, "over "+w.limits.CPU.String())
@@ -380,6 +386,11 @@ func (w *jobWatch) crashError(stderr string, waitErr error) error {
 		// Killed by no one here: the kernel, the container's memory running out
 		// (a worker is the first the kernel ends).
 		return limit(ErrRenderMemory, "killed by the system, most likely for memory")
+	}
+	if peak := w.peak.Load(); peak*10 >= w.limits.Memory*6 {
+		// Near its memory, Go's runtime may fail in ways it does not name
+		// (a fault in the collector when a mapping is refused).
+		return limit(ErrRenderMemory, fmt.Sprintf("over %s, the worker ending at %s", mebibytes(w.limits.Memory), mebibytes(peak)))
 	}
 	return &RenderError{File: w.dir, Err: fmt.Errorf("%w: %v%s", ErrRenderWorker, waitErr, fatalLine(stderr))}
 }
@@ -393,7 +404,7 @@ func signalled(err error, signal string) bool {
 // or the worker itself wrote ("fatal error: …", "tether render worker: …").
 func fatalLine(stderr string) string {
 	for line := range strings.SplitSeq(stderr, "\n") {
-		if strings.HasPrefix(line, "fatal error: ") || strings.HasPrefix(line, "tether render worker: ") {
+		if strings.HasPrefix(line, "fatal error: ") || strings.HasPrefix(line, "runtime: ") || strings.HasPrefix(line, "tether render worker: ") {
 			return ": " + truncate(line, 200)
 		}
 	}
