@@ -158,6 +158,9 @@ func noVersionError(idx chartIndex, req ChartRequest) error {
 // checkChartURL accepts http(s) chart repositories and OCI registries
 // (oci://host/path, the chart's name appended to the path).
 func checkChartURL(repository, name string) error {
+	if err := checkUserinfo(repository); err != nil {
+		return fmt.Errorf("spec.source.chart.repository: %w", err)
+	}
 	switch {
 	case strings.HasPrefix(repository, "https://"), strings.HasPrefix(repository, "http://"):
 		return nil
