@@ -76,13 +76,11 @@ func indexKey(repository string, auth Auth) string {
 	return strings.TrimSuffix(repository, "/") + "\x00" + auth.key()
 }
 
-// chartIndexKey keys req's index: an OCI registry's tag list is its chart's
-// repository's (the chart's name appended to the registry's path).
+// chartIndexKey keys req's index by chart too: only the asked-for chart's
+// entries are kept of an index (parseIndex), and an OCI registry's tag list is
+// its chart's repository's (the chart's name appended to the registry's path).
 func chartIndexKey(req ChartRequest) string {
-	if isOCI(req.Repository) {
-		return indexKey(req.Repository, req.Auth) + "\x00" + req.Name
-	}
-	return indexKey(req.Repository, req.Auth)
+	return indexKey(req.Repository, req.Auth) + "\x00" + req.Name
 }
 
 // forget drops the indexes of repository read with any credentials: a request
@@ -240,7 +238,7 @@ func (s *Source) readIndex(ctx context.Context, req ChartRequest) (chartIndex, e
 	case <-ctx.Done():
 		return nil, &FetchError{URL: req.Repository, Ref: req.label(), Reason: ReasonHostUnreachable, Err: ctx.Err()}
 	}
-	idx, err := parseIndex(data, s.opts.MaxYAMLNodesPerFile)
+	idx, err := parseIndex(data, s.opts.MaxYAMLNodesPerFile, req.Name)
 	if err != nil {
 		reason := ReasonChartRepositoryFailed
 		var over *overBudget
