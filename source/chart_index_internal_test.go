@@ -92,5 +92,9 @@ func FuzzParseIndex(f *testing.F) {
 		if err == nil && idx == nil {
 			t.Error("no error and no index")
 		}
+		one, err := parseIndex(data, 10_000, "a")
+		if err == nil && (one == nil || len(one) > 1 || len(one["a"]) > maxChartVersions) {
+			t.Errorf("chart a alone: kept %d charts, %d versions of a", len(one), len(one["a"]))
+		}
 	})
 }
