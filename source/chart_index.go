@@ -31,51 +31,204 @@ type chartEntry struct {
 // large to be parsed whole.
 var errIndexLayout = errors.New("index.yaml is not laid out as chart repositories write it (a block mapping under \"entries:\"), and is too large to be read whole")
 
+// maxChartVersions bounds the versions of the asked-for chart an index (or an
+// OCI registry's tag list) may hold: a repository with more is refused
+// (RenderLimitExceeded) rather than kept, so that a hostile index of millions
+// of tiny entries ("{},") costs no more memory than this many. The largest
+// public repositories hold a few thousand versions of their largest chart.
+const maxChartVersions = 20_000
+
+// errTooManyVersions is an index or tag list over maxChartVersions.
+func errTooManyVersions(what string) error {
+	return overBudgetf("%s holds more than %d versions of the chart, the limit", what, maxChartVersions)
+}
+
 // parseIndex reads an index (YAML or JSON) within maxNodes YAML nodes per
-// part parsed at once. The whole of a large index is never held as a YAML
-// tree: a parser spends a few hundred bytes on each node, and a 20 MB index is
-// over a million of them. JSON is decoded as a stream; YAML is cut into one
-// part per chart (the layout every chart repository writes), each parsed
-// alone; a YAML index of any other layout is parsed whole only within
-// maxNodes.
-func parseIndex(data []byte, maxNodes int) (chartIndex, error) {
+// part parsed at once, and keeps only the entries of chart name (every
+// chart's when name is empty), at most maxChartVersions of them. The whole
+// of a large index is never held as a YAML tree: a parser spends a few
+// hundred bytes on each node, and a 20 MB index is over a million of them.
+// JSON is decoded as a stream, other charts' entries skipped token by token;
+// YAML is cut into one part per chart (the layout every chart repository
+// writes) and only the asked-for chart's part is parsed; a YAML index of any
+// other layout is parsed whole only within maxNodes.
+func parseIndex(data []byte, maxNodes int, name string) (chartIndex, error) {
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
 	if len(trimmed) == 0 {
 		return nil, errors.New("index.yaml is empty")
 	}
 	if trimmed[0] == '{' && json.Valid(trimmed) {
-		return parseJSONIndex(trimmed)
+		return parseJSONIndex(trimmed, name)
 	}
 	parts, ok := indexParts(data)
 	if !ok {
 		if yamlNodeBound(data) > maxNodes {
 			return nil, fmt.Errorf("index.yaml: %w", errIndexLayout)
 		}
-		return parseYAMLPart(data, maxNodes)
+		idx, err := parseYAMLPart(data, maxNodes)
+		if err != nil {
+			return nil, err
+		}
+		return only(idx, name)
 	}
 	idx := chartIndex{}
 	for _, part := range parts {
+		if name != "" && !partMayBe(part, name) {
+			continue
+		}
 		charts, err := parseChartPart(part, maxNodes)
 		if err != nil {
 			return nil, err
 		}
-		for name, versions := range charts {
-			idx[name] = append(idx[name], versions...)
+		for n, versions := range charts {
+			if name != "" && n != name {
+				continue
+			}
+			idx[n] = append(idx[n], versions...)
+			if len(idx[n]) > maxChartVersions {
+				return nil, errTooManyVersions("index.yaml")
+			}
 		}
 	}
 	return idx, nil
 }
 
-// parseJSONIndex decodes an index written as JSON, keeping only its entries'
-// versions, URLs and digests.
-func parseJSONIndex(data []byte) (chartIndex, error) {
-	var doc struct {
-		Entries chartIndex `json:"entries"`
+// partMayBe reports whether a part of an index (as indexParts cuts it) may be
+// chart name's: its first line is "name:", or is spelled otherwise (quoted,
+// an anchor) and is parsed to find out.
+func partMayBe(part []byte, name string) bool {
+	line := bytes.TrimSpace(part[:lineEnd(part, 0)])
+	key, ok := bytes.CutSuffix(line, []byte(":"))
+	if !ok || bytes.ContainsAny(key, "\"'&*!{[:#") {
+		return true
 	}
-	if err := json.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
+	return string(key) == name
+}
+
+// only keeps name's entries of idx (all when name is empty), within
+// maxChartVersions.
+func only(idx chartIndex, name string) (chartIndex, error) {
+	if name != "" {
+		idx = chartIndex{name: idx[name]}
+		if idx[name] == nil {
+			delete(idx, name)
+		}
+	}
+	for _, versions := range idx {
+		if len(versions) > maxChartVersions {
+			return nil, errTooManyVersions("index.yaml")
+		}
+	}
+	return idx, nil
+}
+
+// parseJSONIndex decodes an index written as JSON as a stream of tokens,
+// keeping only chart name's versions, URLs and digests (every chart's when
+// name is empty), at most maxChartVersions of them; what else it holds is read
+// token by token and dropped.
+func parseJSONIndex(data []byte, name string) (chartIndex, error) {
+	fail := func(err error) (chartIndex, error) {
+		var over *overBudget
+		if errors.As(err, &over) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("index.yaml (JSON): %w", err)
 	}
-	return orEmpty(doc.Entries), nil
+	dec := json.NewDecoder(bytes.NewReader(data))
+	idx := chartIndex{}
+	if err := indexObject(dec, func(key string) error {
+		if key != "entries" {
+			return skipIndexValue(dec)
+		}
+		return indexObject(dec, func(chart string) error {
+			if name != "" && chart != name {
+				return skipIndexValue(dec)
+			}
+			return indexArray(dec, func() error {
+				var e chartEntry
+				if err := dec.Decode(&e); err != nil {
+					return err
+				}
+				idx[chart] = append(idx[chart], e)
+				if len(idx[chart]) > maxChartVersions {
+					return errTooManyVersions("index.yaml")
+				}
+				return nil
+			})
+		})
+	}); err != nil {
+		return fail(err)
+	}
+	return idx, nil
+}
+
+// indexObject reads an object (or null) from dec, calling each with every key
+// with dec before the key's value, which each must read.
+func indexObject(dec *json.Decoder, each func(key string) error) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if tok == nil {
+		return nil
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return fmt.Errorf("an object was expected, not %v", tok)
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		if err := each(tok.(string)); err != nil {
+			return err
+		}
+	}
+	_, err = dec.Token()
+	return err
+}
+
+// indexArray reads an array (or null) from dec, calling each with dec before
+// every element, which each must read.
+func indexArray(dec *json.Decoder, each func() error) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if tok == nil {
+		return nil
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '[' {
+		return fmt.Errorf("an array was expected, not %v", tok)
+	}
+	for dec.More() {
+		if err := each(); err != nil {
+			return err
+		}
+	}
+	_, err = dec.Token()
+	return err
+}
+
+// skipIndexValue reads one value from dec and drops it, token by token: nothing of
+// it is held, however large.
+func skipIndexValue(dec *json.Decoder) error {
+	depth := 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if depth == 0 {
+			return nil
+		}
+	}
 }
 
 // parseYAMLPart parses a part of an index (or a whole one) as a YAML mapping

@@ -48,7 +48,7 @@ func TestAnIndexKeepsVersionsURLsAndDigestsWhateverItsSpelling(t *testing.T) {
 		` {version: 6.14.0, urls: ["https://cdn.example.com/podinfo-6.14.0.tgz"], digest: bbbb}], web-app: [{version: 1.0.0, urls: [web-app-1.0.0.tgz]}]}}`
 	for name, text := range map[string]string{"helm's layout": helmIndex, "JSON": jsonIndex, "YAML flow style": flowIndex} {
 		t.Run(name, func(t *testing.T) {
-			got, err := parseIndex([]byte(text), DefaultMaxYAMLNodesPerFile)
+			got, err := parseIndex([]byte(text), DefaultMaxYAMLNodesPerFile, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,12 +73,12 @@ func TestAnIndexOverItsNodeBoundIsRefusedBeforeItIsParsed(t *testing.T) {
 		b.WriteString(strings.Repeat("1", i%3+1))
 		b.WriteString("\n    urls: [a, b, c]\n")
 	}
-	_, err := parseIndex([]byte(b.String()), 1000)
+	_, err := parseIndex([]byte(b.String()), 1000, "")
 	if err == nil || !strings.Contains(err.Error(), "more than 1000 YAML nodes") {
 		t.Errorf("one chart of 2000 versions within 1000 nodes: %v; want refused", err)
 	}
 	odd := "entries: {big: [" + strings.Repeat("{version: 1.0.0},", 2000) + "]}\n"
-	if _, err := parseIndex([]byte(odd), 1000); err == nil || !strings.Contains(err.Error(), "not laid out") {
+	if _, err := parseIndex([]byte(odd), 1000, ""); err == nil || !strings.Contains(err.Error(), "not laid out") {
 		t.Errorf("a large index in flow style: %v; want refused, naming the layout", err)
 	}
 }
@@ -88,9 +88,13 @@ func FuzzParseIndex(f *testing.F) {
 	f.Add([]byte("entries:\n  a:\n  - version: 1\n  b: &x\n  - version: 2\n  c: *x\n"))
 	f.Add([]byte(`{"entries":{"a":[{"version":"1.0.0"}]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		idx, err := parseIndex(data, 10_000)
+		idx, err := parseIndex(data, 10_000, "")
 		if err == nil && idx == nil {
 			t.Error("no error and no index")
+		}
+		one, err := parseIndex(data, 10_000, "a")
+		if err == nil && (one == nil || len(one) > 1 || len(one["a"]) > maxChartVersions) {
+			t.Errorf("chart a alone: kept %d charts, %d versions of a", len(one), len(one["a"]))
 		}
 	})
 }

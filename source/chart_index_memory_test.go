@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"tether.dev/tether/source"
 	"tether.dev/tether/test/chartrepo"
@@ -117,4 +119,116 @@ func TestPeakHeapOfALargeIndexChild(t *testing.T) {
 		report = "fetched " + rev.Ref
 	}
 	fmt.Printf("peak-heap %d %s\n", source.PeakHeap(), strings.ReplaceAll(report, "\n", " "))
+}
+
+// envBomb tells TestPeakHeapOfIndexAndTagListBombsChild what to read: an
+// index at a repository URL ("index <url>"), or a tag list of that many bytes
+// made in the child ("tags <bytes>").
+const envBomb = "TETHER_BOMBTEST"
+
+// TestPeakHeapOfIndexAndTagListBombs reads, each in a child process of its
+// own, a 32 MiB JSON index of "{}," entries (the asked-for chart's, then
+// another chart's before the asked-for one) and a 32 MiB page of empty OCI
+// tags, and checks the heap the child ever mapped against the bound of
+// hostile renders, and what the child still holds after a garbage collection
+// (the parsed index stays cached). On main (9ff9d5d) the index took +1,804 MiB
+// with 734 MiB held after GC, the tag list +2,066 MiB with 905 MiB held.
+func TestPeakHeapOfIndexAndTagListBombs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("serves 32 MiB indexes")
+	}
+	pkg := chartrepo.Package(t, chartrepo.Chart(t, "webapp"), "1.0.0")
+	raw := sha256.Sum256(pkg)
+	webapp := fmt.Sprintf(`{"version":"1.0.0","urls":["webapp-1.0.0.tgz"],"digest":"%s"}`, hex.EncodeToString(raw[:]))
+	const size = 32<<20 - 4<<10 // within the shipped MaxChartIndexBytes
+	empties := func(n int) string { return strings.Repeat("{},", n/3) }
+	cases := []struct {
+		step, what, outcome string
+		index               string
+	}{
+		{"empty entries of the asked-for chart are refused at the version bound", "index",
+			"failed: ", `{"entries":{"webapp":[` + empties(size) + "{}]}}"},
+		{"empty entries of another chart are skipped, the asked-for one fetched", "index",
+			"fetched webapp@1.0.0", `{"entries":{"bomb":[` + empties(size) + `{}],"webapp":[` + webapp + "]}}"},
+		{"a page of empty tags is refused at the version bound", "tags", "failed: ", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.step, func(t *testing.T) {
+			arg := fmt.Sprintf("tags %d", size)
+			if c.what == "index" {
+				repo := chartrepo.Start(t, chartrepo.Options{})
+				repo.PublishPackage("webapp", "1.0.0", pkg)
+				repo.SetIndex([]byte(c.index))
+				arg = "index " + repo.URL
+			}
+			cmd := exec.Command(os.Args[0], "-test.run=^TestPeakHeapOfIndexAndTagListBombsChild$", "-test.count=1")
+			cmd.Env = append(os.Environ(), envBomb+"="+arg)
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("child: %v\n%s", err, out.String())
+			}
+			var peak, held int64
+			outcome := ""
+			for _, line := range strings.Split(out.String(), "\n") {
+				if rest, ok := strings.CutPrefix(line, "bomb "); ok {
+					fields := strings.SplitN(rest, " ", 3)
+					peak, _ = strconv.ParseInt(fields[0], 10, 64)
+					held, _ = strconv.ParseInt(fields[1], 10, 64)
+					outcome = fields[2]
+				}
+			}
+			t.Logf("%s of %d MiB: peak heap %d MiB, %d MiB held after GC: %s", c.what, size>>20, peak>>20, held>>20, outcome)
+			if !strings.HasPrefix(outcome, c.outcome) || (c.outcome == "failed: " && !strings.Contains(outcome, "more than 20000 versions")) {
+				t.Errorf("child: %q; want %q (refusals saying the bound)", outcome, c.outcome)
+			}
+			if peak > peakHeapBound {
+				t.Errorf("peak heap %d MiB; want at most %d MiB", peak>>20, peakHeapBound>>20)
+			}
+			if held > 16<<20 {
+				t.Errorf("%d MiB held after GC; want at most 16 MiB (only the asked-for chart's entries are kept)", held>>20)
+			}
+		})
+	}
+}
+
+// TestPeakHeapOfIndexAndTagListBombsChild is the child of
+// TestPeakHeapOfIndexAndTagListBombs; it does nothing in a normal run.
+func TestPeakHeapOfIndexAndTagListBombsChild(t *testing.T) {
+	what, arg, ok := strings.Cut(os.Getenv(envBomb), " ")
+	if !ok {
+		t.Skip("run by TestPeakHeapOfIndexAndTagListBombs")
+	}
+	report := ""
+	var keep any
+	switch what {
+	case "index":
+		src, err := source.New(source.Options{CacheDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		keep = src
+		rev, err := src.FetchChart(t.Context(), source.ChartRequest{Repository: arg, Name: "webapp", MaxAge: time.Hour})
+		if err != nil {
+			report = "failed: " + err.Error()
+		} else {
+			report = "fetched " + rev.Ref
+		}
+	case "tags":
+		size, _ := strconv.Atoi(arg)
+		page := []byte(`{"name":"charts/webapp","tags":[` + strings.Repeat(`"",`, size/3) + `""]}`)
+		n, err := source.AppendTags(page)
+		page = nil
+		if err != nil {
+			report = "failed: " + err.Error()
+		} else {
+			report = fmt.Sprintf("read %d tags", n)
+		}
+	}
+	peak := source.PeakHeap()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	runtime.KeepAlive(keep)
+	fmt.Printf("bomb %d %d %s\n", peak, ms.HeapAlloc, strings.ReplaceAll(report, "\n", " "))
 }

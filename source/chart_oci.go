@@ -1,6 +1,7 @@
 package source
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -104,20 +105,42 @@ func (s *Source) readTags(ctx context.Context, req ChartRequest) (chartIndex, er
 			return nil, err
 		}
 		budget -= int64(len(data))
-		var list struct {
-			Tags []string `json:"tags"`
-		}
-		if err := json.Unmarshal(data, &list); err != nil {
+		if entries, err = appendTags(entries, data); err != nil {
+			var over *overBudget
+			if errors.As(err, &over) {
+				return fail(v1alpha1.ReasonRenderLimitExceeded, fmt.Errorf("the tag list of %s: %w", ref.repo, err))
+			}
 			return fail(ReasonChartRepositoryFailed, fmt.Errorf("the tag list of %s is not the JSON of the distribution spec", ref.repo))
-		}
-		for _, tag := range list.Tags {
-			entries = append(entries, chartEntry{Version: strings.ReplaceAll(tag, "_", "+"), URLs: []string{tag}})
 		}
 		if next, err = nextTagPage(next, header.Get("Link")); err != nil {
 			return fail(ReasonChartRepositoryFailed, err)
 		}
 	}
 	return chartIndex{req.Name: entries}, nil
+}
+
+// appendTags appends the tags of a page of a tag list to entries, decoded as
+// a stream, within maxChartVersions in all: a page of millions of empty tags
+// is refused at the bound, never held whole.
+func appendTags(entries []chartEntry, page []byte) ([]chartEntry, error) {
+	dec := json.NewDecoder(bytes.NewReader(page))
+	err := indexObject(dec, func(key string) error {
+		if key != "tags" {
+			return skipIndexValue(dec)
+		}
+		return indexArray(dec, func() error {
+			var tag string
+			if err := dec.Decode(&tag); err != nil {
+				return err
+			}
+			if len(entries) == maxChartVersions {
+				return errTooManyVersions("it")
+			}
+			entries = append(entries, chartEntry{Version: strings.ReplaceAll(tag, "_", "+"), URLs: []string{tag}})
+			return nil
+		})
+	})
+	return entries, err
 }
 
 // nextTagPage is the URL of the tag list's next page from a Link header

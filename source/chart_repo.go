@@ -43,8 +43,9 @@ func (r ChartRequest) label() string {
 // and digest.
 type chartRepos struct {
 	mu gosync.Mutex
-	// indexes by indexKey.
-	indexes map[string]*indexEntry
+	// indexes by chartIndexKey, within maxIndexBytes (chart_index_cache.go).
+	indexes       map[string]*indexEntry
+	maxIndexBytes int64
 	// parse holds a token while an index is parsed: a large index takes tens of
 	// MiB while it is read, and two at once should not add up.
 	parse    chan struct{}
@@ -64,10 +65,15 @@ type indexEntry struct {
 	// layers are an OCI registry's tags resolved to their chart layers
 	// (ociLayer), for as long as this read of the tag list.
 	layers map[string]chartEntry
+	// used and maxAge are the last request's time and interval, size what
+	// idx takes (indexSize): chart_index_cache.go keeps entries by them.
+	used   time.Time
+	maxAge time.Duration
+	size   int64
 }
 
 func newChartRepos(cacheBytes int64) *chartRepos {
-	return &chartRepos{indexes: map[string]*indexEntry{}, parse: make(chan struct{}, 1), packages: newPackageCache(cacheBytes), tokens: map[string]ociToken{}}
+	return &chartRepos{indexes: map[string]*indexEntry{}, maxIndexBytes: maxIndexCacheBytes, parse: make(chan struct{}, 1), packages: newPackageCache(cacheBytes), tokens: map[string]ociToken{}}
 }
 
 // indexKey keys an index by repository and credentials: an index read with
@@ -76,13 +82,11 @@ func indexKey(repository string, auth Auth) string {
 	return strings.TrimSuffix(repository, "/") + "\x00" + auth.key()
 }
 
-// chartIndexKey keys req's index: an OCI registry's tag list is its chart's
-// repository's (the chart's name appended to the registry's path).
+// chartIndexKey keys req's index by chart too: only the asked-for chart's
+// entries are kept of an index (parseIndex), and an OCI registry's tag list is
+// its chart's repository's (the chart's name appended to the registry's path).
 func chartIndexKey(req ChartRequest) string {
-	if isOCI(req.Repository) {
-		return indexKey(req.Repository, req.Auth) + "\x00" + req.Name
-	}
-	return indexKey(req.Repository, req.Auth)
+	return indexKey(req.Repository, req.Auth) + "\x00" + req.Name
 }
 
 // forget drops the indexes of repository read with any credentials: a request
@@ -158,6 +162,9 @@ func noVersionError(idx chartIndex, req ChartRequest) error {
 // checkChartURL accepts http(s) chart repositories and OCI registries
 // (oci://host/path, the chart's name appended to the path).
 func checkChartURL(repository, name string) error {
+	if err := checkUserinfo(repository); err != nil {
+		return fmt.Errorf("spec.source.chart.repository: %w", err)
+	}
 	switch {
 	case strings.HasPrefix(repository, "https://"), strings.HasPrefix(repository, "http://"):
 		return nil
@@ -176,11 +183,13 @@ func (s *Source) chartIndex(ctx context.Context, req ChartRequest) (chartIndex, 
 	c := s.charts
 	for {
 		c.mu.Lock()
+		c.sweepLocked(s.now())
 		e := c.indexes[key]
 		if e == nil {
 			e = &indexEntry{}
 			c.indexes[key] = e
 		}
+		e.useLocked(s.now(), req.MaxAge)
 		if e.reading == nil && e.idx != nil && req.MaxAge > 0 && s.now().Sub(e.at) <= req.MaxAge {
 			idx := e.idx
 			c.mu.Unlock()
@@ -212,7 +221,8 @@ func (s *Source) chartIndex(ctx context.Context, req ChartRequest) (chartIndex, 
 		c.mu.Lock()
 		e.reading, e.err = nil, err
 		if err == nil {
-			e.idx, e.at, e.layers = idx, s.now(), nil
+			e.idx, e.at, e.layers, e.size = idx, s.now(), nil, indexSize(idx)
+			c.sweepLocked(s.now())
 		}
 		c.mu.Unlock()
 		close(done)
@@ -237,7 +247,7 @@ func (s *Source) readIndex(ctx context.Context, req ChartRequest) (chartIndex, e
 	case <-ctx.Done():
 		return nil, &FetchError{URL: req.Repository, Ref: req.label(), Reason: ReasonHostUnreachable, Err: ctx.Err()}
 	}
-	idx, err := parseIndex(data, s.opts.MaxYAMLNodesPerFile)
+	idx, err := parseIndex(data, s.opts.MaxYAMLNodesPerFile, req.Name)
 	if err != nil {
 		reason := ReasonChartRepositoryFailed
 		var over *overBudget

@@ -1,8 +1,10 @@
 package source
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"path"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -53,9 +55,11 @@ func (c *Checkout) RemoteURLs() ([]string, error) {
 }
 
 // Render renders dir (relative to the repository root) of commit; a dir the
-// commit does not hold renders to nothing. A panic in rendering becomes a
-// RenderError, as in the agent.
-func (c *Checkout) Render(commit, dir string) (objs []*unstructured.Unstructured, err error) {
+// commit does not hold renders to nothing. A dir holding a Chart.yaml renders as
+// a Helm chart with helm (its values, release and capabilities, as the agent
+// says them: sync.HelmFor), by the agent's chart render. A panic in rendering
+// becomes a RenderError, as in the agent.
+func (c *Checkout) Render(ctx context.Context, commit, dir string, helm Helm) (objs []*unstructured.Unstructured, err error) {
 	clean, err := CleanPath(dir)
 	if err != nil {
 		return nil, err
@@ -75,6 +79,14 @@ func (c *Checkout) Render(commit, dir string) (objs []*unstructured.Unstructured
 	}
 	if err := copier.check(clean); err != nil {
 		return nil, err
+	}
+	if isChart(copier.fs, path.Join("/", clean)) {
+		caps, err := readCapabilities(ctx, helm)
+		if err != nil {
+			return nil, err
+		}
+		r, err := renderCopiedChart(copier.fs, clean, helm, caps, c.opts)
+		return r.objs, err
 	}
 	objs, err = renderCopied(copier.fs, clean, c.opts, nil)
 	if errors.Is(err, ErrNoSuchPath) {

@@ -36,14 +36,42 @@ func (e *FetchError) Error() string {
 }
 
 // RedactURL removes credentials written into a URL ("https://user:token@host/..."),
-// so that the URL can go into messages, logs and metric labels.
+// so that the URL can go into messages, logs and metric labels. The rule does not
+// depend on the URL parsing, since a password holding '%', '#' or a space makes
+// net/url refuse it: whatever lies between "://" and the last '@' before the
+// first '/' after it is userinfo, and goes. A URL that does not parse and holds
+// an '@' after the first '/' (a password with a '/' in it) loses everything up to
+// its last '@': a broken URL is better shown short than with a secret in it.
 func RedactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return raw // scp-like "git@host:path" carries a user name, never a password
 	}
-	u.User = nil
-	return u.String()
+	authority, _, _ := strings.Cut(rest, "/")
+	if at := strings.LastIndexByte(authority, '@'); at >= 0 {
+		return scheme + "://" + rest[at+1:]
+	}
+	if _, err := url.Parse(raw); err != nil {
+		if at := strings.LastIndexByte(rest, '@'); at >= 0 {
+			return scheme + "://" + rest[at+1:]
+		}
+	}
+	return raw
+}
+
+// checkUserinfo refuses a URL that carries credentials (by RedactURL's rule)
+// but does not parse: git or net/http would quote it whole in their errors. The
+// message does not quote it either, not even redacted: what does not parse may
+// hide more of the secret than the rule finds.
+func checkUserinfo(raw string) error {
+	if RedactURL(raw) == raw {
+		return nil
+	}
+	if _, err := url.Parse(raw); err != nil {
+		return errors.New("the URL holds credentials but is not a valid URL: percent-encode the user name and " +
+			"password ('%' as %25, '#' as %23, '/' as %2F, a space as %20), or give them in spec.source.secretRef")
+	}
+	return nil
 }
 
 func (e *FetchError) Unwrap() error { return e.Err }

@@ -551,6 +551,9 @@ func splitCredentials(raw string) (string, transport.AuthMethod) {
 // checkURL accepts the transports this build supports: https, http, ssh (also in
 // the scp-like form git@host:path) and, when allowed, file.
 func checkURL(url string, allowFile bool) error {
+	if err := checkUserinfo(url); err != nil {
+		return err
+	}
 	if strings.HasPrefix(strings.ToLower(url), "file:") && !allowFile {
 		return fmt.Errorf("file:// URL %q refused: it would read the agent's own file system, and this agent does not allow file:// URLs", url)
 	}

@@ -29,9 +29,10 @@ type WebhookOptions struct {
 	// it is read when its Content-Length says so.
 	MaxBodyBytes int64
 	// MaxBytesInFlight bounds the bytes of all bodies being read at once, the
-	// receiver's whole memory for bodies. A body takes its Content-Length from the
-	// budget (MaxBodyBytes when it gives none) before its first byte is read; one
-	// that does not fit answers 429 and is not read.
+	// receiver's whole memory for bodies. A body takes from the budget as its
+	// bytes arrive (its buffer: 32 KiB first, doubled as it fills), never what its
+	// Content-Length announces, so that senders announcing large bodies and
+	// sending nothing cannot starve others; one that does not fit answers 429.
 	MaxBytesInFlight int64
 	// MaxBodiesInFlight bounds how many bodies are read at once, however small;
 	// one more answers 429 and is not read.
@@ -67,7 +68,7 @@ const WebhookPathPrefix = "/hooks/"
 //     "X-Tether-Signature: sha256=<hex HMAC-SHA256 of the body>", sign the body, so
 //     the body must be read to check them. A request without a well-formed
 //     signature header answers 401 unread; one with a signature is read only within
-//     MaxBytesInFlight and MaxBodiesInFlight (else 429, unread) and BodyReadTimeout
+//     MaxBodiesInFlight (else 429, unread), MaxBytesInFlight (else 429) and BodyReadTimeout
 //     (else 408), and a wrong signature then answers 401.
 //
 // A request refused before its body is read closes its connection, so the server
@@ -128,19 +129,19 @@ func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuseUnread(w, "body too large", http.StatusRequestEntityTooLarge)
 		return
 	}
+	if !h.budget.enter() {
+		refuseBusy(w)
+		return
+	}
 	// The body's share of the budget is held until the request is answered: the
 	// body lives as long as that.
+	var charged int64
+	defer func() { h.budget.leave(charged) }()
 	size := h.opts.MaxBodyBytes
 	if r.ContentLength >= 0 {
 		size = r.ContentLength
 	}
-	if !h.budget.take(size) {
-		w.Header().Set("Retry-After", "1")
-		refuseUnread(w, "too many webhook bodies in flight", http.StatusTooManyRequests)
-		return
-	}
-	defer h.budget.give(size)
-	body, ok := h.readBody(w, r, size)
+	body, ok := h.readBody(w, r, size, &charged)
 	if !ok {
 		return
 	}
@@ -170,19 +171,28 @@ func (h *webhookHandler) handlePush(w http.ResponseWriter, r *http.Request, rece
 	_, _ = io.WriteString(w, "accepted\n")
 }
 
-// readBody reads a request's body of at most size bytes within the read deadline.
-// It returns the body, or false when it answered the request instead.
-func (h *webhookHandler) readBody(w http.ResponseWriter, r *http.Request, size int64) ([]byte, bool) {
+// readBody reads a request's body of at most size bytes within the read deadline,
+// charging the budget as it grows (charged says how much). It returns the body,
+// or false when it answered the request instead.
+func (h *webhookHandler) readBody(w http.ResponseWriter, r *http.Request, size int64, charged *int64) ([]byte, bool) {
 	// A server that cannot set deadlines (an http.ResponseWriter of a test) keeps
 	// its own; the agent's server can.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(h.opts.BodyReadTimeout))
-	body, err := readAtMost(r.Body, size, r.ContentLength >= 0)
+	body, err := readCharged(r.Body, size, func(n int64) bool {
+		if !h.budget.charge(n) {
+			return false
+		}
+		*charged += n
+		return true
+	})
 	var timeout interface{ Timeout() bool }
 	switch {
 	case errors.As(err, &timeout) && timeout.Timeout():
 		refuseUnread(w, "the body came too slowly", http.StatusRequestTimeout)
 	case errors.Is(err, errBodyTooLarge):
 		refuseUnread(w, "body too large", http.StatusRequestEntityTooLarge)
+	case errors.Is(err, errOverBudget):
+		refuseBusy(w)
 	case err != nil:
 		refuseUnread(w, "reading the body", http.StatusBadRequest)
 	default:
@@ -191,27 +201,52 @@ func (h *webhookHandler) readBody(w http.ResponseWriter, r *http.Request, size i
 	return nil, false
 }
 
-var errBodyTooLarge = errors.New("body too large")
+var (
+	errBodyTooLarge = errors.New("body too large")
+	errOverBudget   = errors.New("over the in-flight budget")
+)
 
-// readAtMost reads a body of at most limit bytes into one buffer. When the size is
-// known (exact), the buffer is allocated once at that size; else it grows up to
-// limit.
-func readAtMost(r io.Reader, limit int64, exact bool) ([]byte, error) {
-	if exact {
-		body := make([]byte, limit)
-		if _, err := io.ReadFull(r, body); err != nil {
+// firstBodyChunk is what a body is first charged and given before its first
+// byte is read: a push of a few commits fits in it, and a sender who announces
+// megabytes and sends nothing holds no more.
+const firstBodyChunk = 32 << 10
+
+// readCharged reads a body of at most limit bytes into one buffer that starts
+// at firstBodyChunk and doubles as bytes arrive, calling charge with each
+// growth of the buffer before it is made (errOverBudget when refused): what a
+// body holds of the budget is its buffer, at most twice what it sent (and the
+// first chunk), never what it announced.
+func readCharged(r io.Reader, limit int64, charge func(n int64) bool) ([]byte, error) {
+	var body []byte
+	for {
+		if len(body) == cap(body) {
+			if int64(len(body)) > limit {
+				return nil, errBodyTooLarge
+			}
+			grow := min(max(int64(cap(body)), firstBodyChunk), limit+1-int64(cap(body)))
+			if !charge(grow) {
+				return nil, errOverBudget
+			}
+			body = append(make([]byte, 0, int64(cap(body))+grow), body...)
+		}
+		n, err := r.Read(body[len(body):cap(body)])
+		body = body[:len(body)+n]
+		switch {
+		case errors.Is(err, io.EOF):
+			if int64(len(body)) > limit {
+				return nil, errBodyTooLarge
+			}
+			return body, nil
+		case err != nil:
 			return nil, err
 		}
-		return body, nil
 	}
-	body, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(body)) > limit {
-		return nil, errBodyTooLarge
-	}
-	return body, nil
+}
+
+// refuseBusy answers 429, unread: the in-flight budget is taken.
+func refuseBusy(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", "1")
+	refuseUnread(w, "too many webhook bodies in flight", http.StatusTooManyRequests)
 }
 
 // refuseUnread answers a request whose body is not read, and closes the connection

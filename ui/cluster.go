@@ -5,8 +5,10 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,12 +30,16 @@ import (
 // it.
 //
 // Live updates: a watch can only be shared by users who may read the same
-// things, so each session has its own viewer with its own watch on the Syncs
-// its user may list (their cluster-wide list, or their namespace's), started at
-// sign-in and stopped when the session ends. Sessions are bounded
-// (MaxSessions), end after sessionIdle without a request or sessionMaxAge in
-// all, and a user whose token the API server no longer accepts sees its
-// refusals.
+// things, so each identity (user, UID, groups and extra, as the API server
+// reviews them) has its own viewer with its own watch on the Syncs it may list
+// (its cluster-wide list, or a namespace's), started at its first sign-in,
+// shared by its other sessions in that scope, and stopped when the last of
+// them ends; it acts with the token of the sign-in that started it. Sessions
+// are bounded (MaxSessions in all, MaxSessionsPerUser per identity, places
+// reserved before any watch starts; session_limits.go), the sign-in form is
+// rate-limited per client address, sessions end after sessionIdle without a
+// request or sessionMaxAge in all, and a user whose token the API server no
+// longer accepts sees its refusals.
 
 // DefaultMaxSessions bounds the sessions of a cluster's server by default.
 const DefaultMaxSessions = 100
@@ -79,6 +85,11 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	token, namespace := strings.TrimSpace(r.PostFormValue("token")), strings.TrimSpace(r.PostFormValue("namespace"))
+	if !s.sessions.allowSignIn(r, s.now()) {
+		w.Header().Set("Retry-After", "60")
+		s.renderSignIn(w, http.StatusTooManyRequests, namespace, errSignInRateLimited.Error())
+		return
+	}
 	if token == "" {
 		s.renderSignIn(w, http.StatusUnauthorized, namespace, "Give a bearer token.")
 		return
@@ -133,71 +144,77 @@ func (s *Server) bearerSession(ctx context.Context, token string) (*session, int
 	return s.sessions.get(id, s.now()), 0, ""
 }
 
-// startSession verifies token with a SelfSubjectReview, starts the watch of
-// its user (in namespace when they may not list every namespace; "" is the
-// server's Options.Namespace) and returns the new session's ID; bearer is
-// the token's hash for a proxy's, "" for a sign-in. On failure it returns "",
-// the status to answer and why, never the token.
+// startSession verifies token with a SelfSubjectReview, reserves a place for
+// its user's session (MaxSessions, MaxSessionsPerUser) before any watch
+// starts, shares the watch of that identity's other sessions or starts one
+// (in namespace when they may not list every namespace; "" is the server's
+// Options.Namespace) and returns the new session's ID; bearer is the token's
+// hash for a proxy's, "" for a sign-in. On failure it returns "", the status
+// to answer and why, never the token.
 func (s *Server) startSession(ctx context.Context, token, namespace, bearer string) (string, int, string) {
 	ctx, cancel := context.WithTimeout(ctx, signInTimeout)
 	defer cancel()
 	cfg := rest.CopyConfig(s.opts.Config)
 	cfg.BearerToken = token
-	user, err := reviewSelf(ctx, cfg, s)
+	user, identity, err := reviewSelf(ctx, cfg, s)
 	switch {
 	case apierrors.IsUnauthorized(err):
 		return "", http.StatusUnauthorized, "The API server did not accept this token."
 	case err != nil:
 		return "", http.StatusBadGateway, "Asking the API server who this token is: " + err.Error()
 	}
+	res, err := s.sessions.reserve(identity)
+	if err != nil {
+		return "", http.StatusServiceUnavailable, err.Error()
+	}
+	defer res.release()
 	if namespace == "" {
 		namespace = s.opts.Namespace
 	}
-	v, err := newViewer(ctx, cfg, s.opts.Scheme, namespace, s.opts.AllNamespaces, user)
-	if err != nil {
-		return "", http.StatusForbidden, err.Error()
+	key := identity + "\x00" + namespace
+	v := s.sessions.viewerFor(key)
+	if v == nil {
+		if v, err = newViewer(ctx, cfg, s.opts.Scheme, namespace, s.opts.AllNamespaces, user); err != nil {
+			return "", http.StatusForbidden, err.Error()
+		}
+		if err := v.start(s.run, ctx, s.opts.Log); err != nil {
+			return "", http.StatusBadGateway, err.Error()
+		}
+		if shared := s.sessions.shareViewer(key, v); shared != v {
+			v.end() // another sign-in of this identity started one first
+			v = shared
+		}
 	}
-	if err := v.start(s.run, ctx, s.opts.Log); err != nil {
-		return "", http.StatusBadGateway, err.Error()
-	}
-	id, err := s.sessions.add(v, bearer, s.now())
-	if err != nil {
-		v.end()
-		return "", http.StatusServiceUnavailable, err.Error()
-	}
-	return id, 0, ""
+	return res.attach(v, key, bearer, s.now()), 0, ""
 }
 
-// reviewSelf asks the API server who cfg's token is (a SelfSubjectReview).
-func reviewSelf(ctx context.Context, cfg *rest.Config, s *Server) (string, error) {
+// reviewSelf asks the API server who cfg's token is (a SelfSubjectReview):
+// the user's name, and their identity (name, UID and groups), which two
+// tokens share only if the API server authorizes them alike.
+func reviewSelf(ctx context.Context, cfg *rest.Config, s *Server) (string, string, error) {
 	c, err := client.New(cfg, client.Options{Scheme: s.opts.Scheme})
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	review := &authenticationv1.SelfSubjectReview{}
 	if err := c.Create(ctx, review); err != nil {
-		return "", err
+		return "", "", err
 	}
-	return review.Status.UserInfo.Username, nil
+	u := review.Status.UserInfo
+	groups := slices.Sorted(slices.Values(u.Groups))
+	extra, _ := json.Marshal(u.Extra) // maps marshal in key order
+	identity := strings.Join([]string{u.Username, u.UID, strings.Join(groups, "\x01"), string(extra)}, "\x00")
+	return u.Username, identity, nil
 }
 
-// add starts a session on v, for a proxy's token of hash bearer ("" for a
-// sign-in), unless MaxSessions are open.
+// add starts a session on v, a viewer of its own, for a proxy's token of hash
+// bearer ("" for a sign-in), unless MaxSessions are open.
 func (ss *sessions) add(v *viewer, bearer string, now time.Time) (string, error) {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	if len(ss.byID) >= ss.max {
-		return "", errTooManySessions
+	r, err := ss.reserve("")
+	if err != nil {
+		return "", err
 	}
-	id := randomToken()
-	ss.byID[id] = &session{csrf: randomToken(), viewer: v, started: now, seen: now, bearer: bearer}
-	if bearer != "" {
-		if old, ok := ss.byBearer[bearer]; ok { // two first requests at once
-			ss.dropLocked(old)
-		}
-		ss.byBearer[bearer] = id
-	}
-	return id, nil
+	return r.attach(v, "", bearer, now), nil
 }
 
 // ofBearer is the session a proxy's token of hash key started, marked seen.
@@ -236,7 +253,16 @@ func (ss *sessions) dropLocked(id string) {
 	if sess.bearer != "" && ss.byBearer[sess.bearer] == id {
 		delete(ss.byBearer, sess.bearer)
 	}
-	if sess.viewer != nil {
+	if sess.identity != "" {
+		ss.held[sess.identity]--
+		if ss.held[sess.identity] <= 0 {
+			delete(ss.held, sess.identity)
+		}
+	}
+	switch {
+	case sess.viewerKey != "":
+		ss.unshareLocked(sess.viewerKey)
+	case sess.viewer != nil:
 		sess.viewer.end()
 	}
 }

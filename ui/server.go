@@ -42,6 +42,10 @@ type Options struct {
 	// MaxSessions bounds the users signed in at once in a cluster (each has a
 	// watch of their own); 0 means DefaultMaxSessions.
 	MaxSessions int
+	// MaxSessionsPerUser bounds one identity's sessions, so that one user
+	// signing in again and again cannot take every place; 0 means
+	// DefaultMaxSessionsPerUser.
+	MaxSessionsPerUser int
 	// TLSCertFile and TLSKeyFile, when set, serve https with that certificate
 	// and key (in a cluster, where cookies are Secure: or put TLS in front).
 	TLSCertFile, TLSKeyFile string
@@ -77,7 +81,10 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.MaxSessions <= 0 {
 		opts.MaxSessions = DefaultMaxSessions
 	}
-	s := &Server{opts: opts, sessions: newSessions(opts.MaxSessions), pages: p, now: time.Now, diffs: make(chan struct{}, diffSlots)}
+	if opts.MaxSessionsPerUser <= 0 {
+		opts.MaxSessionsPerUser = DefaultMaxSessionsPerUser
+	}
+	s := &Server{opts: opts, sessions: newSessionsPerUser(opts.MaxSessions, opts.MaxSessionsPerUser), pages: p, now: time.Now, diffs: make(chan struct{}, diffSlots)}
 	if opts.InCluster {
 		s.opts.Config = rest.AnonymousClientConfig(opts.Config)
 		return s, nil

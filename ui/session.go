@@ -30,6 +30,9 @@ type session struct {
 	// bearer is the hash of the token of a session a proxy's Authorization
 	// header started; "" for one a sign-in started.
 	bearer string
+	// identity is who the session's user is (MaxSessionsPerUser), "" when
+	// not bounded; viewerKey names its shared viewer, "" for one of its own.
+	identity, viewerKey string
 }
 
 // sessions holds the one-time login token and the sessions it started, or in
@@ -40,10 +43,26 @@ type sessions struct {
 	byID       map[string]*session
 	byBearer   map[string]string // token hash → session ID
 	max        int
+	// maxPerUser bounds one identity's sessions; held counts them, with the
+	// places reserved (pending counts those of every identity).
+	maxPerUser int
+	held       map[string]int
+	pending    int
+	// viewers are the viewers shared by the sessions of one identity.
+	viewers map[string]*sharedViewer
+	// signIns is the sign-in rate limit by client address.
+	signIns map[string]*signInLimit
 }
 
 func newSessions(maxSessions int) *sessions {
-	return &sessions{loginToken: randomToken(), byID: map[string]*session{}, byBearer: map[string]string{}, max: maxSessions}
+	return newSessionsPerUser(maxSessions, DefaultMaxSessionsPerUser)
+}
+
+func newSessionsPerUser(maxSessions, maxPerUser int) *sessions {
+	return &sessions{
+		loginToken: randomToken(), byID: map[string]*session{}, byBearer: map[string]string{}, max: maxSessions,
+		maxPerUser: maxPerUser, held: map[string]int{}, viewers: map[string]*sharedViewer{}, signIns: map[string]*signInLimit{},
+	}
 }
 
 // randomToken is 32 random bytes, URL-safe. crypto/rand does not fail on the

@@ -181,11 +181,15 @@ func preview(ctx context.Context, f *previewFlags, stderr io.Writer) (*previewRe
 // previewSync fills p: whether s's render changed from base to head, and how
 // head differs from the cluster (or from base, offline).
 func (f *previewFlags) previewSync(ctx context.Context, co *source.Checkout, r *previewReport, s, live *v1alpha1.Sync, p *syncPreview) error {
-	base, err := co.Render(r.Base, p.Path)
+	helm, err := f.helmOf(ctx, s)
+	if err != nil {
+		return err
+	}
+	base, err := co.Render(ctx, r.Base, p.Path, helm)
 	if err != nil {
 		return fmt.Errorf("rendering %s at the base %.12s: %w", p.Path, r.Base, err)
 	}
-	head, err := co.Render(r.Head, p.Path)
+	head, err := co.Render(ctx, r.Head, p.Path, helm)
 	if err != nil {
 		return fmt.Errorf("rendering %s at the head %.12s: %w", p.Path, r.Head, err)
 	}
@@ -200,6 +204,25 @@ func (f *previewFlags) previewSync(ctx context.Context, co *source.Checkout, r *
 	}
 	p.Diff = out.String()
 	return err
+}
+
+// helmOf says how s's path renders if it holds a chart, as the agent says it
+// (tethersync.HelmFor): against the cluster, its valuesFrom read as the user and
+// the cluster's capabilities; offline, with no valuesFrom (a Sync naming some
+// fails, saying which) and Helm's default capabilities.
+func (f *previewFlags) helmOf(ctx context.Context, s *v1alpha1.Sync) (source.Helm, error) {
+	if f.offline {
+		return tethersync.HelmFor(ctx, nil, s, nil)
+	}
+	cfg, err := f.kube.restConfig("preview")
+	if err != nil {
+		return source.Helm{}, err
+	}
+	c, err := clientFor(cfg)
+	if err != nil {
+		return source.Helm{}, err
+	}
+	return helmOfSync(ctx, cfg, c, s)
 }
 
 // diffLive writes how the cluster differs from head as s would apply it: the

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -230,5 +231,42 @@ func TestPreviewMarkdownIsBoundedAndFenced(t *testing.T) {
 	}
 	if !strings.Contains(md, "Sync ns/d (d): diff left out") {
 		t.Errorf("a Sync past the bound is not named:\n%.300s", md[len(md)-300:])
+	}
+}
+
+// TestPreviewRendersAChartSyncAsTheAgentDoes: a Sync whose path is a Helm chart
+// is rendered as a chart (its release name and spec.helm values), not read as
+// plain YAML ("yaml: invalid map key" before).
+func TestPreviewRendersAChartSyncAsTheAgentDoes(t *testing.T) {
+	repo := newMonorepo(t, "https://git.example.com/org/charts")
+	chart := map[string]string{
+		"apps/web/Chart.yaml":          "apiVersion: v2\nname: web\nversion: 0.1.0\n",
+		"apps/web/values.yaml":         "greeting: one\ncolour: red\n",
+		"apps/web/templates/cm.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-settings\ndata:\n  greeting: {{ .Values.greeting | quote }}\n  colour: {{ .Values.colour | quote }}\n",
+		"apps/web/templates/_help.tpl": "{{- define \"web.unused\" -}}{{- end -}}\n",
+	}
+	base := repo.commit(t, chart, "a chart")
+	head := repo.commit(t, map[string]string{"apps/web/values.yaml": "greeting: two\ncolour: red\n"}, "greet twice")
+
+	s := previewSync("tenant", "web", repo.url)
+	s.Spec.Helm = &v1alpha1.HelmSpec{ReleaseName: "shop", Values: &apiextensionsv1.JSON{Raw: []byte(`{"colour":"blue"}`)}}
+	file := filepath.Join(t.TempDir(), "web.yaml")
+	data, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	err = run(t.Context(), []string{"preview", "--kubeconfig", unreachableKubeconfig(t), "--repo", repo.dir, "--base", base, "--head", head, "--offline", "-f", file}, &out, &errOut)
+	code := exitCode(err, &errOut)
+	for _, want := range []string{"shop-settings", `+  greeting: two`, "colour: blue"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the diff does not say %q", want)
+		}
+	}
+	if code != 1 || t.Failed() {
+		t.Fatalf("exit %d, want 1 and the chart's diff with the Sync's release name and values\n%s\n%s", code, out.String(), errOut.String())
 	}
 }
