@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -58,7 +57,8 @@ func (c *Checkout) RemoteURLs() ([]string, error) {
 // commit does not hold renders to nothing. A dir holding a Chart.yaml renders as
 // a Helm chart with helm (its values, release and capabilities, as the agent
 // says them: sync.HelmFor), by the agent's chart render. A panic in rendering
-// becomes a RenderError, as in the agent.
+// becomes a RenderError, as in the agent, and the render runs in a worker
+// behind the agent's wall (render_worker.go).
 func (c *Checkout) Render(ctx context.Context, commit, dir string, helm Helm) (objs []*unstructured.Unstructured, err error) {
 	clean, err := CleanPath(dir)
 	if err != nil {
@@ -80,15 +80,7 @@ func (c *Checkout) Render(ctx context.Context, commit, dir string, helm Helm) (o
 	if err := copier.check(clean); err != nil {
 		return nil, err
 	}
-	if isChart(copier.fs, path.Join("/", clean)) {
-		caps, err := readCapabilities(ctx, helm)
-		if err != nil {
-			return nil, err
-		}
-		r, err := renderCopiedChart(copier.fs, clean, helm, caps, c.opts)
-		return r.objs, err
-	}
-	objs, err = renderCopied(copier.fs, clean, c.opts, nil)
+	objs, err = renderInWorker(ctx, copier.fs, clean, helm, c.opts, nil)
 	if errors.Is(err, ErrNoSuchPath) {
 		// A path the commit does not hold renders nothing: an app a pull request
 		// adds has no base.
