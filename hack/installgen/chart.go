@@ -42,6 +42,9 @@ type chartValues struct {
 		Repository string `yaml:"repository"`
 		// Tag is empty: the chart's appVersion.
 		Tag string `yaml:"tag"`
+		// Digest, where set (a release pushed to a registry), pins the image
+		// and wins over the tag.
+		Digest string `yaml:"digest"`
 	} `yaml:"image"`
 	ReplicaCount int            `yaml:"replicaCount"`
 	Resources    map[string]any `yaml:"resources"`
@@ -109,14 +112,14 @@ func chartDefaults(m resmap.ResMap) (*chartValues, error) {
 		if !isAgent(r) {
 			continue
 		}
-		if err := eachImage(m, func(image *yaml.RNode) error {
-			name, _ := splitImage(yaml.GetValue(image))
-			if name == agentImage {
-				v.Image.Repository = name
-			}
-			return nil
-		}); err != nil {
+		c, err := agentContainer(r)
+		if err != nil {
 			return nil, err
+		}
+		name, tag := splitImage(yaml.GetValue(c.Field("image").Value))
+		v.Image.Repository = name
+		if strings.HasPrefix(tag, "sha256:") {
+			v.Image.Digest = tag
 		}
 		replicas, err := r.GetFieldValue("spec.replicas")
 		if err != nil {
@@ -127,10 +130,6 @@ func chartDefaults(m resmap.ResMap) (*chartValues, error) {
 			return nil, fmt.Errorf("the agent's Deployment: spec.replicas is %T", replicas)
 		}
 		v.ReplicaCount = n
-		c, err := agentContainer(r)
-		if err != nil {
-			return nil, err
-		}
 		res, err := c.Pipe(yaml.Lookup("resources"))
 		if err != nil || res == nil {
 			return nil, errors.New("the agent's container has no resources")
@@ -140,7 +139,7 @@ func chartDefaults(m resmap.ResMap) (*chartValues, error) {
 		}
 	}
 	if v.Image.Repository == "" {
-		return nil, fmt.Errorf("no Deployment tether runs %s", agentImage)
+		return nil, errors.New("no Deployment tether with a container controller")
 	}
 	return &v, nil
 }
@@ -180,7 +179,7 @@ func chartFile(r *resource.Resource) (string, []byte, error) {
 	}
 	text := strings.ReplaceAll(string(body), installNamespace, "{{ .Release.Namespace }}")
 	if isAgent(r) {
-		text = strings.Replace(text, imageHolder, "{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}", 1)
+		text = strings.Replace(text, imageHolder, "{{ .Values.image.repository }}{{ with .Values.image.digest }}@{{ . }}{{ else }}:{{ .Values.image.tag | default .Chart.AppVersion }}{{ end }}", 1)
 		text = strings.Replace(text, replicasHolder, "{{ .Values.replicaCount }}", 1)
 		if text, err = blockFromValues(text, resourcesHolder, ".Values.resources"); err != nil {
 			return "", nil, err
