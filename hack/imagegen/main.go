@@ -9,13 +9,15 @@
 //	imagegen -platform linux/amd64=bin/tether-linux-amd64 -platform linux/arm64=... \
 //	  -version v0.2.0 -revision $(git rev-parse HEAD) -created $(git log -1 --format=%cI) \
 //	  [-layout dist/image] [-push registry.example.com/tether:v0.2.0 -digest-file FILE]
+//	imagegen -chart dist/v0.2.0/tether-0.2.0.tgz -push registry.example.com/charts/tether:0.2.0
 //
 // The build is reproducible: every file's time is -created, owners and modes are
 // fixed, entries are sorted, so the same binaries and flags give the same digests.
 // -layout writes an OCI image layout directory (make image); -push writes the
 // index, its images and the SBOM to a registry (make release), with the
 // credentials of ~/.docker/config.json, and prints the pushed reference with its
-// digest. It is its own Go module so that go-containerregistry's dependencies
+// digest. With -chart it pushes a chart package instead, as `helm push` does.
+// It is its own Go module so that go-containerregistry's dependencies
 // (docker's CLI configuration among them) stay out of the agent's go.mod.
 package main
 
@@ -37,6 +39,7 @@ type options struct {
 	layout     string
 	push       string
 	digestFile string
+	chart      string
 }
 
 // platformBinary is one -platform flag: the binary that runs on os/arch.
@@ -71,6 +74,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&created, "created", "1970-01-01T00:00:00Z", "RFC 3339 time of the image and of every file in it: the commit's time makes the build reproducible.")
 	fs.StringVar(&opts.layout, "layout", "", "Write the image as an OCI image layout into this directory (created; must be empty or absent).")
 	fs.StringVar(&opts.push, "push", "", "Push the image index and its SBOM to this reference, e.g. registry.example.com/tether:v0.2.0.")
+	fs.StringVar(&opts.chart, "chart", "", "Push this chart package (.tgz) to -push as an OCI artifact, as `helm push` does, instead of building the image.")
 	fs.StringVar(&opts.digestFile, "digest-file", "", "With -push: write the pushed reference pinned to its digest (repo@sha256:...) into this file.")
 	if err := fs.Parse(args); err != nil {
 		return opts, err
@@ -81,6 +85,9 @@ func parseFlags(args []string) (options, error) {
 	}
 	opts.created = t.UTC()
 	switch {
+	case opts.chart != "" && (opts.push == "" || opts.layout != "" || len(opts.platforms) > 0):
+		return opts, fmt.Errorf("-chart takes -push and no -platform nor -layout")
+	case opts.chart != "":
 	case len(opts.platforms) == 0:
 		return opts, fmt.Errorf("no -platform given")
 	case opts.layout == "" && opts.push == "":
@@ -101,6 +108,13 @@ func parsePlatform(v string) (platformBinary, error) {
 }
 
 func run(opts options) error {
+	if opts.chart != "" {
+		pinned, err := pushChart(opts.chart, opts.push)
+		if err != nil {
+			return fmt.Errorf("pushing the chart %s: %w", opts.chart, err)
+		}
+		return report(opts, pinned)
+	}
 	idx, err := buildIndex(opts)
 	if err != nil {
 		return err
@@ -119,12 +133,16 @@ func run(opts options) error {
 		if err != nil {
 			return fmt.Errorf("pushing %s: %w", opts.push, err)
 		}
-		fmt.Println(pinned)
-		if opts.digestFile != "" {
-			if err := os.WriteFile(opts.digestFile, []byte(pinned+"\n"), 0o644); err != nil { //nolint:gosec // a public reference
-				return err
-			}
-		}
+		return report(opts, pinned)
 	}
 	return nil
+}
+
+// report prints what was pushed, pinned by digest, and writes it to -digest-file.
+func report(opts options, pinned string) error {
+	fmt.Println(pinned)
+	if opts.digestFile == "" {
+		return nil
+	}
+	return os.WriteFile(opts.digestFile, []byte(pinned+"\n"), 0o644) //nolint:gosec // a public reference
 }

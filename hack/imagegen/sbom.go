@@ -139,25 +139,29 @@ func buildSBOM(opts options, idx v1.ImageIndex) (v1.Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &artifact{config: []byte("{}"), layer: static.NewLayer(doc, sbomType)}
-	cfgDigest, cfgSize, err := v1.SHA256(bytes.NewReader(a.config))
+	return newArtifact(artifactManifest{
+		ArtifactType: sbomType,
+		Subject:      &v1.Descriptor{MediaType: subject.MediaType, Digest: subject.Digest, Size: subject.Size},
+		Annotations:  map[string]string{"org.opencontainers.image.created": labels(opts)["org.opencontainers.image.created"]},
+	}, emptyConfig, []byte("{}"), static.NewLayer(doc, sbomType))
+}
+
+// newArtifact completes m (its media type, config and one layer) and returns it
+// as an image go-containerregistry can write.
+func newArtifact(m artifactManifest, configType types.MediaType, config []byte, layer v1.Layer) (v1.Image, error) {
+	a := &artifact{config: config, configType: configType, layer: layer}
+	cfgDigest, cfgSize, err := v1.SHA256(bytes.NewReader(config))
 	if err != nil {
 		return nil, err
 	}
-	layerDesc, err := partial.Descriptor(a.layer)
+	layerDesc, err := partial.Descriptor(layer)
 	if err != nil {
 		return nil, err
 	}
-	a.manifest, err = json.Marshal(artifactManifest{
-		SchemaVersion: 2,
-		MediaType:     types.OCIManifestSchema1,
-		ArtifactType:  sbomType,
-		Config:        v1.Descriptor{MediaType: emptyConfig, Digest: cfgDigest, Size: cfgSize},
-		Layers:        []v1.Descriptor{*layerDesc},
-		Subject:       &v1.Descriptor{MediaType: subject.MediaType, Digest: subject.Digest, Size: subject.Size},
-		Annotations:   map[string]string{"org.opencontainers.image.created": labels(opts)["org.opencontainers.image.created"]},
-	})
-	if err != nil {
+	m.SchemaVersion, m.MediaType = 2, types.OCIManifestSchema1
+	m.Config = v1.Descriptor{MediaType: configType, Digest: cfgDigest, Size: cfgSize}
+	m.Layers = []v1.Descriptor{*layerDesc}
+	if a.manifest, err = json.Marshal(m); err != nil {
 		return nil, err
 	}
 	return partial.CompressedToImage(a)
@@ -168,16 +172,18 @@ func buildSBOM(opts options, idx v1.ImageIndex) (v1.Image, error) {
 type artifactManifest struct {
 	SchemaVersion int64             `json:"schemaVersion"`
 	MediaType     types.MediaType   `json:"mediaType"`
-	ArtifactType  string            `json:"artifactType"`
+	ArtifactType  string            `json:"artifactType,omitempty"`
 	Config        v1.Descriptor     `json:"config"`
 	Layers        []v1.Descriptor   `json:"layers"`
 	Subject       *v1.Descriptor    `json:"subject,omitempty"`
 	Annotations   map[string]string `json:"annotations,omitempty"`
 }
 
-// artifact is a one-layer OCI artifact for go-containerregistry's writers.
+// artifact is a one-layer OCI artifact (the SBOM, a chart) for
+// go-containerregistry's writers.
 type artifact struct {
 	manifest, config []byte
+	configType       types.MediaType
 	layer            v1.Layer
 }
 
@@ -192,7 +198,7 @@ func (a *artifact) LayerByDigest(h v1.Hash) (partial.CompressedLayer, error) {
 		return a.layer, nil
 	}
 	if d, _, err := v1.SHA256(bytes.NewReader(a.config)); err == nil && d == h {
-		return static.NewLayer(a.config, emptyConfig), nil
+		return static.NewLayer(a.config, a.configType), nil
 	}
 	return nil, fmt.Errorf("the SBOM artifact has no blob %s", h)
 }

@@ -213,6 +213,72 @@ func TestTheImageReadBackFromARegistry(t *testing.T) {
 	})
 }
 
+// TestTheChartPushedAsHelmPushesIt pushes a chart package with imagegen -chart
+// (make release pushes deploy/chart's package so) and reads it back as Helm and
+// Tether's OCI chart source read it: tagged with its version, "+" written "_",
+// Chart.yaml as the JSON config, the package the one layer, byte for byte.
+func TestTheChartPushedAsHelmPushesIt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a registry; skipped with -short")
+	}
+	reg := ociregistry.Start(t)
+	host := strings.TrimSuffix(strings.TrimPrefix(reg.Repository, "oci://"), "/charts")
+	dir := t.TempDir()
+	imagegen := filepath.Join(dir, "imagegen")
+	buildImagegen(t, imagegen)
+	pkg := filepath.Join(dir, "tether-1.2.3+build.4.tgz")
+	data := chartPackage(t, "apiVersion: v2\nname: tether\nversion: 1.2.3+build.4\nappVersion: v1.2.3\ndescription: a test\n")
+	if err := os.WriteFile(pkg, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(imagegen, "-chart", pkg, "-push", host+"/charts/tether").CombinedOutput()
+	if err != nil {
+		t.Fatalf("imagegen -chart: %v\n%s", err, out)
+	}
+	r := registry{t: t, base: "http://" + host + "/v2/charts/tether"}
+	body, digest := r.manifest("1.2.3_build.4", manifestType)
+	if !strings.Contains(string(out), "@"+digest) {
+		t.Errorf("imagegen printed %q, not the pushed digest %s", out, digest)
+	}
+	var m manifest
+	decode(t, body, &m)
+	if m.Config.MediaType != ociregistry.ConfigType || len(m.Layers) != 1 || m.Layers[0].MediaType != ociregistry.ChartLayerType {
+		t.Fatalf("the chart's manifest is not Helm's: %s", body)
+	}
+	var meta map[string]any
+	decode(t, r.blob(m.Config.Digest), &meta)
+	if meta["name"] != "tether" || meta["version"] != "1.2.3+build.4" || meta["appVersion"] != "v1.2.3" {
+		t.Errorf("the chart's config is %v, want Chart.yaml's name, version and appVersion", meta)
+	}
+	if got := r.blob(m.Layers[0].Digest); !bytes.Equal(got, data) {
+		t.Error("the chart's layer is not the package pushed")
+	}
+	if out, err := exec.Command(imagegen, "-chart", pkg, "-push", host+"/charts/tether:9.9.9").CombinedOutput(); err == nil {
+		t.Errorf("imagegen pushed the chart 1.2.3+build.4 under the tag 9.9.9: %s", out)
+	}
+}
+
+// chartPackage is a chart package holding only tether/Chart.yaml.
+func chartPackage(t *testing.T, chartYAML string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	tw := tar.NewWriter(zw)
+	if err := tw.WriteHeader(&tar.Header{Name: "tether/Chart.yaml", Mode: 0o644, Size: int64(len(chartYAML))}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tw.Write([]byte(chartYAML)); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
 // buildImagegen builds hack/imagegen, its own module, into path.
 func buildImagegen(t *testing.T, path string) {
 	t.Helper()
