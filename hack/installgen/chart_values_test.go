@@ -144,4 +144,3 @@ func lookup(obj any, path []string) any {
 	}
 	return obj
 }
-
