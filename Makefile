@@ -38,6 +38,10 @@ build: ## Build the tether binary into bin/.
 testbin: ## Build etcd, kube-apiserver, controller-manager, scheduler, kubectl, kwok, prometheus, promtool and the OCI registry into .tools/testbin.
 	hack/testbin.sh $(TESTBIN)
 
+.PHONY: testbin-demo
+testbin-demo: ## Build only what make demo runs: etcd, kube-apiserver, controller-manager, scheduler, kubectl and kwok.
+	hack/testbin.sh $(TESTBIN) demo
+
 .PHONY: kustomize
 kustomize: $(KUSTOMIZE) ## Build the pinned kustomize CLI that the conformance test compares renders with.
 
@@ -91,7 +95,7 @@ bench: testbin ## Benchmarks; quote their figures as ratios to the baseline of t
 	go test -run='^$$' -bench=. -benchmem $(BENCH_FLAGS) ./...
 
 .PHONY: demo
-demo: testbin build ## Local control plane + git repo + agent; shows a commit reach the cluster.
+demo: testbin-demo build ## Local control plane + git repo + agent; shows a commit reach the cluster.
 	go run ./hack/demo
 
 .PHONY: generate
