@@ -46,7 +46,7 @@ func buildIndex(opts options) (v1.ImageIndex, error) {
 			return nil, fmt.Errorf("%s/%s: %w", p.os, p.arch, err)
 		}
 		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{
-			Add:        img,
+			Add:        plainImage{img},
 			Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: p.os, Architecture: p.arch}},
 		})
 	}
@@ -96,3 +96,12 @@ func buildImage(opts options, p platformBinary, base v1.Layer) (v1.Image, error)
 	}
 	return mutate.Annotations(img, labels(opts)).(v1.Image), nil
 }
+
+// plainImage is an image whose index descriptor carries no artifactType:
+// go-containerregistry would copy the config's media type there, which
+// image-spec reserves for artifacts (and which makes some clients list the
+// platform images as artifacts).
+type plainImage struct{ v1.Image }
+
+// ArtifactType is empty: an image, not an artifact.
+func (plainImage) ArtifactType() (string, error) { return "", nil }
