@@ -117,7 +117,8 @@ verify: generate docs ## Fail when generated files, docs or go.mod are stale.
 	cd test/tools/etcd && go mod tidy
 	cd test/tools/prometheus && go mod tidy
 	cd test/tools/registry && go mod tidy
-	@git diff --exit-code -- api deploy/base/crd deploy/install.yaml deploy/namespaced.yaml deploy/ui.yaml deploy/chart docs/cli.md docs/api.md docs/reasons.md go.mod go.sum test/tools && \
+	cd hack/imagegen && go mod tidy
+	@git diff --exit-code -- api deploy/base/crd deploy/install.yaml deploy/namespaced.yaml deploy/ui.yaml deploy/chart docs/cli.md docs/api.md docs/reasons.md go.mod go.sum test/tools hack/imagegen/go.mod hack/imagegen/go.sum && \
 		[ -z "$$(git ls-files --others --exclude-standard -- deploy/chart)" ] || \
 		{ echo "generated files or go.mod are stale: run 'make generate', 'make docs' and 'go mod tidy', then commit"; exit 1; }
 
