@@ -38,6 +38,10 @@ build: ## Build the tether binary into bin/.
 testbin: ## Build etcd, kube-apiserver, controller-manager, scheduler, kubectl, kwok, prometheus, promtool and the OCI registry into .tools/testbin.
 	hack/testbin.sh $(TESTBIN)
 
+.PHONY: testbin-demo
+testbin-demo: ## Build only what make demo runs: etcd, kube-apiserver, controller-manager, scheduler, kubectl and kwok.
+	hack/testbin.sh $(TESTBIN) demo
+
 .PHONY: kustomize
 kustomize: $(KUSTOMIZE) ## Build the pinned kustomize CLI that the conformance test compares renders with.
 
@@ -91,7 +95,7 @@ bench: testbin ## Benchmarks; quote their figures as ratios to the baseline of t
 	go test -run='^$$' -bench=. -benchmem $(BENCH_FLAGS) ./...
 
 .PHONY: demo
-demo: testbin build ## Local control plane + git repo + agent; shows a commit reach the cluster.
+demo: testbin-demo build ## Local control plane + git repo + agent; shows a commit reach the cluster.
 	go run ./hack/demo
 
 .PHONY: generate
@@ -113,7 +117,8 @@ verify: generate docs ## Fail when generated files, docs or go.mod are stale.
 	cd test/tools/etcd && go mod tidy
 	cd test/tools/prometheus && go mod tidy
 	cd test/tools/registry && go mod tidy
-	@git diff --exit-code -- api deploy/base/crd deploy/install.yaml deploy/namespaced.yaml deploy/ui.yaml deploy/chart docs/cli.md docs/api.md docs/reasons.md go.mod go.sum test/tools && \
+	cd hack/imagegen && go mod tidy
+	@git diff --exit-code -- api deploy/base/crd deploy/install.yaml deploy/namespaced.yaml deploy/ui.yaml deploy/chart docs/cli.md docs/api.md docs/reasons.md go.mod go.sum test/tools hack/imagegen/go.mod hack/imagegen/go.sum && \
 		[ -z "$$(git ls-files --others --exclude-standard -- deploy/chart)" ] || \
 		{ echo "generated files or go.mod are stale: run 'make generate', 'make docs' and 'go mod tidy', then commit"; exit 1; }
 
@@ -140,43 +145,64 @@ $(GOLANGCI_LINT):
 	GOBIN=$(TOOLS_BIN) go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 	mv $(TOOLS_BIN)/golangci-lint $@
 
+# The agent's image, built without a container engine: hack/imagegen (its own Go
+# module; go-containerregistry pinned in hack/imagegen/go.mod) assembles a minimal
+# base itself (the Mozilla CA roots of the pinned golang.org/x/crypto/x509roots,
+# /etc/passwd with the non-root user 65532, /tmp), adds the static binary of each
+# platform, labels it (source, revision, version, created: the commit's time, so
+# the build is reproducible), and attaches an SPDX JSON SBOM as an OCI referrer.
+# `make image` writes it as an OCI image layout (dist/image/oci) and the same as a
+# tarball (dist/image/tether-oci.tar: `skopeo copy oci-archive:...`, `crane push`).
+IMAGE_PLATFORMS ?= linux/amd64 linux/arm64
+IMAGE_DIR       ?= dist/image
+REVISION        := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+CREATED         := $(shell git log -1 --format=%cI 2>/dev/null || echo 1970-01-01T00:00:00Z)
+IMAGEGEN         = go run -C $(CURDIR)/hack/imagegen .
+# imagegen_args DIR: the -platform flags for the binaries DIR/tether-linux-ARCH and the labels.
+imagegen_args    = $(foreach p,$(IMAGE_PLATFORMS),-platform $(p)=$(CURDIR)/$(1)/tether-$(subst /,-,$(p))) \
+	-version $(VERSION) -revision $(REVISION) -created $(CREATED)
+
+.PHONY: image
+image: ## The agent's multi-arch image (amd64, arm64) with its SBOM, built without docker, as an OCI layout and tarball in dist/image.
+	rm -rf $(IMAGE_DIR) && mkdir -p $(IMAGE_DIR)
+	for p in $(IMAGE_PLATFORMS); do \
+		CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} go build -trimpath -ldflags "-s -w $(LDFLAGS)" \
+			-o $(IMAGE_DIR)/tether-$${p%/*}-$${p#*/} ./cmd/tether || exit 1; \
+	done
+	$(IMAGEGEN) $(call imagegen_args,$(IMAGE_DIR)) -layout $(CURDIR)/$(IMAGE_DIR)/oci
+	tar -C $(IMAGE_DIR)/oci --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -cf $(IMAGE_DIR)/tether-oci.tar .
+	@echo "image: $(IMAGE_DIR)/oci (OCI layout, tag $(VERSION)) and $(IMAGE_DIR)/tether-oci.tar"
+
 # A release: `make release VERSION=v1.2.3` writes dist/v1.2.3/ with install.yaml and
 # namespaced.yaml naming that version's image, the chart tether-1.2.3.tgz with an
 # index.yaml (the directory served over http(s) is a chart repository), the
-# binaries and their checksums, and
-# builds the multi-arch image where a builder (docker buildx with a running engine)
-# exists. PUSH=true pushes it. The version must be a release tag with a CHANGELOG
+# binaries and their checksums, and the multi-arch image as an OCI layout
+# (dist/v1.2.3/image). With REGISTRY=registry.example.com/org it also pushes the
+# image to $(REGISTRY)/tether:v1.2.3 and the chart to oci://$(REGISTRY)/charts/tether,
+# and pins install.yaml, namespaced.yaml, ui.yaml and the chart to the pushed
+# image's digest (credentials: ~/.docker/config.json, as `docker login` or
+# `crane auth login` write it). The version must be a release tag with a CHANGELOG
 # entry, built from a clean tree: what is published is what was committed.
 RELEASE_DIR   = dist/$(VERSION)
-IMAGE_REPO   ?= ghcr.io/tether-dev/tether
-PLATFORMS    ?= linux/amd64,linux/arm64
+REGISTRY     ?=
 BIN_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
-PUSH         ?= false
 
 .PHONY: release
-release: ## make release VERSION=vX.Y.Z: install files, binaries and (where a builder exists) the image.
-	@[[ "$(origin VERSION)" != file ]] || { echo "usage: make release VERSION=vX.Y.Z"; exit 2; }
+release: ## make release VERSION=vX.Y.Z [REGISTRY=host/org]: install files, chart, binaries, image; with REGISTRY pushes image and chart, pinned by digest.
+	@[[ "$(origin VERSION)" != file ]] || { echo "usage: make release VERSION=vX.Y.Z [REGISTRY=registry.example.com/org]"; exit 2; }
 	@grep -q '^## \[$(VERSION)\]' CHANGELOG.md || { echo "release: CHANGELOG.md has no '## [$(VERSION)]' entry"; exit 1; }
 	@git diff --quiet HEAD -- || { echo "release: the working tree has uncommitted changes"; exit 1; }
 	rm -rf $(RELEASE_DIR) && mkdir -p $(RELEASE_DIR)
-	go run ./hack/installgen -version $(VERSION) -out $(RELEASE_DIR)
 	for p in $(BIN_PLATFORMS); do \
 		CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} go build -trimpath -ldflags "-s -w $(LDFLAGS)" \
 			-o $(RELEASE_DIR)/tether-$${p%/*}-$${p#*/} ./cmd/tether || exit 1; \
 	done
-	cd $(RELEASE_DIR) && sha256sum install.yaml namespaced.yaml index.yaml tether-* > SHA256SUMS
-	@if docker buildx version >/dev/null 2>&1 && docker info >/dev/null 2>&1; then \
-		echo docker buildx build --platform $(PLATFORMS) -t $(IMAGE_REPO):$(VERSION) .; \
-		docker buildx build --platform $(PLATFORMS) \
-			--build-arg VERSION=$(VERSION) \
-			--build-arg REVISION=$$(git rev-parse HEAD) \
-			--build-arg CREATED=$$(git log -1 --format=%cI) \
-			--output type=image,push=$(PUSH) \
-			-t $(IMAGE_REPO):$(VERSION) . ; \
-	else \
-		echo "release: no image builder here (docker buildx with a running engine): the image $(IMAGE_REPO):$(VERSION) was NOT built."; \
-		echo "release: build and push it where one exists before publishing $(RELEASE_DIR)/install.yaml, which names it."; \
-	fi
+	$(IMAGEGEN) $(call imagegen_args,$(RELEASE_DIR)) -layout $(CURDIR)/$(RELEASE_DIR)/image \
+		$(if $(REGISTRY),-push $(REGISTRY)/tether:$(VERSION) -digest-file $(CURDIR)/$(RELEASE_DIR)/image.digest)
+	go run ./hack/installgen -version $(VERSION) -out $(RELEASE_DIR) \
+		$(if $(REGISTRY),-image "$$(cat $(RELEASE_DIR)/image.digest)")
+	$(if $(REGISTRY),$(IMAGEGEN) -chart $(CURDIR)/$(RELEASE_DIR)/tether-$(VERSION:v%=%).tgz -push $(REGISTRY)/charts/tether:$(VERSION:v%=%))
+	cd $(RELEASE_DIR) && sha256sum install.yaml namespaced.yaml ui.yaml index.yaml tether-* > SHA256SUMS
 	@echo "release: $(RELEASE_DIR):" && ls $(RELEASE_DIR)
 
 .PHONY: clean

@@ -22,7 +22,7 @@ type ObjectError struct {
 }
 
 func (e *ObjectError) Error() string {
-	return fmt.Sprintf("%s: %s failed: %v", e.Object, e.Op, e.Err)
+	return fmt.Sprintf("%s: %s failed: %s", e.Object, e.Op, inUserTerms(e.Err.Error()))
 }
 
 func (e *ObjectError) Unwrap() error { return e.Err }
@@ -77,6 +77,64 @@ const typedPatchFailure = "failed to create typed patch object"
 // field has the wrong type, whatever status code it answered with.
 func isTypeError(err error) bool {
 	return apierrors.IsInternalError(err) && strings.Contains(err.Error(), typedPatchFailure)
+}
+
+// goValue is how structured-merge-diff prints the value of a field of the wrong
+// type into the API server's answer: Go's own syntax for its internal type
+// (`.data.key: expected string, got &value.valueUnstructured{Value:[]interface
+// {}{1, 2}}`), which says nothing to whoever wrote the YAML.
+const goValue = "&value.valueUnstructured{Value:"
+
+// inUserTerms rewrites each Go value in msg as what the user wrote, in YAML's
+// words ("got a list"), without the value itself (it may be a secret's).
+func inUserTerms(msg string) string {
+	for {
+		i := strings.Index(msg, goValue)
+		if i < 0 {
+			return msg
+		}
+		inner, rest, ok := balanced(msg[i+len(goValue):])
+		if !ok {
+			return msg[:i] + "a value of another type"
+		}
+		msg = msg[:i] + yamlKind(inner) + rest
+	}
+}
+
+// balanced splits s after the "}" that closes the "{" before it.
+func balanced(s string) (inner, rest string, ok bool) {
+	depth := 0
+	for i, r := range s {
+		switch r {
+		case '{':
+			depth++
+		case '}':
+			if depth == 0 {
+				return s[:i], s[i+1:], true
+			}
+			depth--
+		}
+	}
+	return "", "", false
+}
+
+// yamlKind names the YAML kind of a value printed in Go syntax.
+func yamlKind(v string) string {
+	switch {
+	case strings.HasPrefix(v, "[]"):
+		return "a list"
+	case strings.HasPrefix(v, "map["):
+		return "a map"
+	case strings.HasPrefix(v, `"`):
+		return "a string"
+	case v == "true" || v == "false":
+		return "a boolean"
+	case v == "<nil>" || v == "interface {}(nil)":
+		return "null"
+	case strings.Trim(v, "0123456789.-+e") == "":
+		return "a number"
+	}
+	return "a value of another type"
 }
 
 // IsImmutable reports whether err rejects a change to an immutable field.

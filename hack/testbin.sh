@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# testbin.sh DIR — build the real control-plane binaries that Tether's tests and demo run
+# testbin.sh DIR [demo] — build the real control-plane binaries that Tether's tests and demo run
 # (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok and kwok's
 # stage configurations), the Prometheus server and promtool that the alert tests run, and
 # the OCI registry (CNCF Distribution) that the tests of charts from OCI registries push to,
-# from the Go module proxy at pinned versions, into DIR.
+# from the Go module proxy at pinned versions, into DIR. With "demo", only what `make demo`
+# runs: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok.
 #
 # Each binary is built once per version: a stamp file records what DIR holds, so a warm
 # run only checks the stamps. A cold build takes about 15 minutes on two idle cores, plus
@@ -22,7 +23,9 @@ PROMETHEUS_VERSION=v0.315.1
 # push to. Pinned in test/tools/registry/go.mod too.
 REGISTRY_VERSION=v3.0.0
 
-dir=${1:?usage: testbin.sh DIR}
+dir=${1:?usage: testbin.sh DIR [demo]}
+set_=${2:-all}
+[[ $set_ == all || $set_ == demo ]] || { echo "usage: testbin.sh DIR [demo]" >&2; exit 2; }
 root=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
@@ -30,7 +33,8 @@ start=$SECONDS
 
 step() { printf '[testbin %3ds] %s\n' $((SECONDS - start)) "$*"; }
 
-tools=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok prometheus promtool registry)
+tools=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok)
+[[ $set_ == demo ]] || tools+=(prometheus promtool registry)
 ready() { # how many of the tools DIR holds at their versions
 	local n=0 t
 	for t in "${tools[@]}"; do [[ -x "$dir/$t" && -s "$dir/.$t.version" ]] && n=$((n + 1)); done
@@ -97,6 +101,11 @@ if ! fresh kwok "$KWOK_VERSION"; then
 	done
 	stamp kwok "$KWOK_VERSION"
 	step "built kwok"
+fi
+
+if [[ $set_ == demo ]]; then
+	step "the demo's binaries ready in $dir ($(ready) of ${#tools[@]} tools: ${tools[*]})"
+	exit 0
 fi
 
 # remove_all_sd leaves out every service discovery but static and file: the tests scrape

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -86,12 +87,9 @@ func printHistory(w io.Writer, s *v1alpha1.Sync, now time.Time) error {
 	}
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
 	fmt.Fprintln(tw, "\tREVISION\tAPPLIED\tHEALTH\tMESSAGE")
+	marks := historyMarks(s)
 	for i, e := range s.Status.History {
-		mark := ""
-		if i == 0 {
-			mark = "*"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", mark, source.OneLine(shortRevision(e.Revision), 80),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", marks[i], source.OneLine(shortRevision(e.Revision), 80),
 			age(e.AppliedAt, now)+" ago", orDash(source.OneLine(string(e.Health), 20)), source.OneLine(orDash(e.Message), maxHistoryMessage))
 	}
 	if err := tw.Flush(); err != nil {
@@ -108,4 +106,31 @@ func printHistory(w io.Writer, s *v1alpha1.Sync, now time.Time) error {
 		fmt.Fprintf(w, "git is at %s\n", shortRevision(source.OneLine(s.Status.SourceRevision, 80)))
 	}
 	return nil
+}
+
+// historyMarks are the marks of s's history rows: "*" on the revision applied
+// now, "pinned" on the newest row of the commit tether.dev/pin-revision pins,
+// "rolled-back-to" on the newest row of the revision a rollback went to.
+func historyMarks(s *v1alpha1.Sync) []string {
+	marks := make([][]string, len(s.Status.History))
+	marks[0] = []string{"*"}
+	markNewest := func(match func(v1alpha1.HistoryEntry) bool, mark string) {
+		for i, e := range s.Status.History {
+			if match(e) {
+				marks[i] = append(marks[i], mark)
+				return
+			}
+		}
+	}
+	if pin := s.GetAnnotations()[v1alpha1.PinRevisionAnnotation]; pin != "" {
+		markNewest(func(e v1alpha1.HistoryEntry) bool { return plan.CommitOf(e.Revision) == pin || e.Revision == pin }, "pinned")
+	}
+	if rb := s.Status.Rollback; rb != nil && rb.Revision != "" {
+		markNewest(func(e v1alpha1.HistoryEntry) bool { return e.Revision == rb.Revision }, "rolled-back-to")
+	}
+	out := make([]string, len(marks))
+	for i, m := range marks {
+		out[i] = strings.Join(m, " ")
+	}
+	return out
 }

@@ -34,7 +34,7 @@ func TestHistoryTable(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(got), "\n")
 	want := [][]string{
 		{"REVISION", "APPLIED", "HEALTH", "MESSAGE"},
-		{"*", "main@aaaaaaa", "60s", "ago", "Healthy", "Good", "again"},
+		{"*", "pinned", "main@aaaaaaa", "60s", "ago", "Healthy", "Good", "again"},
 		{"main@bbbbbbb", "60m", "ago", "Degraded", "Bad", "]0;owned", "one", "second", "line"},
 	}
 	for i, w := range want {
@@ -44,5 +44,20 @@ func TestHistoryTable(t *testing.T) {
 	}
 	if !strings.Contains(got, "Pinned to "+a) || !strings.Contains(got, "git is at main@bbbbbbb") {
 		t.Errorf("the table does not say the pin and where git is:\n%s", got)
+	}
+}
+
+// TestHistoryMarksThePinnedAndRolledBackRows: after a rollback to an older
+// revision that a newer one followed, the row of the pinned commit and of the
+// revision rolled back to say so, not only the footer.
+func TestHistoryMarksThePinnedAndRolledBackRows(t *testing.T) {
+	a, b := strings.Repeat("a", 40), strings.Repeat("b", 40)
+	s := &v1alpha1.Sync{}
+	s.Annotations = map[string]string{v1alpha1.PinRevisionAnnotation: a}
+	s.Status.Rollback = &v1alpha1.RollbackStatus{Revision: "main@sha1:" + a, FailedRevision: "main@sha1:" + b}
+	s.Status.History = []v1alpha1.HistoryEntry{{Revision: "main@sha1:" + b}, {Revision: "main@sha1:" + a}, {Revision: "main@sha1:" + a}}
+	got := historyMarks(s)
+	if want := []string{"*", "pinned rolled-back-to", ""}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("marks %q, want %q", got, want)
 	}
 }

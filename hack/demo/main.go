@@ -104,12 +104,13 @@ func (d *demo) run(ctx context.Context, once bool) error {
 		return err
 	}
 	fmt.Printf("\nThe cluster follows git. Try it yourself, in another terminal:\n"+
-		"  export KUBECONFIG=%s PATH=%s:$PATH\n"+
+		"  export KUBECONFIG=%s PATH=%s:%s:$PATH\n"+
 		"  kubectl get syncs -A -w\n"+
 		"  cd %s && $EDITOR deployment.yaml && git commit -am change && git push\n"+
 		"  curl -s http://%s/metrics | grep ^tether_sync_info\n"+
-		"  open the web UI at the ui: address above (its sign-in link works once; for another, run %s ui)\n",
-		d.cp.KubeconfigPath(), filepath.Dir(d.kubectl), d.work, d.metrics, d.tether)
+		"  tether get -A && tether tree web && tether history web\n"+
+		"  open the web UI at the ui: address above (its sign-in link works once; for another, run tether ui)\n",
+		d.cp.KubeconfigPath(), filepath.Dir(d.tether), filepath.Dir(d.kubectl), d.work, d.metrics)
 	if once {
 		return nil
 	}

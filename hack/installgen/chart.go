@@ -28,24 +28,88 @@ const installNamespace = "tether-system"
 const chartHeader = "# GENERATED from deploy/default by hack/installgen (make generate). DO NOT EDIT.\n"
 
 // Placeholders stand, in the objects as kustomize wrote them, for what the
-// chart's values set. Each is swapped for its template once the object is YAML.
+// chart's values set. Each is swapped for its template once the object is YAML
+// (templates).
 const (
-	imageHolder     = "TETHER_CHART_IMAGE"
-	replicasHolder  = "TETHER_CHART_REPLICAS"
-	resourcesHolder = "TETHER_CHART_RESOURCES"
+	imageHolder        = "TETHER_CHART_IMAGE"
+	replicasHolder     = "TETHER_CHART_REPLICAS"
+	resourcesHolder    = "TETHER_CHART_RESOURCES"
+	nodeSelectorHolder = "TETHER_CHART_NODE_SELECTOR"
+	tolerationsHolder  = "TETHER_CHART_TOLERATIONS"
+	affinityHolder     = "TETHER_CHART_AFFINITY"
+	spreadHolder       = "TETHER_CHART_TOPOLOGY_SPREAD"
+	priorityHolder     = "TETHER_CHART_PRIORITY_CLASS"
+	podAnnotHolder     = "TETHER_CHART_POD_ANNOTATIONS"
+	saAnnotHolder      = "TETHER_CHART_SA_ANNOTATIONS"
+	extraArgsHolder    = "TETHER_CHART_EXTRA_ARGS"
+	extraEnvHolder     = "TETHER_CHART_EXTRA_ENV"
 )
 
 // chartValues are the chart's values at their defaults: what deploy/default
-// installs.
+// installs. values.schema.json (chartSchema) refuses any other key.
 type chartValues struct {
 	Image struct {
 		Repository string `yaml:"repository"`
 		// Tag is empty: the chart's appVersion.
 		Tag string `yaml:"tag"`
+		// Digest, where set (a release pushed to a registry), pins the image
+		// and wins over the tag.
+		Digest string `yaml:"digest"`
 	} `yaml:"image"`
 	ReplicaCount int            `yaml:"replicaCount"`
 	Resources    map[string]any `yaml:"resources"`
+	// Where the agent's pods run: the Deployment's own nodeSelector and
+	// topologySpreadConstraints are the defaults.
+	NodeSelector              map[string]any `yaml:"nodeSelector"`
+	Tolerations               []any          `yaml:"tolerations"`
+	Affinity                  map[string]any `yaml:"affinity"`
+	TopologySpreadConstraints []any          `yaml:"topologySpreadConstraints"`
+	PriorityClassName         string         `yaml:"priorityClassName"`
+	// PodAnnotations are added to the pods' (a mesh's, a scraper's).
+	PodAnnotations map[string]any `yaml:"podAnnotations"`
+	ServiceAccount struct {
+		// Annotations are added to the agent's ServiceAccount: workload
+		// identity for git and registry credentials (eks.amazonaws.com/role-arn,
+		// iam.gke.io/gcp-service-account, azure.workload.identity/client-id).
+		Annotations map[string]any `yaml:"annotations"`
+	} `yaml:"serviceAccount"`
+	// ExtraArgs are appended to the controller's arguments (docs/cli.md's
+	// `tether controller` flags), ExtraEnv to its environment.
+	ExtraArgs []any `yaml:"extraArgs"`
+	ExtraEnv  []any `yaml:"extraEnv"`
 }
+
+// chartTemplate is how one placeholder becomes a template: a block under a key
+// (with its values, or nothing when they are empty), a scalar, or items added
+// to a list or a map that the object already has.
+type chartTemplate struct {
+	holder, values string
+	form           int
+}
+
+// Forms of chartTemplate.
+const (
+	blockForm  = iota // "key: HOLDER": key and the values below it, if any
+	scalarForm        // "key: HOLDER": key and the value quoted, if any
+	itemsForm         // "- HOLDER" or "HOLDER: HOLDER": the values' items there, if any
+)
+
+// agentTemplates are the agent's Deployment's values, ServiceAccount's are
+// saTemplates.
+var (
+	agentTemplates = []chartTemplate{
+		{resourcesHolder, ".Values.resources", blockForm},
+		{nodeSelectorHolder, ".Values.nodeSelector", blockForm},
+		{tolerationsHolder, ".Values.tolerations", blockForm},
+		{affinityHolder, ".Values.affinity", blockForm},
+		{spreadHolder, ".Values.topologySpreadConstraints", blockForm},
+		{priorityHolder, ".Values.priorityClassName", scalarForm},
+		{podAnnotHolder, ".Values.podAnnotations", itemsForm},
+		{extraArgsHolder, ".Values.extraArgs", itemsForm},
+		{extraEnvHolder, ".Values.extraEnv", itemsForm},
+	}
+	saTemplates = []chartTemplate{{saAnnotHolder, ".Values.serviceAccount.annotations", itemsForm}}
+)
 
 // writeChart writes Tether as a Helm chart into dir, from the same objects
 // deploy/default renders to: the CRD in crds/, every other object but the
@@ -86,6 +150,9 @@ func writeChart(m resmap.ResMap, dir, version string) error {
 	if err := writeGenerated(filepath.Join(dir, "values.yaml"), vals); err != nil {
 		return err
 	}
+	if err := writeSchema(dir); err != nil {
+		return err
+	}
 	return writeGenerated(filepath.Join(dir, "Chart.yaml"), chartMetadata(version))
 }
 
@@ -109,14 +176,14 @@ func chartDefaults(m resmap.ResMap) (*chartValues, error) {
 		if !isAgent(r) {
 			continue
 		}
-		if err := eachImage(m, func(image *yaml.RNode) error {
-			name, _ := splitImage(yaml.GetValue(image))
-			if name == agentImage {
-				v.Image.Repository = name
-			}
-			return nil
-		}); err != nil {
+		c, err := agentContainer(r)
+		if err != nil {
 			return nil, err
+		}
+		name, tag := splitImage(yaml.GetValue(c.Field("image").Value))
+		v.Image.Repository = name
+		if strings.HasPrefix(tag, "sha256:") {
+			v.Image.Digest = tag
 		}
 		replicas, err := r.GetFieldValue("spec.replicas")
 		if err != nil {
@@ -127,10 +194,6 @@ func chartDefaults(m resmap.ResMap) (*chartValues, error) {
 			return nil, fmt.Errorf("the agent's Deployment: spec.replicas is %T", replicas)
 		}
 		v.ReplicaCount = n
-		c, err := agentContainer(r)
-		if err != nil {
-			return nil, err
-		}
 		res, err := c.Pipe(yaml.Lookup("resources"))
 		if err != nil || res == nil {
 			return nil, errors.New("the agent's container has no resources")
@@ -138,11 +201,26 @@ func chartDefaults(m resmap.ResMap) (*chartValues, error) {
 		if err := res.YNode().Decode(&v.Resources); err != nil {
 			return nil, err
 		}
+		if err := decodeField(r, &v.NodeSelector, "spec", "template", "spec", "nodeSelector"); err != nil {
+			return nil, err
+		}
+		if err := decodeField(r, &v.TopologySpreadConstraints, "spec", "template", "spec", "topologySpreadConstraints"); err != nil {
+			return nil, err
+		}
 	}
 	if v.Image.Repository == "" {
-		return nil, fmt.Errorf("no Deployment tether runs %s", agentImage)
+		return nil, errors.New("no Deployment tether with a container controller")
 	}
 	return &v, nil
+}
+
+// decodeField decodes the field at path of r, if r has it, into v.
+func decodeField(r *resource.Resource, v any, path ...string) error {
+	node, err := r.Pipe(yaml.Lookup(path...))
+	if err != nil || node == nil {
+		return err
+	}
+	return node.YNode().Decode(v)
 }
 
 // isAgent reports whether r is the agent's Deployment.
@@ -179,10 +257,17 @@ func chartFile(r *resource.Resource) (string, []byte, error) {
 		return "", nil, errors.New("holds {{, which a template would read as an action")
 	}
 	text := strings.ReplaceAll(string(body), installNamespace, "{{ .Release.Namespace }}")
-	if isAgent(r) {
-		text = strings.Replace(text, imageHolder, "{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}", 1)
+	var templates []chartTemplate
+	switch {
+	case isAgent(r):
+		text = strings.Replace(text, imageHolder, "{{ .Values.image.repository }}{{ with .Values.image.digest }}@{{ . }}{{ else }}:{{ .Values.image.tag | default .Chart.AppVersion }}{{ end }}", 1)
 		text = strings.Replace(text, replicasHolder, "{{ .Values.replicaCount }}", 1)
-		if text, err = blockFromValues(text, resourcesHolder, ".Values.resources"); err != nil {
+		templates = agentTemplates
+	case isAgentAccount(r):
+		templates = saTemplates
+	}
+	for _, tmpl := range templates {
+		if text, err = tmpl.apply(text); err != nil {
 			return "", nil, err
 		}
 	}
@@ -190,14 +275,32 @@ func chartFile(r *resource.Resource) (string, []byte, error) {
 	return filepath.Join("templates", name), []byte(text), nil
 }
 
-// holdValues puts the placeholders where the agent's Deployment has what the
-// values set.
+// holdValues puts the placeholders where the agent's Deployment and
+// ServiceAccount have what the values set.
 func holdValues(r *resource.Resource) error {
+	if isAgentAccount(r) {
+		return r.PipeE(yaml.LookupCreate(yaml.MappingNode, "metadata", "annotations"), yaml.SetField(saAnnotHolder, yaml.NewScalarRNode(saAnnotHolder)))
+	}
 	if !isAgent(r) {
 		return nil
 	}
 	if err := r.PipeE(yaml.Lookup("spec"), yaml.SetField("replicas", yaml.NewScalarRNode(replicasHolder))); err != nil {
 		return err
+	}
+	if err := r.PipeE(yaml.LookupCreate(yaml.MappingNode, "spec", "template", "metadata", "annotations"), yaml.SetField(podAnnotHolder, yaml.NewScalarRNode(podAnnotHolder))); err != nil {
+		return err
+	}
+	pod, err := r.Pipe(yaml.Lookup("spec", "template", "spec"))
+	if err != nil || pod == nil {
+		return errors.New("the agent's Deployment has no pod template")
+	}
+	for field, holder := range map[string]string{
+		"nodeSelector": nodeSelectorHolder, "tolerations": tolerationsHolder, "affinity": affinityHolder,
+		"topologySpreadConstraints": spreadHolder, "priorityClassName": priorityHolder,
+	} {
+		if err := pod.PipeE(yaml.SetField(field, yaml.NewScalarRNode(holder))); err != nil {
+			return err
+		}
 	}
 	c, err := agentContainer(r)
 	if err != nil {
@@ -206,20 +309,44 @@ func holdValues(r *resource.Resource) error {
 	if err := c.PipeE(yaml.SetField("image", yaml.NewScalarRNode(imageHolder))); err != nil {
 		return err
 	}
+	for list, holder := range map[string]string{"args": extraArgsHolder, "env": extraEnvHolder} {
+		if err := c.PipeE(yaml.LookupCreate(yaml.SequenceNode, list), yaml.Append(yaml.NewScalarRNode(holder).YNode())); err != nil {
+			return err
+		}
+	}
 	return c.PipeE(yaml.SetField("resources", yaml.NewScalarRNode(resourcesHolder)))
 }
 
-// blockFromValues swaps the line "KEY: holder" for "KEY:" and the values at
-// path written as YAML, indented below it.
-func blockFromValues(text, holder, path string) (string, error) {
-	i := strings.Index(text, holder)
+// isAgentAccount reports whether r is the agent's ServiceAccount.
+func isAgentAccount(r *resource.Resource) bool {
+	return r.GetKind() == "ServiceAccount" && r.GetName() == "tether"
+}
+
+// apply swaps the line of t's placeholder in text for t's template: the line
+// "KEY: HOLDER" for KEY and the values below it, or nothing when the values are
+// empty (blockForm, scalarForm); the line "- HOLDER" or "HOLDER: HOLDER" for the values'
+// items at that indentation, or nothing (itemsForm).
+func (t chartTemplate) apply(text string) (string, error) {
+	i := strings.Index(text, t.holder)
 	if i < 0 {
-		return "", fmt.Errorf("no %s in the object", holder)
+		return "", fmt.Errorf("no %s in the object", t.holder)
 	}
 	lineStart := strings.LastIndex(text[:i], "\n") + 1
-	indent := len(text[lineStart:]) - len(strings.TrimLeft(text[lineStart:], " "))
-	block := fmt.Sprintf("\n{{- toYaml %s | nindent %d }}", path, indent+2)
-	return text[:i-1] + block + text[i+len(holder):], nil
+	lineEnd := i + strings.Index(text[i:], "\n")
+	line := text[lineStart:lineEnd]
+	indent := len(line) - len(strings.TrimLeft(line, " "))
+	key := strings.Repeat(" ", indent) + strings.TrimSpace(line[:i-lineStart])
+	var block string
+	switch t.form {
+	case blockForm:
+		block = fmt.Sprintf("{{- with %s }}\n%s{{ toYaml . | nindent %d }}\n{{- end }}", t.values, key, indent+2)
+	case scalarForm:
+		block = fmt.Sprintf("{{- with %s }}\n%s {{ quote . }}\n{{- end }}", t.values, key)
+	default:
+		block = fmt.Sprintf("{{- with %s }}{{ toYaml . | nindent %d }}{{ end }}", t.values, indent)
+	}
+	// The block starts with "{{-", which eats the newline before the line.
+	return text[:lineStart] + block + text[lineEnd:], nil
 }
 
 // writeGenerated writes a generated file of the chart, headed as generated.

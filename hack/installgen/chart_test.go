@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
@@ -144,7 +145,7 @@ func TestTheChartsValuesReachTheAgent(t *testing.T) {
 // release does: the package loads with Helm's loader at the release's version,
 // and index.yaml names it with its digest.
 func TestAReleasePublishesTheChartAsARepository(t *testing.T) {
-	m, _, err := render("../../deploy/default", "v1.2.3")
+	m, _, err := render("../../deploy/default", "v1.2.3", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,4 +178,45 @@ func TestAReleasePublishesTheChartAsARepository(t *testing.T) {
 		entries[0].Digest != fmt.Sprintf("%x", sha256.Sum256(data)) {
 		t.Errorf("index.yaml:\n%s\nwant one entry of tether 1.2.3 at tether-1.2.3.tgz with the package's digest", raw)
 	}
+}
+
+// TestAReleasePinnedByDigest is make release REGISTRY=...: every install file
+// names the pushed image by its digest, and so does the chart, at its defaults.
+func TestAReleasePinnedByDigest(t *testing.T) {
+	pinned := "registry.example/org/tether@sha256:" + fmt.Sprintf("%064x", 7)
+	out := t.TempDir()
+	if err := run("../..", out, "v1.2.3", pinned); err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range []string{"install.yaml", "namespaced.yaml", "ui.yaml"} {
+		data, err := os.ReadFile(filepath.Join(out, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(data, []byte("image: "+pinned+"\n")) || bytes.Contains(data, []byte(agentImage)) {
+			t.Errorf("%s does not name the agent's image %s alone", file, pinned)
+		}
+	}
+	chart := t.TempDir()
+	if err := loaderExtract(t, filepath.Join(out, "tether-1.2.3.tgz"), chart); err != nil {
+		t.Fatal(err)
+	}
+	got := renderChart(t, filepath.Join(chart, "tether"), source.Helm{ReleaseName: "tether", Namespace: installNamespace})
+	containers, _, _ := unstructured.NestedSlice(got["Deployment/"+installNamespace+"/tether"], "spec", "template", "spec", "containers")
+	if len(containers) == 0 || containers[0].(map[string]any)["image"] != pinned {
+		t.Errorf("the released chart's agent runs %v, want %s", containers, pinned)
+	}
+	if err := run("../..", t.TempDir(), "v1.2.3", "registry.example/org/tether:v1.2.3"); err == nil {
+		t.Error("-image with a tag, not a digest, was taken")
+	}
+}
+
+// loaderExtract writes the files of the chart package pkg into dir/tether.
+func loaderExtract(t *testing.T, pkg, dir string) error {
+	t.Helper()
+	ch, err := loader.Load(pkg)
+	if err != nil {
+		return err
+	}
+	return chartutil.SaveDir(ch, dir)
 }

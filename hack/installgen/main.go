@@ -6,6 +6,9 @@
 // release directory with that version's image, the chart packaged beside an
 // index.yaml, which makes the directory a chart repository (make release).
 //
+// With -image (make release REGISTRY=...), the agent's image is that reference,
+// pinned to the digest `imagegen -push` printed, in every file and the chart.
+//
 // It runs kustomize in process (the kustomize/api module the agent already uses to
 // render repositories), so the files are the same whichever kubectl is installed.
 // It refuses an image that is untagged or tagged latest: a restarted pod must run
@@ -42,27 +45,34 @@ var outputs = []struct{ dir, file string }{
 // nor a dirty or untagged build.
 var releaseVersion = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`)
 
+// digestRef is what -image accepts: a repository pinned to a sha256 digest.
+var digestRef = regexp.MustCompile(`^[a-z0-9][a-z0-9.:/_-]*@sha256:[0-9a-f]{64}$`)
+
 func main() {
 	root := flag.String("root", ".", "Root of the Tether checkout.")
 	out := flag.String("out", "deploy", "Directory to write install.yaml and namespaced.yaml into.")
 	version := flag.String("version", "", "Image tag of the agent, e.g. v0.2.0. Default: the tag deploy/base pins.")
+	image := flag.String("image", "", "With -version: the agent's image pinned by digest (repo@sha256:...), as imagegen -push prints it.")
 	flag.Parse()
-	if err := run(*root, *out, *version); err != nil {
+	if err := run(*root, *out, *version, *image); err != nil {
 		fmt.Fprintln(os.Stderr, "installgen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(root, out, version string) error {
+func run(root, out, version, image string) error {
 	if version != "" && !releaseVersion.MatchString(version) {
 		return fmt.Errorf("version %q is not a release tag like v1.2.3", version)
+	}
+	if image != "" && (version == "" || !digestRef.MatchString(image)) {
+		return fmt.Errorf("-image %q: want a reference pinned by digest (repo@sha256:<64 hex>) with -version", image)
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
 	var install resmap.ResMap
 	for _, o := range outputs {
-		m, data, err := render(filepath.Join(root, o.dir), version)
+		m, data, err := render(filepath.Join(root, o.dir), version, image)
 		if err != nil {
 			return fmt.Errorf("%s: %w", o.dir, err)
 		}
@@ -84,15 +94,16 @@ func run(root, out, version string) error {
 }
 
 // render builds dir with kustomize, sets the agent's image tag to version (unless
-// empty) and checks every image is pinned.
-func render(dir, version string) (resmap.ResMap, []byte, error) {
+// empty), or the whole reference to image (unless empty), and checks every image
+// is pinned.
+func render(dir, version, image string) (resmap.ResMap, []byte, error) {
 	opts := krusty.MakeDefaultOptions()
 	opts.PluginConfig = types.DisabledPluginConfig()
 	m, err := krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := eachImage(m, func(image *yaml.RNode) error { return pin(image, version) }); err != nil {
+	if err := eachImage(m, func(node *yaml.RNode) error { return pin(node, version, image) }); err != nil {
 		return nil, nil, err
 	}
 	body, err := m.AsYaml()
@@ -146,12 +157,17 @@ func eachImage(m resmap.ResMap, fn func(*yaml.RNode) error) error {
 	return nil
 }
 
-// pin sets the agent image's tag to version, where one is given, and refuses an
-// image that names no tag or digest, or the tag latest.
-func pin(image *yaml.RNode, version string) error {
+// pin sets the agent image's tag to version, or its whole reference to pinned,
+// where one is given, and refuses an image that names no tag or digest, or the
+// tag latest.
+func pin(image *yaml.RNode, version, pinned string) error {
 	ref := yaml.GetValue(image)
 	name, tag := splitImage(ref)
-	if version != "" && name == agentImage {
+	switch {
+	case pinned != "" && name == agentImage:
+		name, tag = splitImage(pinned)
+		image.YNode().Value = pinned
+	case version != "" && name == agentImage:
 		tag = version
 		image.YNode().Value = name + ":" + tag
 	}

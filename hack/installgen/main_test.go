@@ -44,17 +44,17 @@ func TestRenderPinsTheReleaseAndRefusesLatest(t *testing.T) {
 		}
 	}
 	write(agentImage + ":v0.1.0")
-	_, out, err := render(dir, "v0.2.0")
+	_, out, err := render(dir, "v0.2.0", "")
 	if err != nil || !strings.Contains(string(out), "image: "+agentImage+":v0.2.0") {
 		t.Errorf("render with -version v0.2.0: %v\n%s", err, out)
 	}
 	for _, image := range []string{agentImage + ":latest", "busybox"} {
 		write(image)
-		if _, _, err := render(dir, ""); err == nil || !strings.Contains(err.Error(), image) {
+		if _, _, err := render(dir, "", ""); err == nil || !strings.Contains(err.Error(), image) {
 			t.Errorf("image %s: error %v, want a refusal naming it", image, err)
 		}
 	}
-	if err := run(dir, t.TempDir(), "latest"); err == nil {
+	if err := run(dir, t.TempDir(), "latest", ""); err == nil {
 		t.Error("-version latest was accepted")
 	}
 }

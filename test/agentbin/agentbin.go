@@ -42,6 +42,12 @@ func Main(m *testing.M, name string, binary *string, opts controlplane.Options) 
 	return controlplane.RunMain(m, opts)
 }
 
+// Build writes the tether binary of this tree to path, as Main does, for a test
+// that needs the binary and no control plane (the image's test packs it).
+func Build(path string) error {
+	return build(path)
+}
+
 // build writes the tether binary of this tree to path, built as the image and the
 // released binaries are (Dockerfile, make release): static, without symbol table
 // and debug information. What the tests measure of the binary (its memory: the
