@@ -183,5 +183,3 @@ func stringList(v any) []string {
 func spec(o *unstructured.Unstructured) map[string]any {
 	return object(o.Object["spec"])
 }
-
-
