@@ -1,9 +1,12 @@
 package importer
 
 import (
+	"encoding/json"
 	"regexp"
+	"strconv"
 	"strings"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
@@ -103,6 +106,7 @@ func (c *converter) gitRevision(o *unstructured.Unstructured, rev string) v1alph
 func (c *converter) appHelm(o *unstructured.Unstructured, s *v1alpha1.Sync, h map[string]any) {
 	hs := &v1alpha1.HelmSpec{}
 	s.Spec.Helm = hs
+	var params []any
 	c.fields(o, "spec.source.helm", h, map[string]func(any){
 		"releaseName": func(v any) { hs.ReleaseName = str(v) },
 		"valueFiles":  func(v any) { hs.ValuesFiles = stringList(v) },
@@ -120,10 +124,72 @@ func (c *converter) appHelm(o *unstructured.Unstructured, s *v1alpha1.Sync, h ma
 				hs.Values = rawJSON(m)
 			}
 		},
-		"parameters": func(any) {
-			c.lose(o, "spec.source.helm.parameters", "Tether takes values, not --set parameters: write them into spec.helm.values")
-		},
+		"parameters": func(v any) { params = list(v) },
 	}, noCounterpart)
+	if len(params) > 0 {
+		hs.Values = c.parameters(o, hs.Values, params)
+	}
+}
+
+// parameters sets Argo CD's helm.parameters (Helm's --set: dotted names, \.
+// for a dot in a key) into values, over them, as Argo CD gives them
+// precedence. A name with a list index is reported, not carried.
+func (c *converter) parameters(o *unstructured.Unstructured, values *apiextensionsv1.JSON, params []any) *apiextensionsv1.JSON {
+	root := map[string]any{}
+	if values != nil {
+		_ = json.Unmarshal(values.Raw, &root)
+	}
+	for i, p := range params {
+		m := object(p)
+		name, field := str(m["name"]), "spec.source.helm.parameters["+strconv.Itoa(i)+"]"
+		if name == "" || strings.ContainsAny(name, "[]") {
+			c.lose(o, field, name+": a list index is not carried: write it into spec.helm.values")
+			continue
+		}
+		set(root, splitKey(name), parameterValue(str(m["value"]), boolean(m["forceString"])))
+	}
+	return rawJSON(root)
+}
+
+// splitKey splits a --set name at its dots, \. being a dot of a key.
+func splitKey(name string) []string {
+	const dot = "\x00"
+	parts := strings.Split(strings.ReplaceAll(name, `\.`, dot), ".")
+	for i := range parts {
+		parts[i] = strings.ReplaceAll(parts[i], dot, ".")
+	}
+	return parts
+}
+
+// parameterValue reads a --set value as Helm does: true, false and integers
+// are typed, unless forced to a string.
+func parameterValue(v string, forceString bool) any {
+	if forceString {
+		return v
+	}
+	switch v {
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return n
+	}
+	return v
+}
+
+// set sets value at path in m, making maps on the way.
+func set(m map[string]any, path []string, value any) {
+	for _, k := range path[:len(path)-1] {
+		next, ok := m[k].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[k] = next
+		}
+		m = next
+	}
+	m[path[len(path)-1]] = value
 }
 
 // directory reports what of spec.source.directory Tether does not do: it

@@ -111,3 +111,25 @@ func TestConvertReportsWhatItCannotCarry(t *testing.T) {
 		})
 	}
 }
+
+func TestConvertArgoCDHelmParameters(t *testing.T) {
+	in := "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a, namespace: argocd}\n" +
+		"spec:\n  destination: {server: https://kubernetes.default.svc}\n  syncPolicy: {automated: {}}\n" +
+		"  source:\n    repoURL: https://charts.example.com\n    chart: web\n    targetRevision: 1.2.3\n    helm:\n" +
+		"      valuesObject: {replicas: 1, image: {tag: a}}\n      parameters:\n" +
+		"      - {name: replicas, value: \"3\"}\n      - {name: image.tag, value: \"b\"}\n" +
+		"      - {name: 'annotations.example\\.com/x', value: \"true\", forceString: true}\n" +
+		"      - {name: 'hosts[0]', value: h}\n"
+	res := importer.Convert(objects(t, in))
+	var got map[string]any
+	if err := yaml.Unmarshal(res.Syncs[0].Spec.Helm.Values.Raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"replicas": float64(3), "image": map[string]any{"tag": "b"}, "annotations": map[string]any{"example.com/x": "true"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("values (-want +got):\n%s", diff)
+	}
+	if len(res.Lost) != 1 || !strings.Contains(res.Lost[0].String(), "hosts[0]: a list index is not carried") {
+		t.Errorf("lost %q, want the list index alone", res.Lost)
+	}
+}
