@@ -132,6 +132,45 @@ func TestPostBuildSubstitutesAsFlux(t *testing.T) {
 		}
 	})
 
+	t.Run("inline values override substituteFrom and fill what strict mode missed", func(t *testing.T) {
+		harness.Eventually(t, waitTimeout, "the Sync updated", func(ctx context.Context) (bool, error) {
+			live := &v1alpha1.Sync{}
+			if err := a.c.Get(ctx, types.NamespacedName{Namespace: ns, Name: s.Name}, live); err != nil {
+				return false, err
+			}
+			live.Spec.PostBuild.Substitute = map[string]string{"cluster_zone": "b", "cluster_region": "us-east-1"}
+			return a.c.Update(ctx, live) == nil, nil
+		})
+		a.waitApplied(t, s, repo.Head(t))
+		zone := &corev1.ConfigMap{}
+		harness.Must(t, a.c.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "zone"}, zone))
+		if zone.Data["zone"] != "b" || zone.Data["token"] != token {
+			t.Errorf("ConfigMap zone holds %v, want zone b and the Secret's token", zone.Data)
+		}
+		live := &corev1.Namespace{}
+		harness.Must(t, a.c.Get(t.Context(), types.NamespacedName{Name: "apps"}, live))
+		if live.Labels["region"] != "us-east-1" {
+			t.Errorf("Namespace apps region = %q, want the inline us-east-1 over the ConfigMap's", live.Labels["region"])
+		}
+	})
+
+	t.Run("a ConfigMap gone: VariablesNotFound naming it, the objects kept", func(t *testing.T) {
+		harness.Must(t, a.c.Delete(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cluster-vars", Namespace: ns}}))
+		got := a.waitFor(t, s, "VariablesNotFound", func(s *v1alpha1.Sync) bool {
+			c := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.SourceReadyCondition)
+			return c != nil && c.Reason == v1alpha1.ReasonVariablesNotFound
+		})
+		c := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.SourceReadyCondition)
+		if !strings.Contains(c.Message, "ConfigMap "+ns+"/cluster-vars") {
+			t.Errorf("SourceReady message %q, want it to name the ConfigMap", c.Message)
+		}
+		zone := &corev1.ConfigMap{}
+		harness.Must(t, a.c.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "zone"}, zone))
+		if zone.Data["zone"] != "b" {
+			t.Errorf("the applied objects changed: %v", zone.Data)
+		}
+	})
+
 	t.Run("the Secret's value is in no status", func(t *testing.T) {
 		live := &v1alpha1.Sync{}
 		harness.Must(t, a.c.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: s.Name}, live))
