@@ -120,15 +120,12 @@ func IsDisabled(obj *unstructured.Unstructured) bool {
 
 // object substitutes one object, charging b.
 func object(obj *unstructured.Unstructured, opts Options, b *budget) (*unstructured.Unstructured, error) {
-	if IsDisabled(obj) {
+	if IsDisabled(obj) || !holdsExpression(obj.Object) {
 		return obj, nil
 	}
 	text, err := yaml.Marshal(obj.Object)
 	if err != nil {
 		return nil, &Error{Object: name(obj), Err: fmt.Errorf("%w: writing the object as YAML: %w", ErrSyntax, err)}
-	}
-	if !strings.Contains(string(text), "${") {
-		return obj, nil
 	}
 	bound, err := outputBound(string(text), opts.Variables)
 	if err != nil {
@@ -171,4 +168,26 @@ func name(obj *unstructured.Unstructured) string {
 		return obj.GetKind() + "/" + ns + "/" + obj.GetName()
 	}
 	return obj.GetKind() + "/" + obj.GetName()
+}
+
+// holdsExpression reports whether a key or a string of v holds "${": only
+// then can its YAML hold one. It is much cheaper than writing the YAML.
+func holdsExpression(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return strings.Contains(v, "${")
+	case map[string]any:
+		for k, e := range v {
+			if strings.Contains(k, "${") || holdsExpression(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range v {
+			if holdsExpression(e) {
+				return true
+			}
+		}
+	}
+	return false
 }
