@@ -8,6 +8,7 @@ require (
 	github.com/aymanbagabas/go-udiff v0.4.1
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
+	github.com/fluxcd/pkg/envsubst v1.8.0
 	github.com/go-git/go-git/v5 v5.19.3
 	github.com/google/cel-go v0.26.0
 	github.com/prometheus/client_golang v1.23.2

@@ -8,6 +8,8 @@
 //
 //	fetch   source.Fetch: resolve the ref to a commit         → SourceReady
 //	render  source.Render: the path at that commit to objects → SourceReady / Stalled
+//	        postBuild: spec.postBuild's variables substituted  / Stalled
+//	        (reconciler_substitute.go, source/substitute)
 //	        plan.CheckEmpty, plan.CheckSize: may it proceed?  / Stalled
 //	apply   plan.ForApply, then apply.ApplyAll: dry-run each  → sync, inventory
 //	        object, record them ahead (write-ahead), write     / Stalled

@@ -151,18 +151,26 @@ func (r *Reconciler) lastGood(ctx context.Context, obj *v1alpha1.Sync, id Identi
 
 // renderAgain renders a revision applied before, a chart with the Sync's
 // current values (a packaged chart's revision, rev.Package, renders its
-// package, path aside). The render counts to the Sync's namespace in the render
-// cache's fair shares, as its fetches do in the git cache's.
+// package, path aside), its spec.postBuild variables substituted. The render
+// counts to the Sync's namespace in the render cache's fair shares, as its
+// fetches do in the git cache's.
 func (r *Reconciler) renderAgain(ctx context.Context, obj *v1alpha1.Sync, id Identity, dec *source.Decryption, rev source.Revision, path string) (*source.Snapshot, error) {
 	helm, err := r.helmFor(ctx, obj, id)
 	if err != nil {
 		return nil, err
 	}
 	ctx = source.WithTenant(ctx, obj.Namespace)
+	var snap *source.Snapshot
 	if rev.Package != "" {
-		return r.Agent.Source.RenderChart(ctx, rev, helm)
+		snap, err = r.Agent.Source.RenderChart(ctx, rev, helm)
+	} else {
+		snap, err = r.Agent.Source.RenderDecrypted(ctx, rev, path, helm, dec)
 	}
-	return r.Agent.Source.RenderDecrypted(ctx, rev, path, helm, dec)
+	if err != nil {
+		return nil, err
+	}
+	// The one call from the render path into substitution (reconciler_substitute.go).
+	return r.postBuild(ctx, obj, id, snap)
 }
 
 // sourcePath is what of sourceURL obj renders: a path of its git repository,

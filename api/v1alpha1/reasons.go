@@ -68,6 +68,17 @@ const (
 	// key of one, that does not exist (or that the Sync's identity may not
 	// read); it is asked again at the interval, with the last good state kept.
 	ReasonValuesNotFound = "ValuesNotFound"
+	// ReasonVariablesNotFound: spec.postBuild.substituteFrom names a ConfigMap or
+	// Secret that does not exist (and is not optional) or that the Sync's
+	// identity may not read; it is asked again at the interval, with the last
+	// good state kept.
+	ReasonVariablesNotFound = "VariablesNotFound"
+	// ReasonSubstitutionFailed: spec.postBuild could not substitute the rendered
+	// objects: strict mode met a variable that is not set (the message names the
+	// object and the variable), a variable's name is invalid, an expression does
+	// not parse, or the substituted objects would pass the agent's byte budget.
+	// Nothing was applied.
+	ReasonSubstitutionFailed = "SubstitutionFailed"
 	// ReasonFieldFight: Tether stopped correcting fields another manager kept
 	// changing back (the reason of the FieldConflict condition).
 	ReasonFieldFight = "FieldFight"
@@ -301,6 +312,8 @@ var Reasons = []ReasonMeaning{
 	{Reason: ReasonSecretNotFound, Retries: true, Failure: true},
 	{Reason: ReasonSecretUnreadable, Retries: true, Failure: true},
 	{Reason: ReasonValuesNotFound, Retries: true, Failure: true},
+	{Reason: ReasonVariablesNotFound, Retries: true, Failure: true},
+	{Reason: ReasonSubstitutionFailed, Stalls: true, Failure: true},
 	{Reason: ReasonFieldFight},
 	{Reason: ReasonFieldConflict},
 

@@ -226,6 +226,11 @@ type SyncSpec struct {
 	// chart, rendered with its own values when helm is not set. See docs/helm.md.
 	// +optional
 	Helm *HelmSpec `json:"helm,omitempty"`
+	// postBuild substitutes variables (${name}, ${name:=default}, ...) in the
+	// rendered objects, from inline values and from ConfigMaps and Secrets,
+	// as Flux's spec.postBuild does. See docs/substitution.md.
+	// +optional
+	PostBuild *PostBuild `json:"postBuild,omitempty"`
 }
 
 // RollbackSpec says when a Sync goes back to its last Healthy revision by itself.

@@ -327,10 +327,21 @@ func renderSync(ctx context.Context, c client.Client, cfg *rest.Config, s *v1alp
 	default:
 		fmt.Fprintln(how.warn, "tether diff: the Sync decrypts SOPS files (spec.decryption); they are compared encrypted without --use-secret-ref or --decrypt --keys DIR")
 	}
+	var objs []*unstructured.Unstructured
 	if chart := s.Spec.Source.Chart; chart != nil {
-		return fetchAndRenderChart(ctx, source.ChartRequest{Repository: chart.Repository, Name: chart.Name, Version: chart.Version, Auth: req.Auth}, helm)
+		objs, err = fetchAndRenderChart(ctx, source.ChartRequest{Repository: chart.Repository, Name: chart.Name, Version: chart.Version, Auth: req.Auth}, helm)
+	} else {
+		objs, err = fetchAndRender(ctx, req, s.Spec.Source.PathOrDefault(), helm, dec)
 	}
-	return fetchAndRender(ctx, req, s.Spec.Source.PathOrDefault(), helm, dec)
+	if err != nil {
+		return nil, err
+	}
+	// spec.postBuild's variables, read as the user, as the agent substitutes them.
+	snap, err := tethersync.Substitute(ctx, c, s, &source.Snapshot{Path: s.Spec.Source.PathOrDefault(), Objects: objs})
+	if err != nil {
+		return nil, err
+	}
+	return snap.Objects, nil
 }
 
 // syncDesired maps objs, rendered from s's source, to the dry-run apply the agent

@@ -55,6 +55,7 @@ pipeline; they take kubectl's connection flags (--kubeconfig, --context, -n, --a
 		newHistoryCommand(kube),
 		newRollbackCommand(kube),
 		newPreviewCommand(kube),
+		newImportCommand(kube),
 		newUICommand(kube),
 		newVersionCommand(),
 		newDocsCommand(),

@@ -1,0 +1,135 @@
+package importer_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/importer"
+)
+
+func objects(t *testing.T, text string) []*unstructured.Unstructured {
+	t.Helper()
+	var out []*unstructured.Unstructured
+	for _, doc := range strings.Split(text, "---\n") {
+		var m map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, &unstructured.Unstructured{Object: m})
+	}
+	return out
+}
+
+const app = "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a, namespace: argocd%s}\n" +
+	"spec:\n  project: default\n  destination: {server: https://kubernetes.default.svc, namespace: web}\n" +
+	"  syncPolicy: {automated: {prune: true}}\n  source: {repoURL: https://git.example.com/r.git, path: ./web, targetRevision: %q}\n"
+
+func TestConvertArgoCDRevisions(t *testing.T) {
+	for rev, want := range map[string]v1alpha1.GitRef{
+		"main":      {Branch: "main"},
+		"release-1": {Branch: "release-1"},
+		"v1.2.3":    {Tag: "v1.2.3"},
+		"1.2":       {Tag: "1.2"},
+		">=1.0 <2":  {SemVer: ">=1.0 <2"},
+		"1.*":       {SemVer: "1.*"},
+		"0123456789abcdef0123456789abcdef01234567": {Commit: "0123456789abcdef0123456789abcdef01234567"},
+		"HEAD": {Branch: "main"},
+	} {
+		res := importer.Convert(objects(t, strings.Replace(strings.Replace(app, "%s", "", 1), "%q", `"`+rev+`"`, 1)))
+		if len(res.Syncs) != 1 {
+			t.Fatalf("%s: %d Syncs", rev, len(res.Syncs))
+		}
+		if diff := cmp.Diff(want, res.Syncs[0].Spec.Source.Ref); diff != "" {
+			t.Errorf("targetRevision %s (-want +got):\n%s", rev, diff)
+		}
+		if lost := len(res.Lost) > 0; lost != (rev == "HEAD") {
+			t.Errorf("targetRevision %s: lost %v", rev, res.Lost)
+		}
+	}
+}
+
+func TestConvertArgoCDDeletion(t *testing.T) {
+	for finalizers, want := range map[string]v1alpha1.DeletionPolicy{
+		"": v1alpha1.DeletionPolicyOrphan,
+		", finalizers: [resources-finalizer.argocd.argoproj.io]": "",
+	} {
+		res := importer.Convert(objects(t, strings.Replace(strings.Replace(app, "%s", finalizers, 1), "%q", "main", 1)))
+		if got := res.Syncs[0].Spec.DeletionPolicy; got != want {
+			t.Errorf("finalizers %q: deletionPolicy %q, want %q", finalizers, got, want)
+		}
+	}
+}
+
+func TestConvertReportsWhatItCannotCarry(t *testing.T) {
+	for name, tc := range map[string]struct {
+		in    string
+		syncs int
+		lost  []string
+	}{
+		"an AppProject": {
+			in:   "apiVersion: argoproj.io/v1alpha1\nkind: AppProject\nmetadata: {name: team, namespace: argocd}\nspec: {}\n",
+			lost: []string{"AppProject/argocd/team: Tether has no projects"},
+		},
+		"a Kustomization whose source is missing": {
+			in:   "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: k, namespace: flux}\nspec: {sourceRef: {kind: GitRepository, name: gone}, prune: true}\n",
+			lost: []string{"Kustomization/flux/k: spec.sourceRef: the GitRepository flux/gone is not among the input"},
+		},
+		"a Kustomization of a Bucket": {
+			in: "apiVersion: source.toolkit.fluxcd.io/v1\nkind: Bucket\nmetadata: {name: b, namespace: flux}\nspec: {}\n---\n" +
+				"apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: k, namespace: flux}\nspec: {sourceRef: {kind: Bucket, name: b}}\n",
+			lost: []string{"Kustomization/flux/k: spec.sourceRef: Tether fetches git repositories and charts, not a Bucket"},
+		},
+		"Flux's kustomize fields on top of a render": {
+			in: "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: g, namespace: flux}\nspec: {url: https://git.example.com/r.git, ref: {tag: v1}}\n---\n" +
+				"apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: k, namespace: flux}\nspec: {sourceRef: {kind: GitRepository, name: g}, namePrefix: p-, images: [{name: x, newTag: y}], postBuild: {substitute: {a: b}}}\n",
+			syncs: 1,
+			lost:  []string{"Kustomization/flux/k: spec.images: Tether has no counterpart", "Kustomization/flux/k: spec.namePrefix: Tether has no counterpart"},
+		},
+		"another kind": {
+			in:   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: d}\n",
+			lost: []string{"ConfigMap/d/c: not an object of Flux or Argo CD"},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			res := importer.Convert(objects(t, tc.in))
+			if len(res.Syncs) != tc.syncs {
+				t.Errorf("%d Syncs, want %d", len(res.Syncs), tc.syncs)
+			}
+			if len(res.Lost) != len(tc.lost) {
+				t.Fatalf("lost %q, want %d lines", res.Lost, len(tc.lost))
+			}
+			for i, want := range tc.lost {
+				if got := res.Lost[i].String(); !strings.HasPrefix(got, want) {
+					t.Errorf("loss %d = %q, want it to start with %q", i, got, want)
+				}
+			}
+		})
+	}
+}
+
+func TestConvertArgoCDHelmParameters(t *testing.T) {
+	in := "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a, namespace: argocd}\n" +
+		"spec:\n  destination: {server: https://kubernetes.default.svc}\n  syncPolicy: {automated: {}}\n" +
+		"  source:\n    repoURL: https://charts.example.com\n    chart: web\n    targetRevision: 1.2.3\n    helm:\n" +
+		"      valuesObject: {replicas: 1, image: {tag: a}}\n      parameters:\n" +
+		"      - {name: replicas, value: \"3\"}\n      - {name: image.tag, value: \"b\"}\n" +
+		"      - {name: 'annotations.example\\.com/x', value: \"true\", forceString: true}\n" +
+		"      - {name: 'hosts[0]', value: h}\n"
+	res := importer.Convert(objects(t, in))
+	var got map[string]any
+	if err := yaml.Unmarshal(res.Syncs[0].Spec.Helm.Values.Raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"replicas": float64(3), "image": map[string]any{"tag": "b"}, "annotations": map[string]any{"example.com/x": "true"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("values (-want +got):\n%s", diff)
+	}
+	if len(res.Lost) != 1 || !strings.Contains(res.Lost[0].String(), "hosts[0]: a list index is not carried") {
+		t.Errorf("lost %q, want the list index alone", res.Lost)
+	}
+}
