@@ -56,6 +56,7 @@ pipeline; they take kubectl's connection flags (--kubeconfig, --context, -n, --a
 		newRollbackCommand(kube),
 		newPreviewCommand(kube),
 		newUICommand(kube),
+		newNotifyCommand(kube),
 		newVersionCommand(),
 		newDocsCommand(),
 	)
