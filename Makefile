@@ -50,7 +50,7 @@ sopstools: ## Build the pinned sops, age and age-keygen CLIs that the decryption
 UI_SCREENSHOTS := $(CURDIR)/.ui-screenshots
 
 .PHONY: test
-test: testbin kustomize sopstools chromium ## Unit, control-plane, conformance, end-to-end and the UI's browser tests, with the race detector.
+test: testbin kustomize sopstools chromium alertmanager ## Unit, control-plane, conformance, end-to-end and the UI's browser tests, with the race detector.
 	TETHER_UI_SCREENSHOTS=$(UI_SCREENSHOTS) go test $(TEST_FLAGS) ./...
 
 # Debian's Chromium for the UI's browser tests, installed with apt-get when
@@ -59,6 +59,12 @@ test: testbin kustomize sopstools chromium ## Unit, control-plane, conformance, 
 .PHONY: chromium
 chromium: ## Install headless Chromium from Debian's packages for the UI's browser tests.
 	hack/chromium.sh
+
+# Debian's Alertmanager for the notification test that fires and resolves a failing
+# Sync's alert in a real one (notify/alertmanager_test.go); hack/alertmanager.sh pins it.
+.PHONY: alertmanager
+alertmanager: ## Install Alertmanager from Debian's packages for the notification tests.
+	hack/alertmanager.sh
 
 .PHONY: test-ui
 test-ui: testbin chromium ## The UI's browser tests alone, verbose, saving a screenshot of each page into .ui-screenshots/.
