@@ -72,8 +72,6 @@ func (e *DeliveryError) Error() string {
 type Sender struct {
 	opts   SenderOptions
 	client *http.Client
-	// sleep waits between attempts; tests do not replace it, they shorten the backoff.
-	sleep func(ctx context.Context, d time.Duration) error
 }
 
 // NewSender returns a Sender that trusts caPEM (when not empty) besides the system's roots.
@@ -89,7 +87,7 @@ func NewSender(opts SenderOptions, caPEM []byte) (*Sender, error) {
 		}
 		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
-	s := &Sender{opts: opts, sleep: sleepCtx}
+	s := &Sender{opts: opts}
 	s.client = &http.Client{
 		Transport: tr,
 		Timeout:   opts.Timeout,
@@ -116,9 +114,9 @@ func (s *Sender) Send(ctx context.Context, req Request) (int, error) {
 	if !s.opts.HostAllowed(u.Hostname()) {
 		return 0, &DeliveryError{Reason: "the address's host is not among the hosts notifications may reach (--notify-allowed-hosts)"}
 	}
-	backoff := s.opts.MinBackoff
+	backoff, attempts := s.opts.MinBackoff, max(1, s.opts.Attempts)
 	var last *DeliveryError
-	for attempt := 1; attempt <= max(1, s.opts.Attempts); attempt++ {
+	for attempt := 1; attempt <= attempts; attempt++ {
 		status, wait, err := s.once(ctx, req)
 		if err == nil {
 			return status, nil
@@ -127,13 +125,13 @@ func (s *Sender) Send(ctx context.Context, req Request) (int, error) {
 			last = &DeliveryError{Reason: err.Error()}
 		}
 		last.Attempts = attempt
-		if wait < 0 || attempt == s.opts.Attempts {
+		if wait < 0 || attempt == attempts {
 			return status, last
 		}
 		if wait == 0 {
 			wait, backoff = backoff, min(2*backoff, s.opts.MaxBackoff)
 		}
-		if err := s.sleep(ctx, wait); err != nil {
+		if err := sleepCtx(ctx, wait); err != nil {
 			return status, last
 		}
 	}

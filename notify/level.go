@@ -1,6 +1,8 @@
 package notify
 
 import (
+	"strings"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -101,7 +103,7 @@ func firstLine(s string) string {
 		}
 	}
 	if len(s) > maxLine {
-		s = s[:maxLine-1] + "…"
+		s = strings.ToValidUTF8(s[:maxLine-3], "") + "…"
 	}
 	return s
 }

@@ -122,10 +122,10 @@ func slackRequest(r Receiver, msg Message) (Request, error) {
 		color = "danger"
 	}
 	body := map[string]any{
-		"text": msg.Title(),
+		"text": slackEscape(msg.Title()),
 		"attachments": []map[string]any{{
 			"color":     color,
-			"text":      strings.Join(msg.Lines(), "\n"),
+			"text":      slackEscape(strings.Join(msg.Lines(), "\n")),
 			"mrkdwn_in": []string{"text"},
 		}},
 	}
@@ -140,6 +140,13 @@ func slackRequest(r Receiver, msg Message) (Request, error) {
 		req.Header.Set("Authorization", "Bearer "+r.Token)
 	}
 	return req, err
+}
+
+// slackEscape escapes what Slack reads as markup (&, <, >): messages carry text
+// from git (file names, commit subjects), and "<!channel>" in a commit subject
+// must not page a channel.
+func slackEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
 // teamsBody is a message with one Adaptive Card, as Teams workflow webhooks take.
@@ -174,7 +181,11 @@ func discordBody(r Receiver, msg Message) map[string]any {
 	if len(desc) > discordMax {
 		desc = strings.ToValidUTF8(desc[:discordMax], "") + "…"
 	}
-	body := map[string]any{"embeds": []map[string]any{{"title": msg.Title(), "description": desc, "color": color}}}
+	// allowed_mentions empty: "@everyone" in a commit subject mentions no one.
+	body := map[string]any{
+		"embeds":           []map[string]any{{"title": msg.Title(), "description": desc, "color": color}},
+		"allowed_mentions": map[string]any{"parse": []string{}},
+	}
 	if r.Username != "" {
 		body["username"] = r.Username
 	}

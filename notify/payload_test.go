@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/test/harness"
 )
 
 // received is one request a loopback receiver got.
@@ -123,6 +124,19 @@ func TestChatPayloadsHaveTheVendorsShape(t *testing.T) {
 			t.Errorf("request = %+v (%v)", req, err)
 		}
 	})
+	t.Run("Slack: markup from git is escaped", func(t *testing.T) {
+		e := failedEvent()
+		e.Subject = "<!channel> & <https://evil|click>"
+		req, err := ChatRequest(Receiver{Type: v1alpha1.NotifierSlack, Address: "http://127.0.0.1/"}, Message{Events: []Event{e}})
+		harness.Must(t, err)
+		var body struct {
+			Attachments []struct{ Text string } `json:"attachments"`
+		}
+		harness.Must(t, json.Unmarshal(req.Body, &body))
+		if text := body.Attachments[0].Text; strings.Contains(text, "<!channel>") || !strings.Contains(text, "(&lt;!channel&gt; &amp; &lt;https://evil|click&gt;)") {
+			t.Errorf("text = %q", text)
+		}
+	})
 	t.Run("Microsoft Teams workflow webhook: a message with an Adaptive Card", func(t *testing.T) {
 		srv, got := receiver(t, nil)
 		send(t)(ChatRequest(Receiver{Type: v1alpha1.NotifierMSTeams, Address: srv.URL + "/workflows/1"}, msg))
@@ -157,8 +171,11 @@ func TestChatPayloadsHaveTheVendorsShape(t *testing.T) {
 		srv, got := receiver(t, nil)
 		send(t)(ChatRequest(Receiver{Type: v1alpha1.NotifierDiscord, Address: srv.URL + "/api/webhooks/1/x", Username: "tether"}, msg))
 		var body struct {
-			Username string `json:"username"`
-			Embeds   []struct {
+			Username        string `json:"username"`
+			AllowedMentions struct {
+				Parse []string `json:"parse"`
+			} `json:"allowed_mentions"`
+			Embeds []struct {
 				Title       string `json:"title"`
 				Description string `json:"description"`
 				Color       int    `json:"color"`
