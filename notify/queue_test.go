@@ -103,3 +103,27 @@ func TestLevelsKeepTheNewestOfEachKey(t *testing.T) {
 		t.Errorf("delivered %v, want %v", got, want)
 	}
 }
+
+// Commit statuses are not coalesced away: 1,000 Syncs failing at once each get
+// theirs.
+func TestEveryCommitStatusOfABurstIsSent(t *testing.T) {
+	var statuses atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { statuses.Add(1) }))
+	t.Cleanup(srv.Close)
+	target := newStaticTarget(t, srv.URL, DefaultSenderOptions())
+	target.r = Receiver{Type: "github", Address: srv.URL + "/org/app"}
+	q := NewQueue(target, DefaultQueueOptions())
+	go q.Run(t.Context())
+	const syncs = 1000
+	for i := range syncs {
+		name := fmt.Sprintf("app-%d", i)
+		c := Commit{SHA: shaA, State: CommitFailure, Description: "ValidationFailed"}
+		q.AddLevel(Job{Key: name + "@" + shaA, Value: string(c.State), Build: func(r Receiver) (Request, error) { return CommitStatusRequest(r, "team-a", name, c) }})
+	}
+	harness.Eventually(t, time.Minute, "every commit status sent", func(context.Context) (bool, error) {
+		return statuses.Load() >= syncs, nil
+	})
+	if statuses.Load() != syncs {
+		t.Errorf("%d statuses sent, want %d", statuses.Load(), syncs)
+	}
+}
