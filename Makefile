@@ -54,7 +54,7 @@ sopstools: ## Build the pinned sops, age and age-keygen CLIs that the decryption
 UI_SCREENSHOTS := $(CURDIR)/.ui-screenshots
 
 .PHONY: test
-test: testbin kustomize sopstools chromium ## Unit, control-plane, conformance, end-to-end and the UI's browser tests, with the race detector.
+test: testbin kustomize sopstools chromium alertmanager ## Unit, control-plane, conformance, end-to-end and the UI's browser tests, with the race detector.
 	TETHER_UI_SCREENSHOTS=$(UI_SCREENSHOTS) go test $(TEST_FLAGS) ./...
 
 # Debian's Chromium for the UI's browser tests, installed with apt-get when
@@ -63,6 +63,12 @@ test: testbin kustomize sopstools chromium ## Unit, control-plane, conformance, 
 .PHONY: chromium
 chromium: ## Install headless Chromium from Debian's packages for the UI's browser tests.
 	hack/chromium.sh
+
+# Debian's Alertmanager for the notification test that fires and resolves a failing
+# Sync's alert in a real one (notify/alertmanager_test.go); hack/alertmanager.sh pins it.
+.PHONY: alertmanager
+alertmanager: ## Install Alertmanager from Debian's packages for the notification tests.
+	hack/alertmanager.sh
 
 .PHONY: test-ui
 test-ui: testbin chromium ## The UI's browser tests alone, verbose, saving a screenshot of each page into .ui-screenshots/.
@@ -108,6 +114,7 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, the CRD, the one-file i
 docs: generate ## Regenerate docs/cli.md from the commands, docs/api.md from the CRD and docs/reasons.md from the reasons.
 	go run ./cmd/tether docs > docs/cli.md
 	go run ./hack/apidocs deploy/base/crd/tether.dev_syncs.yaml > docs/api.md
+	go run ./hack/apidocs deploy/base/crd/tether.dev_notifiers.yaml > docs/api-notifier.md
 	go run ./hack/apidocs reasons api/v1alpha1/reasons.go > docs/reasons.md
 
 .PHONY: verify
@@ -118,7 +125,7 @@ verify: generate docs ## Fail when generated files, docs or go.mod are stale.
 	cd test/tools/prometheus && go mod tidy
 	cd test/tools/registry && go mod tidy
 	cd hack/imagegen && go mod tidy
-	@git diff --exit-code -- api deploy/base/crd deploy/install.yaml deploy/namespaced.yaml deploy/ui.yaml deploy/chart docs/cli.md docs/api.md docs/reasons.md go.mod go.sum test/tools hack/imagegen/go.mod hack/imagegen/go.sum && \
+	@git diff --exit-code -- api deploy/base/crd deploy/install.yaml deploy/namespaced.yaml deploy/ui.yaml deploy/chart docs/cli.md docs/api.md docs/api-notifier.md docs/reasons.md go.mod go.sum test/tools hack/imagegen/go.mod hack/imagegen/go.sum && \
 		[ -z "$$(git ls-files --others --exclude-standard -- deploy/chart)" ] || \
 		{ echo "generated files or go.mod are stale: run 'make generate', 'make docs' and 'go mod tidy', then commit"; exit 1; }
 

@@ -82,6 +82,8 @@ type controllerFlags struct {
 	verifiedBytes         int64
 	// source holds the limits on git and rendering.
 	source source.Options
+	// notify holds the flags of notifications.
+	notify notifyFlags
 	zap    zap.Options
 }
 
@@ -139,6 +141,7 @@ func controllerFlagSet(f *controllerFlags, stderr io.Writer) *flag.FlagSet {
 		return nil
 	})
 	bindSourceFlags(fs, &f.source)
+	bindNotifyFlags(fs, &f.notify)
 	fs.Int64Var(&f.verifiedBytes, "verified-cache-bytes", apply.DefaultVerifiedCacheBytes, "Memory (as JSON) kept of live objects verified to match git, which spares their dry-run at the next resync.")
 	fs.Var(&f.shard, "shard", "Serve only the Syncs labelled "+v1alpha1.ShardLabel+"=<value> (--shard \"\": only those without the label), with a leader of this shard's own. Unset: every Sync. See docs/sharding.md.")
 	fs.DurationVar(&f.minInterval, "min-interval", tethersync.DefaultOptions().MinInterval, "Shortest interval a Sync polls its repository at, whatever its spec.source.interval says.")
@@ -225,6 +228,9 @@ func runController(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	if err := setupReconciler(mgr, cfg, f); err != nil {
+		return err
+	}
+	if err := addNotifier(mgr, f); err != nil {
 		return err
 	}
 	log.Info("starting", "version", version, "cacheDir", f.cacheDir, "leaderElect", f.leaderElect, "shard", f.shard.describe(),

@@ -56,13 +56,18 @@ func writeCLIReference(w io.Writer, root *cobra.Command) error {
 			continue
 		}
 		writeCommand(&b, cmd)
+		for _, sub := range cmd.Commands() {
+			if !sub.Hidden {
+				writeCommand(&b, sub)
+			}
+		}
 	}
 	_, err := w.Write(b.Bytes())
 	return err
 }
 
 func writeCommand(b *bytes.Buffer, cmd *cobra.Command) {
-	fmt.Fprintf(b, "## tether %s\n\n%s\n\n", cmd.Name(), cmd.Short)
+	fmt.Fprintf(b, "## %s\n\n%s\n\n", cmd.CommandPath(), cmd.Short)
 	fmt.Fprintf(b, "```\n%s\n```\n\n", cmd.UseLine())
 	if cmd.Long != "" {
 		b.WriteString(cmd.Long + "\n\n")

@@ -57,6 +57,7 @@ pipeline; they take kubectl's connection flags (--kubeconfig, --context, -n, --a
 		newPreviewCommand(kube),
 		newImportCommand(kube),
 		newUICommand(kube),
+		newNotifyCommand(kube),
 		newVersionCommand(),
 		newDocsCommand(),
 	)
