@@ -84,9 +84,18 @@ type count struct {
 	N     int    `json:"n"`
 }
 
+// fleetGroup is the Syncs of one namespace that pass the filter, with the
+// counts of all its Syncs.
+type fleetGroup struct {
+	Namespace string
+	Counts    []count
+	Rows      []row
+}
+
 // fleetPage is what the fleet page shows.
 type fleetPage struct {
 	Rows       []row
+	Groups     []fleetGroup // Rows by namespace, in order
 	Counts     []count
 	Namespaces []string // those of the Syncs watched, for the filter
 	Statuses   []string
@@ -157,7 +166,35 @@ func fleetPageOf(syncs []v1alpha1.Sync, f fleetFilter) fleetPage {
 		page.Statuses = append(page.Statuses, f.Value)
 	}
 	page.Counts = countRows(all)
+	page.Groups = groupRows(page.Rows, countByNamespace(all))
 	return page
+}
+
+// groupRows splits rows, in order, into one group per namespace, each with
+// its namespace's counts.
+func groupRows(rows []row, counts map[string][]count) []fleetGroup {
+	var groups []fleetGroup
+	for _, r := range rows {
+		if len(groups) == 0 || groups[len(groups)-1].Namespace != r.Namespace {
+			groups = append(groups, fleetGroup{Namespace: r.Namespace, Counts: counts[r.Namespace]})
+		}
+		g := &groups[len(groups)-1]
+		g.Rows = append(g.Rows, r)
+	}
+	return groups
+}
+
+// countByNamespace is countRows of each namespace's rows.
+func countByNamespace(rows []row) map[string][]count {
+	byNamespace := map[string][]row{}
+	for _, r := range rows {
+		byNamespace[r.Namespace] = append(byNamespace[r.Namespace], r)
+	}
+	counts := make(map[string][]count, len(byNamespace))
+	for ns, rs := range byNamespace {
+		counts[ns] = countRows(rs)
+	}
+	return counts
 }
 
 // statusFilter is the test of the status filter value; an unknown value passes

@@ -105,6 +105,32 @@ func TestFleetPageFiltersAndCounts(t *testing.T) {
 	}
 }
 
+func TestFleetPageGroupsByNamespaceWithTheirCounts(t *testing.T) {
+	syncs := fleetOf(30)
+	page := fleetPageOf(syncs, fleetFilter{status: "Failing"})
+	var got []string
+	for _, g := range page.Groups {
+		keys := make([]string, 0, len(g.Rows))
+		for _, r := range g.Rows {
+			keys = append(keys, r.Key)
+		}
+		got = append(got, fmt.Sprintf("%s %v %v", g.Namespace, keys, g.Counts))
+	}
+	// Failing are app-0000, -0007, -0014, -0021 and -0028; each namespace's
+	// counts are of all its Syncs (team-0: 0, 10 and 20, all suspended, 0
+	// OutOfSync), not of those shown.
+	want := []string{
+		"team-0 [team-0/app-0000] [{Syncs 3} {OutOfSync 1} {NotReady 0} {Failing 1} {Degraded 0} {Progressing 0} {Suspended 3}]",
+		"team-1 [team-1/app-0021] [{Syncs 3} {OutOfSync 1} {NotReady 0} {Failing 1} {Degraded 0} {Progressing 0} {Suspended 0}]",
+		"team-4 [team-4/app-0014] [{Syncs 3} {OutOfSync 1} {NotReady 0} {Failing 1} {Degraded 0} {Progressing 0} {Suspended 0}]",
+		"team-7 [team-7/app-0007] [{Syncs 3} {OutOfSync 1} {NotReady 0} {Failing 1} {Degraded 0} {Progressing 0} {Suspended 0}]",
+		"team-8 [team-8/app-0028] [{Syncs 3} {OutOfSync 1} {NotReady 0} {Failing 1} {Degraded 0} {Progressing 0} {Suspended 0}]",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("groups (-want +got):\n%s", diff)
+	}
+}
+
 // BenchmarkFleetPageOf1000Syncs renders the fleet page of 1,000 Syncs from
 // memory, as the page is rendered from the shared watch's cache: the issue asks
 // for it within a second.
