@@ -37,6 +37,8 @@ type graphView struct {
 // Pod is); sync is the inventory's alone (owned objects are not in git).
 type graphFilter struct {
 	Kind, Health, Sync string
+	// Open opens every group and owner, however large (?open=all).
+	Open bool
 }
 
 // Any says whether the filter leaves anything out.
@@ -74,7 +76,7 @@ func (s *Server) graphPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	f := graphFilter{Kind: q.Get("kind"), Health: q.Get("health"), Sync: q.Get("sync")}
+	f := graphFilter{Kind: q.Get("kind"), Health: q.Get("health"), Sync: q.Get("sync"), Open: q.Get("open") == "all"}
 	idx := readOwned(r.Context(), viewerOf(r).client, ownerNamespaces(plan.Inventory(sy.Status)))
 	v := graphOf(sy, idx, f)
 	s.render(w, http.StatusOK, "graph", v)
@@ -93,8 +95,8 @@ func graphOf(sy *v1alpha1.Sync, idx *ownedIndex, f graphFilter) graphView {
 					Message: oneLine(o.Message),
 				}
 				owned, more := idx.children(o.Group, o.Kind, o.Namespace, o.Name, 0)
-				n.Children, n.More = graphNodesOf(owned), more
-				n.Counts, n.Worst, n.Open = countsOf(n.Children), worstOf(n.Children), len(n.Children) <= collapseAt
+				n.Children, n.More = graphNodesOf(owned, f.Open), more
+				n.Counts, n.Worst, n.Open = countsOf(n.Children), worstOf(n.Children), f.Open || len(n.Children) <= collapseAt
 				if o.Sync == v1alpha1.SyncStatusOutOfSync {
 					n.DiffURL = diffPath(client.ObjectKeyFromObject(sy), o.Key())
 				}
@@ -109,7 +111,7 @@ func graphOf(sy *v1alpha1.Sync, idx *ownedIndex, f graphFilter) graphView {
 				continue
 			}
 			v.Shown += len(g.Nodes)
-			g.Counts, g.Worst, g.Open = countsOf(g.Nodes), worstOf(g.Nodes), len(g.Nodes) <= collapseAt || f.Any()
+			g.Counts, g.Worst, g.Open = countsOf(g.Nodes), worstOf(g.Nodes), len(g.Nodes) <= collapseAt || f.Any() || f.Open
 			v.Groups = append(v.Groups, g)
 		}
 	}
@@ -117,13 +119,14 @@ func graphOf(sy *v1alpha1.Sync, idx *ownedIndex, f graphFilter) graphView {
 	return v
 }
 
-// graphNodesOf are the owned objects as nodes of the graph.
-func graphNodesOf(owned []ownedNode) []graphNode {
+// graphNodesOf are the owned objects as nodes of the graph, those of more than
+// collapseAt folded unless open.
+func graphNodesOf(owned []ownedNode, open bool) []graphNode {
 	out := make([]graphNode, 0, len(owned))
 	for _, o := range owned {
 		n := graphNode{Icon: iconOf(o.Kind), Kind: o.Kind, Name: o.Name, Health: orDash(o.Health), Message: o.Message, More: o.More}
-		n.Children = graphNodesOf(o.Owned)
-		n.Counts, n.Worst, n.Open = countsOf(n.Children), worstOf(n.Children), len(n.Children) <= collapseAt
+		n.Children = graphNodesOf(o.Owned, open)
+		n.Counts, n.Worst, n.Open = countsOf(n.Children), worstOf(n.Children), open || len(n.Children) <= collapseAt
 		out = append(out, n)
 	}
 	return out

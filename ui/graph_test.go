@@ -172,4 +172,11 @@ func TestTheGraphPageRendersAThousandObjects(t *testing.T) {
 	if n := strings.Count(page, `<details class="g-fold">`); n != 2 {
 		t.Errorf("%d folded groups, want 2 (the ConfigMaps and the Pods)", n)
 	}
+	buf.Reset()
+	if err := p.byName["graph"].ExecuteTemplate(&buf, "layout", graphOf(sy, idx, graphFilter{Open: true})); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(buf.String(), `<details class="g-fold">`); n != 0 {
+		t.Errorf("open=all: %d groups folded, want none", n)
+	}
 }
