@@ -83,5 +83,6 @@ func TestTheDiffMasksASecret(t *testing.T) {
 			}
 		}
 	}
+	tb.accessible("the diff")
 	tb.screenshot("diff", 1100)
 }

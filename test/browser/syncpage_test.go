@@ -125,8 +125,10 @@ func TestTheSyncPageShowsPodsRolledOut(t *testing.T) {
 		if n := eval[int](tb, `document.querySelectorAll('.graph .node svg use').length`); n < len(boxes) {
 			t.Errorf("%d icons for %d boxes", n, len(boxes))
 		}
+		tb.accessible("the graph")
 		tb.screenshot("graph", 1280)
 		tb.darkScheme(true)
+		tb.accessible("the graph, dark")
 		tb.screenshot("graph-dark", 1280)
 		tb.darkScheme(false)
 		tb.open(base(t, tb.url()) + "/syncs/" + ns + "/web")
@@ -134,7 +136,9 @@ func TestTheSyncPageShowsPodsRolledOut(t *testing.T) {
 	tb.screenshot("sync", 1100)
 	tb.screenshotOf("sync-top", 1000, 970) // docs/ui-sync.png: the summary to the tree
 	tb.screenshot("sync-narrow", 400)
+	tb.accessible("the Sync's page")
 	tb.darkScheme(true)
+	tb.accessible("the Sync's page, dark")
 	tb.screenshot("sync-dark", 1100)
 	tb.darkScheme(false)
 }
