@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -103,6 +104,7 @@ type fleetPage struct {
 	Status     string // the status filter, "" for all
 	Label      string // the label selector, "" for all
 	LabelError string // why Label is no selector
+	Search     string // words the Sync's namespace/name holds, "" for all
 	// OnlyNamespace is the one namespace watched, "" for every namespace;
 	// Narrowed says the user may not list every namespace.
 	OnlyNamespace string
@@ -122,7 +124,7 @@ func (s *Server) fleet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	page := fleetPageOf(list.Items, fleetFilter{namespace: q.Get("namespace"), status: q.Get("status"), label: q.Get("label")})
+	page := fleetPageOf(list.Items, fleetFilter{namespace: q.Get("namespace"), status: q.Get("status"), label: q.Get("label"), search: q.Get("q")})
 	page.OnlyNamespace, page.Narrowed = v.scope.namespace, v.scope.narrowed
 	if s.opts.InCluster {
 		page.SignOut, page.User = sessionOf(r).csrf, v.user
@@ -135,13 +137,25 @@ type fleetFilter struct {
 	namespace string
 	status    string // one of statusFilters
 	label     string // a label selector, as kubectl get -l takes
+	search    string // words that namespace/name must each hold, any case
+}
+
+// found says whether key holds every word of search, in any case.
+func found(key, search string) bool {
+	key = strings.ToLower(key)
+	for _, w := range strings.Fields(strings.ToLower(search)) {
+		if !strings.Contains(key, w) {
+			return false
+		}
+	}
+	return true
 }
 
 // fleetPageOf is the fleet page of syncs: the rows that pass the filter, in
 // order, and the counts of all. A label selector that does not parse filters
 // nothing, and the page says why.
 func fleetPageOf(syncs []v1alpha1.Sync, f fleetFilter) fleetPage {
-	page := fleetPage{Namespace: f.namespace, Status: f.status, Label: f.label}
+	page := fleetPage{Namespace: f.namespace, Status: f.status, Label: f.label, Search: f.search}
 	pass := statusFilter(f.status)
 	selector, err := labels.Parse(f.label)
 	if err != nil {
@@ -156,7 +170,7 @@ func fleetPageOf(syncs []v1alpha1.Sync, f fleetFilter) fleetPage {
 			seen[rw.Namespace] = true
 			page.Namespaces = append(page.Namespaces, rw.Namespace)
 		}
-		if (f.namespace == "" || rw.Namespace == f.namespace) && pass(rw) && selector.Matches(labels.Set(syncs[i].Labels)) {
+		if (f.namespace == "" || rw.Namespace == f.namespace) && pass(rw) && found(rw.Key, f.search) && selector.Matches(labels.Set(syncs[i].Labels)) {
 			page.Rows = append(page.Rows, rw)
 		}
 	}

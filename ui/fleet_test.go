@@ -100,6 +100,9 @@ func TestFleetPageFiltersAndCounts(t *testing.T) {
 	if got := fleetPageOf(syncs, fleetFilter{label: "tier=db", status: "Suspended"}).Rows; len(got) != 3 || got[0].Key != "team-5/app-0005" {
 		t.Errorf("tier=db and Suspended: %+v, want app-0005, -0015 and -0025", got)
 	}
+	if got := fleetPageOf(syncs, fleetFilter{search: "TEAM-3 app-002"}).Rows; len(got) != 1 || got[0].Key != "team-3/app-0023" {
+		t.Errorf("search \"TEAM-3 app-002\": %+v, want team-3/app-0023 alone (every word, any case)", got)
+	}
 	if page := fleetPageOf(syncs, fleetFilter{label: "tier in (db"}); page.LabelError == "" || len(page.Rows) != 30 {
 		t.Errorf("a broken selector: error %q, %d rows; want the error and every row", page.LabelError, len(page.Rows))
 	}
