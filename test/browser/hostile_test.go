@@ -73,8 +73,8 @@ func TestHostileTextIsShownAsText(t *testing.T) {
 		tb := tb.in(t)
 		tb.open(base(t, url) + "/syncs/" + ns + "/subject")
 		tb.waitFor("the history lists the hostile commit", fmt.Sprintf(`document.body.innerText.includes(%s)`, jsString(hostileSubject)))
-		if got := eval[string](tb, `Array.from(document.querySelectorAll('section[aria-labelledby=history] td')).map(td => td.textContent).join('\n')`); !strings.Contains(got, hostileSubject) {
-			t.Errorf("history cells %q lack the subject as written", got)
+		if got := eval[string](tb, `Array.from(document.querySelectorAll('section[aria-labelledby=history] li')).map(li => li.textContent).join('\n')`); !strings.Contains(got, hostileSubject) {
+			t.Errorf("history entries %q lack the subject as written", got)
 		}
 		tb.noScriptRan()
 		tb.screenshot("sync-hostile", 1100)
