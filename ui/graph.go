@@ -59,6 +59,7 @@ type graphNode struct {
 	Icon, Kind, Name      string
 	Sync, Health, Message string
 	DiffURL               string // its diff's page, when it is OutOfSync
+	ObjectURL             string // its panel: live manifest and Events
 	Children              []graphNode
 	More                  int    // children left out (maxChildren)
 	Counts                string // of Children, by health
@@ -95,7 +96,8 @@ func graphOf(sy *v1alpha1.Sync, idx *ownedIndex, f graphFilter) graphView {
 					Message: oneLine(o.Message),
 				}
 				owned, more := idx.children(o.Group, o.Kind, o.Namespace, o.Name, 0)
-				n.Children, n.More = graphNodesOf(owned, f.Open), more
+				n.ObjectURL = objectPath(client.ObjectKeyFromObject(sy), o.ObjectRef)
+				n.Children, n.More = graphNodesOf(owned, ownedPanel{client.ObjectKeyFromObject(sy), o.Namespace}, f.Open), more
 				n.Counts, n.Worst, n.Open = countsOf(n.Children), worstOf(n.Children), f.Open || len(n.Children) <= collapseAt
 				if o.Sync == v1alpha1.SyncStatusOutOfSync {
 					n.DiffURL = diffPath(client.ObjectKeyFromObject(sy), o.Key())
@@ -119,13 +121,25 @@ func graphOf(sy *v1alpha1.Sync, idx *ownedIndex, f graphFilter) graphView {
 	return v
 }
 
+// ownedPanel is where the panels of owned objects are: the Sync's, in the
+// namespace of their owner.
+type ownedPanel struct {
+	sync      client.ObjectKey
+	namespace string
+}
+
 // graphNodesOf are the owned objects as nodes of the graph, those of more than
 // collapseAt folded unless open.
-func graphNodesOf(owned []ownedNode, open bool) []graphNode {
+func graphNodesOf(owned []ownedNode, at ownedPanel, open bool) []graphNode {
 	out := make([]graphNode, 0, len(owned))
 	for _, o := range owned {
 		n := graphNode{Icon: iconOf(o.Kind), Kind: o.Kind, Name: o.Name, Health: orDash(o.Health), Message: o.Message, More: o.More}
-		n.Children = graphNodesOf(o.Owned, open)
+		for _, gvk := range ownedKinds {
+			if gvk.Kind == o.Kind {
+				n.ObjectURL = objectPath(at.sync, v1alpha1.ObjectRef{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: at.namespace, Name: o.Name})
+			}
+		}
+		n.Children = graphNodesOf(o.Owned, at, open)
 		n.Counts, n.Worst, n.Open = countsOf(n.Children), worstOf(n.Children), open || len(n.Children) <= collapseAt
 		out = append(out, n)
 	}
