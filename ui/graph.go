@@ -91,17 +91,7 @@ func graphOf(sy *v1alpha1.Sync, idx *ownedIndex, f graphFilter) graphView {
 		for _, k := range ns.Kinds {
 			g := graphGroup{Namespace: ns.Namespace, Kind: k.Kind, Icon: iconOf(k.Kind)}
 			for _, o := range k.Objects {
-				n := graphNode{
-					Icon: g.Icon, Kind: k.Kind, Name: o.Name, Sync: orDash(string(o.Sync)), Health: orDash(string(o.Health)),
-					Message: oneLine(o.Message),
-				}
-				owned, more := idx.children(o.Group, o.Kind, o.Namespace, o.Name, 0)
-				n.ObjectURL = objectPath(client.ObjectKeyFromObject(sy), o.ObjectRef)
-				n.Children, n.More = graphNodesOf(owned, ownedPanel{client.ObjectKeyFromObject(sy), o.Namespace}, f.Open), more
-				n.Counts, n.Worst, n.Open = countsOf(n.Children), worstOf(n.Children), f.Open || len(n.Children) <= collapseAt
-				if o.Sync == v1alpha1.SyncStatusOutOfSync {
-					n.DiffURL = diffPath(client.ObjectKeyFromObject(sy), o.Key())
-				}
+				n := inventoryNode(client.ObjectKeyFromObject(sy), g.Icon, k.Kind, o, idx, f.Open)
 				v.Total++
 				n.note(kinds, healths)
 				syncs[n.Sync] = true
@@ -126,6 +116,23 @@ func graphOf(sy *v1alpha1.Sync, idx *ownedIndex, f graphFilter) graphView {
 type ownedPanel struct {
 	sync      client.ObjectKey
 	namespace string
+}
+
+// inventoryNode is the node of object o of the Sync key, of kind (as the tree
+// words it) and icon, with what it owns (found in idx) open, or folded when
+// many and not open.
+func inventoryNode(key client.ObjectKey, icon, kind string, o v1alpha1.ResourceStatus, idx *ownedIndex, open bool) graphNode {
+	n := graphNode{
+		Icon: icon, Kind: kind, Name: o.Name, Sync: orDash(string(o.Sync)), Health: orDash(string(o.Health)),
+		Message: oneLine(o.Message), ObjectURL: objectPath(key, o.ObjectRef),
+	}
+	owned, more := idx.children(o.Group, o.Kind, o.Namespace, o.Name, 0)
+	n.Children, n.More = graphNodesOf(owned, ownedPanel{key, o.Namespace}, open), more
+	n.Counts, n.Worst, n.Open = countsOf(n.Children), worstOf(n.Children), open || len(n.Children) <= collapseAt
+	if o.Sync == v1alpha1.SyncStatusOutOfSync {
+		n.DiffURL = diffPath(key, o.Key())
+	}
+	return n
 }
 
 // graphNodesOf are the owned objects as nodes of the graph, those of more than
