@@ -16,6 +16,12 @@
 // reads (its short revision, Ready, why it fails, its tree, its Events) comes from
 // package plan, the same code the CLI prints with.
 //
+// The graph page (graph.go) draws the same objects and what they own left to
+// right, grouped by namespace and kind, large fan-outs folded under a count, with
+// filters; it is nested lists laid out by the browser (no script), each box laid
+// out only when in view, so that 1,000 objects cost what is on screen. The fleet
+// is likewise one section per namespace, each laid out only when in view.
+//
 // The diff page (diff.go) shows, on demand, how the Sync's OutOfSync objects (as
 // its status says) differ from git: the source rendered by the Renderer the
 // command gives (`tether diff`'s: ui may not import sync), the apply the agent

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -84,9 +85,18 @@ type count struct {
 	N     int    `json:"n"`
 }
 
+// fleetGroup is the Syncs of one namespace that pass the filter, with the
+// counts of all its Syncs.
+type fleetGroup struct {
+	Namespace string
+	Counts    []count
+	Rows      []row
+}
+
 // fleetPage is what the fleet page shows.
 type fleetPage struct {
 	Rows       []row
+	Groups     []fleetGroup // Rows by namespace, in order
 	Counts     []count
 	Namespaces []string // those of the Syncs watched, for the filter
 	Statuses   []string
@@ -94,6 +104,7 @@ type fleetPage struct {
 	Status     string // the status filter, "" for all
 	Label      string // the label selector, "" for all
 	LabelError string // why Label is no selector
+	Search     string // words the Sync's namespace/name holds, "" for all
 	// OnlyNamespace is the one namespace watched, "" for every namespace;
 	// Narrowed says the user may not list every namespace.
 	OnlyNamespace string
@@ -113,7 +124,7 @@ func (s *Server) fleet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	page := fleetPageOf(list.Items, fleetFilter{namespace: q.Get("namespace"), status: q.Get("status"), label: q.Get("label")})
+	page := fleetPageOf(list.Items, fleetFilter{namespace: q.Get("namespace"), status: q.Get("status"), label: q.Get("label"), search: q.Get("q")})
 	page.OnlyNamespace, page.Narrowed = v.scope.namespace, v.scope.narrowed
 	if s.opts.InCluster {
 		page.SignOut, page.User = sessionOf(r).csrf, v.user
@@ -126,13 +137,25 @@ type fleetFilter struct {
 	namespace string
 	status    string // one of statusFilters
 	label     string // a label selector, as kubectl get -l takes
+	search    string // words that namespace/name must each hold, any case
+}
+
+// found says whether key holds every word of search, in any case.
+func found(key, search string) bool {
+	key = strings.ToLower(key)
+	for _, w := range strings.Fields(strings.ToLower(search)) {
+		if !strings.Contains(key, w) {
+			return false
+		}
+	}
+	return true
 }
 
 // fleetPageOf is the fleet page of syncs: the rows that pass the filter, in
 // order, and the counts of all. A label selector that does not parse filters
 // nothing, and the page says why.
 func fleetPageOf(syncs []v1alpha1.Sync, f fleetFilter) fleetPage {
-	page := fleetPage{Namespace: f.namespace, Status: f.status, Label: f.label}
+	page := fleetPage{Namespace: f.namespace, Status: f.status, Label: f.label, Search: f.search}
 	pass := statusFilter(f.status)
 	selector, err := labels.Parse(f.label)
 	if err != nil {
@@ -147,7 +170,7 @@ func fleetPageOf(syncs []v1alpha1.Sync, f fleetFilter) fleetPage {
 			seen[rw.Namespace] = true
 			page.Namespaces = append(page.Namespaces, rw.Namespace)
 		}
-		if (f.namespace == "" || rw.Namespace == f.namespace) && pass(rw) && selector.Matches(labels.Set(syncs[i].Labels)) {
+		if (f.namespace == "" || rw.Namespace == f.namespace) && pass(rw) && found(rw.Key, f.search) && selector.Matches(labels.Set(syncs[i].Labels)) {
 			page.Rows = append(page.Rows, rw)
 		}
 	}
@@ -157,7 +180,35 @@ func fleetPageOf(syncs []v1alpha1.Sync, f fleetFilter) fleetPage {
 		page.Statuses = append(page.Statuses, f.Value)
 	}
 	page.Counts = countRows(all)
+	page.Groups = groupRows(page.Rows, countByNamespace(all))
 	return page
+}
+
+// groupRows splits rows, in order, into one group per namespace, each with
+// its namespace's counts.
+func groupRows(rows []row, counts map[string][]count) []fleetGroup {
+	var groups []fleetGroup
+	for _, r := range rows {
+		if len(groups) == 0 || groups[len(groups)-1].Namespace != r.Namespace {
+			groups = append(groups, fleetGroup{Namespace: r.Namespace, Counts: counts[r.Namespace]})
+		}
+		g := &groups[len(groups)-1]
+		g.Rows = append(g.Rows, r)
+	}
+	return groups
+}
+
+// countByNamespace is countRows of each namespace's rows.
+func countByNamespace(rows []row) map[string][]count {
+	byNamespace := map[string][]row{}
+	for _, r := range rows {
+		byNamespace[r.Namespace] = append(byNamespace[r.Namespace], r)
+	}
+	counts := make(map[string][]count, len(byNamespace))
+	for ns, rs := range byNamespace {
+		counts[ns] = countRows(rs)
+	}
+	return counts
 }
 
 // statusFilter is the test of the status filter value; an unknown value passes

@@ -100,8 +100,37 @@ func TestFleetPageFiltersAndCounts(t *testing.T) {
 	if got := fleetPageOf(syncs, fleetFilter{label: "tier=db", status: "Suspended"}).Rows; len(got) != 3 || got[0].Key != "team-5/app-0005" {
 		t.Errorf("tier=db and Suspended: %+v, want app-0005, -0015 and -0025", got)
 	}
+	if got := fleetPageOf(syncs, fleetFilter{search: "TEAM-3 app-002"}).Rows; len(got) != 1 || got[0].Key != "team-3/app-0023" {
+		t.Errorf("search \"TEAM-3 app-002\": %+v, want team-3/app-0023 alone (every word, any case)", got)
+	}
 	if page := fleetPageOf(syncs, fleetFilter{label: "tier in (db"}); page.LabelError == "" || len(page.Rows) != 30 {
 		t.Errorf("a broken selector: error %q, %d rows; want the error and every row", page.LabelError, len(page.Rows))
+	}
+}
+
+func TestFleetPageGroupsByNamespaceWithTheirCounts(t *testing.T) {
+	syncs := fleetOf(30)
+	page := fleetPageOf(syncs, fleetFilter{status: "Failing"})
+	var got []string
+	for _, g := range page.Groups {
+		keys := make([]string, 0, len(g.Rows))
+		for _, r := range g.Rows {
+			keys = append(keys, r.Key)
+		}
+		got = append(got, fmt.Sprintf("%s %v %v", g.Namespace, keys, g.Counts))
+	}
+	// Failing are app-0000, -0007, -0014, -0021 and -0028; each namespace's
+	// counts are of all its Syncs (team-0: 0, 10 and 20, all suspended, 0
+	// OutOfSync), not of those shown.
+	want := []string{
+		"team-0 [team-0/app-0000] [{Syncs 3} {OutOfSync 1} {NotReady 0} {Failing 1} {Degraded 0} {Progressing 0} {Suspended 3}]",
+		"team-1 [team-1/app-0021] [{Syncs 3} {OutOfSync 1} {NotReady 0} {Failing 1} {Degraded 0} {Progressing 0} {Suspended 0}]",
+		"team-4 [team-4/app-0014] [{Syncs 3} {OutOfSync 1} {NotReady 0} {Failing 1} {Degraded 0} {Progressing 0} {Suspended 0}]",
+		"team-7 [team-7/app-0007] [{Syncs 3} {OutOfSync 1} {NotReady 0} {Failing 1} {Degraded 0} {Progressing 0} {Suspended 0}]",
+		"team-8 [team-8/app-0028] [{Syncs 3} {OutOfSync 1} {NotReady 0} {Failing 1} {Degraded 0} {Progressing 0} {Suspended 0}]",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("groups (-want +got):\n%s", diff)
 	}
 }
 

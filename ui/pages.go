@@ -21,12 +21,12 @@ type pages struct {
 }
 
 // pageNames are the pages of templates/, each a file of that name.
-var pageNames = []string{"fleet", "sync", "diff", "signin", "message"}
+var pageNames = []string{"fleet", "sync", "graph", "object", "diff", "signin", "message"}
 
 func parsePages() (*pages, error) {
 	p := &pages{byName: map[string]*template.Template{}}
 	for _, name := range pageNames {
-		t, err := template.New(name).ParseFS(templateFiles, "templates/layout.html", "templates/"+name+".html")
+		t, err := template.New(name).ParseFS(templateFiles, "templates/layout.html", "templates/icons.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("parsing the page %s: %w", name, err)
 		}

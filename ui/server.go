@@ -162,6 +162,8 @@ func (s *Server) handler(host string) http.Handler {
 	}
 	mux.Handle("GET /{$}", s.signedIn(http.HandlerFunc(s.fleet)))
 	mux.Handle("GET /syncs/{namespace}/{name}", s.signedIn(http.HandlerFunc(s.syncPage)))
+	mux.Handle("GET /syncs/{namespace}/{name}/graph", s.signedIn(http.HandlerFunc(s.graphPage)))
+	mux.Handle("GET /syncs/{namespace}/{name}/object", s.signedIn(http.HandlerFunc(s.objectPage)))
 	mux.Handle("GET /syncs/{namespace}/{name}/diff", s.signedIn(http.HandlerFunc(s.diffPage)))
 	mux.Handle("POST /syncs/{namespace}/{name}/{action}", s.signedIn(s.checkCSRF(http.HandlerFunc(s.act))))
 	mux.Handle("GET /live", s.signedIn(http.HandlerFunc(s.stream)))

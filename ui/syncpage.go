@@ -26,6 +26,8 @@ type syncView struct {
 	EventGaps  []string
 	History    []historyView
 	Suspended  bool
+	// GraphURL is the page of the graph of its objects.
+	GraphURL string
 	// DiffURL is the page of the diff of every OutOfSync object, "" when the
 	// status says none is.
 	DiffURL string
@@ -85,7 +87,7 @@ func (s *Server) syncPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := syncView{Row: rowOf(sy), CSRF: sessionOf(r).csrf, Done: doneMessages[r.URL.Query().Get("done")], Suspended: sy.Spec.Suspend}
-	v.Conditions = conditionsOf(sy)
+	v.Conditions, v.GraphURL = conditionsOf(sy), graphPath(key)
 	v.Tree, v.TreeGaps = s.treeOf(r, sy)
 	if wanted, _ := diffTargets(sy, ""); len(wanted) > 0 {
 		v.DiffURL = diffPath(key, "")

@@ -83,5 +83,34 @@ func TestTheDiffMasksASecret(t *testing.T) {
 			}
 		}
 	}
+	tb.accessible("the diff")
 	tb.screenshot("diff", 1100)
+
+	t.Run("the Secret's panel, from its box in the graph, masks every value", func(t *testing.T) {
+		tb := tb.in(t)
+		tb.open(fmt.Sprintf("%s/syncs/%s/web/graph", base(t, url), ns))
+		if got := tb.click(`.graph .node a[href*="Secret"]`); got != 200 {
+			t.Fatalf("the Secret's box led to a page of status %d", got)
+		}
+		manifest := tb.text("pre.manifest")
+		if !strings.Contains(manifest, "password: '***'") || strings.Contains(manifest, "managedFields") {
+			t.Errorf("the Secret's live manifest does not show its password masked and managedFields hidden:\n%s", manifest)
+		}
+		if got := tb.click(`a[href*="managedFields=show"]`); got != 200 {
+			t.Fatalf("showing managedFields led to a page of status %d", got)
+		}
+		if manifest := tb.text("pre.manifest"); !strings.Contains(manifest, "managedFields") {
+			t.Errorf("managedFields asked for and not shown:\n%s", manifest)
+		}
+		page := eval[string](tb, `document.documentElement.outerHTML`)
+		for _, value := range []string{gitPassword, livePassword} {
+			for _, shown := range []string{value, base64.StdEncoding.EncodeToString([]byte(value))} {
+				if strings.Contains(page, shown) {
+					t.Errorf("the Secret's panel shows a value (%q)", shown)
+				}
+			}
+		}
+		tb.accessible("the Secret's panel")
+		tb.screenshot("object-secret", 1100)
+	})
 }

@@ -68,6 +68,17 @@ func TestTheFleetListsSyncsAndShowsADriftLive(t *testing.T) {
 		if got := tb.text(fmt.Sprintf(`tr[data-key="%s/web"] a`, ns)); got != "web" {
 			t.Errorf("web's row links %q, want its name", got)
 		}
+		if got := tb.text(fmt.Sprintf(`section[data-ns="%s"] [data-ns-count="Failing"]`, ns)); got != "1 Failing" {
+			t.Errorf("the namespace's head counts %q failing, want 1 Failing (broken)", got)
+		}
+	})
+
+	t.Run("the fleet passes the accessibility checks, light and dark", func(t *testing.T) {
+		tb := tb.in(t)
+		tb.accessible("the fleet")
+		tb.darkScheme(true)
+		defer tb.darkScheme(false)
+		tb.accessible("the fleet, dark")
 	})
 
 	t.Run("a drift turns the Sync OutOfSync on the open page", func(t *testing.T) {

@@ -2,6 +2,7 @@ package browser
 
 import (
 	"fmt"
+	neturl "net/url"
 	"strings"
 	"testing"
 
@@ -72,8 +73,8 @@ func TestHostileTextIsShownAsText(t *testing.T) {
 		tb := tb.in(t)
 		tb.open(base(t, url) + "/syncs/" + ns + "/subject")
 		tb.waitFor("the history lists the hostile commit", fmt.Sprintf(`document.body.innerText.includes(%s)`, jsString(hostileSubject)))
-		if got := eval[string](tb, `Array.from(document.querySelectorAll('section[aria-labelledby=history] td')).map(td => td.textContent).join('\n')`); !strings.Contains(got, hostileSubject) {
-			t.Errorf("history cells %q lack the subject as written", got)
+		if got := eval[string](tb, `Array.from(document.querySelectorAll('section[aria-labelledby=history] li')).map(li => li.textContent).join('\n')`); !strings.Contains(got, hostileSubject) {
+			t.Errorf("history entries %q lack the subject as written", got)
 		}
 		tb.noScriptRan()
 		tb.screenshot("sync-hostile", 1100)
@@ -88,6 +89,19 @@ func TestHostileTextIsShownAsText(t *testing.T) {
 		tb.open(base(t, url) + "/syncs/" + ns + "/pinned")
 		if got := eval[string](tb, `document.querySelector('.summary').textContent`); !strings.Contains(got, hostilePin) {
 			t.Errorf("summary %q does not show the pin as written", got)
+		}
+		tb.noScriptRan()
+	})
+
+	t.Run("the graph shows a hostile filter as text", func(t *testing.T) {
+		tb := tb.in(t)
+		// The filter is written back into the page: its selects and its links.
+		tb.open(base(t, url) + "/syncs/" + ns + "/subject/graph?kind=" + neturl.QueryEscape(hostileSubject) + "&health=" + neturl.QueryEscape(hostilePin))
+		if got := tb.text("#shown"); !strings.HasPrefix(got, "0 of ") {
+			t.Errorf("the graph says %q, want no object passing the hostile filter", got)
+		}
+		if got := eval[string](tb, `document.querySelector('#open-all').search`); !strings.Contains(got, "open=all") {
+			t.Errorf("the link to open every group is %q", got)
 		}
 		tb.noScriptRan()
 	})

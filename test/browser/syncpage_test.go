@@ -94,10 +94,51 @@ func TestTheSyncPageShowsPodsRolledOut(t *testing.T) {
 	if !containsLine(nodes, "Deployment.apps web Synced Healthy under ") {
 		t.Errorf("the tree lacks the Deployment web, Synced and Healthy:\n%s", strings.Join(nodes, "\n"))
 	}
+	t.Run("the graph shows the ReplicaSet and its Pods under the Deployment", func(t *testing.T) {
+		tb := tb.in(t)
+		if got := tb.click(`#graph-link`); got != 200 {
+			t.Fatalf("the graph's link led to a page of status %d", got)
+		}
+		// Each box of the graph: its kind, name and health, and the box it
+		// hangs from (the name in the nearest box to its left).
+		boxes := eval[[]string](tb, `Array.from(document.querySelectorAll('.graph li > .node')).map(n => {
+			const li = n.parentElement;
+			const owner = li.parentElement.closest('li');
+			const ownerNode = owner && owner.querySelector(':scope > .node, :scope > details > summary');
+			return n.querySelector('.kind').textContent + ' ' + n.querySelector('.name').textContent + ' ' +
+				Array.from(n.querySelectorAll('.mark')).map(m => m.textContent).join(' ') +
+				' from ' + (ownerNode ? ownerNode.querySelector('.name').textContent : '');
+		})`)
+		t.Logf("graph:\n%s", strings.Join(boxes, "\n"))
+		var replicaSets, pods int
+		for _, b := range boxes {
+			switch {
+			case strings.HasPrefix(b, "ReplicaSet web-") && strings.HasSuffix(b, " Healthy from web"):
+				replicaSets++
+			case strings.HasPrefix(b, "Pod web-") && strings.Contains(b, " Healthy from web-"):
+				pods++
+			}
+		}
+		if replicaSets != 1 || pods != 2 {
+			t.Errorf("the graph shows %d Healthy ReplicaSets from the Deployment web and %d Healthy Pods from one, want 1 and 2:\n%s", replicaSets, pods, strings.Join(boxes, "\n"))
+		}
+		if n := eval[int](tb, `document.querySelectorAll('.graph .node svg use').length`); n < len(boxes) {
+			t.Errorf("%d icons for %d boxes", n, len(boxes))
+		}
+		tb.accessible("the graph")
+		tb.screenshot("graph", 1280)
+		tb.darkScheme(true)
+		tb.accessible("the graph, dark")
+		tb.screenshot("graph-dark", 1280)
+		tb.darkScheme(false)
+		tb.open(base(t, tb.url()) + "/syncs/" + ns + "/web")
+	})
 	tb.screenshot("sync", 1100)
 	tb.screenshotOf("sync-top", 1000, 970) // docs/ui-sync.png: the summary to the tree
 	tb.screenshot("sync-narrow", 400)
+	tb.accessible("the Sync's page")
 	tb.darkScheme(true)
+	tb.accessible("the Sync's page, dark")
 	tb.screenshot("sync-dark", 1100)
 	tb.darkScheme(false)
 }

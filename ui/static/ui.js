@@ -7,10 +7,11 @@
   if (!window.EventSource) { return; }
   var live = document.getElementById("live");
   function say(text) { if (live) { live.hidden = false; live.textContent = text; } }
+  // rowsOf finds the elements of one Sync by an attribute selector (the key
+  // escaped), not by reading every row's key: a change costs the same on a
+  // fleet of a thousand as of ten.
   function rowsOf(key) {
-    return Array.prototype.filter.call(document.querySelectorAll("[data-key]"), function (el) {
-      return el.getAttribute("data-key") === key;
-    });
+    return Array.prototype.slice.call(document.querySelectorAll("[data-key=\"" + CSS.escape(key) + "\"]"));
   }
   function update(row) {
     var found = rowsOf(row.key);
@@ -49,6 +50,23 @@
     JSON.parse(e.data).forEach(function (c) {
       document.querySelectorAll("[data-count]").forEach(function (el) {
         if (el.getAttribute("data-count") === c.label) { el.textContent = String(c.n); }
+      });
+    });
+  });
+  // namespaceCounts rewrites each namespace's counts on the fleet:
+  // {namespace: [{label, n}]}, each into the [data-ns-count] element of its
+  // section[data-ns] (the number and the word; data-n hides a zero).
+  source.addEventListener("namespaceCounts", function (e) {
+    var byNamespace = JSON.parse(e.data);
+    document.querySelectorAll("section[data-ns]").forEach(function (section) {
+      var counts = byNamespace[section.getAttribute("data-ns")];
+      if (!Array.isArray(counts)) { return; }
+      counts.forEach(function (c) {
+        section.querySelectorAll("[data-ns-count]").forEach(function (el) {
+          if (el.getAttribute("data-ns-count") !== c.label) { return; }
+          el.textContent = String(c.n) + " " + c.label;
+          el.setAttribute("data-n", String(c.n));
+        });
       });
     });
   });

@@ -1,0 +1,157 @@
+package ui
+
+import (
+	"bytes"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/plan"
+	"tether.dev/tether/source"
+)
+
+// maxManifest bounds the live manifest the panel shows.
+const maxManifest = 256 << 10
+
+// objectView is what the object panel shows: one object of a Sync, live.
+type objectView struct {
+	Sync             row
+	Ref              v1alpha1.ObjectRef
+	Manifest         string // YAML, a Secret's values masked
+	ManagedFields    bool   // shown (?managedFields=show)
+	ManagedFieldsURL string // the page with them shown or hidden, the other way
+	DiffURL          string // its diff's page, for an object of the inventory
+	Events           []eventView
+	EventGaps        []string
+}
+
+// objectPage shows one object of a Sync as the user reads it: its live
+// manifest (managedFields hidden unless asked; a Secret's values replaced by
+// plan.SecretMask on the server, so that no value reaches the browser) and its
+// Events. The object is named by its key (group/kind/namespace/name) and must
+// be in the Sync's inventory, or be a ReplicaSet, Job or Pod of a namespace of
+// it (what its workloads own).
+func (s *Server) objectPage(w http.ResponseWriter, r *http.Request) {
+	sy := &v1alpha1.Sync{}
+	key := client.ObjectKey{Namespace: r.PathValue("namespace"), Name: r.PathValue("name")}
+	if err := viewerOf(r).client.Get(r.Context(), key, sy); err != nil {
+		s.apiRefusal(w, r, "Reading Sync "+key.String(), err, "")
+		return
+	}
+	q := r.URL.Query()
+	ref, ok := objectOf(sy, q.Get("key"))
+	if !ok {
+		s.render(w, http.StatusNotFound, "message", messagePage{Title: "Refused", Message: "Sync " + key.String() + " lists no such object, and owns none by that name.", Back: syncPath(key)})
+		return
+	}
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(schema.GroupVersionKind{Group: ref.Group, Version: ref.Version, Kind: ref.Kind})
+	if err := viewerOf(r).client.Get(r.Context(), client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, live); err != nil {
+		s.apiRefusal(w, r, "Reading "+ref.Kind+" "+ref.Namespace+"/"+ref.Name, err, syncPath(key))
+		return
+	}
+	v := objectView{Sync: rowOf(sy), Ref: ref, ManagedFields: q.Get("managedFields") == "show"}
+	manifest, err := manifestOf(live, v.ManagedFields)
+	if err != nil {
+		s.refuse(w, r, http.StatusBadGateway, "Writing "+ref.Kind+" "+ref.Name+" as YAML: "+err.Error())
+		return
+	}
+	v.Manifest = manifest
+	v.ManagedFieldsURL = objectPath(key, ref) + "&managedFields=" + map[bool]string{true: "hide", false: "show"}[v.ManagedFields]
+	if slices.ContainsFunc(plan.Inventory(sy.Status), func(o v1alpha1.ObjectRef) bool { return o.Key() == ref.Key() }) {
+		v.DiffURL = diffPath(key, ref.Key())
+	}
+	v.Events, v.EventGaps = s.objectEvents(r, ref)
+	s.render(w, http.StatusOK, "object", v)
+}
+
+// objectOf is the object of sy whose key is key: one of its inventory, or a
+// ReplicaSet, Job or Pod (at the version ownedKinds names) in a namespace of
+// its inventory that holds a workload.
+func objectOf(sy *v1alpha1.Sync, key string) (v1alpha1.ObjectRef, bool) {
+	inventory := plan.Inventory(sy.Status)
+	for _, o := range inventory {
+		if o.Key() == key {
+			return o, true
+		}
+	}
+	parts := strings.Split(key, "/")
+	if len(parts) != 4 || parts[3] == "" {
+		return v1alpha1.ObjectRef{}, false
+	}
+	for _, gvk := range ownedKinds {
+		ref := v1alpha1.ObjectRef{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: parts[2], Name: parts[3]}
+		if ref.Key() == key && slices.Contains(ownerNamespaces(inventory), ref.Namespace) {
+			return ref, true
+		}
+	}
+	return v1alpha1.ObjectRef{}, false
+}
+
+// manifestOf is obj as YAML: managedFields left out unless withManagedFields,
+// a Secret's values (and kubectl's copy of the whole object in an annotation)
+// replaced by plan.SecretMask, bounded to maxManifest.
+func manifestOf(obj *unstructured.Unstructured, withManagedFields bool) (string, error) {
+	obj = obj.DeepCopy()
+	if !withManagedFields {
+		obj.SetManagedFields(nil)
+	}
+	if obj.GroupVersionKind().Group == "" && obj.GetKind() == "Secret" {
+		// Compared with itself, every value is "unchanged": each becomes the
+		// mask, and no value is left.
+		plan.MaskSecret(obj, obj.DeepCopy())
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(obj.Object); err != nil {
+		return "", err
+	}
+	if err := enc.Close(); err != nil {
+		return "", err
+	}
+	out := buf.Bytes()
+	if len(out) > maxManifest {
+		out = append(out[:maxManifest:maxManifest], []byte("\n# … cut at 256 KiB\n")...)
+	}
+	return string(bytes.TrimRight(out, "\n")), nil
+}
+
+// objectEvents lists, as the user, the Events of one object, newest first.
+func (s *Server) objectEvents(r *http.Request, ref v1alpha1.ObjectRef) ([]eventView, []string) {
+	list := &corev1.EventList{}
+	if err := viewerOf(r).client.List(r.Context(), list, client.InNamespace(ref.Namespace)); err != nil {
+		return nil, []string{"Events in " + ref.Namespace + ": " + err.Error()}
+	}
+	var events []corev1.Event
+	for _, e := range list.Items {
+		if e.InvolvedObject.Kind == ref.Kind && e.InvolvedObject.Name == ref.Name {
+			events = append(events, e)
+		}
+	}
+	slices.SortStableFunc(events, func(a, b corev1.Event) int { return plan.EventTime(&b).Compare(plan.EventTime(&a)) })
+	events = events[:min(len(events), maxEvents)]
+	out := make([]eventView, 0, len(events))
+	for i := range events {
+		e := &events[i]
+		out = append(out, eventView{
+			Time: plan.EventTime(e).UTC().Format(time.DateTime) + " UTC", Type: e.Type, Reason: e.Reason,
+			Object: ref.Kind + "/" + ref.Namespace + "/" + ref.Name, Message: source.OneLine(e.Message, maxMessage),
+		})
+	}
+	return out, nil
+}
+
+// objectPath is the panel of object ref of the Sync key.
+func objectPath(key client.ObjectKey, ref v1alpha1.ObjectRef) string {
+	return syncPath(key) + "/object?key=" + url.QueryEscape(ref.Key())
+}
