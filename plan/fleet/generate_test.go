@@ -37,16 +37,16 @@ func TestGeneratorsYieldParameterSets(t *testing.T) {
 		want     []fleet.Set
 		wantErr  string
 	}{{
-		name: "a directory gives its path, basename, normalized basename and parts",
-		gens: []v1alpha1.SyncSetGenerator{{Git: dirsGen("apps/*", "!apps/legacy")}},
+		name:     "a directory gives its path, basename, normalized basename and parts",
+		gens:     []v1alpha1.SyncSetGenerator{{Git: dirsGen("apps/*", "!apps/legacy")}},
 		listings: map[string]fleet.Listing{"generators[0]": {Dirs: []string{"apps/Web_UI", "apps/legacy", "apps/api", "apps/api"}}},
 		want: []fleet.Set{
 			{Entry: "generators[0] git directory apps/Web_UI", Params: fleet.Params{"path": "apps/Web_UI", "path.basename": "Web_UI", "path.basenameNormalized": "web-ui", "path[0]": "apps", "path[1]": "Web_UI"}},
 			{Entry: "generators[0] git directory apps/api", Params: fleet.Params{"path": "apps/api", "path.basename": "api", "path.basenameNormalized": "api", "path[0]": "apps", "path[1]": "api"}},
 		},
 	}, {
-		name: "a file gives its fields flattened with dots, and its directory's path",
-		gens: []v1alpha1.SyncSetGenerator{{Git: &v1alpha1.GitGenerator{Files: []v1alpha1.GitFile{{Path: "clusters/*/config.yaml"}}}}},
+		name:     "a file gives its fields flattened with dots, and its directory's path",
+		gens:     []v1alpha1.SyncSetGenerator{{Git: &v1alpha1.GitGenerator{Files: []v1alpha1.GitFile{{Path: "clusters/*/config.yaml"}}}}},
 		listings: map[string]fleet.Listing{"generators[0]": {Files: []fleet.File{{Path: "clusters/eu/config.yaml", Data: []byte("cluster: {region: eu-west, zones: [a, b]}\nreplicas: 3\ncanary: true\n")}}}},
 		want: []fleet.Set{{Entry: "generators[0] git file clusters/eu/config.yaml", Params: fleet.Params{
 			"cluster.region": "eu-west", "cluster.zones.0": "a", "cluster.zones.1": "b", "replicas": "3", "canary": "true",

@@ -42,7 +42,7 @@ func TestARollingSyncMovesStepByStep(t *testing.T) {
 			member("p2", "prod", oldC, oldC, true, false)},
 		want: map[string]fleet.Hold{"s1": pinNew, "p1": pinNew, "p2": pinOld}, step: 2,
 	}, {
-		name: "a step still progressing keeps its place",
+		name:    "a step still progressing keeps its place",
 		members: []fleet.Member{member("s1", "staging", newC, newC, false, false), member("p1", "prod", oldC, oldC, true, false)},
 		want:    map[string]fleet.Hold{"s1": pinNew, "p1": pinOld}, step: 1,
 	}, {
@@ -52,11 +52,11 @@ func TestARollingSyncMovesStepByStep(t *testing.T) {
 		want: map[string]fleet.Hold{"s1": pinNew, "p1": pinNew, "p2": pinOld, "x1": pinOld}, step: 2, halted: "p1",
 		message: "step 2 of 3 halted: p1 Degraded",
 	}, {
-		name: "a new Sync of a step not begun is suspended",
+		name:    "a new Sync of a step not begun is suspended",
 		members: []fleet.Member{member("s1", "staging", "", "", false, false), member("p1", "prod", "", "", false, false)},
 		want:    map[string]fleet.Hold{"s1": pinNew, "p1": {Suspend: true}}, step: 1,
 	}, {
-		name: "every step Healthy at the new revision is done",
+		name:    "every step Healthy at the new revision is done",
 		members: []fleet.Member{member("s1", "staging", newC, newC, true, false), member("p1", "prod", newC, newC, true, false)},
 		want:    map[string]fleet.Hold{"s1": pinNew, "p1": pinNew}, step: 3, message: "all 2 steps are Healthy",
 	}} {
