@@ -148,7 +148,8 @@ type ListGenerator struct {
 }
 
 // GitGenerator yields a parameter set per directory, or per file, of one
-// repository at the newest commit of a ref.
+// repository at the newest commit of a ref. The repository is read with no
+// credentials (credentials, read as the template's account, are still to come).
 //
 // +kubebuilder:validation:XValidation:rule="has(self.directories) != has(self.files)",message="a git generator lists exactly one of directories or files"
 type GitGenerator struct {
@@ -161,10 +162,6 @@ type GitGenerator struct {
 	// +kubebuilder:default={branch: "main"}
 	// +optional
 	Ref GitRef `json:"ref,omitzero"`
-	// secretRef names a Secret in the SyncSet's namespace with credentials for the
-	// repository, as a Sync's spec.source.secretRef.
-	// +optional
-	SecretRef *LocalObjectReference `json:"secretRef,omitempty"`
 	// interval is how often the repository is listed again. Default 1m.
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`

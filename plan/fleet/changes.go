@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"tether.dev/tether/api/v1alpha1"
@@ -100,6 +101,11 @@ func updated(live, desired *v1alpha1.Sync) (*v1alpha1.Sync, bool) {
 	}
 	if !equality.Semantic.DeepDerivative(desired.Spec, live.Spec) || desired.Spec.Suspend != live.Spec.Suspend {
 		out.Spec = desired.Spec
+		changed = true
+	}
+	// preserveSyncsOnDeletion turned on or off: the Syncs lose or gain their owner.
+	if (metav1.GetControllerOf(desired) == nil) != (metav1.GetControllerOf(live) == nil) {
+		out.OwnerReferences = desired.OwnerReferences
 		changed = true
 	}
 	return out, changed

@@ -76,7 +76,8 @@ func firstKeys(p Params, n int) []string {
 }
 
 // Make returns the Sync the SyncSet's template makes of set: in the SyncSet's
-// namespace, labelled with its name (v1alpha1.SyncSetLabel) and owned by it. It
+// namespace, labelled with its name (v1alpha1.SyncSetLabel) and owned by it
+// unless spec.preserveSyncsOnDeletion says otherwise. It
 // refuses (ParameterRefused) a template with a placeholder in a field that
 // decides power, and (GenerateFailed) one that makes an invalid name, label or
 // spec, naming set.Entry.
@@ -108,18 +109,21 @@ func Make(ss *v1alpha1.SyncSet, set Set) (*v1alpha1.Sync, error) {
 		labels = map[string]string{}
 	}
 	labels[v1alpha1.SyncSetLabel] = ss.Name
-	yes := true
-	return &v1alpha1.Sync{
-		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "Sync"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name: name, Namespace: ss.Namespace, Labels: labels, Annotations: annotations,
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: v1alpha1.GroupVersion.String(), Kind: "SyncSet", Name: ss.Name, UID: ss.UID,
-				Controller: &yes, BlockOwnerDeletion: &yes,
-			}},
-		},
-		Spec: *spec,
-	}, nil
+	s := &v1alpha1.Sync{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "Sync"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ss.Namespace, Labels: labels, Annotations: annotations},
+		Spec:       *spec,
+	}
+	if !ss.Spec.PreserveSyncsOnDeletion {
+		// Owned, the Syncs go with the SyncSet (the garbage collector deletes them,
+		// and each prunes or orphans as its deletionPolicy says); unowned, they stay.
+		yes := true
+		s.OwnerReferences = []metav1.OwnerReference{{
+			APIVersion: v1alpha1.GroupVersion.String(), Kind: "SyncSet", Name: ss.Name, UID: ss.UID,
+			Controller: &yes,
+		}}
+	}
+	return s, nil
 }
 
 func substituteMap(field string, in map[string]string, params Params, label bool) (map[string]string, error) {
