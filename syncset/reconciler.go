@@ -185,7 +185,11 @@ func makeAll(ss *v1alpha1.SyncSet, listings map[string]fleet.Listing) ([]*v1alph
 // an error naming its generator entry.
 func (r *Reconciler) write(ctx context.Context, ch fleet.Changes, entries map[string]string) error {
 	refused := func(s *v1alpha1.Sync, verb string, err error) error {
-		if apierrors.IsInvalid(err) || apierrors.IsAlreadyExists(err) || apierrors.IsForbidden(err) {
+		if apierrors.IsAlreadyExists(err) && r.ownedElsewhere(ctx, s) {
+			return &fleet.Error{Entry: entries[s.Name], Reason: v1alpha1.ReasonGenerateFailed,
+				Err: fmt.Errorf("makes Sync %s, which exists and is not this SyncSet's: it is left as it is", s.Name)}
+		}
+		if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
 			return &fleet.Error{Entry: entries[s.Name], Reason: v1alpha1.ReasonGenerateFailed, Err: fmt.Errorf("%s Sync %s: %w", verb, s.Name, err)}
 		}
 		return fmt.Errorf("%s Sync %s/%s: %w", verb, s.Namespace, s.Name, err)
@@ -207,6 +211,18 @@ func (r *Reconciler) write(ctx context.Context, ch fleet.Changes, entries map[st
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// ownedElsewhere reports whether the Sync named like s exists with no label of
+// this SyncSet (one written by hand, or another SyncSet's); one that is this
+// SyncSet's was made by a reconcile the cache has not caught up with yet, and
+// the create is retried.
+func (r *Reconciler) ownedElsewhere(ctx context.Context, s *v1alpha1.Sync) bool {
+	live := &v1alpha1.Sync{}
+	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(s), live); err != nil {
+		return false
+	}
+	return live.Labels[v1alpha1.SyncSetLabel] != s.Labels[v1alpha1.SyncSetLabel]
 }
 
 // stalls reports whether err is bad input that a retry cannot fix.
