@@ -104,6 +104,7 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, the CRD, the one-file i
 docs: generate ## Regenerate docs/cli.md from the commands, docs/api.md from the CRD and docs/reasons.md from the reasons.
 	go run ./cmd/tether docs > docs/cli.md
 	go run ./hack/apidocs deploy/base/crd/tether.dev_syncs.yaml > docs/api.md
+	go run ./hack/apidocs deploy/base/crd/tether.dev_syncsets.yaml > docs/api-syncset.md
 	go run ./hack/apidocs reasons api/v1alpha1/reasons.go > docs/reasons.md
 
 .PHONY: verify
@@ -113,7 +114,7 @@ verify: generate docs ## Fail when generated files, docs or go.mod are stale.
 	cd test/tools/etcd && go mod tidy
 	cd test/tools/prometheus && go mod tidy
 	cd test/tools/registry && go mod tidy
-	@git diff --exit-code -- api deploy/base/crd deploy/install.yaml deploy/namespaced.yaml deploy/ui.yaml deploy/chart docs/cli.md docs/api.md docs/reasons.md go.mod go.sum test/tools && \
+	@git diff --exit-code -- api deploy/base/crd deploy/install.yaml deploy/namespaced.yaml deploy/ui.yaml deploy/chart docs/cli.md docs/api.md docs/api-syncset.md docs/reasons.md go.mod go.sum test/tools && \
 		[ -z "$$(git ls-files --others --exclude-standard -- deploy/chart)" ] || \
 		{ echo "generated files or go.mod are stale: run 'make generate', 'make docs' and 'go mod tidy', then commit"; exit 1; }
 
