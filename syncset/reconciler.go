@@ -7,6 +7,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -119,6 +120,10 @@ func (r *Reconciler) reconcile(ctx context.Context, ss *v1alpha1.SyncSet, live [
 			st.failed(err)
 			return ctrl.Result{}, err
 		}
+	} else {
+		unpin(desired, live)
+		st.st.Rollout = nil
+		apimeta.RemoveStatusCondition(&st.st.Conditions, v1alpha1.RolloutCondition)
 	}
 	ch, err := fleet.Diff(desired, live, ss.Spec.GeneratedLimitOrDefault())
 	if err != nil {

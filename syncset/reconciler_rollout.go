@@ -53,6 +53,7 @@ func (r *Reconciler) roll(ctx context.Context, ss *v1alpha1.SyncSet, rs *v1alpha
 			d.Annotations = map[string]string{}
 		}
 		d.Annotations[v1alpha1.PinRevisionAnnotation] = h.Pin
+		d.Annotations[v1alpha1.RolloutPinAnnotation] = h.Pin
 	}
 	st.rollout(ro, targets)
 	return nil
@@ -82,4 +83,30 @@ func commitOf(revision string) string {
 		return revision[i+len("sha1:"):]
 	}
 	return ""
+}
+
+// unpin removes, from the Syncs of a SyncSet that rolls out no more, the pins a
+// rolling sync set (those RolloutPinAnnotation repeats); a pin set by hand since
+// stays.
+func unpin(desired []*v1alpha1.Sync, live []v1alpha1.Sync) {
+	ours := map[string]bool{}
+	for _, l := range live {
+		pin, ok := l.Annotations[v1alpha1.RolloutPinAnnotation]
+		if ok {
+			ours[l.Name] = pin == l.Annotations[v1alpha1.PinRevisionAnnotation]
+		}
+	}
+	for _, d := range desired {
+		mine, marked := ours[d.Name]
+		if !marked {
+			continue
+		}
+		if d.Annotations == nil {
+			d.Annotations = map[string]string{}
+		}
+		d.Annotations[v1alpha1.RolloutPinAnnotation] = ""
+		if mine {
+			d.Annotations[v1alpha1.PinRevisionAnnotation] = ""
+		}
+	}
 }

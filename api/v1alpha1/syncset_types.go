@@ -13,6 +13,12 @@ import (
 // says the same to the garbage collector.
 const SyncSetLabel = "tether.dev/syncset"
 
+// RolloutPinAnnotation on a generated Sync repeats the commit a rolling sync
+// pinned it to (tether.dev/pin-revision), so that the SyncSet knows the pin is
+// its own: when spec.strategy.rollingSync is removed, it removes the pins it
+// set, and leaves alone a pin set by hand (`tether rollback`).
+const RolloutPinAnnotation = "tether.dev/rollout-pin"
+
 // DefaultGeneratedLimit is the most of a SyncSet's Syncs one change of its
 // generators may delete when spec.generatedLimit is not set.
 const DefaultGeneratedLimit = "50%"

@@ -79,7 +79,8 @@ func Diff(desired []*v1alpha1.Sync, live []v1alpha1.Sync, limit intstr.IntOrStri
 }
 
 // updated returns a copy of live with desired's labels, annotations and spec,
-// and whether anything differed. Labels and annotations others added are kept;
+// and whether anything differed. Labels and annotations others added are kept
+// (a desired value "" removes its key);
 // the spec is compared as desired says it, so that the defaults the API server
 // filled in (prune, ref, path, interval) are no difference, and then suspend
 // apart, since desired's false is a value too (a rolling sync lifts it).
@@ -90,7 +91,12 @@ func updated(live, desired *v1alpha1.Sync) (*v1alpha1.Sync, bool) {
 		{&desired.Labels, &out.Labels}, {&desired.Annotations, &out.Annotations},
 	} {
 		for k, v := range *m.want {
-			if cur, ok := (*m.have)[k]; !ok || cur != v {
+			if _, ok := (*m.have)[k]; ok && v == "" {
+				delete(*m.have, k) // an empty value removes the key (a rollout's pin)
+				changed = true
+				continue
+			}
+			if cur, ok := (*m.have)[k]; (!ok && v != "") || (ok && cur != v) {
 				if *m.have == nil {
 					*m.have = map[string]string{}
 				}

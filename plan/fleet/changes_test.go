@@ -89,3 +89,24 @@ func TestDiffMakesKeepsAndDeletesSyncsWithinTheLimit(t *testing.T) {
 		})
 	}
 }
+
+func TestAnEmptyDesiredAnnotationRemovesIt(t *testing.T) {
+	pinned := syncNamed("a", "apps/a")
+	pinned.Annotations = map[string]string{v1alpha1.PinRevisionAnnotation: "abc", "kept": "yes"}
+	want := syncNamed("a", "apps/a")
+	want.Annotations = map[string]string{v1alpha1.PinRevisionAnnotation: ""}
+	ch, err := fleet.Diff([]*v1alpha1.Sync{want}, live(pinned), intstr.FromString("50%"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ch.Update) != 1 {
+		t.Fatalf("updates %v; want a", names(ch.Update))
+	}
+	if diff := cmp.Diff(map[string]string{"kept": "yes"}, ch.Update[0].Annotations); diff != "" {
+		t.Errorf("annotations (-want +got):\n%s", diff)
+	}
+	ch, _ = fleet.Diff([]*v1alpha1.Sync{want}, live(syncNamed("a", "apps/a")), intstr.FromString("50%"))
+	if len(ch.Update) != 0 {
+		t.Errorf("an empty value for a key the Sync lacks updated it")
+	}
+}
