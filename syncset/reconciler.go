@@ -9,10 +9,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -59,18 +61,40 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("syncset").
 		For(&v1alpha1.SyncSet{}, builder.WithPredicates(specChanged())).
-		Watches(&v1alpha1.Sync{}, handler.EnqueueRequestsFromMapFunc(ownerOf), builder.WithPredicates(memberChanged())).
+		Watches(&v1alpha1.Sync{}, coalesced(memberDelay), builder.WithPredicates(memberChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Concurrency, SkipNameValidation: &opts.SkipNameValidation}).
 		Complete(r)
 }
 
-// ownerOf queues the SyncSet a Sync's label names.
-func ownerOf(_ context.Context, o client.Object) []reconcile.Request {
-	name := o.GetLabels()[v1alpha1.SyncSetLabel]
-	if name == "" {
-		return nil
+// memberDelay is how long the changes of a SyncSet's Syncs gather before they
+// queue it: a fleet of a thousand Syncs converging changes a thousand statuses,
+// and one reconcile reads them all (plan/fleet's bench: tens of milliseconds
+// for 1,000 Syncs), so they are taken together, at most one reconcile per delay.
+const memberDelay = 2 * time.Second
+
+// coalesced queues the SyncSet a Sync's label names, delay after the Sync
+// changed; the queue keeps one entry per SyncSet, so the changes within delay
+// make one reconcile.
+func coalesced(delay time.Duration) handler.EventHandler {
+	add := func(o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		if o == nil {
+			return
+		}
+		if name := o.GetLabels()[v1alpha1.SyncSetLabel]; name != "" {
+			q.AddAfter(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}, delay)
+		}
 	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+	return handler.Funcs{
+		CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(e.Object, q)
+		},
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(e.ObjectNew, q)
+		},
+		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(e.Object, q)
+		},
+	}
 }
 
 // Reconcile makes the Syncs of one SyncSet those its generators yield now.
