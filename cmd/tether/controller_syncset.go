@@ -14,7 +14,13 @@ import (
 // that a SyncSet's listing of a repository is the one its Syncs share), when
 // the cluster has the SyncSet CRD; a cluster installed before SyncSets runs
 // without them, and says so.
-func setupSyncSets(mgr ctrl.Manager, src *source.Source, concurrency int) error {
+func setupSyncSets(mgr ctrl.Manager, src *source.Source, f *controllerFlags) error {
+	if f.shard.set && f.shard.name != "" {
+		// The shard's cache holds only its own Syncs: a SyncSet would not see the
+		// Syncs it made. The unsharded agent serves SyncSets.
+		ctrl.Log.WithName("setup").Info("SyncSets are served by the agent without --shard or with --shard \"\", not by this one")
+		return nil
+	}
 	gk := schema.GroupKind{Group: v1alpha1.GroupVersion.Group, Kind: "SyncSet"}
 	if _, err := mgr.GetRESTMapper().RESTMapping(gk, v1alpha1.GroupVersion.Version); err != nil {
 		if apimeta.IsNoMatchError(err) {
@@ -24,6 +30,6 @@ func setupSyncSets(mgr ctrl.Manager, src *source.Source, concurrency int) error 
 		return err
 	}
 	opts := syncset.DefaultOptions()
-	opts.Concurrency = max(1, concurrency/2)
+	opts.Concurrency = max(1, f.concurrency/2)
 	return (&syncset.Reconciler{Client: mgr.GetClient(), Source: src}).SetupWithManager(mgr, opts)
 }

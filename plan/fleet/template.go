@@ -97,6 +97,9 @@ func Make(ss *v1alpha1.SyncSet, set Set) (*v1alpha1.Sync, error) {
 	if err != nil {
 		return fail(v1alpha1.ReasonGenerateFailed, err)
 	}
+	if _, ok := t.Metadata.Labels[v1alpha1.ShardLabel]; ok {
+		return fail(v1alpha1.ReasonGenerateFailed, fmt.Errorf("metadata.labels[%s]: a SyncSet's Syncs are served by the agent that serves the SyncSet", v1alpha1.ShardLabel))
+	}
 	annotations, err := substituteMap("metadata.annotations", t.Metadata.Annotations, set.Params, false)
 	if err != nil {
 		return fail(v1alpha1.ReasonGenerateFailed, err)
