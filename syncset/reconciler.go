@@ -168,8 +168,9 @@ func (r *Reconciler) reconcile(ctx context.Context, ss *v1alpha1.SyncSet, live [
 	return requeue, nil
 }
 
-// liveSyncs lists the Syncs of ss: those its label names that it owns, or, with
-// preserveSyncsOnDeletion (whose Syncs carry no owner), that nothing owns.
+// liveSyncs lists the Syncs of ss: those its label names that it owns or that
+// nothing owns (made with preserveSyncsOnDeletion, whose Syncs carry no owner,
+// or before it was turned off: the update gives them their owner back).
 func (r *Reconciler) liveSyncs(ctx context.Context, ss *v1alpha1.SyncSet) ([]v1alpha1.Sync, error) {
 	list := &v1alpha1.SyncList{}
 	if err := r.Client.List(ctx, list, client.InNamespace(ss.Namespace), client.MatchingLabels{v1alpha1.SyncSetLabel: ss.Name}); err != nil {
@@ -178,7 +179,7 @@ func (r *Reconciler) liveSyncs(ctx context.Context, ss *v1alpha1.SyncSet) ([]v1a
 	out := list.Items[:0]
 	for _, s := range list.Items {
 		owner := metav1ControllerOf(&s)
-		if (owner != nil && owner.UID == ss.UID) || (owner == nil && ss.Spec.PreserveSyncsOnDeletion) {
+		if owner == nil || owner.UID == ss.UID {
 			out = append(out, s)
 		}
 	}
