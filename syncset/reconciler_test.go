@@ -174,12 +174,17 @@ func TestARollingSyncHaltsOnADegradedStep(t *testing.T) {
 	// report, so that what is under test is the SyncSet's decision alone.
 	report := func(t *testing.T, name string, health v1alpha1.HealthStatusCode) {
 		t.Helper()
-		s := &v1alpha1.Sync{}
-		harness.Must(t, c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, s))
-		s.Status.ObservedGeneration = s.Generation
-		s.Status.LastAppliedRevision = "main@sha1:" + head
-		s.Status.Health = health
-		harness.Must(t, c.Status().Update(t.Context(), s))
+		harness.Eventually(t, waitTimeout, "Sync "+name+"'s status written", func(ctx context.Context) (bool, error) {
+			s := &v1alpha1.Sync{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, s); err != nil {
+				return false, err
+			}
+			s.Status.ObservedGeneration = s.Generation
+			s.Status.LastAppliedRevision = "main@sha1:" + head
+			s.Status.Health = health
+			err := c.Status().Update(ctx, s) // a conflict with the SyncSet's own update is asked again
+			return err == nil, err
+		})
 	}
 	held := func(t *testing.T, name string) {
 		t.Helper()
