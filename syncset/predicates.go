@@ -4,7 +4,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
@@ -48,9 +47,4 @@ func readyOf(s *v1alpha1.Sync) metav1.ConditionStatus {
 		return c.Status
 	}
 	return metav1.ConditionUnknown
-}
-
-// metav1ControllerOf is the controller owner of o, if any.
-func metav1ControllerOf(o client.Object) *metav1.OwnerReference {
-	return metav1.GetControllerOf(o)
 }

@@ -8,6 +8,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -178,7 +179,7 @@ func (r *Reconciler) liveSyncs(ctx context.Context, ss *v1alpha1.SyncSet) ([]v1a
 	}
 	out := list.Items[:0]
 	for _, s := range list.Items {
-		owner := metav1ControllerOf(&s)
+		owner := metav1.GetControllerOf(&s)
 		if owner == nil || owner.UID == ss.UID {
 			out = append(out, s)
 		}
