@@ -308,9 +308,9 @@ type RollingSyncStep struct {
 	// +required
 	MatchLabels map[string]string `json:"matchLabels"`
 	// maxUpdate is the most of the step's Syncs that move to the new revision at
-	// once, as a count or a percentage of the step. Default: all of them.
+	// once, as a count or a percentage of the step (rounded up; at least one).
+	// Default, or a value that is neither: all of them.
 	// +kubebuilder:validation:XIntOrString
-	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 1 : self.matches('^(100|[1-9]?[0-9])%$')",message="maxUpdate must be a positive count or a percentage"
 	// +optional
 	MaxUpdate *intstr.IntOrString `json:"maxUpdate,omitempty"`
 }
