@@ -94,7 +94,10 @@ func TestASyncSetRollsARevisionOutStepByStep(t *testing.T) {
 			if cond == nil {
 				return false, fmt.Errorf("no Rollout condition yet")
 			}
-			return cond.Status == status && cond.Reason == reason, fmt.Errorf("Rollout %s (%s): %s", cond.Status, cond.Reason, cond.Message)
+			if cond.Status == status && cond.Reason == reason {
+				return true, nil
+			}
+			return false, fmt.Errorf("Rollout %s (%s): %s", cond.Status, cond.Reason, cond.Message)
 		})
 		return got
 	}
