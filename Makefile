@@ -115,6 +115,7 @@ docs: generate ## Regenerate docs/cli.md from the commands, docs/api.md from the
 	go run ./cmd/tether docs > docs/cli.md
 	go run ./hack/apidocs deploy/base/crd/tether.dev_syncs.yaml > docs/api.md
 	go run ./hack/apidocs deploy/base/crd/tether.dev_notifiers.yaml > docs/api-notifier.md
+	go run ./hack/apidocs deploy/base/crd/tether.dev_syncsets.yaml > docs/api-syncset.md
 	go run ./hack/apidocs reasons api/v1alpha1/reasons.go > docs/reasons.md
 
 .PHONY: verify
@@ -125,7 +126,7 @@ verify: generate docs ## Fail when generated files, docs or go.mod are stale.
 	cd test/tools/prometheus && go mod tidy
 	cd test/tools/registry && go mod tidy
 	cd hack/imagegen && go mod tidy
-	@git diff --exit-code -- api deploy/base/crd deploy/install.yaml deploy/namespaced.yaml deploy/ui.yaml deploy/chart docs/cli.md docs/api.md docs/api-notifier.md docs/reasons.md go.mod go.sum test/tools hack/imagegen/go.mod hack/imagegen/go.sum && \
+	@git diff --exit-code -- api deploy/base/crd deploy/install.yaml deploy/namespaced.yaml deploy/ui.yaml deploy/chart docs/cli.md docs/api.md docs/api-notifier.md docs/api-syncset.md docs/reasons.md go.mod go.sum test/tools hack/imagegen/go.mod hack/imagegen/go.sum && \
 		[ -z "$$(git ls-files --others --exclude-standard -- deploy/chart)" ] || \
 		{ echo "generated files or go.mod are stale: run 'make generate', 'make docs' and 'go mod tidy', then commit"; exit 1; }
 

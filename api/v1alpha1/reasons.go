@@ -262,6 +262,26 @@ const (
 	// the Sync is Stalled until it is fixed, and nothing is applied. The message
 	// names the kind, the expression and the error.
 	ReasonHealthCheckInvalid = "HealthCheckInvalid"
+
+	// Reasons of a SyncSet's conditions.
+
+	// ReasonGenerateFailed: a generator or the template cannot make the SyncSet's
+	// Syncs (a git file that does not parse, a placeholder with no parameter, a
+	// Sync that would be invalid, two sets making one name); the message names the
+	// generator entry. No Sync was made, changed or deleted.
+	ReasonGenerateFailed = "GenerateFailed"
+	// ReasonParameterRefused: the template puts a parameter in a field that decides
+	// what a Sync may do (serviceAccountName, a dependency's namespace); such
+	// fields come from the SyncSet's own spec. No Sync was made, changed or deleted.
+	ReasonParameterRefused = "ParameterRefused"
+	// ReasonDeletionsHeld: the generators yielded nothing, or fewer Syncs than
+	// spec.generatedLimit lets go; the Syncs they no longer yield are kept.
+	ReasonDeletionsHeld = "DeletionsHeld"
+	// ReasonRolloutProgressing: a rolling sync is moving a step to a new revision.
+	ReasonRolloutProgressing = "RolloutProgressing"
+	// ReasonRolloutHalted: a Sync of a rolling sync's step is Degraded at the new
+	// revision; the later steps stay where they are.
+	ReasonRolloutHalted = "RolloutHalted"
 )
 
 // ReasonMeaning is what one reason does to a Sync: whether the Sync is stalled or
@@ -373,6 +393,12 @@ var Reasons = []ReasonMeaning{
 	{Reason: ReasonMissing},
 	{Reason: ReasonHealthUnknown},
 	{Reason: ReasonHealthCheckInvalid, Stalls: true, Failure: true},
+
+	{Reason: ReasonGenerateFailed, Stalls: true, Failure: true},
+	{Reason: ReasonParameterRefused, Stalls: true, Failure: true},
+	{Reason: ReasonDeletionsHeld},
+	{Reason: ReasonRolloutProgressing},
+	{Reason: ReasonRolloutHalted, Stalls: true, Failure: true},
 }
 
 // MeaningOf returns the meaning of reason, and false for a reason Reasons does

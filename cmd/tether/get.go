@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -115,10 +116,15 @@ func printObjects(w io.Writer, format string, list *v1alpha1.SyncList) error {
 	return err
 }
 
-// printSyncTable writes one line per Sync.
+// printSyncTable writes one line per Sync. When a SyncSet made some of them,
+// a SYNCSET column names it and the Syncs of one SyncSet are listed together.
 func printSyncTable(w io.Writer, syncs []v1alpha1.Sync, namespaces bool, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
 	header := "NAME\tREVISION\tSYNC\tHEALTH\tREADY\tSUSPENDED\tPINNED\tRUN\tAGE\tMESSAGE"
+	sets := groupBySyncSet(syncs)
+	if sets {
+		header = "SYNCSET\t" + header
+	}
 	if namespaces {
 		header = "NAMESPACE\t" + header
 	}
@@ -128,12 +134,40 @@ func printSyncTable(w io.Writer, syncs []v1alpha1.Sync, namespaces bool, now tim
 		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", s.Name, orDash(shortRevision(s.Status.LastAppliedRevision)),
 			orDash(string(s.Status.Sync)), orDash(string(s.Status.Health)), readyStatus(s),
 			strconv.FormatBool(s.Spec.Suspend), pinnedTo(s), runAt(s.Status.Run), age(s.CreationTimestamp, now), oneLine(readyMessage(s)))
+		if sets {
+			row = orDash(s.Labels[v1alpha1.SyncSetLabel]) + "\t" + row
+		}
 		if namespaces {
 			row = s.Namespace + "\t" + row
 		}
 		fmt.Fprintln(tw, row)
 	}
 	return tw.Flush()
+}
+
+// groupBySyncSet sorts syncs by namespace, SyncSet (those of none first) and
+// name, and reports whether a SyncSet made any of them.
+func groupBySyncSet(syncs []v1alpha1.Sync) bool {
+	made := false
+	for i := range syncs {
+		if syncs[i].Labels[v1alpha1.SyncSetLabel] != "" {
+			made = true
+		}
+	}
+	if !made {
+		return false
+	}
+	sort.SliceStable(syncs, func(i, j int) bool {
+		a, b := &syncs[i], &syncs[j]
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		if sa, sb := a.Labels[v1alpha1.SyncSetLabel], b.Labels[v1alpha1.SyncSetLabel]; sa != sb {
+			return sa < sb
+		}
+		return a.Name < b.Name
+	})
+	return true
 }
 
 // runAt is where a revision's ordered run stands (status.run): "<phase>/<wave>"

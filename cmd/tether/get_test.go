@@ -65,3 +65,27 @@ func TestGetShowsWhereTheRunStands(t *testing.T) {
 		})
 	}
 }
+
+func TestGetGroupsTheSyncsOfASyncSet(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	sync := func(name, set string) v1alpha1.Sync {
+		s := treeFixture()
+		s.Name, s.CreationTimestamp = name, metav1.NewTime(now)
+		if set != "" {
+			s.Labels = map[string]string{v1alpha1.SyncSetLabel: set}
+		}
+		return *s
+	}
+	var out bytes.Buffer
+	if err := printSyncTable(&out, []v1alpha1.Sync{sync("web-prod", "web"), sync("hand", ""), sync("api-prod", "api"), sync("web-dev", "web")}, false, now); err != nil {
+		t.Fatal(err)
+	}
+	var got [][]string
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		got = append(got, strings.Fields(l)[:2])
+	}
+	want := [][]string{{"SYNCSET", "NAME"}, {"-", "hand"}, {"api", "api-prod"}, {"web", "web-dev"}, {"web", "web-prod"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("table (-want +got):\n%s\n%s", diff, out.String())
+	}
+}

@@ -59,7 +59,7 @@ func reference(path string) ([]byte, error) {
 			crd.Spec.Group, v.Name, crd.Spec.Names.Kind, crd.Spec.Names.Plural, strings.Join(crd.Spec.Names.ShortNames, "`, `"))
 		schema := v.Schema.OpenAPIV3Schema
 		b.WriteString(schema.Description + "\n\n")
-		b.WriteString("`kubectl get " + crd.Spec.Names.Plural + "` shows the columns " + columns(v.AdditionalPrinterColumns) + ".\n\n")
+		fmt.Fprintf(&b, "`kubectl get %s` shows the columns %s.\n\n", crd.Spec.Names.Plural, columns(v.AdditionalPrinterColumns))
 		for _, top := range []string{"spec", "status"} {
 			prop, ok := schema.Properties[top]
 			if !ok {

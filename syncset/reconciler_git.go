@@ -1,0 +1,77 @@
+package syncset
+
+import (
+	"context"
+	"fmt"
+
+	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/plan/fleet"
+	"tether.dev/tether/source"
+)
+
+// read reads what each git generator of ss names, at the newest commit of its
+// ref: the ref is resolved through the listing the Syncs of the repository
+// share (within the generator's interval), and the commit's trees are read from
+// the agent's cache, so an unchanged repository costs no more than its Syncs
+// already pay.
+func (r *Reconciler) read(ctx context.Context, ss *v1alpha1.SyncSet) (map[string]fleet.Listing, error) {
+	listings := map[string]fleet.Listing{}
+	for _, g := range fleet.GitGenerators(&ss.Spec) {
+		rev, err := r.Source.Fetch(ctx, source.Request{URL: g.Git.URL, Ref: g.Git.Ref, MaxAge: g.Git.IntervalOrDefault(), Tenant: ss.Namespace})
+		if err != nil {
+			return nil, fmt.Errorf("%s git: %w", g.Path, err)
+		}
+		l := fleet.Listing{Revision: rev.String()}
+		if len(g.Git.Files) > 0 {
+			l.Files, err = r.readFiles(rev, g.Git.Files)
+		} else {
+			l.Dirs, err = r.readDirs(rev, g.Git.Directories)
+		}
+		if err != nil {
+			return nil, &fleet.Error{Entry: g.Path + " git", Reason: v1alpha1.ReasonGenerateFailed, Err: err}
+		}
+		listings[g.Path] = l
+	}
+	return listings, nil
+}
+
+func (r *Reconciler) readDirs(rev source.Revision, dirs []v1alpha1.GitDirectory) ([]string, error) {
+	var out []string
+	for _, d := range dirs {
+		if d.Exclude {
+			continue
+		}
+		found, err := r.Source.Glob(rev, d.Path, source.GlobDirectories)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, found...)
+	}
+	return out, nil
+}
+
+func (r *Reconciler) readFiles(rev source.Revision, files []v1alpha1.GitFile) ([]fleet.File, error) {
+	var paths []string
+	for _, f := range files {
+		if f.Exclude {
+			continue
+		}
+		found, err := r.Source.Glob(rev, f.Path, source.GlobFiles)
+		if err != nil {
+			return nil, err
+		}
+		paths = append(paths, found...)
+	}
+	if len(paths) > fleet.MaxSets {
+		return nil, fmt.Errorf("the globs match %d files, more than %d", len(paths), fleet.MaxSets)
+	}
+	data, err := r.Source.ReadFiles(rev, paths)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]fleet.File, 0, len(data))
+	for p, b := range data {
+		out = append(out, fleet.File{Path: p, Data: b})
+	}
+	return out, nil
+}
