@@ -158,8 +158,8 @@ func TestAReleasePublishesTheChartAsARepository(t *testing.T) {
 	if err != nil {
 		t.Fatalf("load %s: %v", pkg, err)
 	}
-	if ch.Metadata.Version != "1.2.3" || ch.Metadata.AppVersion != "v1.2.3" || len(ch.CRDObjects()) != 2 {
-		t.Errorf("chart %s %s (app %s) with %d CRDs; want tether 1.2.3 (app v1.2.3) with 2 (Sync, SyncSet)", ch.Name(), ch.Metadata.Version, ch.Metadata.AppVersion, len(ch.CRDObjects()))
+	if ch.Metadata.Version != "1.2.3" || ch.Metadata.AppVersion != "v1.2.3" || len(ch.CRDObjects()) != 3 {
+		t.Errorf("chart %s %s (app %s) with %d CRDs; want tether 1.2.3 (app v1.2.3) with 3 (Sync, SyncSet, Notifier)", ch.Name(), ch.Metadata.Version, ch.Metadata.AppVersion, len(ch.CRDObjects()))
 	}
 	data, err := os.ReadFile(pkg)
 	if err != nil {
