@@ -432,3 +432,25 @@ func (b *boundedBuffer) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// CloseRenderWorkers ends the idle render workers and waits for them: a
+// command that rendered (tether render, diff) calls it before it exits, so
+// that no worker outlives it and each is counted as its own child.
+func CloseRenderWorkers() {
+	poolsMu.Lock()
+	var idle []*workerProc
+	for _, p := range pools {
+		p.mu.Lock()
+		for _, w := range p.idle {
+			if w.idleTimer.Stop() {
+				idle = append(idle, w)
+			}
+		}
+		p.idle = nil
+		p.mu.Unlock()
+	}
+	poolsMu.Unlock()
+	for _, w := range idle {
+		w.close()
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"tether.dev/tether/api/v1alpha1"
 )
 
 // ErrRenderTimeout is wrapped by the RenderError of a render that did not finish
@@ -157,7 +159,7 @@ func (s *Source) render(ctx context.Context, in renderInput, key string) (render
 	case s.live <- struct{}{}:
 	case <-ctx.Done():
 		if errors.Is(context.Cause(ctx), ErrRenderTimeout) {
-			return rendered{}, &RenderError{File: dir, Err: fmt.Errorf("%w: not started after %s, waiting for %d renders given up on to finish", ErrRenderTimeout, s.opts.RenderTimeout, s.opts.MaxRendersGivenUp)}
+			return rendered{}, &RenderError{File: dir, Reason: v1alpha1.ReasonRenderLimitExceeded, Err: fmt.Errorf("%w: not started after %s, waiting for %d renders given up on to finish", ErrRenderTimeout, s.opts.RenderTimeout, s.opts.MaxRendersGivenUp)}
 		}
 		return rendered{}, s.ended(ctx, dir)
 	}
@@ -217,7 +219,7 @@ func (s *Source) await(ctx context.Context, call *renderCall, dir string) (rende
 // its deadline passed, else the context's error.
 func (s *Source) ended(ctx context.Context, dir string) error {
 	if errors.Is(context.Cause(ctx), ErrRenderTimeout) {
-		return &RenderError{File: dir, Err: fmt.Errorf("%w: not finished after %s", ErrRenderTimeout, s.opts.RenderTimeout)}
+		return &RenderError{File: dir, Reason: v1alpha1.ReasonRenderLimitExceeded, Err: fmt.Errorf("%w: not finished after %s", ErrRenderTimeout, s.opts.RenderTimeout)}
 	}
 	return fmt.Errorf("rendering %s: %w", dir, ctx.Err())
 }

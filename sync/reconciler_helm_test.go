@@ -120,9 +120,11 @@ func TestAChartsValuesFromAreReadAsTheSyncAndLayered(t *testing.T) {
 }
 
 // TestAHostileChartStallsAndKeepsTheLastGoodState: a commit whose template
-// loops without end is refused within the render's bounds, the Sync Stalled
-// with RenderLimitExceeded naming the chart and the template, and what the
-// previous commit applied stays.
+// loops without end, or calls itself until memory runs out, is refused within
+// the render's bounds (a function's budget, or the render worker's deadline and
+// memory), the Sync Stalled with RenderLimitExceeded naming the chart, the limit
+// and, where a function's budget stopped it, the template; what the previous
+// commit applied stays, and the agent with it.
 func TestAHostileChartStallsAndKeepsTheLastGoodState(t *testing.T) {
 	a := startAgent(t)
 	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
@@ -134,20 +136,21 @@ func TestAHostileChartStallsAndKeepsTheLastGoodState(t *testing.T) {
 	removeWhenDone(t, a, s)
 	a.waitApplied(t, s, first)
 
-	cases := map[string]string{
-		"a range over a huge number": `{{ range 100000000000 }}{{ end }}`,
-		"a 1 GiB repeat":             `data: {{ repeat 1073741824 "x" }}`,
-		"include recursion":          `{{- define "x" -}}{{ include "x" . }}{{ include "x" . }}{{- end -}}{{ include "x" . }}`,
+	cases := map[string]struct{ tmpl, says string }{
+		"a range over a huge number": {`{{ range 100000000000 }}{{ end }}`, "not finished after"},
+		"a 1 GiB repeat":             {`data: {{ repeat 1073741824 "x" }}`, "templates/evil.yaml"},
+		"include recursion":          {`{{- define "x" -}}{{ include "x" . }}{{ include "x" . }}{{- end -}}{{ include "x" . }}`, ""},
+		"tpl calling itself":         {`{{ tpl .Values.x . }}`, ""},
 	}
-	for name, tmpl := range cases {
+	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			commit := repo.Commit(t, map[string]string{"apps/templates/evil.yaml": tmpl}, name)
+			commit := repo.Commit(t, map[string]string{"apps/templates/evil.yaml": tc.tmpl, "apps/values.yaml": "color: red\nsize: small\nowner: chart\nextra: none\nx: \"{{ tpl .Values.x . }}\"\n"}, name)
 			got := a.waitFor(t, s, "Stalled at "+commit, func(s *v1alpha1.Sync) bool {
 				return strings.HasSuffix(s.Status.SourceRevision, commit) && apimeta.IsStatusConditionTrue(s.Status.Conditions, v1alpha1.StalledCondition)
 			})
 			c := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.StalledCondition)
-			if !strings.Contains(c.Message, "apps") || !strings.Contains(c.Message, "templates/evil.yaml") {
-				t.Errorf("Stalled message %q, want it to name the chart and the template", c.Message)
+			if !strings.Contains(c.Message, "apps") || !strings.Contains(c.Message, tc.says) {
+				t.Errorf("Stalled message %q, want it to name the chart and %q", c.Message, tc.says)
 			}
 			if name != "include recursion" && c.Reason != v1alpha1.ReasonRenderLimitExceeded {
 				t.Errorf("reason %s, want %s", c.Reason, v1alpha1.ReasonRenderLimitExceeded)

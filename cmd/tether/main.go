@@ -66,6 +66,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
+	source.CloseRenderWorkers()
 	if code := exitCode(err, os.Stderr); code != 0 {
 		os.Exit(code)
 	}
