@@ -86,6 +86,15 @@ test-faults: testbin ## The fault suite at full size (apiserver and git faults, 
 test-failover: testbin ## The failover test three times over, printing each failover time (quote them with the load).
 	go test -count=3 -timeout=30m -run='^TestFailoverUnderFire$$' -v ./test/e2e/ | grep -E 'SIGKILL →|SIGTERM|killed the leader|^(---|ok|FAIL)'
 
+# The render wall's fuzz target (source/render_worker_fuzz_test.go): chart
+# templates and values from the fuzzer, rendered through the worker. make test
+# runs its seeds; this fuzzes for FUZZTIME.
+FUZZTIME ?= 60s
+
+.PHONY: fuzz
+fuzz: ## Fuzz the render wall with chart templates and values for FUZZTIME (60s).
+	go test -run='^$$' -fuzz='^FuzzAChartRendersBehindTheWall$$' -fuzztime=$(FUZZTIME) ./source/
+
 .PHONY: test-short
 test-short: ## Only the tests that need no control plane.
 	go test -short -count=1 ./...
