@@ -75,9 +75,7 @@ func renderInWorker(ctx context.Context, fs *inMemoryFS, dir string, helm Helm, 
 		}
 		job.Helm, job.Caps = jobHelmOf(&helm), caps
 	}
-	if dec != nil {
-		job.Keys, job.RequireEncryption = dec.Keys.raw, dec.RequireEncryption
-	}
+	job.setDecryption(dec)
 	job.Files, job.Dirs = fs.contents()
 	r, err := runWorker(job, opts)
 	return r.objs, err

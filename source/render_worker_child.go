@@ -124,13 +124,9 @@ func renderJobNow(job *renderJob) (r rendered, err error) {
 	if job.Helm != nil && isChart(fs, path.Join("/", job.Dir)) {
 		return renderJobChart(job, fs)
 	}
-	var dec *Decryption
-	if job.Keys != nil {
-		keys, err := ParseKeys(job.Keys)
-		if err != nil {
-			return rendered{}, &RenderError{File: job.Dir, Err: fmt.Errorf("decryption keys: %w", err)}
-		}
-		dec = &Decryption{Keys: keys, RequireEncryption: job.RequireEncryption}
+	dec, err := job.decryption()
+	if err != nil {
+		return rendered{}, &RenderError{File: job.Dir, Err: fmt.Errorf("decryption keys: %w", err)}
 	}
 	objs, err := renderCopied(fs, job.Dir, job.Opts, dec)
 	return rendered{objs: objs}, err
@@ -142,7 +138,7 @@ func renderJobNow(job *renderJob) (r rendered, err error) {
 // chart decrypts nothing.
 func renderJobChart(job *renderJob, fs *inMemoryFS) (rendered, error) {
 	r, err := renderCopiedChart(fs, job.Dir, *job.Helm.helm(), job.Caps, job.Opts)
-	if err == nil && job.Keys != nil && job.RequireEncryption {
+	if err == nil && job.Decrypt && job.RequireEncryption {
 		err = checkRenderedSecrets(r.objs, nil, job.Dir)
 	}
 	if err != nil {

@@ -33,8 +33,39 @@ type renderJob struct {
 	// reads; nil decrypts nothing.
 	Keys              map[string][]byte
 	RequireEncryption bool
+	// Decrypt says the render decrypts, with Keys (none at all when empty:
+	// every SOPS file then fails to open, naming itself).
+	Decrypt bool
 	// Opts are the agent's source options: the render's bounds among them.
 	Opts Options
+}
+
+// setDecryption has the job decrypt as dec says (nil: not at all).
+func (job *renderJob) setDecryption(dec *Decryption) {
+	if dec == nil {
+		return
+	}
+	job.Decrypt, job.RequireEncryption = true, dec.RequireEncryption
+	if dec.Keys != nil {
+		job.Keys = dec.Keys.raw
+	}
+}
+
+// decryption is the job's Decryption, its keys parsed again; nil when the job
+// decrypts nothing.
+func (job *renderJob) decryption() (*Decryption, error) {
+	if !job.Decrypt {
+		return nil, nil
+	}
+	dec := &Decryption{RequireEncryption: job.RequireEncryption}
+	if len(job.Keys) > 0 {
+		keys, err := ParseKeys(job.Keys)
+		if err != nil {
+			return nil, err
+		}
+		dec.Keys = keys
+	}
+	return dec, nil
 }
 
 // jobHelm is Helm without the function that reads the cluster: the worker

@@ -241,9 +241,7 @@ func (s *Source) renderNow(in renderInput) (r rendered, err error) {
 		s.beforeRender(in.dir)
 	}
 	job := &renderJob{Dir: in.dir, Helm: jobHelmOf(in.helm), Caps: in.caps, Opts: s.opts}
-	if in.dec != nil {
-		job.Keys, job.RequireEncryption = in.dec.Keys.raw, in.dec.RequireEncryption
-	}
+	job.setDecryption(in.dec)
 	if in.pkg != nil {
 		job.Package = in.pkg
 		return runWorker(job, s.opts)
