@@ -72,7 +72,7 @@ alertmanager: ## Install Alertmanager from Debian's packages for the notificatio
 
 .PHONY: test-ui
 test-ui: testbin chromium ## The UI's browser tests alone, verbose, saving a screenshot of each page into .ui-screenshots/.
-	TETHER_UI_SCREENSHOTS=$(UI_SCREENSHOTS) go test -race -count=1 -timeout=20m -v ./test/browser/
+	TETHER_UI_SPEED=1 TETHER_UI_SCREENSHOTS=$(UI_SCREENSHOTS) go test -race -count=1 -timeout=20m -v ./test/browser/
 
 .PHONY: test-scale
 test-scale: testbin ## One Sync of 10,000 objects: converge, prune, delete, with a bounded status.

