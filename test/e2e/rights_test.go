@@ -25,6 +25,7 @@ var usedElsewhere = map[string]string{
 	"create subjectaccessreviews": "--metrics-secure checks each scraper's right to GET /metrics; the tests scrape in plain HTTP",
 	"get namespaces":              "a Sync being deleted whose account is gone reads its namespace, to let go when the namespace is being deleted",
 	"patch syncsets/status":       "SyncSets (sync/syncset) write their status; the install tests make no SyncSet",
+	"patch notifiers/status":      "a Notifier's readiness and last delivery; the install tests make no Notifier",
 	"create syncs":                "a SyncSet creates its Syncs; the install tests make no SyncSet",
 	"update syncs":                "a SyncSet reverts a hand edit of a Sync it made; the install tests make no SyncSet",
 	"delete syncs":                "a SyncSet deletes the Syncs its generators no longer yield; the install tests make no SyncSet",
