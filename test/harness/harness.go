@@ -86,6 +86,9 @@ func FreePort() (int, error) {
 	}
 	for range 100 {
 		port := lowestPort + rand.IntN(low-lowestPort)
+		if !handOut(port) {
+			continue // handed out already: its server may not have bound it yet
+		}
 		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 		if err != nil {
 			continue
@@ -96,6 +99,25 @@ func FreePort() (int, error) {
 		return port, nil
 	}
 	return 0, fmt.Errorf("no free port between %d and %d in 100 tries", lowestPort, low)
+}
+
+// handedOut are the ports FreePort has returned in this process: two servers
+// of one test (an agent's health and webhook listeners) once drew the same
+// port, free when each was asked, before either had bound it.
+var (
+	handedOutMu sync.Mutex
+	handedOut   = map[int]bool{}
+)
+
+// handOut records port as handed out, and reports whether it was not already.
+func handOut(port int) bool {
+	handedOutMu.Lock()
+	defer handedOutMu.Unlock()
+	if handedOut[port] {
+		return false
+	}
+	handedOut[port] = true
+	return true
 }
 
 // ephemeralLow is the first port of the kernel's ephemeral range (Linux's default,
