@@ -3,6 +3,7 @@ package source
 import (
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -36,7 +37,7 @@ func checkRenderedSecrets(objs []*unstructured.Unstructured, decrypted map[strin
 func plaintextField(o *unstructured.Unstructured, decrypted map[string]bool) string {
 	for _, section := range []string{"data", "stringData"} {
 		m, _ := o.Object[section].(map[string]any)
-		for _, key := range slices.Sorted(mapsKeys(m)) {
+		for _, key := range slices.Sorted(maps.Keys(m)) {
 			s, ok := m[key].(string)
 			if !ok {
 				return section + "." + key
@@ -54,14 +55,4 @@ func plaintextField(o *unstructured.Unstructured, decrypted map[string]bool) str
 		}
 	}
 	return ""
-}
-
-func mapsKeys(m map[string]any) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
