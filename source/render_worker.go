@@ -136,7 +136,7 @@ const (
 	// workerIdle is how long an idle worker waits for another render.
 	workerIdle = 15 * time.Second
 	// workerJobs is the most renders one worker serves.
-	workerJobs = 64
+	workerJobs = 512
 	// workerIdleMax is the most idle workers kept per pool.
 	workerIdleMax = 2
 	// workerInputMargin is the room a job takes beyond its files.
