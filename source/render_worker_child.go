@@ -119,6 +119,9 @@ func renderJobNow(job *renderJob) (r rendered, err error) {
 			r, err = rendered{}, &RenderError{File: job.Dir, Err: fmt.Errorf("rendering panicked: %v", p)}
 		}
 	}()
+	if job.Substitute != nil {
+		return runSubstitute(job.Dir, job.Substitute)
+	}
 	if job.Package != nil {
 		fs, err := unpackChart(job.Package, job.Dir, job.Opts)
 		if err != nil {
