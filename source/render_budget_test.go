@@ -179,15 +179,24 @@ func TestYAMLOverItsBoundsFailsNamingTheFile(t *testing.T) {
 const (
 	envWorstShape  = "TETHER_WORST_YAML_SHAPE"
 	envWorstAtOnce = "TETHER_WORST_YAML_AT_ONCE"
+	// envWorstWorkerMemory is the workers' memory limit in the child.
+	envWorstWorkerMemory = "TETHER_WORST_WORKER_MEMORY"
 )
 
 // The issue's bounds on the agent's peak RSS: half the pod limit for any single
 // hostile input, 320 MiB for two renders at once of the worst YAML. The child
-// is a test binary, lighter than the agent by its informers and caches (about
-// 40 MiB at rest in the agent), so its figures are held to the bounds less that.
+// is a test binary without the agent's informers and caches (about 40 MiB at
+// rest in the agent), but it builds the worst files in its own memory too
+// (about 45 MiB for the flat mappings, which the agent reads from git instead),
+// so it is held to the bounds themselves. Before its workers were given room
+// to finish every render (worstInChild), a worker that met the shipped memory
+// limit left the child holding nothing, and it was held to the bounds less 40
+// MiB; holding the answer of the worst flat mappings it peaks at 220-230 MiB.
+// The agent itself is held to the same bounds with the same files by test/e2e
+// (hostile_test.go).
 const (
-	singleRSSBound = 256<<20 - 40<<20
-	twoRSSBound    = 320<<20 - 40<<20
+	singleRSSBound = 256 << 20
+	twoRSSBound    = 320 << 20
 )
 
 // TestPeakMemoryOfTheWorstYAML renders, in a child process of its own standing
@@ -214,14 +223,7 @@ func TestPeakMemoryOfTheWorstYAML(t *testing.T) {
 					t.Errorf("a render failed other than over a limit: %s", outcome)
 				}
 				bound := int64(singleRSSBound)
-				switch {
-				case atOnce == 2 && shape == kustomizedShape:
-					// kustomize spends about four times the memory a node costs
-					// rendering plain YAML: two at once fit 320 MiB in this process
-					// only, not with the agent's own 40 MiB (see the note in
-					// docs/install.md).
-					bound = 320 << 20
-				case atOnce == 2:
+				if atOnce == 2 {
 					bound = twoRSSBound
 				}
 				if rss > bound {
@@ -235,7 +237,20 @@ func TestPeakMemoryOfTheWorstYAML(t *testing.T) {
 func worstInChild(t *testing.T, shape string, atOnce int) (rss int64, outcome string) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestWorstYAMLChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), envWorstShape+"="+shape, envWorstAtOnce+"="+strconv.Itoa(atOnce))
+	// The child stands for the agent: the garbage collector's target is the
+	// agent's (GOGC 50, cmd/tether's defaultGCPercent; at Go's 100 the answer
+	// of the worst flat mappings peaks far higher). For one render its worker
+	// may use twice the shipped memory, so that a render the shipped limit lets
+	// through, however near that limit, succeeds: the agent's side is measured
+	// holding the answer, its worst case, whatever the worker's run did. Two
+	// at once run at the shipped limits: when both worst flat mappings fit
+	// their workers, the agent's side peaks at 275-430 MiB here, over the
+	// bound (the decoded objects, about 100 MB a million keys, are most of
+	// it); see the render wall's note on the issue.
+	cmd.Env = append(os.Environ(), envWorstShape+"="+shape, envWorstAtOnce+"="+strconv.Itoa(atOnce), "GOGC=50")
+	if atOnce == 1 {
+		cmd.Env = append(cmd.Env, envWorstWorkerMemory+"="+strconv.FormatInt(2*DefaultOptions().RenderMemoryLimit, 10))
+	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("child: %v\n%s", err, out)
@@ -267,7 +282,12 @@ func TestWorstYAMLChild(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			files, dirs := fs.(*inMemoryFS).contents()
-			r, err := runWorker(&renderJob{Dir: "worst", Files: files, Dirs: dirs, Opts: DefaultOptions()}, DefaultOptions())
+			opts := DefaultOptions()
+			if big := os.Getenv(envWorstWorkerMemory); big != "" {
+				n, _ := strconv.ParseInt(big, 10, 64)
+				opts.RenderMemoryLimit = n
+			}
+			r, err := runWorker(&renderJob{Dir: "worst", Files: files, Dirs: dirs, Opts: opts}, opts)
 			var re *RenderError
 			if err != nil && (!errors.As(err, &re) || re.Reason != v1alpha1.ReasonRenderLimitExceeded) {
 				err = fmt.Errorf("UNEXPECTED: %w", err)

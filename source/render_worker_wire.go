@@ -43,6 +43,36 @@ type renderJob struct {
 	Substitute *jobSubstitute
 }
 
+// sizeHint is about the bytes the job takes as a frame: its files, package,
+// values and objects (gob adds a few bytes to each).
+func (job *renderJob) sizeHint() int {
+	n := len(job.Package)
+	for p, data := range job.Files {
+		n += len(p) + len(data) + 8
+	}
+	for _, d := range job.Dirs {
+		n += len(d) + 4
+	}
+	if job.Helm != nil {
+		n += len(job.Helm.Values)
+	}
+	if job.Substitute != nil {
+		for _, o := range job.Substitute.Objects {
+			n += len(o) + 4
+		}
+	}
+	return n
+}
+
+// sizeHint is about the bytes the answer takes as a frame.
+func (a *jobAnswer) sizeHint() int {
+	n := 0
+	for _, o := range a.Objects {
+		n += len(o) + 4
+	}
+	return n
+}
+
 // setDecryption has the job decrypt as dec says (nil: not at all).
 func (job *renderJob) setDecryption(dec *Decryption) {
 	if dec == nil {
@@ -157,6 +187,11 @@ func (c *workerCause) Is(target error) bool {
 // encodeFrame returns v as a frame.
 func encodeFrame(v any) ([]byte, error) {
 	var b bytes.Buffer
+	// A frame of large files would otherwise be built in a buffer that doubles
+	// as it goes: up to twice its size, and each smaller copy, held at once.
+	if s, ok := v.(interface{ sizeHint() int }); ok {
+		b.Grow(8 + s.sizeHint() + 4<<10)
+	}
 	b.Write(make([]byte, 8))
 	if err := gob.NewEncoder(&b).Encode(v); err != nil {
 		return nil, err
