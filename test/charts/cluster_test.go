@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
@@ -149,22 +148,4 @@ func startAgent(t *testing.T, kubeconfig string) {
 			t.Logf("tether log:\n%s", log.String())
 		}
 	})
-}
-
-// deleteSyncs deletes every Sync of syncs, then waits until each is gone, its
-// finalizer having pruned what it applied (the CRDs, cluster-wide, included).
-func deleteSyncs(t *testing.T, c client.Client, syncs []*v1alpha1.Sync) {
-	t.Helper()
-	ctx := context.WithoutCancel(t.Context())
-	for _, s := range syncs {
-		if err := c.Delete(ctx, s); client.IgnoreNotFound(err) != nil {
-			t.Errorf("deleting Sync %s/%s: %v", s.Namespace, s.Name, err)
-		}
-	}
-	for _, s := range syncs {
-		harness.Eventually(t, waitTimeout, "Sync "+s.Namespace+"/"+s.Name+" gone", func(ctx context.Context) (bool, error) {
-			err := c.Get(ctx, client.ObjectKeyFromObject(s), &v1alpha1.Sync{})
-			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
-		})
-	}
 }

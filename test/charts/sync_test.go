@@ -87,6 +87,8 @@ var syncedCharts = map[string]syncCase{
 type syncedChart struct {
 	sync   *v1alpha1.Sync
 	commit string
+	// created is when the test created the Sync.
+	created time.Time
 	// want is helm template's render of the committed chart, with the Sync's
 	// values and the capabilities the agent sees.
 	want objects
@@ -102,6 +104,11 @@ type syncedChart struct {
 // each in the Sync's inventory and in the cluster, owned by the Sync. Helm's
 // test hooks (argo-cd's redis-ha has two), which Tether does not apply, are
 // neither.
+//
+// The Syncs are left in place when the test ends: the control plane is the
+// package's own (TestMain) and goes with it, pruning is the sync package's
+// tests' concern, and waiting for six Syncs to prune some 250 objects would
+// double the test's time.
 func TestSyncsOfPublicChartsApplyTheObjectsHelmTemplateLists(t *testing.T) {
 	helm := helmCLI(t)
 	c := agentbin.Client(t)
@@ -110,8 +117,6 @@ func TestSyncsOfPublicChartsApplyTheObjectsHelmTemplateLists(t *testing.T) {
 	git := gitserver.Start(t, gitserver.Options{})
 	startAgent(t, cp.KubeconfigPath())
 
-	var syncs []*v1alpha1.Sync
-	t.Cleanup(func() { deleteSyncs(t, c, syncs) })
 	synced := map[string]syncedChart{}
 	for name, sc := range syncedCharts {
 		ns := controlplane.NewNamespace(t, cp.Config())
@@ -132,8 +137,7 @@ func TestSyncsOfPublicChartsApplyTheObjectsHelmTemplateLists(t *testing.T) {
 			},
 		}
 		harness.Must(t, c.Create(t.Context(), s))
-		syncs = append(syncs, s)
-		synced[name] = syncedChart{sync: s, commit: commit, want: want}
+		synced[name] = syncedChart{sync: s, commit: commit, created: time.Now(), want: want}
 	}
 
 	for name, sc := range syncedCharts {
@@ -156,6 +160,7 @@ func checkSyncedChart(t *testing.T, c client.Client, sc syncCase, synced syncedC
 		}
 		return true, nil
 	})
+	t.Logf("Ready at %s %v after the Syncs were created", synced.commit, time.Since(synced.created).Round(time.Millisecond))
 
 	applied, testHooks := splitTestHooks(t, synced.want)
 	wantRefs := refsOf(t, c, applied, ns)
