@@ -111,7 +111,7 @@ func setDiff(a, b []string) []string {
 // branch main, as the repository's only commit, and returns that commit. It
 // commits with git itself rather than repo.Commit, which cannot hold an empty
 // file (grafana's templates/validate.yaml is one).
-func commitChart(t *testing.T, repo *gitserver.Repo, chart, path, message string) string {
+func commitChart(t testing.TB, repo *gitserver.Repo, chart, path, message string) string {
 	t.Helper()
 	work := t.TempDir()
 	harness.Must(t, os.CopyFS(filepath.Join(work, filepath.FromSlash(path)), os.DirFS(chart)))

@@ -11,5 +11,9 @@
 // charts' values turn off the hook Jobs and admission webhooks that would wait
 // for a running pod (sync_test.go says which), helm template given the same.
 //
+// BenchmarkRenderOfKubePrometheusStack measures what a first render of the
+// largest of them and a render the cache answers cost the agent's source, the
+// shipped binary as its render worker.
+//
 // The package has no code of its own: its tests drive the binary as users do.
 package charts
