@@ -118,7 +118,7 @@ func differences(want, got objects) []string {
 
 // unpack extracts the packaged chart testdata/archive into a temporary directory
 // and returns the chart's directory in it (the archive's one top directory).
-func unpack(t *testing.T, archive string) string {
+func unpack(t testing.TB, archive string) string {
 	t.Helper()
 	f, err := os.Open(filepath.Join("testdata", archive))
 	if err != nil {

@@ -155,7 +155,7 @@ func helmCLI(t *testing.T) string {
 }
 
 // writeValues writes r's values into the chart's directory.
-func writeValues(t *testing.T, chart string, r release) {
+func writeValues(t testing.TB, chart string, r release) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(chart, valuesFile), []byte(r.values), 0o644); err != nil {
 		t.Fatal(err)

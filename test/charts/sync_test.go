@@ -3,12 +3,9 @@ package charts
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
+	"maps"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -16,8 +13,6 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
@@ -27,245 +22,232 @@ import (
 	"tether.dev/tether/test/harness"
 )
 
-// waitTimeout bounds each wait for the agent: a guard against hangs, not a
-// performance assertion (on a loaded 2-core machine a step takes seconds).
-const waitTimeout = 3 * time.Minute
+// syncCase is a public chart as a Sync applies it.
+type syncCase struct {
+	// archive is the packaged chart in testdata/.
+	archive string
+	// name is the Sync's and the release's name.
+	name string
+	// values is the Sync's values file, which helm template is given too.
+	values string
+	// objects is how many objects helm template renders with values, and crds
+	// how many of them are CustomResourceDefinitions: both sides rendering
+	// fewer (a values file not read, a chart unpacked empty) fails the test.
+	objects, crds int
+}
 
-// TestASyncOfTraefikAppliesTheObjectsHelmTemplateLists: traefik's chart, as
-// released, committed to a git repository and synced by the shipped agent
-// into a real API server with a values file, leaves exactly the objects helm
-// template renders with the same values and the capabilities the agent sees
-// (the server's version and every API it serves): its 25 CRDs included, each
-// object in the Sync's inventory and in the cluster.
-func TestASyncOfTraefikAppliesTheObjectsHelmTemplateLists(t *testing.T) {
+// syncedCharts are the public charts, each as one Sync of one agent. The API
+// server runs no controllers (no scheduler, no kubelet, no Job controller), so
+// what waits on a running pod cannot finish, and the values turn off the parts
+// of a chart that would: kube-prometheus-stack's and ingress-nginx's admission
+// webhooks (prometheusOperator.admissionWebhooks.enabled=false,
+// controller.admissionWebhooks.enabled=false: each is a pair of hook Jobs that
+// make a certificate and patch it into webhook configurations, and the webhook
+// configurations themselves, which would route the API server's admission of
+// the charts' own objects to a pod that never runs), and argo-cd's
+// redisSecretInit (a pre-install hook Job that makes the redis password
+// Secret). The render test (render_test.go) renders the charts with those parts
+// on. ingress-nginx's ServiceMonitor is left off here: its CRD would come from
+// another Sync of the test (kube-prometheus-stack's). With these values no
+// chart renders differently whether the other charts' CRDs are served yet: each
+// template that asks .Capabilities for one of them is also switched off by a
+// value. Workload replicas are compared with helm template's, so a values file
+// the Sync did not read shows (traefik's 2 replicas, argo-cd's redis-ha).
+var syncedCharts = map[string]syncCase{
+	"kube-prometheus-stack": {
+		archive: "kube-prometheus-stack-88.5.3.tgz", name: "monitoring",
+		values:  "grafana:\n  adminPassword: conformance\nprometheusOperator:\n  admissionWebhooks:\n    enabled: false\n",
+		objects: 123, crds: 10,
+	},
+	"ingress-nginx": {
+		archive: "ingress-nginx-4.15.1.tgz", name: "ingress",
+		values:  "controller:\n  admissionWebhooks:\n    enabled: false\n  metrics:\n    enabled: true\n  autoscaling:\n    enabled: true\n",
+		objects: 11,
+	},
+	"argo-cd with redis-ha": {
+		archive: "argo-cd-10.1.1.tgz", name: "argocd",
+		values:  "redis-ha:\n  enabled: true\nredisSecretInit:\n  enabled: false\n",
+		objects: 68, crds: 3,
+	},
+	"grafana": {
+		archive: "grafana-12.11.1.tgz", name: "grafana", values: "adminPassword: conformance\n",
+		objects: 7,
+	},
+	"traefik": {
+		archive: "traefik-41.3.0.tgz", name: "edge", values: "deployment:\n  replicas: 2\n",
+		objects: 31, crds: 25,
+	},
+	"bitnami's redis with bitnami/common": {
+		archive: "redis-23.1.1.tgz", name: "cache", values: "auth:\n  password: conformance\n",
+		objects: 14,
+	},
+}
+
+// syncedChart is one chart of syncedCharts as the test committed and synced it.
+type syncedChart struct {
+	sync   *v1alpha1.Sync
+	commit string
+	// created is when the test created the Sync.
+	created time.Time
+	// want is helm template's render of the committed chart, with the Sync's
+	// values and the capabilities the agent sees.
+	want objects
+}
+
+// TestSyncsOfPublicChartsApplyTheObjectsHelmTemplateLists: each public chart,
+// as released, committed to a git repository and synced by the shipped agent
+// (one agent, one Sync and namespace per chart, all at once) into a real API
+// server with a values file, is applied in full (Ready at its commit: the API
+// server runs no controllers, so Healthy is not asked) and leaves exactly the
+// objects helm template renders with the same values and the capabilities the
+// agent sees (the server's version and every API it serves), CRDs included:
+// each in the Sync's inventory and in the cluster, owned by the Sync. Helm's
+// test hooks (argo-cd's redis-ha has two), which Tether does not apply, are
+// neither.
+//
+// The Syncs are left in place when the test ends: the control plane is the
+// package's own (TestMain) and goes with it, pruning is the sync package's
+// tests' concern, and waiting for six Syncs to prune some 250 objects would
+// double the test's time.
+func TestSyncsOfPublicChartsApplyTheObjectsHelmTemplateLists(t *testing.T) {
 	helm := helmCLI(t)
 	c := agentbin.Client(t)
 	cp := controlplane.Shared(t)
-	ns := controlplane.NewNamespace(t, cp.Config())
-	r := release{name: "edge", namespace: ns, values: "deployment:\n  replicas: 2\n", caps: serverCapabilities(t)}
-
-	chart := unpack(t, "traefik-41.3.0.tgz")
-	writeValues(t, chart, r)
+	caps := serverCapabilities(t)
 	git := gitserver.Start(t, gitserver.Options{})
-	repo := git.CreateRepo(t, "edge")
-	commit := repo.Commit(t, treeFiles(t, chart, "charts/traefik"), "traefik 41.3.0 as released, and our values")
-	want := helmTemplate(t, helm, chart, r)
-
 	startAgent(t, cp.KubeconfigPath())
-	s := &v1alpha1.Sync{
-		ObjectMeta: metav1.ObjectMeta{Name: "edge", Namespace: ns},
-		Spec: v1alpha1.SyncSpec{
-			Source: v1alpha1.SourceSpec{URL: repo.URL(), Ref: v1alpha1.GitRef{Branch: "main"}, Path: "charts/traefik",
-				Interval: &metav1.Duration{Duration: 2 * time.Second}},
-			Destination: v1alpha1.DestinationSpec{Namespace: ns},
-			Helm:        &v1alpha1.HelmSpec{ReleaseName: r.name, ValuesFiles: []string{valuesFile}},
-		},
-	}
-	harness.Must(t, c.Create(t.Context(), s))
-	t.Cleanup(func() { deleteSync(t, c, s) })
 
+	synced := map[string]syncedChart{}
+	for name, sc := range syncedCharts {
+		ns := controlplane.NewNamespace(t, cp.Config())
+		r := release{name: sc.name, namespace: ns, values: sc.values, caps: caps}
+		chart := unpack(t, sc.archive)
+		writeValues(t, chart, r)
+		repo := git.CreateRepo(t, sc.name)
+		path := "charts/" + sc.name
+		commit := commitChart(t, repo, chart, path, name+" as released, and our values")
+		want := helmTemplate(t, helm, chart, r)
+		s := &v1alpha1.Sync{
+			ObjectMeta: metav1.ObjectMeta{Name: sc.name, Namespace: ns},
+			Spec: v1alpha1.SyncSpec{
+				Source: v1alpha1.SourceSpec{URL: repo.URL(), Ref: v1alpha1.GitRef{Branch: "main"}, Path: path,
+					Interval: &metav1.Duration{Duration: 10 * time.Second}},
+				Destination: v1alpha1.DestinationSpec{Namespace: ns},
+				Helm:        &v1alpha1.HelmSpec{ReleaseName: r.name, ValuesFiles: []string{valuesFile}},
+			},
+		}
+		harness.Must(t, c.Create(t.Context(), s))
+		synced[name] = syncedChart{sync: s, commit: commit, created: time.Now(), want: want}
+	}
+
+	for name, sc := range syncedCharts {
+		t.Run(name, func(t *testing.T) { checkSyncedChart(t, c, sc, synced[name]) })
+	}
+}
+
+// checkSyncedChart waits until sc's Sync is Ready at its commit, then compares
+// what it applied with helm template's render.
+func checkSyncedChart(t *testing.T, c client.Client, sc syncCase, synced syncedChart) {
+	s, ns := synced.sync, synced.sync.Namespace
 	got := &v1alpha1.Sync{}
-	harness.Eventually(t, waitTimeout, "the Sync Ready at "+commit, func(ctx context.Context) (bool, error) {
+	harness.Eventually(t, waitTimeout, "the Sync Ready at "+synced.commit, func(ctx context.Context) (bool, error) {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(s), got); err != nil {
 			return false, err
 		}
 		ready := apimeta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.ReadyCondition)
-		if !ready || !strings.HasSuffix(got.Status.LastAppliedRevision, commit) {
+		if !ready || !strings.HasSuffix(got.Status.LastAppliedRevision, synced.commit) {
 			return false, fmt.Errorf("status: revision %q, conditions %+v", got.Status.LastAppliedRevision, got.Status.Conditions)
 		}
 		return true, nil
 	})
+	t.Logf("Ready at %s %v after the Syncs were created", synced.commit, time.Since(synced.created).Round(time.Millisecond))
 
-	wantRefs := refsOf(t, c, want, ns)
-	t.Run("the inventory is helm template's objects", func(t *testing.T) {
-		gotRefs := refNames(v1alpha1.InventoryRefs(got.Status.Objects))
-		if extra, missing := setDiff(gotRefs, wantRefs), setDiff(wantRefs, gotRefs); len(extra)+len(missing) > 0 {
+	applied, testHooks := splitTestHooks(t, synced.want)
+	wantRefs := refsOf(t, c, applied, ns)
+	t.Run("the inventory is helm template's objects, CRDs included", func(t *testing.T) {
+		if len(synced.want) != sc.objects {
+			t.Errorf("helm template rendered %d objects, want %d (the vendored chart's with the Sync's values)", len(synced.want), sc.objects)
+		}
+		gotNames, wantNames := refNames(slices.Values(v1alpha1.InventoryRefs(got.Status.Objects))), refNames(maps.Values(wantRefs))
+		if extra, missing := setDiff(gotNames, wantNames), setDiff(wantNames, gotNames); len(extra)+len(missing) > 0 {
 			t.Errorf("the Sync's inventory differs from helm template's %d objects:\nonly in the inventory: %v\nonly in helm template: %v",
-				len(wantRefs), extra, missing)
+				len(wantNames), extra, missing)
 		}
 		crds := 0
-		for _, ref := range wantRefs {
-			if strings.Contains(ref, " CustomResourceDefinition ") {
+		for k := range applied {
+			if k.Kind == "CustomResourceDefinition" {
 				crds++
 			}
 		}
-		if crds != 25 {
-			t.Errorf("helm template rendered %d CRDs, want traefik's 25", crds)
-		}
-	})
-
-	t.Run("the values file reached the chart: the Deployment has 2 replicas, as helm template's", func(t *testing.T) {
-		deployments := 0
-		for k, obj := range want {
-			if k.Kind != "Deployment" {
-				continue
-			}
-			deployments++
-			live := &unstructured.Unstructured{Object: map[string]any{"apiVersion": k.APIVersion, "kind": k.Kind}}
-			harness.Must(t, c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: k.Name}, live))
-			wantReplicas, _, _ := unstructured.NestedFloat64(obj, "spec", "replicas")
-			gotReplicas, _, _ := unstructured.NestedInt64(live.Object, "spec", "replicas")
-			if wantReplicas != 2 || gotReplicas != 2 {
-				t.Errorf("%s: %d replicas live, %v in helm template, want 2", k, gotReplicas, wantReplicas)
-			}
-		}
-		if deployments != 1 {
-			t.Errorf("helm template rendered %d Deployments, want traefik's one", deployments)
+		if crds != sc.crds {
+			t.Errorf("helm template rendered %d CRDs, want the chart's %d", crds, sc.crds)
 		}
 	})
 
 	t.Run("each of them is in the cluster, applied by tether", func(t *testing.T) {
 		for _, ref := range v1alpha1.InventoryRefs(got.Status.Objects) {
-			live := &unstructured.Unstructured{}
-			live.SetGroupVersionKind(schema.GroupVersionKind{Group: ref.Group, Version: ref.Version, Kind: ref.Kind})
-			if err := c.Get(t.Context(), client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, live); err != nil {
+			live, err := getLive(t.Context(), c, ref)
+			if err != nil {
 				t.Errorf("%s: %v", refName(ref), err)
 				continue
 			}
-			if owner := live.GetAnnotations()[v1alpha1.OwnedByAnnotation]; owner != ns+"/edge" {
-				t.Errorf("%s: owned by %q, want %s/edge", refName(ref), owner, ns)
+			if owner := live.GetAnnotations()[v1alpha1.OwnedByAnnotation]; owner != ns+"/"+s.Name {
+				t.Errorf("%s: owned by %q, want %s/%s", refName(ref), owner, ns, s.Name)
+			}
+		}
+	})
+
+	t.Run("the workloads have helm template's replicas", func(t *testing.T) {
+		for k, ref := range wantRefs {
+			wantReplicas, found, _ := unstructured.NestedFloat64(applied[k], "spec", "replicas")
+			if !found || (k.Kind != "Deployment" && k.Kind != "StatefulSet") {
+				continue
+			}
+			live, err := getLive(t.Context(), c, ref)
+			harness.Must(t, err)
+			if gotReplicas, _, _ := unstructured.NestedInt64(live.Object, "spec", "replicas"); gotReplicas != int64(wantReplicas) {
+				t.Errorf("%s: %d replicas live, %v in helm template", refName(ref), gotReplicas, wantReplicas)
+			}
+		}
+	})
+
+	t.Run("helm's test hooks are not applied", func(t *testing.T) {
+		for _, ref := range refsOf(t, c, testHooks, ns) {
+			if _, err := getLive(t.Context(), c, ref); !apierrors.IsNotFound(err) {
+				t.Errorf("%s: a test hook, which Tether does not apply: %v", refName(ref), err)
 			}
 		}
 	})
 }
 
-// serverCapabilities is what the agent's charts see of the shared control
-// plane: its version, and every group/version and group/version/Kind it
-// serves, as helm's own client reads them.
-func serverCapabilities(t *testing.T) capabilities {
+// splitTestHooks separates from objs Helm's test hooks, which a Sync does not
+// apply (docs/ordering.md). Any other hook fails the test: a control plane
+// without controllers cannot complete it, and the case's values must turn it
+// off.
+func splitTestHooks(t *testing.T, objs objects) (applied, testHooks objects) {
 	t.Helper()
-	dc, err := discovery.NewDiscoveryClientForConfig(controlplane.Shared(t).Config())
-	harness.Must(t, err)
-	version, err := dc.ServerVersion()
-	harness.Must(t, err)
-	_, lists, err := dc.ServerGroupsAndResources()
-	harness.Must(t, err)
-	caps := capabilities{kubeVersion: version.GitVersion}
-	for _, l := range lists {
-		caps.apiVersions = append(caps.apiVersions, l.GroupVersion)
-		for _, res := range l.APIResources {
-			if !strings.Contains(res.Name, "/") {
-				caps.apiVersions = append(caps.apiVersions, l.GroupVersion+"/"+res.Kind)
-			}
+	applied, testHooks = objects{}, objects{}
+	for k, obj := range objs {
+		phases := (&unstructured.Unstructured{Object: obj}).GetAnnotations()[v1alpha1.HelmHookAnnotation]
+		switch {
+		case phases == "":
+			applied[k] = obj
+		case isTestHook(phases):
+			testHooks[k] = obj
+		default:
+			t.Errorf("%s is a %s hook, which a control plane without controllers cannot complete: turn it off in the case's values", k, phases)
 		}
 	}
-	return caps
+	return applied, testHooks
 }
 
-// refsOf is the identities of objs as the agent records them: a namespaced
-// object that names no namespace lands in the Sync's destination namespace ns.
-func refsOf(t *testing.T, c client.Client, objs objects, ns string) []string {
-	t.Helper()
-	var refs []string
-	for k := range objs {
-		gv, err := schema.ParseGroupVersion(k.APIVersion)
-		harness.Must(t, err)
-		ref := v1alpha1.ObjectRef{Group: gv.Group, Version: gv.Version, Kind: k.Kind, Namespace: k.Namespace, Name: k.Name}
-		namespaced, err := c.IsObjectNamespaced(&unstructured.Unstructured{Object: objs[k]})
-		if err != nil {
-			t.Fatalf("%s: %v", k, err)
-		}
-		if !namespaced {
-			ref.Namespace = ""
-		} else if ref.Namespace == "" {
-			ref.Namespace = ns
-		}
-		refs = append(refs, refName(ref))
-	}
-	slices.Sort(refs)
-	return refs
-}
-
-func refNames(refs []v1alpha1.ObjectRef) []string {
-	names := make([]string, 0, len(refs))
-	for _, r := range refs {
-		names = append(names, refName(r))
-	}
-	slices.Sort(names)
-	return names
-}
-
-func refName(r v1alpha1.ObjectRef) string {
-	return schema.GroupVersion{Group: r.Group, Version: r.Version}.String() + " " + r.Kind + " " + r.Namespace + "/" + r.Name
-}
-
-// setDiff is the elements of a that b lacks.
-func setDiff(a, b []string) []string {
-	var d []string
-	for _, x := range a {
-		if !slices.Contains(b, x) {
-			d = append(d, x)
+// isTestHook reports whether each of a helm.sh/hook annotation's phases is one
+// of Helm's test phases.
+func isTestHook(phases string) bool {
+	for p := range strings.SplitSeq(phases, ",") {
+		if p = strings.TrimSpace(p); p != "test" && p != "test-success" && p != "test-failure" {
+			return false
 		}
 	}
-	return d
-}
-
-// treeFiles reads the files under dir as a commit's files under prefix.
-func treeFiles(t *testing.T, dir, prefix string) map[string]string {
-	t.Helper()
-	files := map[string]string{}
-	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(dir, path)
-		if err != nil {
-			return err
-		}
-		if len(data) == 0 {
-			// gitserver's Commit deletes a file given no content.
-			return fmt.Errorf("%s is empty, which the test's repository cannot commit", rel)
-		}
-		files[prefix+"/"+filepath.ToSlash(rel)] = string(data)
-		return nil
-	})
-	harness.Must(t, err)
-	return files
-}
-
-// startAgent runs the shipped binary as the agent, at its default flags but
-// for its addresses, cache and a short minimum interval, until the test ends;
-// it prints the agent's log if the test failed.
-func startAgent(t *testing.T, kubeconfig string) {
-	t.Helper()
-	log := &harness.Buffer{}
-	cmd := exec.Command(tetherBinary, "controller", "--kubeconfig", kubeconfig,
-		"--metrics-bind-address", harness.FreeAddr(t), "--health-probe-bind-address", harness.FreeAddr(t),
-		"--webhook-bind-address", harness.FreeAddr(t), "--cache-dir", t.TempDir(), "--min-interval", "1s")
-	cmd.Stdout, cmd.Stderr = log, log
-	harness.Must(t, cmd.Start())
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-done:
-			t.Logf("tether stopped: %v", err)
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Errorf("tether did not stop within 30s of SIGTERM: %v", <-done)
-		}
-		if t.Failed() {
-			t.Logf("tether log:\n%s", log.String())
-		}
-	})
-}
-
-// deleteSync deletes s and waits until its finalizer has pruned what it
-// applied (the CRDs, cluster-wide, included).
-func deleteSync(t *testing.T, c client.Client, s *v1alpha1.Sync) {
-	t.Helper()
-	ctx := context.WithoutCancel(t.Context())
-	if err := c.Delete(ctx, s); client.IgnoreNotFound(err) != nil {
-		t.Errorf("deleting Sync %s: %v", s.Name, err)
-		return
-	}
-	harness.Eventually(t, waitTimeout, "the Sync gone", func(ctx context.Context) (bool, error) {
-		err := c.Get(ctx, client.ObjectKeyFromObject(s), &v1alpha1.Sync{})
-		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
-	})
+	return true
 }
