@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -75,17 +76,32 @@ type Sender struct {
 }
 
 // NewSender returns a Sender that trusts caPEM (when not empty) besides the system's roots.
+//
+// Its transport is its own, never derived from http.DefaultTransport: the agent
+// replaces that with one refusing every request (source.IsolateRendering), so
+// that rendering cannot reach the network.
 func NewSender(opts SenderOptions, caPEM []byte) (*Sender, error) {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
 	if len(caPEM) > 0 {
 		pool, err := x509.SystemCertPool()
-		if err != nil {
+		if err != nil || pool == nil {
 			pool = x509.NewCertPool()
 		}
 		if !pool.AppendCertsFromPEM(caPEM) {
 			return nil, errors.New("ca.crt holds no PEM certificate")
 		}
-		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+		tlsConfig.RootCAs = pool
+	}
+	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	tr := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           dialer.DialContext,
+		TLSClientConfig:       tlsConfig,
+		TLSHandshakeTimeout:   10 * time.Second,
+		IdleConnTimeout:       90 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		MaxIdleConnsPerHost:   2,
+		ForceAttemptHTTP2:     true,
 	}
 	s := &Sender{opts: opts}
 	s.client = &http.Client{

@@ -103,3 +103,25 @@ func newStaticTarget(t *testing.T, url string, opts SenderOptions) *staticTarget
 	}
 	return &staticTarget{r: Receiver{Type: v1alpha1.NotifierGeneric, Address: url}, s: s, outcomes: make(chan Outcome, 2000)}
 }
+
+// refusing stands for the transport the agent puts in http.DefaultTransport so
+// that rendering cannot reach the network (source.IsolateRendering).
+type refusing struct{}
+
+func (refusing) RoundTrip(*http.Request) (*http.Response, error) {
+	return nil, errors.New("the default transport was used")
+}
+
+// The agent's http.DefaultTransport refuses every request and is no
+// *http.Transport: a Sender brings its own, and delivers.
+func TestASenderDoesNotUseTheDefaultTransport(t *testing.T) {
+	srv, got := receiver(t, nil)
+	before := http.DefaultTransport
+	http.DefaultTransport = refusing{}
+	t.Cleanup(func() { http.DefaultTransport = before })
+	status, err := fastSender(t).Send(t.Context(), mustChat(t, srv.URL))
+	if err != nil || status != http.StatusOK {
+		t.Fatalf("Send = %d, %v", status, err)
+	}
+	one(t, got)
+}
