@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -44,6 +45,10 @@ type Cluster struct {
 	Secrets client.Reader
 	// Status writes a Notifier's status.
 	Status client.StatusClient
+	// Events, when set, is a cache of the Kubernetes Events recorded on Syncs
+	// (and only those: a field selector on involvedObject.kind), for what
+	// leaves no mark in a Sync's status: a drift corrected, a person's action.
+	Events cache.Cache
 }
 
 // Controller turns what Syncs record into notifications. It is a manager
@@ -58,6 +63,9 @@ type Controller struct {
 	mu      gosync.Mutex
 	ctx     context.Context
 	workers map[types.NamespacedName]*worker
+	// started is when the Controller started: Events recorded before it were
+	// told by the agent that ran then.
+	started time.Time
 }
 
 // worker is one Notifier's queue, and the levels it last queued, per key, so
@@ -87,6 +95,9 @@ func (c *Controller) NeedLeaderElection() bool { return true }
 func (c *Controller) Start(ctx context.Context) error {
 	c.mu.Lock()
 	c.ctx = ctx
+	// Events carry whole seconds: one recorded in the second the Controller
+	// started is told.
+	c.started = time.Now().Truncate(time.Second)
 	c.mu.Unlock()
 	syncs, err := c.cluster.Cache.GetInformer(ctx, &v1alpha1.Sync{})
 	if err != nil {
@@ -112,8 +123,56 @@ func (c *Controller) Start(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
+	if c.cluster.Events != nil {
+		events, err := c.cluster.Events.GetInformer(ctx, &corev1.Event{})
+		if err != nil {
+			return fmt.Errorf("watching the Events of Syncs for notifications: %w", err)
+		}
+		if _, err := events.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { c.observeRecord(ctx, nil, asEvent(obj)) },
+			UpdateFunc: func(old, obj any) { c.observeRecord(ctx, asEvent(old), asEvent(obj)) },
+		}); err != nil {
+			return err
+		}
+	}
 	<-ctx.Done()
 	return nil
+}
+
+func asEvent(obj any) *corev1.Event {
+	e, _ := obj.(*corev1.Event)
+	return e
+}
+
+// observeRecord queues, for every chat or webhook Notifier that hears its
+// Sync, what a Kubernetes Event recorded on a Sync tells of (EventOfRecord).
+func (c *Controller) observeRecord(ctx context.Context, old, ev *corev1.Event) {
+	if ev == nil {
+		return
+	}
+	s := &v1alpha1.Sync{}
+	key := client.ObjectKey{Namespace: ev.InvolvedObject.Namespace, Name: ev.InvolvedObject.Name}
+	if err := c.cluster.Cache.Get(ctx, key, s); err != nil {
+		return // a Sync gone, or not this agent's: nothing to tell
+	}
+	e, ok := EventOfRecord(old, ev, s, c.started)
+	if !ok {
+		return
+	}
+	var list v1alpha1.NotifierList
+	if err := c.cluster.Cache.List(ctx, &list, client.InNamespace(s.Namespace)); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing Notifiers", "namespace", s.Namespace)
+		return
+	}
+	for i := range list.Items {
+		nf := &list.Items[i]
+		if nf.Spec.Suspend || !hears(nf, s) || nf.Spec.Type.IsCommitStatus() || nf.Spec.Type == v1alpha1.NotifierAlertmanager {
+			continue
+		}
+		if w := c.worker(nf); w != nil {
+			w.queue.AddEvents(filter([]Event{e}, nf.Spec.Severity)...)
+		}
+	}
 }
 
 func asSync(obj any) *v1alpha1.Sync {

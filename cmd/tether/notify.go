@@ -8,8 +8,11 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/fields"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -52,11 +55,38 @@ func addNotifier(mgr ctrl.Manager, f *controllerFlags) error {
 	opts := notify.DefaultOptions()
 	opts.Sender.AllowedHosts = f.notify.allowedHosts
 	opts.Registerer = ctrlmetrics.Registry
-	c, err := notify.New(notify.Cluster{Cache: mgr.GetCache(), Secrets: mgr.GetAPIReader(), Status: mgr.GetClient()}, opts)
+	events, err := syncEventsCache(mgr, f.watchNamespaces)
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(events); err != nil {
+		return err
+	}
+	c, err := notify.New(notify.Cluster{Cache: mgr.GetCache(), Secrets: mgr.GetAPIReader(), Status: mgr.GetClient(), Events: events}, opts)
 	if err != nil {
 		return err
 	}
 	return mgr.Add(c)
+}
+
+// syncEventsCache is a cache of the Kubernetes Events recorded on Syncs only
+// (a field selector the API server applies), in the namespaces the agent
+// watches, for the Notifiers: a drift corrected, a person's action.
+func syncEventsCache(mgr ctrl.Manager, namespaces []string) (cache.Cache, error) {
+	opts := cache.Options{
+		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.Event{}: {Field: fields.OneTermEqualSelector("involvedObject.kind", "Sync")},
+		},
+		DefaultTransform: cache.TransformStripManagedFields(),
+	}
+	if len(namespaces) > 0 {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range namespaces {
+			opts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	return cache.New(mgr.GetConfig(), opts)
 }
 
 // newNotifyCommand builds `tether notify`.
