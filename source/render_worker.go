@@ -302,8 +302,9 @@ type jobWatch struct {
 	maxAnswer int64
 	// stopped says why the agent killed the worker, if it did.
 	stopped atomic.Pointer[error]
-	// peak is the most resident memory seen of the worker.
-	peak atomic.Int64
+	// peak is the most resident memory seen of the worker, and peakData the
+	// most data (what RLIMIT_DATA counts).
+	peak, peakData atomic.Int64
 }
 
 // watch kills the worker past the job's deadline or its memory, until done.
@@ -320,9 +321,12 @@ func (j *jobWatch) watch(w *workerProc, done <-chan struct{}) {
 			j.stop(w, ErrRenderTimeout)
 			return
 		case <-tick.C:
-			rss := residentBytes(w.cmd.Process.Pid)
+			rss, data := memoryOf(w.cmd.Process.Pid)
 			if rss > j.peak.Load() {
 				j.peak.Store(rss)
+			}
+			if data > j.peakData.Load() {
+				j.peakData.Store(data)
 			}
 			if rss > j.limits.Memory {
 				j.stop(w, ErrRenderMemory)
@@ -380,14 +384,21 @@ func (w *jobWatch) crashError(stderr string, waitErr error) error {
 		return limit(ErrRenderDepth, "the stack passed "+mebibytes(int64(min(maxWorkerStack, int(w.limits.Memory/4)))))
 	case strings.Contains(stderr, "out of memory") || strings.Contains(stderr, "cannot allocate memory") || strings.Contains(stderr, "cannot map pages"):
 		return limit(ErrRenderMemory, "over "+mebibytes(w.limits.Memory))
-	case signalled(waitErr, "CPU time limit exceeded") || signalled(waitErr, "killed") && strings.Contains(stderr, "SIGXCPU"):
+	case strings.Contains(stderr, cpuExceeded) || signalled(waitErr, "CPU time limit exceeded"):
 		return limit(ErrRenderCPU, "over "+w.limits.CPU.String())
 	case signalled(waitErr, "killed"):
 		// Killed by no one here: the kernel, the container's memory running out
 		// (a worker is the first the kernel ends).
 		return limit(ErrRenderMemory, "killed by the system, most likely for memory")
 	}
-	if peak := w.peak.Load(); peak*10 >= w.limits.Memory*6 {
+	peak := w.peak.Load()
+	if !workerRaceBuild {
+		// RLIMIT_DATA counts what Go's runtime reserved as well as what it
+		// uses (a worker at rest holds about 110 MiB of data, 45 of it
+		// resident): a refusal may come long before the resident memory grows.
+		peak = max(peak, w.peakData.Load())
+	}
+	if peak*10 >= w.limits.Memory*6 {
 		// Near its memory, Go's runtime may fail in ways it does not name
 		// (a fault in the collector when a mapping is refused).
 		return limit(ErrRenderMemory, fmt.Sprintf("over %s, the worker ending at %s", mebibytes(w.limits.Memory), mebibytes(peak)))

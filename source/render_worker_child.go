@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path"
 	"runtime/debug"
 	"runtime/metrics"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -38,7 +40,26 @@ func ServeRenderWorker() {
 const (
 	workerBadStart = 3
 	workerBadIO    = 4
+	workerOverCPU  = 5
 )
+
+// cpuExceeded is what a worker says, on its standard error, when its
+// processor time ran out.
+const cpuExceeded = "tether render worker: SIGXCPU: the render used its processor time"
+
+// endOnSIGXCPU ends the worker when the kernel says it passed RLIMIT_CPU's soft
+// limit. Go's runtime ignores SIGXCPU unless asked for it, and the hard limit
+// stays open so that the next job may be given its own time (startJob): without
+// this, the processor limit would stop nothing.
+func endOnSIGXCPU(errOut io.Writer) {
+	xcpu := make(chan os.Signal, 1)
+	signal.Notify(xcpu, syscall.SIGXCPU)
+	go func() {
+		<-xcpu
+		fmt.Fprintln(errOut, cpuExceeded)
+		os.Exit(workerOverCPU)
+	}()
+}
 
 func serveWorker(spec string, in io.Reader, out, errOut io.Writer) int {
 	limits, err := parseWorkerLimits(spec)
@@ -50,6 +71,7 @@ func serveWorker(spec string, in io.Reader, out, errOut io.Writer) int {
 		fmt.Fprintln(errOut, "tether render worker: applying its limits:", err)
 		return workerBadStart
 	}
+	endOnSIGXCPU(errOut)
 	IsolateRendering()
 	for {
 		if err := limits.startJob(); err != nil {

@@ -9,3 +9,5 @@ func workerAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: tr
 
 // residentBytes is not read outside Linux: the worker's own limits hold it.
 func residentBytes(int) int64 { return 0 }
+
+func memoryOf(int) (resident, data int64) { return 0, 0 }
