@@ -1,4 +1,4 @@
-package apply
+package contract
 
 import (
 	"encoding/json"
@@ -29,7 +29,7 @@ type Object struct {
 // NewObject returns obj as an Object, without its managedFields. It fails only
 // when obj does not encode as JSON (a value that is not one of JSON's).
 func NewObject(obj *unstructured.Unstructured) (*Object, error) {
-	data, err := json.Marshal(withoutManagedFields(obj).Object)
+	data, err := json.Marshal(WithoutManagedFields(obj).Object)
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s %s: %w", obj.GetKind(), obj.GetName(), err)
 	}
@@ -57,5 +57,16 @@ func (o *Object) SetNote(v any) { o.note.Store(v) }
 // UID is the object's UID, read without decoding it.
 func (o *Object) UID() types.UID { return o.uid }
 
-// size is what the Object's JSON takes.
-func (o *Object) size() int64 { return int64(len(o.data)) }
+// ObjectFromJSON returns data as an Object of the given UID. data must be the
+// object's JSON without managedFields (apply reads it so from the API server's
+// answer); the Object keeps it, and the caller must not change it after.
+func ObjectFromJSON(data []byte, uid types.UID) *Object {
+	return &Object{data: data, uid: uid}
+}
+
+// JSON returns the object's JSON, without managedFields. The caller must not
+// change it.
+func (o *Object) JSON() []byte { return o.data }
+
+// Size is what the Object's JSON takes: what a cache of Objects counts.
+func (o *Object) Size() int64 { return int64(len(o.data)) }
