@@ -100,8 +100,8 @@
 // age and OpenPGP keys, parsed by ParseKeys from its keys Secret, and whether a Secret
 // must be encrypted). Every file the render reads then passes through decryptingFS,
 // which decrypts a file that carries SOPS's metadata (YAML, JSON, dotenv or binary, the
-// name picking the format) with Tether's own reading of SOPS's format (sops_*.go: the
-// formats' trees, the metadata, AES-GCM values, the MAC, the data key from age and
+// name picking the format) with Tether's own reading of SOPS's format (the room
+// source/sops, a leaf that knows only the error types: the formats' trees, the metadata, AES-GCM values, the MAC, the data key from age and
 // OpenPGP keys, Shamir's combination of key groups; tested against the sops CLI) and
 // only those keys (never the process's environment, files or keyrings), checks
 // its MAC, and serves the plaintext from the render's memory; a failure is a

@@ -1,4 +1,4 @@
-package source
+package sops
 
 import (
 	"bytes"
@@ -28,7 +28,7 @@ func TestSOPSFilesOpenWithAnyOfTheirRecipients(t *testing.T) {
 		{"another key alone", []string{id3}, false},
 	} {
 		t.Run(c.step, func(t *testing.T) {
-			o, err := openSOPS("two.yaml", []byte(enc), agentKeys(t, c.ids...))
+			o, err := Open("two.yaml", []byte(enc), agentKeys(t, c.ids...))
 			switch {
 			case !c.ok && err == nil:
 				t.Fatal("opened with a key it is not encrypted for")
@@ -38,8 +38,8 @@ func TestSOPSFilesOpenWithAnyOfTheirRecipients(t *testing.T) {
 				}
 			case err != nil:
 				t.Fatal(err)
-			case string(o.plain) != want:
-				t.Errorf("decrypted %q, want %q", o.plain, want)
+			case string(o.Plain) != want:
+				t.Errorf("decrypted %q, want %q", o.Plain, want)
 			}
 		})
 	}
@@ -95,7 +95,7 @@ func TestSOPSKeyGroupsOpenWithTheirThreshold(t *testing.T) {
 		{"the key of one group only", []string{ids[1]}, false},
 	} {
 		t.Run(c.step, func(t *testing.T) {
-			o, err := openSOPS("groups.yaml", []byte(enc), agentKeys(t, c.ids...))
+			o, err := Open("groups.yaml", []byte(enc), agentKeys(t, c.ids...))
 			switch {
 			case !c.ok && err == nil:
 				t.Fatal("opened with fewer groups than its threshold")
@@ -105,8 +105,8 @@ func TestSOPSKeyGroupsOpenWithTheirThreshold(t *testing.T) {
 				}
 			case err != nil:
 				t.Fatal(err)
-			case string(o.plain) != want:
-				t.Errorf("decrypted %q, want %q", o.plain, want)
+			case string(o.Plain) != want:
+				t.Errorf("decrypted %q, want %q", o.Plain, want)
 			}
 		})
 	}
@@ -129,11 +129,11 @@ func TestSOPSFilesOpenWithAnOpenPGPKey(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			o, err := openSOPS(c.file, []byte(enc), keys)
+			o, err := Open(c.file, []byte(enc), keys)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := string(o.plain)
+			got := string(o.Plain)
 			if strings.HasSuffix(c.file, ".json") {
 				got, want = compactJSON(t, got), compactJSON(t, want)
 			}

@@ -1,4 +1,4 @@
-package source
+package sops
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/source/result"
 )
 
 // sopsFormat reads a SOPS file's tree and writes it back in clear.
@@ -52,6 +53,10 @@ func sopsFormatFor(name string, data []byte) sopsFormat {
 	}
 	return nil
 }
+
+// IsFile reports whether data, the content of the file name, carries SOPS's
+// metadata in the format the name says (sopsFormatFor).
+func IsFile(name string, data []byte) bool { return sopsFormatFor(name, data) != nil }
 
 // loadSOPS reads a SOPS file into its tree and its metadata, which it takes
 // out of the tree: errNoSOPSMetadata when there is none.
@@ -105,17 +110,18 @@ func takeMetadata(branches []sopsMap) (sopsMap, error) {
 	return meta, nil
 }
 
-// opened is a SOPS file decrypted.
-type opened struct {
-	plain []byte
-	// values are the plaintext values the file held, for redaction.
-	values []string
+// Opened is a SOPS file decrypted.
+type Opened struct {
+	// Plain is the file in clear, in its own format.
+	Plain []byte
+	// Values are the plaintext values the file held, for redaction.
+	Values []string
 }
 
-// openSOPS decrypts data, the content of file (as errors name it), with keys.
+// Open decrypts data, the content of file (as errors name it), with keys.
 // It returns nil for data that is no SOPS file. Every failure is a
 // *RenderError naming file, whose message never holds a decrypted value.
-func openSOPS(file string, data []byte, keys *Keys) (*opened, error) {
+func Open(file string, data []byte, keys *Keys) (*Opened, error) {
 	format := sopsFormatFor(file, data)
 	if format == nil {
 		return nil, nil
@@ -148,11 +154,11 @@ func openSOPS(file string, data []byte, keys *Keys) (*opened, error) {
 	if err != nil {
 		return nil, decryptError(file, v1alpha1.ReasonDecryptionFailed, errors.New("the decrypted content cannot be written in the file's format"))
 	}
-	return &opened{plain: plain, values: plainValues(branches, encrypted)}, nil
+	return &Opened{Plain: plain, Values: plainValues(branches, encrypted)}, nil
 }
 
-func decryptError(file, reason string, err error) *RenderError {
-	return &RenderError{File: file, Reason: reason, Err: err}
+func decryptError(file, reason string, err error) *result.RenderError {
+	return &result.RenderError{File: file, Reason: reason, Err: err}
 }
 
 // maxRecipientsNamed bounds the master keys an error names.

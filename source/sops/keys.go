@@ -1,4 +1,4 @@
-package source
+package sops
 
 import (
 	"bytes"
@@ -25,8 +25,8 @@ type Decryption struct {
 	RequireEncryption bool
 }
 
-// digest identifies d in a render cache key: the keys' digest and the policy.
-func (d *Decryption) digest() string {
+// Digest identifies d in a render cache key: the keys' digest and the policy.
+func (d *Decryption) Digest() string {
 	if d == nil {
 		return ""
 	}
@@ -124,6 +124,11 @@ func checkPrivate(entities openpgp.EntityList) error {
 	}
 	return nil
 }
+
+// Entries are the entries of the keys Secret the keys were parsed from, which a
+// render worker parses again (ParseKeys). They are the keys themselves: the
+// caller hands them on to a worker and to nothing else.
+func (k *Keys) Entries() map[string][]byte { return k.raw }
 
 // Digest identifies the keys (a SHA-256 of the entries read), so that renders
 // with other keys are cached apart and a rotation renders again.

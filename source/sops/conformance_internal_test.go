@@ -1,4 +1,4 @@
-package source
+package sops
 
 import (
 	"bytes"
@@ -100,11 +100,11 @@ func TestSOPSFilesDecryptToWhatTheSOPSCLIPrints(t *testing.T) {
 				enc = tools.EncryptAge(t, c.file, c.plain, []string{recipient}, c.args...)
 			}
 			want := tools.Decrypt(t, c.file, enc, identity)
-			o, err := openSOPS(c.file, []byte(enc), keys)
+			o, err := Open(c.file, []byte(enc), keys)
 			if err != nil {
-				t.Fatalf("openSOPS: %v", err)
+				t.Fatalf("Open: %v", err)
 			}
-			got := string(o.plain)
+			got := string(o.Plain)
 			if strings.HasSuffix(c.file, ".json") {
 				// The agent writes JSON as sops's library does by default, one
 				// entry a line without indentation; the CLI indents with tabs.

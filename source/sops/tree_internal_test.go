@@ -1,4 +1,4 @@
-package source
+package sops
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/source/result"
 	"tether.dev/tether/test/sopstools"
 )
 
@@ -53,8 +54,8 @@ func TestSOPSFilesChangedAfterEncryptionAreRefused(t *testing.T) {
 			if c.content == "" {
 				t.Fatal("the fixture was not changed")
 			}
-			_, err := openSOPS(c.file, []byte(c.content), keys)
-			var re *RenderError
+			_, err := Open(c.file, []byte(c.content), keys)
+			var re *result.RenderError
 			if !errors.As(err, &re) || re.Reason != c.reason {
 				t.Fatalf("error = %v, want a %s", err, c.reason)
 			}
@@ -65,20 +66,20 @@ func TestSOPSFilesChangedAfterEncryptionAreRefused(t *testing.T) {
 	}
 
 	t.Run("a mac_only_encrypted file's clear value may change: SOPS leaves it out of the MAC", func(t *testing.T) {
-		o, err := openSOPS("m.yaml", []byte(strings.Replace(macOnly, "clear: c", "clear: changed", 1)), keys)
+		o, err := Open("m.yaml", []byte(strings.Replace(macOnly, "clear: c", "clear: changed", 1)), keys)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(string(o.plain), "clear: changed") || !strings.Contains(string(o.plain), "a: first-value") {
-			t.Errorf("decrypted:\n%s", o.plain)
+		if !strings.Contains(string(o.Plain), "clear: changed") || !strings.Contains(string(o.Plain), "a: first-value") {
+			t.Errorf("decrypted:\n%s", o.Plain)
 		}
 	})
 	t.Run("the decrypted values are listed for redaction, the clear ones are not", func(t *testing.T) {
-		o, err := openSOPS("s.yaml", []byte(yamlFile), keys)
+		o, err := Open("s.yaml", []byte(yamlFile), keys)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := strings.Join(o.values, ","); got != "first-value,second-value" {
+		if got := strings.Join(o.Values, ","); got != "first-value,second-value" {
 			t.Errorf("values = %q", got)
 		}
 	})
@@ -115,8 +116,8 @@ func TestSOPSFilesBeyondTheBoundsAreRefused(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.step, func(t *testing.T) {
-			_, err := openSOPS(c.file, []byte(c.content), nil)
-			var re *RenderError
+			_, err := Open(c.file, []byte(c.content), nil)
+			var re *result.RenderError
 			if !errors.As(err, &re) || re.Reason != v1alpha1.ReasonDecryptionFailed || !strings.Contains(err.Error(), "not a valid SOPS file") {
 				t.Fatalf("error = %v, want an invalid SOPS file", err)
 			}
@@ -142,15 +143,15 @@ func FuzzOpenSOPS(f *testing.F) {
 		f.Add(s.file, []byte(tools.EncryptAge(f, s.file, s.plain, []string{recipient})))
 	}
 	f.Fuzz(func(t *testing.T, file string, data []byte) {
-		o, err := openSOPS(file, data, keys)
+		o, err := Open(file, data, keys)
 		if err != nil {
-			var re *RenderError
+			var re *result.RenderError
 			if !errors.As(err, &re) || re.Reason == "" {
 				t.Fatalf("error %v is no RenderError with a reason", err)
 			}
 			return
 		}
-		if o != nil && o.plain == nil {
+		if o != nil && o.Plain == nil {
 			t.Error("decrypted to nothing without an error")
 		}
 	})
