@@ -172,12 +172,8 @@
 // and password; tokens are kept per host, scope and credentials until they
 // expire. A registry on a loopback address is spoken to over plain HTTP.
 //
-// The webhook receiver (NewWebhookHandler) authenticates GitHub, GitLab, Gitea and
-// generic push notifications, parses them into a Push (repository URLs normalised by
-// NormalizeURL, and a branch or tag) and hands it to a callback; deciding which Syncs
-// that concerns is the caller's business. It authenticates before it reads where the
-// host allows (GitLab's header token), and reads signed bodies only within a small
-// in-flight budget and a read deadline, refusing (429) unread what does not fit.
+// The webhook receiver lives in its own room, source/webhook (NewWebhookHandler
+// and Push here are its names under source, for the callers that know them).
 //
 // The package owns git and chart repository access, rendering and push parsing only. It does not talk to
 // Kubernetes, apply anything, log, or know about Sync objects beyond the ref type of

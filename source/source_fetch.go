@@ -11,7 +11,6 @@ import (
 	neturl "net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
@@ -27,6 +26,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/memory"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/source/result"
 )
 
 const remoteName = "origin"
@@ -562,14 +562,11 @@ func checkURL(url string, allowFile bool) error {
 			return nil
 		}
 	}
-	if scpLike.MatchString(url) {
+	if result.IsSCPLike(url) {
 		return nil
 	}
 	return fmt.Errorf("unsupported URL %q: use https://, http://, ssh://, user@host:path or file://", RedactURL(url))
 }
-
-// scpLike matches git's scp-like SSH syntax, "user@host:path", as the API does.
-var scpLike = regexp.MustCompile(`^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:.+$`)
 
 // refLabel names a ref for messages, including a pinned commit.
 func refLabel(ref v1alpha1.GitRef) string {

@@ -3,8 +3,6 @@ package result
 import (
 	"errors"
 	"fmt"
-	"net/url"
-	"strings"
 )
 
 // FetchError is a failure to reach or read the repository: a network error, bad
@@ -25,30 +23,6 @@ func (e *FetchError) Error() string {
 }
 
 func (e *FetchError) Unwrap() error { return e.Err }
-
-// RedactURL removes credentials written into a URL ("https://user:token@host/..."),
-// so that the URL can go into messages, logs and metric labels. The rule does not
-// depend on the URL parsing, since a password holding '%', '#' or a space makes
-// net/url refuse it: whatever lies between "://" and the last '@' before the
-// first '/' after it is userinfo, and goes. A URL that does not parse and holds
-// an '@' after the first '/' (a password with a '/' in it) loses everything up to
-// its last '@': a broken URL is better shown short than with a secret in it.
-func RedactURL(raw string) string {
-	scheme, rest, ok := strings.Cut(raw, "://")
-	if !ok {
-		return raw // scp-like "git@host:path" carries a user name, never a password
-	}
-	authority, _, _ := strings.Cut(rest, "/")
-	if at := strings.LastIndexByte(authority, '@'); at >= 0 {
-		return scheme + "://" + rest[at+1:]
-	}
-	if _, err := url.Parse(raw); err != nil {
-		if at := strings.LastIndexByte(rest, '@'); at >= 0 {
-			return scheme + "://" + rest[at+1:]
-		}
-	}
-	return raw
-}
 
 // RenderError is a failure to turn a revision into objects: broken YAML, a manifest
 // without a kind, a kustomize build error, a path that leaves the repository. It is

@@ -1,4 +1,4 @@
-package source_test
+package webhook_test
 
 import (
 	"bytes"
@@ -14,35 +14,36 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"tether.dev/tether/source"
+	"tether.dev/tether/source/result"
+	"tether.dev/tether/source/webhook"
 )
 
 // receiverSecrets are the secrets of the test receivers; gitea is left disabled in
 // the tests that say so.
 var receiverSecrets = map[string][]byte{
-	source.ReceiverGitHub:  []byte("github-hook-secret"),
-	source.ReceiverGitLab:  []byte("gitlab-hook-token"),
-	source.ReceiverGitea:   []byte("gitea-hook-secret"),
-	source.ReceiverGeneric: []byte("generic-hook-secret"),
+	webhook.ReceiverGitHub:  []byte("github-hook-secret"),
+	webhook.ReceiverGitLab:  []byte("gitlab-hook-token"),
+	webhook.ReceiverGitea:   []byte("gitea-hook-secret"),
+	webhook.ReceiverGeneric: []byte("generic-hook-secret"),
 }
 
 // hookServer serves the webhook receiver and records the pushes it accepts.
 type hookServer struct {
 	url    string
-	pushes []source.Push
+	pushes []webhook.Push
 }
 
 func startHookServer(t *testing.T, secrets map[string][]byte) *hookServer {
 	t.Helper()
 	h := &hookServer{}
-	opts := source.DefaultWebhookOptions()
+	opts := webhook.DefaultOptions()
 	opts.MaxBodyBytes = 64 << 10
 	opts.Secret = func(r string) []byte { return secrets[r] }
-	opts.OnPush = func(_ context.Context, p source.Push) error {
+	opts.OnPush = func(_ context.Context, p webhook.Push) error {
 		h.pushes = append(h.pushes, p)
 		return nil
 	}
-	srv := httptest.NewServer(source.NewWebhookHandler(opts))
+	srv := httptest.NewServer(webhook.NewHandler(opts))
 	t.Cleanup(srv.Close)
 	h.url = srv.URL
 	return h
@@ -51,7 +52,7 @@ func startHookServer(t *testing.T, secrets map[string][]byte) *hookServer {
 // post sends body to receiver with headers and returns the status code.
 func (h *hookServer) post(t *testing.T, receiver string, body []byte, headers map[string]string) int {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, h.url+source.WebhookPathPrefix+receiver, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, h.url+webhook.PathPrefix+receiver, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,13 +69,13 @@ func (h *hookServer) post(t *testing.T, receiver string, body []byte, headers ma
 
 // signed returns the headers with which a host sends body to receiver.
 func signed(receiver, event string, body, secret []byte) map[string]string {
-	sig := hex.EncodeToString(source.Sign(body, secret))
+	sig := hex.EncodeToString(webhook.Sign(body, secret))
 	switch receiver {
-	case source.ReceiverGitHub:
+	case webhook.ReceiverGitHub:
 		return map[string]string{"X-GitHub-Event": event, "X-Hub-Signature-256": "sha256=" + sig}
-	case source.ReceiverGitea:
+	case webhook.ReceiverGitea:
 		return map[string]string{"X-Gitea-Event": event, "X-Gitea-Signature": sig}
-	case source.ReceiverGitLab:
+	case webhook.ReceiverGitLab:
 		return map[string]string{"X-Gitlab-Event": event, "X-Gitlab-Token": string(secret)}
 	}
 	return map[string]string{"X-Tether-Signature": "sha256=" + sig}
@@ -92,20 +93,20 @@ func readFixture(t *testing.T, name string) []byte {
 func TestWebhookAcceptsSignedPushes(t *testing.T) {
 	pushes := []struct {
 		step, receiver, event, fixture string
-		want                           source.Push
+		want                           webhook.Push
 	}{
-		{"a GitHub branch push names the repository in every form", source.ReceiverGitHub, "push", "github-push.json",
-			source.Push{URLs: []string{"github.com/octo-org/deploy"}, Branch: "main"}},
-		{"a GitHub tag push names the tag", source.ReceiverGitHub, "push", "github-tag.json",
-			source.Push{URLs: []string{"github.com/octo-org/deploy"}, Tag: "v1.4.0"}},
-		{"a GitLab push hook", source.ReceiverGitLab, "Push Hook", "gitlab-push.json",
-			source.Push{URLs: []string{"gitlab.example.com/platform/deploy"}, Branch: "main"}},
-		{"a GitLab tag push hook", source.ReceiverGitLab, "Tag Push Hook", "gitlab-tag.json",
-			source.Push{URLs: []string{"gitlab.example.com/platform/deploy"}, Tag: "v2.0.0"}},
-		{"a Gitea push", source.ReceiverGitea, "push", "gitea-push.json",
-			source.Push{URLs: []string{"gitea.example.com/ops/deploy"}, Branch: "staging"}},
-		{"a generic push", source.ReceiverGeneric, "", "",
-			source.Push{URLs: []string{"git.example.com/team/app"}, Branch: "release"}},
+		{"a GitHub branch push names the repository in every form", webhook.ReceiverGitHub, "push", "github-push.json",
+			webhook.Push{URLs: []string{"github.com/octo-org/deploy"}, Branch: "main"}},
+		{"a GitHub tag push names the tag", webhook.ReceiverGitHub, "push", "github-tag.json",
+			webhook.Push{URLs: []string{"github.com/octo-org/deploy"}, Tag: "v1.4.0"}},
+		{"a GitLab push hook", webhook.ReceiverGitLab, "Push Hook", "gitlab-push.json",
+			webhook.Push{URLs: []string{"gitlab.example.com/platform/deploy"}, Branch: "main"}},
+		{"a GitLab tag push hook", webhook.ReceiverGitLab, "Tag Push Hook", "gitlab-tag.json",
+			webhook.Push{URLs: []string{"gitlab.example.com/platform/deploy"}, Tag: "v2.0.0"}},
+		{"a Gitea push", webhook.ReceiverGitea, "push", "gitea-push.json",
+			webhook.Push{URLs: []string{"gitea.example.com/ops/deploy"}, Branch: "staging"}},
+		{"a generic push", webhook.ReceiverGeneric, "", "",
+			webhook.Push{URLs: []string{"git.example.com/team/app"}, Branch: "release"}},
 	}
 	for _, p := range pushes {
 		t.Run(p.step, func(t *testing.T) {
@@ -117,7 +118,7 @@ func TestWebhookAcceptsSignedPushes(t *testing.T) {
 			if code := h.post(t, p.receiver, body, signed(p.receiver, p.event, body, receiverSecrets[p.receiver])); code != http.StatusAccepted {
 				t.Fatalf("status = %d, want 202", code)
 			}
-			if diff := cmp.Diff([]source.Push{p.want}, h.pushes); diff != "" {
+			if diff := cmp.Diff([]webhook.Push{p.want}, h.pushes); diff != "" {
 				t.Errorf("pushes (-want +got):\n%s", diff)
 			}
 		})
@@ -126,12 +127,12 @@ func TestWebhookAcceptsSignedPushes(t *testing.T) {
 
 func TestWebhookRefusesWhatIsNotAnAuthenticatedPush(t *testing.T) {
 	github := readFixture(t, "github-push.json")
-	secret := receiverSecrets[source.ReceiverGitHub]
+	secret := receiverSecrets[webhook.ReceiverGitHub]
 	wrong := []byte("not-the-secret")
 	big := bytes.Repeat([]byte(" "), 65<<10)
 	noGitea := map[string][]byte{}
 	for k, v := range receiverSecrets {
-		if k != source.ReceiverGitea {
+		if k != webhook.ReceiverGitea {
 			noGitea[k] = v
 		}
 	}
@@ -142,24 +143,24 @@ func TestWebhookRefusesWhatIsNotAnAuthenticatedPush(t *testing.T) {
 		headers  map[string]string
 		want     int
 	}{
-		{"an unsigned GitHub push is 401", source.ReceiverGitHub, github, map[string]string{"X-GitHub-Event": "push"}, http.StatusUnauthorized},
-		{"a GitHub push signed with another secret is 401", source.ReceiverGitHub, github, signed(source.ReceiverGitHub, "push", github, wrong), http.StatusUnauthorized},
-		{"a GitHub signature of another body is 401", source.ReceiverGitHub, github, signed(source.ReceiverGitHub, "push", []byte("{}"), secret), http.StatusUnauthorized},
-		{"a signature that is not hex is 401", source.ReceiverGitHub, github, map[string]string{"X-GitHub-Event": "push", "X-Hub-Signature-256": "sha256=zz"}, http.StatusUnauthorized},
-		{"a GitLab push with a wrong token is 401", source.ReceiverGitLab, github, signed(source.ReceiverGitLab, "Push Hook", github, wrong), http.StatusUnauthorized},
-		{"a Gitea push signed with another secret is 401", source.ReceiverGitea, github, signed(source.ReceiverGitea, "push", github, wrong), http.StatusUnauthorized},
-		{"an unsigned generic push is 401", source.ReceiverGeneric, []byte(`{"url": "https://h/o/r", "branch": "main"}`), nil, http.StatusUnauthorized},
-		{"a receiver without a secret is 404, even when signed", "gitea-disabled", github, signed(source.ReceiverGitea, "push", github, receiverSecrets[source.ReceiverGitea]), http.StatusNotFound},
+		{"an unsigned GitHub push is 401", webhook.ReceiverGitHub, github, map[string]string{"X-GitHub-Event": "push"}, http.StatusUnauthorized},
+		{"a GitHub push signed with another secret is 401", webhook.ReceiverGitHub, github, signed(webhook.ReceiverGitHub, "push", github, wrong), http.StatusUnauthorized},
+		{"a GitHub signature of another body is 401", webhook.ReceiverGitHub, github, signed(webhook.ReceiverGitHub, "push", []byte("{}"), secret), http.StatusUnauthorized},
+		{"a signature that is not hex is 401", webhook.ReceiverGitHub, github, map[string]string{"X-GitHub-Event": "push", "X-Hub-Signature-256": "sha256=zz"}, http.StatusUnauthorized},
+		{"a GitLab push with a wrong token is 401", webhook.ReceiverGitLab, github, signed(webhook.ReceiverGitLab, "Push Hook", github, wrong), http.StatusUnauthorized},
+		{"a Gitea push signed with another secret is 401", webhook.ReceiverGitea, github, signed(webhook.ReceiverGitea, "push", github, wrong), http.StatusUnauthorized},
+		{"an unsigned generic push is 401", webhook.ReceiverGeneric, []byte(`{"url": "https://h/o/r", "branch": "main"}`), nil, http.StatusUnauthorized},
+		{"a receiver without a secret is 404, even when signed", "gitea-disabled", github, signed(webhook.ReceiverGitea, "push", github, receiverSecrets[webhook.ReceiverGitea]), http.StatusNotFound},
 		{"an unknown receiver is 404", "bitbucket", github, nil, http.StatusNotFound},
-		{"a signed body over the limit is 413", source.ReceiverGitHub, big, signed(source.ReceiverGitHub, "push", big, secret), http.StatusRequestEntityTooLarge},
-		{"a signed ping is 200 and no work", source.ReceiverGitHub, readFixture(t, "github-ping.json"), signed(source.ReceiverGitHub, "ping", readFixture(t, "github-ping.json"), secret), http.StatusOK},
-		{"a signed push that names no branch is 400", source.ReceiverGeneric, []byte(`{"url": "https://h/o/r"}`), signed(source.ReceiverGeneric, "", []byte(`{"url": "https://h/o/r"}`), receiverSecrets[source.ReceiverGeneric]), http.StatusBadRequest},
+		{"a signed body over the limit is 413", webhook.ReceiverGitHub, big, signed(webhook.ReceiverGitHub, "push", big, secret), http.StatusRequestEntityTooLarge},
+		{"a signed ping is 200 and no work", webhook.ReceiverGitHub, readFixture(t, "github-ping.json"), signed(webhook.ReceiverGitHub, "ping", readFixture(t, "github-ping.json"), secret), http.StatusOK},
+		{"a signed push that names no branch is 400", webhook.ReceiverGeneric, []byte(`{"url": "https://h/o/r"}`), signed(webhook.ReceiverGeneric, "", []byte(`{"url": "https://h/o/r"}`), receiverSecrets[webhook.ReceiverGeneric]), http.StatusBadRequest},
 	}
 	for _, r := range refusals {
 		t.Run(r.step, func(t *testing.T) {
 			h, receiver := startHookServer(t, receiverSecrets), r.receiver
 			if receiver == "gitea-disabled" {
-				h, receiver = startHookServer(t, noGitea), source.ReceiverGitea
+				h, receiver = startHookServer(t, noGitea), webhook.ReceiverGitea
 			}
 			if code := h.post(t, receiver, r.body, r.headers); code != r.want {
 				t.Errorf("status = %d, want %d", code, r.want)
@@ -172,7 +173,7 @@ func TestWebhookRefusesWhatIsNotAnAuthenticatedPush(t *testing.T) {
 
 	t.Run("a GET is 405", func(t *testing.T) {
 		h := startHookServer(t, receiverSecrets)
-		resp, err := http.Get(h.url + source.WebhookPathPrefix + source.ReceiverGitHub)
+		resp, err := http.Get(h.url + webhook.PathPrefix + webhook.ReceiverGitHub)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,7 +185,7 @@ func TestWebhookRefusesWhatIsNotAnAuthenticatedPush(t *testing.T) {
 }
 
 func TestWebhookRefusesBeforeReadingWhatCannotBeAuthentic(t *testing.T) {
-	opts := source.DefaultWebhookOptions()
+	opts := webhook.DefaultOptions()
 	opts.MaxBodyBytes = 64 << 10
 	hook := startCountingHook(t, opts)
 	h := &hookServer{url: hook.url}
@@ -198,13 +199,13 @@ func TestWebhookRefusesBeforeReadingWhatCannotBeAuthentic(t *testing.T) {
 		headers  map[string]string
 		want     int
 	}{
-		{"a GitLab push with a wrong token is 401, unread", source.ReceiverGitLab, gitlab, signed(source.ReceiverGitLab, "Push Hook", gitlab, wrong), http.StatusUnauthorized},
-		{"a GitLab push without a token is 401, unread", source.ReceiverGitLab, gitlab, map[string]string{"X-Gitlab-Event": "Push Hook"}, http.StatusUnauthorized},
-		{"a GitHub push without a signature is 401, unread", source.ReceiverGitHub, push, map[string]string{"X-GitHub-Event": "push"}, http.StatusUnauthorized},
-		{"a GitHub signature that is not a SHA-256 is 401, unread", source.ReceiverGitHub, push, map[string]string{"X-GitHub-Event": "push", "X-Hub-Signature-256": "sha256=abcd"}, http.StatusUnauthorized},
-		{"a Gitea push without a signature is 401, unread", source.ReceiverGitea, push, map[string]string{"X-Gitea-Event": "push"}, http.StatusUnauthorized},
-		{"a generic push without a signature is 401, unread", source.ReceiverGeneric, []byte(`{"url": "https://h/o/r", "branch": "main"}`), nil, http.StatusUnauthorized},
-		{"a signed body whose Content-Length is over the limit is 413, unread", source.ReceiverGitHub, bytes.Repeat([]byte(" "), 65<<10), signed(source.ReceiverGitHub, "push", bytes.Repeat([]byte(" "), 65<<10), hook.secret), http.StatusRequestEntityTooLarge},
+		{"a GitLab push with a wrong token is 401, unread", webhook.ReceiverGitLab, gitlab, signed(webhook.ReceiverGitLab, "Push Hook", gitlab, wrong), http.StatusUnauthorized},
+		{"a GitLab push without a token is 401, unread", webhook.ReceiverGitLab, gitlab, map[string]string{"X-Gitlab-Event": "Push Hook"}, http.StatusUnauthorized},
+		{"a GitHub push without a signature is 401, unread", webhook.ReceiverGitHub, push, map[string]string{"X-GitHub-Event": "push"}, http.StatusUnauthorized},
+		{"a GitHub signature that is not a SHA-256 is 401, unread", webhook.ReceiverGitHub, push, map[string]string{"X-GitHub-Event": "push", "X-Hub-Signature-256": "sha256=abcd"}, http.StatusUnauthorized},
+		{"a Gitea push without a signature is 401, unread", webhook.ReceiverGitea, push, map[string]string{"X-Gitea-Event": "push"}, http.StatusUnauthorized},
+		{"a generic push without a signature is 401, unread", webhook.ReceiverGeneric, []byte(`{"url": "https://h/o/r", "branch": "main"}`), nil, http.StatusUnauthorized},
+		{"a signed body whose Content-Length is over the limit is 413, unread", webhook.ReceiverGitHub, bytes.Repeat([]byte(" "), 65<<10), signed(webhook.ReceiverGitHub, "push", bytes.Repeat([]byte(" "), 65<<10), hook.secret), http.StatusRequestEntityTooLarge},
 	}
 	for i, r := range refusals {
 		t.Run(r.step, func(t *testing.T) {
@@ -228,10 +229,10 @@ func TestSecretsDir(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "github"), "s3cret\n")
 	writeFile(t, filepath.Join(dir, "gitlab"), "  \n")
-	secrets := source.SecretsDir(dir)
+	secrets := webhook.SecretsDir(dir)
 
 	got := map[string]string{}
-	for _, r := range append(source.Receivers, "../etc/passwd") {
+	for _, r := range append(webhook.Receivers, "../etc/passwd") {
 		if s := secrets(r); s != nil {
 			got[r] = string(s)
 		}
@@ -260,16 +261,16 @@ func TestNormalizeURL(t *testing.T) {
 		" https://github.com/org/app.git ",
 	}
 	for _, u := range same {
-		if got := source.NormalizeURL(u); got != "github.com/org/app" {
+		if got := result.NormalizeURL(u); got != "github.com/org/app" {
 			t.Errorf("NormalizeURL(%q) = %q, want github.com/org/app", u, got)
 		}
 	}
 	for _, u := range []string{"", "github.com/org/app", "not a url", "https://github.com/", "file://"} {
-		if got := source.NormalizeURL(u); got != "" {
+		if got := result.NormalizeURL(u); got != "" {
 			t.Errorf("NormalizeURL(%q) = %q, want \"\"", u, got)
 		}
 	}
-	if got := source.NormalizeURL("file:///srv/git/app.git"); got != "/srv/git/app" {
+	if got := result.NormalizeURL("file:///srv/git/app.git"); got != "/srv/git/app" {
 		t.Errorf("NormalizeURL(file URL) = %q, want /srv/git/app", got)
 	}
 }
@@ -286,13 +287,13 @@ func FuzzParsePush(f *testing.F) {
 	f.Add([]byte(`{"url": "https://h/o/r", "tag": "v1", "branch": "x"}`))
 	f.Add([]byte(`{"ref": "refs/heads/", "repository": {"clone_url": "::"}}`))
 	events := map[string][]string{
-		source.ReceiverGitHub: {"push"}, source.ReceiverGitea: {"push"},
-		source.ReceiverGitLab: {"Push Hook", "Tag Push Hook"}, source.ReceiverGeneric: {""},
+		webhook.ReceiverGitHub: {"push"}, webhook.ReceiverGitea: {"push"},
+		webhook.ReceiverGitLab: {"Push Hook", "Tag Push Hook"}, webhook.ReceiverGeneric: {""},
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for receiver, evs := range events {
 			for _, event := range evs {
-				p, err := source.ParsePush(receiver, event, body)
+				p, err := webhook.ParsePush(receiver, event, body)
 				if err != nil {
 					continue
 				}
@@ -317,7 +318,7 @@ func FuzzNormalizeURL(f *testing.F) {
 		f.Add(u)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
-		n := source.NormalizeURL(raw)
+		n := result.NormalizeURL(raw)
 		if n != "" && !normalised(n) {
 			t.Fatalf("NormalizeURL(%q) = %q is not normalised", raw, n)
 		}
@@ -330,4 +331,11 @@ var hasScheme = regexp.MustCompile(`^[a-z][a-z0-9+.-]*://`)
 // normalised reports whether u has the form NormalizeURL gives.
 func normalised(u string) bool {
 	return u != "" && u == strings.ToLower(u) && !strings.HasSuffix(u, ".git") && !strings.HasSuffix(u, "/") && !hasScheme.MatchString(u)
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }

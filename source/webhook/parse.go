@@ -1,11 +1,12 @@
-package source
+package webhook
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
+
+	"tether.dev/tether/source/result"
 )
 
 // Push is what an authenticated push notification says: which repository moved,
@@ -110,7 +111,7 @@ func newPush(ref string, urls ...string) (Push, error) {
 	}
 	seen := map[string]bool{}
 	for _, u := range urls {
-		if n := NormalizeURL(u); n != "" && !seen[n] {
+		if n := result.NormalizeURL(u); n != "" && !seen[n] {
 			seen[n] = true
 			p.URLs = append(p.URLs, n)
 		}
@@ -119,42 +120,4 @@ func newPush(ref string, urls ...string) (Push, error) {
 		return Push{}, errors.New("reading the push: it names no repository URL")
 	}
 	return p, nil
-}
-
-// NormalizeURL reduces a repository URL to the form in which two spellings of one
-// repository compare equal: "host/path", lower case, without scheme, user, port or
-// a trailing ".git" or "/". So https://GitHub.com/Org/App.git,
-// ssh://git@github.com:22/org/app and git@github.com:org/app all become
-// "github.com/org/app". It returns "" for what is not a URL.
-//
-// Ignoring case, scheme and port may make two different repositories compare
-// equal on an unusual host; what is at stake is only which Syncs look at their
-// repository at once (one extra ref listing), never what is applied.
-func NormalizeURL(raw string) string {
-	raw = strings.TrimSpace(raw)
-	var host, p string
-	if i := strings.Index(raw, "://"); i > 0 {
-		u, err := url.Parse(raw)
-		if err != nil || u.Scheme == "" || (u.Host == "" && u.Scheme != "file") {
-			return ""
-		}
-		host, p = u.Hostname(), u.Path
-	} else if m := scpLike.MatchString(raw); m {
-		at := strings.Index(raw, "@")
-		host, p, _ = strings.Cut(raw[at+1:], ":")
-	} else {
-		return ""
-	}
-	p = strings.Trim(p, "/")
-	for {
-		trimmed := strings.TrimSuffix(strings.TrimSuffix(p, ".git"), "/")
-		if trimmed == p {
-			break
-		}
-		p = trimmed
-	}
-	if p == "" {
-		return ""
-	}
-	return strings.ToLower(host + "/" + p)
 }

@@ -1,4 +1,4 @@
-package source_test
+package webhook_test
 
 import (
 	"bufio"
@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"tether.dev/tether/source"
+	"tether.dev/tether/source/webhook"
 )
 
 // countingHook serves the webhook receiver behind a wrapper that counts what the
@@ -35,15 +35,15 @@ type countingHook struct {
 	pushes                    int
 }
 
-func startCountingHook(t *testing.T, opts source.WebhookOptions) *countingHook {
+func startCountingHook(t *testing.T, opts webhook.Options) *countingHook {
 	t.Helper()
-	c := &countingHook{secret: receiverSecrets[source.ReceiverGitHub], changed: make(chan struct{})}
+	c := &countingHook{secret: receiverSecrets[webhook.ReceiverGitHub], changed: make(chan struct{})}
 	opts.Secret = func(r string) []byte { return receiverSecrets[r] }
-	opts.OnPush = func(context.Context, source.Push) error {
+	opts.OnPush = func(context.Context, webhook.Push) error {
 		c.update(func() { c.pushes++ })
 		return nil
 	}
-	hook := source.NewWebhookHandler(opts)
+	hook := webhook.NewHandler(opts)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body := &countingBody{hook: c, src: r.Body, held: r.ContentLength - 1}
 		c.update(func() { c.arrived++ })
@@ -181,7 +181,7 @@ func (s *slowSender) finish(t *testing.T) int {
 // but wrong: the receiver must read the body to find that out.
 func forgedHead(bodyBytes int) string {
 	return fmt.Sprintf("POST %sgithub HTTP/1.1\r\nHost: tether\r\nContent-Length: %d\r\nX-GitHub-Event: push\r\nX-Hub-Signature-256: sha256=%s\r\n\r\n",
-		source.WebhookPathPrefix, bodyBytes, strings.Repeat("ab", 32))
+		webhook.PathPrefix, bodyBytes, strings.Repeat("ab", 32))
 }
 
 func TestAWebhookFloodIsRefusedWithinTheBudget(t *testing.T) {
@@ -197,7 +197,7 @@ func TestAWebhookFloodIsRefusedWithinTheBudget(t *testing.T) {
 	const senders = 64
 	for _, f := range floods {
 		t.Run(f.step, func(t *testing.T) {
-			opts := source.DefaultWebhookOptions()
+			opts := webhook.DefaultOptions()
 			opts.MaxBodyBytes = 64 << 10
 			opts.MaxBytesInFlight = 256 << 10
 			opts.MaxBodiesInFlight = 8
@@ -238,7 +238,7 @@ func TestAWebhookFloodIsRefusedWithinTheBudget(t *testing.T) {
 			t.Run("an authentic push after the flood is accepted", func(t *testing.T) {
 				push := readFixture(t, "github-push.json")
 				h := &hookServer{url: hook.url}
-				if code := h.post(t, source.ReceiverGitHub, push, signed(source.ReceiverGitHub, "push", push, hook.secret)); code != http.StatusAccepted {
+				if code := h.post(t, webhook.ReceiverGitHub, push, signed(webhook.ReceiverGitHub, "push", push, hook.secret)); code != http.StatusAccepted {
 					t.Errorf("status = %d, want 202", code)
 				}
 			})
@@ -251,7 +251,7 @@ func TestAWebhookFloodIsRefusedWithinTheBudget(t *testing.T) {
 // and send two bytes; a correctly signed push meanwhile is accepted, since a
 // body holds the budget for what it sent, not for what it announced.
 func TestSendersAnnouncingLargeBodiesCannotStarveASignedPush(t *testing.T) {
-	opts := source.DefaultWebhookOptions()
+	opts := webhook.DefaultOptions()
 	hook := startCountingHook(t, opts)
 	for range 2 {
 		sendSlowly(t, hook.url, forgedHead(int(opts.MaxBodyBytes)), []byte("{}x")) // two bytes sent, then nothing
@@ -260,7 +260,7 @@ func TestSendersAnnouncingLargeBodiesCannotStarveASignedPush(t *testing.T) {
 
 	push := readFixture(t, "github-push.json")
 	h := &hookServer{url: hook.url}
-	if code := h.post(t, source.ReceiverGitHub, push, signed(source.ReceiverGitHub, "push", push, hook.secret)); code != http.StatusAccepted {
+	if code := h.post(t, webhook.ReceiverGitHub, push, signed(webhook.ReceiverGitHub, "push", push, hook.secret)); code != http.StatusAccepted {
 		t.Errorf("a signed push while they wait: status = %d, want 202", code)
 	}
 	hook.mu.Lock()
@@ -271,7 +271,7 @@ func TestSendersAnnouncingLargeBodiesCannotStarveASignedPush(t *testing.T) {
 }
 
 func TestASlowBodyGivesItsShareBackAtTheReadDeadline(t *testing.T) {
-	opts := source.DefaultWebhookOptions()
+	opts := webhook.DefaultOptions()
 	opts.MaxBodyBytes = 64 << 10
 	opts.MaxBytesInFlight = 64 << 10
 	opts.BodyReadTimeout = 200 * time.Millisecond
@@ -289,7 +289,7 @@ func TestASlowBodyGivesItsShareBackAtTheReadDeadline(t *testing.T) {
 	}
 	push := readFixture(t, "github-push.json")
 	h := &hookServer{url: hook.url}
-	if code := h.post(t, source.ReceiverGitHub, push, signed(source.ReceiverGitHub, "push", push, hook.secret)); code != http.StatusAccepted {
+	if code := h.post(t, webhook.ReceiverGitHub, push, signed(webhook.ReceiverGitHub, "push", push, hook.secret)); code != http.StatusAccepted {
 		t.Errorf("an authentic push after it: status = %d, want 202", code)
 	}
 }
@@ -304,7 +304,7 @@ func TestWebhookFloodPeakRSS(t *testing.T) {
 	if err != nil || n <= 0 {
 		t.Skip("set TETHER_MEASURE_WEBHOOK_FLOOD to a number of senders to measure")
 	}
-	opts := source.DefaultWebhookOptions()
+	opts := webhook.DefaultOptions()
 	hook := startCountingHook(t, opts)
 	body := []byte(strings.Repeat("x", int(opts.MaxBodyBytes)))
 	before := vmHWM(t)

@@ -1,4 +1,4 @@
-package source
+package webhook
 
 import gosync "sync"
 
