@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/source/git"
 )
 
 // chartHTTP returns the HTTP client of a chart repository's conversations:
@@ -22,21 +23,21 @@ func (s *Source) chartHTTP(auth Auth) (*http.Client, func(), error) {
 	if len(auth.CAFile) == 0 {
 		return s.chartClient, func() {}, nil
 	}
-	tr, err := newGitHTTPTransport(auth.CAFile)
+	tr, err := git.NewHTTPTransport(auth.CAFile)
 	if err != nil {
 		return nil, nil, err
 	}
-	return &http.Client{Transport: &boundedAnswers{next: tr, idle: gitIdleTimeout}, CheckRedirect: credentialsToOneOrigin}, tr.CloseIdleConnections, nil
+	return &http.Client{Transport: git.Bounded(tr), CheckRedirect: credentialsToOneOrigin}, tr.CloseIdleConnections, nil
 }
 
 // newChartClient is the shared client of chart repositories without a CA
 // bundle of their own.
 func newChartClient() (*http.Client, error) {
-	tr, err := newGitHTTPTransport(nil)
+	tr, err := git.NewHTTPTransport(nil)
 	if err != nil {
 		return nil, err
 	}
-	return &http.Client{Transport: &boundedAnswers{next: tr, idle: gitIdleTimeout}, CheckRedirect: credentialsToOneOrigin}, nil
+	return &http.Client{Transport: git.Bounded(tr), CheckRedirect: credentialsToOneOrigin}, nil
 }
 
 // maxChartRedirects is how many redirects a chart conversation follows, as
@@ -103,7 +104,7 @@ func (s *Source) downloadAs(ctx context.Context, rawURL, accept string, req Char
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fail(statusReason(resp.StatusCode), fmt.Errorf("reading %s: %s", what, statusText(resp.StatusCode)))
+		return fail(statusReason(resp.StatusCode), fmt.Errorf("reading %s: %s", what, git.StatusText(resp.StatusCode)))
 	}
 	if resp.ContentLength > limit {
 		return fail(v1alpha1.ReasonRenderLimitExceeded, fmt.Errorf("%s is over the limit of %d bytes (%d announced)", what, limit, resp.ContentLength))
@@ -156,9 +157,9 @@ func statusReason(code int) string {
 // httpReason classes a failed HTTP conversation.
 func httpReason(err error) string {
 	switch {
-	case isUntrustedCertificate(err):
+	case git.IsUntrustedCertificate(err):
 		return ReasonCertificateUntrusted
-	case isUnreachable(err), errors.Is(err, context.DeadlineExceeded):
+	case git.IsUnreachable(err), errors.Is(err, context.DeadlineExceeded):
 		return ReasonHostUnreachable
 	}
 	return ReasonChartRepositoryFailed

@@ -9,6 +9,8 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 	"gopkg.in/yaml.v3"
+
+	"tether.dev/tether/source/git"
 )
 
 // chartIndex is what Tether keeps of a chart repository's index.yaml: for each
@@ -365,5 +367,5 @@ func chartConstraint(version string) (*semver.Constraints, error) {
 	if strings.TrimSpace(version) == "" {
 		version = "*"
 	}
-	return parseRange(version)
+	return git.ParseRange(version)
 }

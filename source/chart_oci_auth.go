@@ -34,7 +34,7 @@ func (s *Source) ociDo(client *http.Client, r *http.Request, req ChartRequest) (
 		return client.Do(r)
 	}
 	scope := ociScope(r.URL.Path)
-	tokenKey := r.URL.Host + "\x00" + scope + "\x00" + req.Auth.key()
+	tokenKey := r.URL.Host + "\x00" + scope + "\x00" + req.Auth.Key()
 	if tok, ok := s.charts.token(tokenKey, s.now()); ok {
 		r.Header.Set("Authorization", "Bearer "+tok)
 	}

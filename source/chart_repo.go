@@ -79,7 +79,7 @@ func newChartRepos(cacheBytes int64) *chartRepos {
 // indexKey keys an index by repository and credentials: an index read with
 // credentials is never shown to a caller without them.
 func indexKey(repository string, auth Auth) string {
-	return strings.TrimSuffix(repository, "/") + "\x00" + auth.key()
+	return strings.TrimSuffix(repository, "/") + "\x00" + auth.Key()
 }
 
 // chartIndexKey keys req's index by chart too: only the asked-for chart's

@@ -40,7 +40,7 @@
 // a semver range (the newest tag that satisfies it) or a pinned commit. Credentials
 // (Auth) come from the caller, who reads them from Kubernetes; this package never
 // does. SSH host keys are always verified against the caller's known_hosts. Git's
-// HTTP(S) conversations use clients of their own (transport.go), never
+// HTTP(S) conversations use clients of their own (source/git), never
 // http.DefaultTransport: explicit timeouts, the proxy from the environment, TLS
 // against the system's roots plus the caller's CA bundle. An answer outside 2xx is
 // read up to 4 KiB and dropped, and a ref listing up to 8 MiB. Every FetchError

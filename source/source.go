@@ -9,11 +9,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-git/go-git/v5"
+	gogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/plumbing/transport"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/source/git"
 )
 
 // Options bound what the source may cost. Every limit exists because repository
@@ -189,13 +189,12 @@ type Source struct {
 	// started is when New made the Source (see removeStrayDirs).
 	started time.Time
 
-	hosts *hostGate
+	hosts *git.HostGate
 	// receiving counts the pack bytes written by the fetches in flight, which
 	// count against Options.MaxCacheBytes (see packCap).
 	receiving atomic.Int64
-	// gitHTTP is go-git's client for http(s) remotes without a CA bundle of
-	// their own: one pool of connections, bounded answers (see boundedAnswers).
-	gitHTTP transport.Transport
+	// remotes works out how to reach a repository with its credentials.
+	remotes *git.Remotes
 	renders *renderCache
 	// rendering holds a token per caller whose render is running.
 	rendering chan struct{}
@@ -225,7 +224,7 @@ type repoEntry struct {
 	// mu guards the fields below and the cache on disk; it is held during network
 	// I/O only while a pack is being written into the cache.
 	mu   gosync.Mutex
-	repo *git.Repository
+	repo *gogit.Repository
 	// objects is repo's cache of decoded objects (see forgetObjects).
 	objects cache.Object
 	// trees keeps the trees renders of repo read, parsed (see treeCache).
@@ -339,10 +338,7 @@ func New(opts Options) (*Source, error) {
 	}
 	opts = withWorkerDefaults(opts)
 	opts = withChartDefaults(opts, defaults)
-	if err := installHTTPTransport(); err != nil {
-		return nil, fmt.Errorf("source: %w", err)
-	}
-	gitHTTP, _, err := newGitHTTPClient(nil)
+	remotes, err := git.NewRemotes(opts.CacheDir)
 	if err != nil {
 		return nil, fmt.Errorf("source: %w", err)
 	}
@@ -352,11 +348,11 @@ func New(opts Options) (*Source, error) {
 	}
 	return &Source{
 		opts:        opts,
-		gitHTTP:     gitHTTP,
+		remotes:     remotes,
 		chartClient: chartClient,
 		charts:      newChartRepos(opts.ChartCacheBytes),
 		repos:       map[string]*repoEntry{},
-		hosts:       newHostGate(opts.MaxFetchesPerHost, opts.HostFailureMemory),
+		hosts:       git.NewHostGate(opts.MaxFetchesPerHost, opts.HostFailureMemory),
 		renders:     newRenderCache(opts.RenderCacheBytes),
 		rendering:   make(chan struct{}, opts.MaxConcurrentRenders),
 		live:        make(chan struct{}, opts.MaxConcurrentRenders+opts.MaxRendersGivenUp),

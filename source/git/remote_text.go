@@ -1,4 +1,4 @@
-package source
+package git
 
 import (
 	"errors"
@@ -27,9 +27,9 @@ func (e *HostMessageError) Error() string {
 	return fmt.Sprintf("the git host ended the conversation with a message of its own (%d bytes, not shown: hosts' words are never quoted)", e.Size)
 }
 
-// withoutHostText returns err, or, if a git host's own message is in err's chain
+// WithoutHostText returns err, or, if a git host's own message is in err's chain
 // (gitCauses), a HostMessageError in its place.
-func withoutHostText(err error) error {
+func WithoutHostText(err error) error {
 	for e := range gitCauses(err) {
 		var line *pktline.ErrorLine
 		if errors.As(e, &line) {

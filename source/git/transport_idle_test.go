@@ -1,4 +1,4 @@
-package source
+package git
 
 import (
 	"io"
@@ -19,7 +19,7 @@ func TestAnAnswerThatStallsIsGivenUpOnAfterTheIdleTimeout(t *testing.T) {
 		}
 	}))
 	t.Cleanup(func() { close(stop); srv.Close() })
-	base, err := newGitHTTPTransport(nil)
+	base, err := NewHTTPTransport(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package source
+package git
 
 import (
 	"fmt"
@@ -20,7 +20,7 @@ func blobOf(t *testing.T, content string) plumbing.EncodedObject {
 // TestTheObjectCacheDropsTheLeastRecentlyUsedAndKeepsWorkingWhenCleared fills a
 // cache of 100 bytes with objects of 40, reads one back, and clears it.
 func TestTheObjectCacheDropsTheLeastRecentlyUsedAndKeepsWorkingWhenCleared(t *testing.T) {
-	c := newObjectLRU(100)
+	c := NewObjectLRU(100)
 	var objs []plumbing.EncodedObject
 	for i := range 3 {
 		objs = append(objs, blobOf(t, fmt.Sprintf("%040d", i)))

@@ -1,4 +1,4 @@
-package source
+package git
 
 import (
 	"fmt"
@@ -8,12 +8,12 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
-// newestTag returns the tag with the highest version that satisfies the range,
+// NewestTag returns the tag with the highest version that satisfies the range,
 // from a remote's refs. Tags that are not versions are ignored; a leading "v" is
 // allowed ("v1.2.3"). Pre-releases match only a range that names a pre-release,
 // the rule of npm and Flux. Two tags of one version ("1.2.0" and "v1.2.0") resolve
 // to the one that sorts first, so the choice is stable.
-func newestTag(refs []*plumbing.Reference, constraint *semver.Constraints) (string, bool) {
+func NewestTag(refs []*plumbing.Reference, constraint *semver.Constraints) (string, bool) {
 	var best *semver.Version
 	var bestTag string
 	for _, r := range refs {
@@ -32,8 +32,8 @@ func newestTag(refs []*plumbing.Reference, constraint *semver.Constraints) (stri
 	return bestTag, best != nil
 }
 
-// parseRange parses a semver range such as ">=1.2 <2" or "~1.4".
-func parseRange(r string) (*semver.Constraints, error) {
+// ParseRange parses a semver range such as ">=1.2 <2" or "~1.4".
+func ParseRange(r string) (*semver.Constraints, error) {
 	c, err := semver.NewConstraint(r)
 	if err != nil {
 		return nil, fmt.Errorf("semver range %q: %w", r, err)

@@ -1,12 +1,14 @@
-package source
+package git
 
 import (
 	"fmt"
 	gosync "sync"
 	"time"
+
+	"tether.dev/tether/api/v1alpha1"
 )
 
-// hostGate keeps one slow or dead git host from holding every worker: it bounds
+// HostGate keeps one slow or dead git host from holding every worker: it bounds
 // the network conversations with each host running at once, and remembers for a
 // while that a host could not be reached, so that the Syncs on it fail at once
 // instead of each waiting out the timeout.
@@ -18,7 +20,7 @@ import (
 // a tenant with nothing running on the host is admitted even when the shared
 // places are taken, up to twice max conversations in all, so that it never
 // waits for conversations of other namespaces to end.
-type hostGate struct {
+type HostGate struct {
 	max    int
 	memory time.Duration
 
@@ -33,18 +35,18 @@ type hostFailure struct {
 	err error
 }
 
-func newHostGate(maxPerHost int, memory time.Duration) *hostGate {
-	return &hostGate{max: maxPerHost, memory: memory, running: map[string]map[string]int{}, failure: map[string]hostFailure{}}
+func NewHostGate(maxPerHost int, memory time.Duration) *HostGate {
+	return &HostGate{max: maxPerHost, memory: memory, running: map[string]map[string]int{}, failure: map[string]hostFailure{}}
 }
 
 // enter admits one conversation of tenant with host, or says at once why not:
-// the host failed a moment ago (ReasonHostUnreachable) or has as many
-// conversations running as tenant may have (ReasonHostBusy). A host of "" (a
+// the host failed a moment ago (v1alpha1.ReasonHostUnreachable) or has as many
+// conversations running as tenant may have (v1alpha1.ReasonHostBusy). A host of "" (a
 // local file:// repository) is always admitted. A failure is remembered for the
 // gate's memory, but never longer than maxAge (the caller's poll interval, less
 // jitter), when set: a Sync asks its host again at every poll, so that it
 // recovers within one interval of the host's return.
-func (g *hostGate) enter(host, tenant string, maxAge time.Duration, now time.Time) (release func(), reason string, err error) {
+func (g *HostGate) Enter(host, tenant string, maxAge time.Duration, now time.Time) (release func(), reason string, err error) {
 	if host == "" {
 		return func() {}, "", nil
 	}
@@ -56,11 +58,11 @@ func (g *hostGate) enter(host, tenant string, maxAge time.Duration, now time.Tim
 	defer g.mu.Unlock()
 	if f, ok := g.failure[host]; ok && now.Sub(f.at) < memory {
 		// No "ago" in the message: conditions carry it, and must not change with time.
-		return nil, ReasonHostUnreachable, fmt.Errorf("not asked again for %s after a failure: %w", memory, f.err)
+		return nil, v1alpha1.ReasonHostUnreachable, fmt.Errorf("not asked again for %s after a failure: %w", memory, f.err)
 	}
 	tenants := g.running[host]
 	if !g.admits(tenants, tenant) {
-		return nil, ReasonHostBusy, fmt.Errorf("%s already has %d fetches running, %d of them for this namespace, the most allowed at once", host, total(tenants), tenants[tenant])
+		return nil, v1alpha1.ReasonHostBusy, fmt.Errorf("%s already has %d fetches running, %d of them for this namespace, the most allowed at once", host, total(tenants), tenants[tenant])
 	}
 	if tenants == nil {
 		tenants = map[string]int{}
@@ -72,8 +74,8 @@ func (g *hostGate) enter(host, tenant string, maxAge time.Duration, now time.Tim
 }
 
 // admits reports whether tenant may start one more conversation with a host
-// that has tenants running (see hostGate).
-func (g *hostGate) admits(tenants map[string]int, tenant string) bool {
+// that has tenants running (see HostGate).
+func (g *HostGate) admits(tenants map[string]int, tenant string) bool {
 	all, mine := total(tenants), tenants[tenant]
 	if mine == 0 {
 		return all < 2*g.max
@@ -90,7 +92,7 @@ func total(tenants map[string]int) int {
 	return n
 }
 
-func (g *hostGate) leave(host, tenant string) {
+func (g *HostGate) leave(host, tenant string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	tenants := g.running[host]
@@ -103,7 +105,7 @@ func (g *hostGate) leave(host, tenant string) {
 }
 
 // failed remembers that host could not be reached at now.
-func (g *hostGate) failed(host string, now time.Time, err error) {
+func (g *HostGate) Failed(host string, now time.Time, err error) {
 	if host == "" {
 		return
 	}
@@ -113,7 +115,7 @@ func (g *hostGate) failed(host string, now time.Time, err error) {
 }
 
 // answered forgets an earlier failure of host.
-func (g *hostGate) answered(host string) {
+func (g *HostGate) Answered(host string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	delete(g.failure, host)

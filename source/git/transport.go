@@ -1,4 +1,4 @@
-package source
+package git
 
 import (
 	"context"
@@ -16,6 +16,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+
+	"tether.dev/tether/api/v1alpha1"
 )
 
 // Bounds of git's HTTP conversations. go-git's default client is
@@ -48,10 +50,10 @@ const (
 // errRefAdvertisementTooLarge is a ref listing over maxRefAdvertisement.
 var errRefAdvertisementTooLarge = fmt.Errorf("the remote's ref listing is over %d bytes, the most read", maxRefAdvertisement)
 
-// newGitHTTPTransport is the transport of git's HTTP conversations: the proxy
+// NewHTTPTransport is the transport of git's HTTP conversations: the proxy
 // from the environment (HTTPS_PROXY, HTTP_PROXY, NO_PROXY), explicit timeouts,
 // TLS 1.2 or newer against the system's roots plus caBundle.
-func newGitHTTPTransport(caBundle []byte) (*http.Transport, error) {
+func NewHTTPTransport(caBundle []byte) (*http.Transport, error) {
 	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
 	if len(caBundle) > 0 {
 		roots, err := x509.SystemCertPool()
@@ -59,7 +61,7 @@ func newGitHTTPTransport(caBundle []byte) (*http.Transport, error) {
 			roots = x509.NewCertPool()
 		}
 		if !roots.AppendCertsFromPEM(caBundle) {
-			return nil, &credentialsError{reason: ReasonInvalidCredentials, err: errors.New("caFile holds no PEM certificate")}
+			return nil, &credentialsError{reason: v1alpha1.ReasonInvalidCredentials, err: errors.New("caFile holds no PEM certificate")}
 		}
 		tlsConfig.RootCAs = roots
 	}
@@ -91,6 +93,12 @@ type boundedAnswers struct {
 
 var _ http.RoundTripper = (*boundedAnswers)(nil)
 
+// Bounded returns next with its answers bounded as git's are (boundedAnswers):
+// chart repositories are spoken to by the same rules.
+func Bounded(next http.RoundTripper) http.RoundTripper {
+	return &boundedAnswers{next: next, idle: gitIdleTimeout}
+}
+
 func (b *boundedAnswers) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithCancel(req.Context())
 	resp, err := b.next.RoundTrip(req.WithContext(ctx))
@@ -102,7 +110,7 @@ func (b *boundedAnswers) RoundTrip(req *http.Request) (*http.Response, error) {
 		_, _ = io.CopyN(io.Discard, resp.Body, errorBodyLimit)
 		_ = resp.Body.Close()
 		cancel()
-		text := statusText(resp.StatusCode)
+		text := StatusText(resp.StatusCode)
 		resp.Body = io.NopCloser(strings.NewReader(text))
 		resp.ContentLength = int64(len(text))
 		resp.Header.Del("Content-Encoding")
@@ -116,9 +124,9 @@ func (b *boundedAnswers) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// statusText is what an answer outside 2xx is reported as: the status code and
+// StatusText is what an answer outside 2xx is reported as: the status code and
 // Go's name for it, never the remote's words.
-func statusText(code int) string {
+func StatusText(code int) string {
 	if name := http.StatusText(code); name != "" {
 		return fmt.Sprintf("HTTP %d %s", code, name)
 	}
@@ -246,9 +254,9 @@ func (a *httpAuth) SetAuth(r *http.Request) {
 // httpClient returns the go-git client of a remote trusting caBundle besides the
 // system's roots, and what to call when the remote is done with. Remotes
 // without a bundle share one pool of connections.
-func (s *Source) httpClient(caBundle []byte) (transport.Transport, func(), error) {
+func (rs *Remotes) httpClient(caBundle []byte) (transport.Transport, func(), error) {
 	if len(caBundle) == 0 {
-		return s.gitHTTP, func() {}, nil
+		return rs.shared, func() {}, nil
 	}
 	c, tr, err := newGitHTTPClient(caBundle)
 	if err != nil {
@@ -257,24 +265,24 @@ func (s *Source) httpClient(caBundle []byte) (transport.Transport, func(), error
 	return c, tr.CloseIdleConnections, nil
 }
 
-// newGitHTTPClient is a go-git client over newGitHTTPTransport(caBundle), with
+// newGitHTTPClient is a go-git client over NewHTTPTransport(caBundle), with
 // bounded answers.
 func newGitHTTPClient(caBundle []byte) (transport.Transport, *http.Transport, error) {
-	tr, err := newGitHTTPTransport(caBundle)
+	tr, err := NewHTTPTransport(caBundle)
 	if err != nil {
 		return nil, nil, err
 	}
 	return githttp.NewClient(&http.Client{Transport: &boundedAnswers{next: tr, idle: gitIdleTimeout}}), tr, nil
 }
 
-// withStatus puts the status of an HTTP answer outside 2xx that go-git reports
+// WithStatus puts the status of an HTTP answer outside 2xx that go-git reports
 // only as a number ("status code: 500") in our words in front of err.
 // go-git's error types have no Unwrap, so they are looked into (gitCauses).
-func withStatus(err error) error {
+func WithStatus(err error) error {
 	for e := range gitCauses(err) {
 		var status *githttp.Err
 		if errors.As(e, &status) && status.Response != nil {
-			return fmt.Errorf("%s: %w", statusText(status.Response.StatusCode), err)
+			return fmt.Errorf("%s: %w", StatusText(status.Response.StatusCode), err)
 		}
 	}
 	return err

@@ -1,4 +1,4 @@
-package source
+package git
 
 import (
 	"container/list"
@@ -8,14 +8,14 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/cache"
 )
 
-// objectLRU is an open repository's cache of decoded objects (go-git's
+// ObjectLRU is an open repository's cache of decoded objects (go-git's
 // cache.Object): the least recently used go first once their sizes pass max, as
 // in go-git's cache.ObjectLRU. Unlike that one, Clear keeps the map and the list
 // it empties: a render clears the cache when it is done (forgetObjects), and
 // go-git's made a map for a thousand objects anew at the next render's first
 // object, about 50 KB a render (a seventh of what a fleet's render of a small
 // path allocated).
-type objectLRU struct {
+type ObjectLRU struct {
 	mu     gosync.Mutex
 	max    int64
 	size   int64
@@ -23,13 +23,13 @@ type objectLRU struct {
 	byHash map[plumbing.Hash]*list.Element
 }
 
-var _ cache.Object = (*objectLRU)(nil)
+var _ cache.Object = (*ObjectLRU)(nil)
 
-func newObjectLRU(max cache.FileSize) *objectLRU {
-	return &objectLRU{max: int64(max), byHash: map[plumbing.Hash]*list.Element{}}
+func NewObjectLRU(max cache.FileSize) *ObjectLRU {
+	return &ObjectLRU{max: int64(max), byHash: map[plumbing.Hash]*list.Element{}}
 }
 
-func (c *objectLRU) Put(obj plumbing.EncodedObject) {
+func (c *ObjectLRU) Put(obj plumbing.EncodedObject) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	id := obj.Hash()
@@ -56,7 +56,7 @@ func (c *objectLRU) Put(obj plumbing.EncodedObject) {
 	}
 }
 
-func (c *objectLRU) Get(id plumbing.Hash) (plumbing.EncodedObject, bool) {
+func (c *ObjectLRU) Get(id plumbing.Hash) (plumbing.EncodedObject, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.byHash[id]
@@ -67,7 +67,7 @@ func (c *objectLRU) Get(id plumbing.Hash) (plumbing.EncodedObject, bool) {
 	return e.Value.(plumbing.EncodedObject), true
 }
 
-func (c *objectLRU) Clear() {
+func (c *ObjectLRU) Clear() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	clear(c.byHash)
