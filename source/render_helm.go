@@ -171,6 +171,10 @@ func reasonOf(err error) string {
 	if errors.As(err, &re) {
 		return re.Reason
 	}
+	var over *overBudget
+	if errors.As(err, &over) {
+		return v1alpha1.ReasonRenderLimitExceeded
+	}
 	return ""
 }
 

@@ -32,10 +32,11 @@ import (
 // expands to, counted once per distinct map or list, so that a map that holds
 // one map twice, 24 times over, is refused before anything large is built.
 //
-// What the engine does itself (executing a range, printing a value, include
-// and tpl, which Helm closes over its own templates) is bounded by the render
-// worker around it (render_worker.go): its memory, its stack (a tpl or include
-// that calls itself ends there, ErrRenderDepth), its deadline.
+// tpl is Tether's too (render_helm_tpl.go), counting how deeply it nests.
+// What the engine does itself (executing a range, printing a value, include,
+// which Helm bounds to 1,000 levels per name) is bounded by the render worker
+// around it (render_worker.go): its memory, its stack (ErrRenderDepth), its
+// deadline.
 const (
 	// templateOutputFactor: the functions may make this many times
 	// Options.MaxRenderedBytes in all.
@@ -406,7 +407,9 @@ func checkFormat(format string) error {
 // in `helm template`) and without DNS.
 func executeTemplates(c *chart.Chart, vals common.Values, opts Options) (map[string]string, error) {
 	g := newTemplateGuard(opts)
-	out, err := engine.Engine{CustomTemplateFuncs: g.funcs()}.Render(c, vals)
+	funcs := g.funcs()
+	funcs["tpl"] = newTplScope(c, g, funcs).rootTpl()
+	out, err := engine.Engine{CustomTemplateFuncs: funcs}.Render(c, vals)
 	if err != nil {
 		return nil, &RenderError{Reason: reasonOfGuard(err), Err: errors.New(shorten(err.Error()))}
 	}
@@ -428,7 +431,7 @@ func shorten(msg string) string {
 // reasonOfGuard is RenderLimitExceeded when a budget stopped the templates
 // (Helm passes the budget's error on as text).
 func reasonOfGuard(err error) string {
-	for _, bound := range []string{"the templates' functions made more than", "the templates' functions may still make", "width or precision over", "a template may make"} {
+	for _, bound := range []string{"the templates' functions made more than", "the templates' functions may still make", "width or precision over", "a template may make", "tpl nests more than", "deep inside tpl"} {
 		if strings.Contains(err.Error(), bound) {
 			return v1alpha1.ReasonRenderLimitExceeded
 		}

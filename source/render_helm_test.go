@@ -271,3 +271,18 @@ func TestAChartReadsOnlyItsOwnFiles(t *testing.T) {
 		t.Errorf("want only the chart's own files, got %v", data)
 	}
 }
+
+// TestAChartFileOverTheNodeBoundSaysTheLimit: a chart's YAML file over the
+// bound of nodes per file fails as RenderLimitExceeded, naming the file.
+func TestAChartFileOverTheNodeBoundSaysTheLimit(t *testing.T) {
+	dir := writeChart(t, "nodes", map[string]string{
+		"Chart.yaml":        webChart,
+		"values.yaml":       "items:\n" + strings.Repeat("- 1\n", 300_000),
+		"templates/cm.yaml": "{}\n",
+	})
+	_, err := source.RenderDirectory(t.Context(), dir, source.Helm{}, source.DefaultOptions())
+	var re *source.RenderError
+	if !errors.As(err, &re) || re.Reason != v1alpha1.ReasonRenderLimitExceeded || !strings.Contains(err.Error(), "values.yaml") || !strings.Contains(err.Error(), "YAML nodes") {
+		t.Fatalf("want %s naming values.yaml and the YAML node bound, got %v", v1alpha1.ReasonRenderLimitExceeded, err)
+	}
+}
