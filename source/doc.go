@@ -142,7 +142,7 @@
 // holds can then end a worker, never the agent. A worker may serve the next
 // render unless it failed, held a tenant's secrets or kept half its memory.
 //
-// A packaged chart comes from a chart repository (chart_*.go) in the same two
+// A packaged chart comes from a chart repository (the room source/chartrepo) in the same two
 // steps: FetchChart(ctx, ChartRequest) resolves an exact version or a semver
 // range against the repository's index.yaml and downloads the newest match's
 // package (Revision{URL: repository, Ref: "name@version", Package: its
@@ -157,17 +157,17 @@
 // count and unpacked bytes are bounded (MaxChartIndexBytes,
 // MaxChartPackageBytes, MaxChartFiles, MaxFileSize, MaxTreeSize), links and
 // names leaving the chart are refused, and the conversations follow git's HTTP
-// rules (chart_http.go): credentials go to the repository's own host only, an
+// rules (source/chartrepo, http.go): credentials go to the repository's own host only, an
 // error answer is reported by its status alone.
 //
-// An OCI registry (oci://host/path, chart_oci.go) is read the same way through
+// An OCI registry (oci://host/path, oci.go) is read the same way through
 // four requests of the distribution API, written here rather than with oras-go
 // so that they share those rules and bounds: the tag list of path/name (all
 // pages, within MaxChartIndexBytes; "_" read as "+") stands for the index; the
 // newest tag's manifest (at most 4 MiB, read once per read of the tag list)
 // must hold one layer of Helm's chart media type, within MaxChartPackageBytes,
 // which is downloaded by its sha256 digest once as a package is. Credentials
-// follow the spec's token flow (chart_oci_auth.go): a 401 with a Bearer
+// follow the spec's token flow (oci_auth.go): a 401 with a Bearer
 // challenge is answered with a token from its realm, asked with the username
 // and password; tokens are kept per host, scope and credentials until they
 // expire. A registry on a loopback address is spoken to over plain HTTP.

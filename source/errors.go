@@ -1,26 +1,8 @@
 package source
 
 import (
-	"errors"
-	"net/url"
-
 	"tether.dev/tether/api/v1alpha1"
 )
-
-// checkUserinfo refuses a URL that carries credentials (by RedactURL's rule)
-// but does not parse: git or net/http would quote it whole in their errors. The
-// message does not quote it either, not even redacted: what does not parse may
-// hide more of the secret than the rule finds.
-func checkUserinfo(raw string) error {
-	if RedactURL(raw) == raw {
-		return nil
-	}
-	if _, err := url.Parse(raw); err != nil {
-		return errors.New("the URL holds credentials but is not a valid URL: percent-encode the user name and " +
-			"password ('%' as %25, '#' as %23, '/' as %2F, a space as %20), or give them in spec.source.secretRef")
-	}
-	return nil
-}
 
 // Reasons a FetchError carries: the reasons of git failures that api/v1alpha1
 // declares, with what each means (v1alpha1.Reasons). Each names a cause a user can

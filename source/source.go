@@ -3,7 +3,6 @@ package source
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	gosync "sync"
 	"sync/atomic"
@@ -13,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/cache"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/source/chartrepo"
 	"tether.dev/tether/source/git"
 )
 
@@ -98,7 +98,7 @@ type Options struct {
 	// is kept; then it is removed from memory and disk.
 	CacheIdle time.Duration
 	// MaxChartIndexBytes bounds a chart repository's index.yaml as downloaded.
-	// The index is read as a stream of one chart at a time (chart_index.go), so
+	// The index is read as a stream of one chart at a time (source/chartrepo), so
 	// that what it takes in memory while it is parsed stays far below its size
 	// held as a YAML tree.
 	MaxChartIndexBytes int64
@@ -208,11 +208,8 @@ type Source struct {
 	// chartPaths remembers, by (URL, commit, path), whether the path holds a Helm
 	// chart (see holdsChart); guarded by renderMu.
 	chartPaths map[string]bool
-	// charts remembers chart repositories' indexes and packages.
-	charts *chartRepos
-	// chartClient is the HTTP client of chart repositories without a CA bundle
-	// of their own (chart_http.go).
-	chartClient *http.Client
+	// charts reads chart repositories: their indexes and packages.
+	charts *chartrepo.Repositories
 	// beforeRender, when set (by tests), runs before each render starts.
 	beforeRender func(dir string)
 	now          func() time.Time
@@ -342,24 +339,23 @@ func New(opts Options) (*Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("source: %w", err)
 	}
-	chartClient, err := newChartClient()
+	charts, err := chartrepo.NewRepositories(chartOptions(opts))
 	if err != nil {
 		return nil, fmt.Errorf("source: %w", err)
 	}
 	return &Source{
-		opts:        opts,
-		remotes:     remotes,
-		chartClient: chartClient,
-		charts:      newChartRepos(opts.ChartCacheBytes),
-		repos:       map[string]*repoEntry{},
-		hosts:       git.NewHostGate(opts.MaxFetchesPerHost, opts.HostFailureMemory),
-		renders:     newRenderCache(opts.RenderCacheBytes),
-		rendering:   make(chan struct{}, opts.MaxConcurrentRenders),
-		live:        make(chan struct{}, opts.MaxConcurrentRenders+opts.MaxRendersGivenUp),
-		inflight:    map[string]*renderCall{},
-		chartPaths:  map[string]bool{},
-		now:         time.Now,
-		started:     time.Now(),
+		opts:       opts,
+		remotes:    remotes,
+		charts:     charts,
+		repos:      map[string]*repoEntry{},
+		hosts:      git.NewHostGate(opts.MaxFetchesPerHost, opts.HostFailureMemory),
+		renders:    newRenderCache(opts.RenderCacheBytes),
+		rendering:  make(chan struct{}, opts.MaxConcurrentRenders),
+		live:       make(chan struct{}, opts.MaxConcurrentRenders+opts.MaxRendersGivenUp),
+		inflight:   map[string]*renderCall{},
+		chartPaths: map[string]bool{},
+		now:        time.Now,
+		started:    time.Now(),
 	}, nil
 }
 
@@ -413,6 +409,12 @@ const (
 	DefaultMaxYAMLNodesPerFile   = 1 << 18
 	DefaultMaxYAMLNodesPerRender = 1 << 22
 )
+
+// chartOptions are the bounds of chart repositories among opts.
+func chartOptions(opts Options) chartrepo.Options {
+	return chartrepo.Options{MaxChartIndexBytes: opts.MaxChartIndexBytes, MaxChartPackageBytes: opts.MaxChartPackageBytes,
+		ChartCacheBytes: opts.ChartCacheBytes, MaxYAMLNodesPerFile: opts.MaxYAMLNodesPerFile, Timeout: opts.Timeout}
+}
 
 // withChartDefaults fills the chart repository bounds opts leaves at zero.
 func withChartDefaults(opts, defaults Options) Options {

@@ -311,7 +311,7 @@ func refKey(ref v1alpha1.GitRef) string {
 // remote has moved.
 func (s *Source) Refresh(url string) {
 	// A chart repository's indexes too.
-	s.charts.forget(url)
+	s.charts.Forget(url)
 	// The host has just spoken: whatever failure it had is over.
 	if bare, _ := git.SplitCredentials(url); bare != "" {
 		if ep, err := transport.NewEndpoint(bare); err == nil {
@@ -535,7 +535,7 @@ func refsIntact(repo *gogit.Repository) bool {
 // checkURL accepts the transports this build supports: https, http, ssh (also in
 // the scp-like form git@host:path) and, when allowed, file.
 func checkURL(url string, allowFile bool) error {
-	if err := checkUserinfo(url); err != nil {
+	if err := result.CheckUserinfo(url); err != nil {
 		return err
 	}
 	if strings.HasPrefix(strings.ToLower(url), "file:") && !allowFile {

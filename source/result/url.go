@@ -1,6 +1,7 @@
 package result
 
 import (
+	"errors"
 	"net/url"
 	"regexp"
 	"strings"
@@ -73,3 +74,18 @@ var scpLike = regexp.MustCompile(`^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:.+$`)
 
 // IsSCPLike reports whether raw is in git's scp-like SSH syntax, "user@host:path".
 func IsSCPLike(raw string) bool { return scpLike.MatchString(raw) }
+
+// checkUserinfo refuses a URL that carries credentials (by RedactURL's rule)
+// but does not parse: git or net/http would quote it whole in their errors. The
+// message does not quote it either, not even redacted: what does not parse may
+// hide more of the secret than the rule finds.
+func CheckUserinfo(raw string) error {
+	if RedactURL(raw) == raw {
+		return nil
+	}
+	if _, err := url.Parse(raw); err != nil {
+		return errors.New("the URL holds credentials but is not a valid URL: percent-encode the user name and " +
+			"password ('%' as %25, '#' as %23, '/' as %2F, a space as %20), or give them in spec.source.secretRef")
+	}
+	return nil
+}

@@ -1,4 +1,4 @@
-package source
+package chartrepo
 
 import (
 	"strings"
@@ -48,7 +48,7 @@ func TestAnIndexKeepsVersionsURLsAndDigestsWhateverItsSpelling(t *testing.T) {
 		` {version: 6.14.0, urls: ["https://cdn.example.com/podinfo-6.14.0.tgz"], digest: bbbb}], web-app: [{version: 1.0.0, urls: [web-app-1.0.0.tgz]}]}}`
 	for name, text := range map[string]string{"helm's layout": helmIndex, "JSON": jsonIndex, "YAML flow style": flowIndex} {
 		t.Run(name, func(t *testing.T) {
-			got, err := parseIndex([]byte(text), DefaultMaxYAMLNodesPerFile, "")
+			got, err := parseIndex([]byte(text), DefaultOptions().MaxYAMLNodesPerFile, "")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package source
+package chartrepo
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"tether.dev/tether/source/git"
+	"tether.dev/tether/source/render"
+	"tether.dev/tether/source/result"
 )
 
 // chartIndex is what Tether keeps of a chart repository's index.yaml: for each
@@ -42,7 +44,7 @@ const maxChartVersions = 20_000
 
 // errTooManyVersions is an index or tag list over maxChartVersions.
 func errTooManyVersions(what string) error {
-	return overBudgetf("%s holds more than %d versions of the chart, the limit", what, maxChartVersions)
+	return result.OverBudgetf("%s holds more than %d versions of the chart, the limit", what, maxChartVersions)
 }
 
 // parseIndex reads an index (YAML or JSON) within maxNodes YAML nodes per
@@ -64,7 +66,7 @@ func parseIndex(data []byte, maxNodes int, name string) (chartIndex, error) {
 	}
 	parts, ok := indexParts(data)
 	if !ok {
-		if yamlNodeBound(data) > maxNodes {
+		if render.YAMLNodeBound(data) > maxNodes {
 			return nil, fmt.Errorf("index.yaml: %w", errIndexLayout)
 		}
 		idx, err := parseYAMLPart(data, maxNodes)
@@ -130,7 +132,7 @@ func only(idx chartIndex, name string) (chartIndex, error) {
 // token by token and dropped.
 func parseJSONIndex(data []byte, name string) (chartIndex, error) {
 	fail := func(err error) (chartIndex, error) {
-		var over *overBudget
+		var over *result.OverBudget
 		if errors.As(err, &over) {
 			return nil, err
 		}
@@ -236,8 +238,8 @@ func skipIndexValue(dec *json.Decoder) error {
 // parseYAMLPart parses a part of an index (or a whole one) as a YAML mapping
 // with entries, within maxNodes nodes counted from its text first.
 func parseYAMLPart(data []byte, maxNodes int) (chartIndex, error) {
-	if n := yamlNodeBound(data); n > maxNodes {
-		return nil, overBudgetf("index.yaml: holds more than %d YAML nodes (a bound from the text: %d)", maxNodes, n)
+	if n := render.YAMLNodeBound(data); n > maxNodes {
+		return nil, result.OverBudgetf("index.yaml: holds more than %d YAML nodes (a bound from the text: %d)", maxNodes, n)
 	}
 	var doc struct {
 		Entries chartIndex `yaml:"entries"`
@@ -252,8 +254,8 @@ func parseYAMLPart(data []byte, maxNodes int) (chartIndex, error) {
 // mapping of one name to its versions, as indexParts cuts it), within
 // maxNodes nodes counted from its text first.
 func parseChartPart(data []byte, maxNodes int) (chartIndex, error) {
-	if n := yamlNodeBound(data); n > maxNodes {
-		return nil, overBudgetf("index.yaml: one chart's entries hold more than %d YAML nodes (a bound from the text: %d)", maxNodes, n)
+	if n := render.YAMLNodeBound(data); n > maxNodes {
+		return nil, result.OverBudgetf("index.yaml: one chart's entries hold more than %d YAML nodes (a bound from the text: %d)", maxNodes, n)
 	}
 	idx := chartIndex{}
 	if err := yaml.Unmarshal(data, &idx); err != nil {

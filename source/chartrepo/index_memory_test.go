@@ -1,4 +1,4 @@
-package source_test
+package chartrepo
 
 import (
 	"bytes"
@@ -8,14 +8,18 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"tether.dev/tether/source"
-	"tether.dev/tether/test/chartrepo"
+	testrepo "tether.dev/tether/test/chartrepo"
 )
+
+// peakHeapBound is the most heap reading a hostile index or tag list may
+// take, child process included (as source's bound for one render).
+const peakHeapBound = 128 << 20
 
 // envIndexURL tells TestPeakHeapOfALargeIndexChild the repository to read.
 const envIndexURL = "TETHER_INDEXTEST_URL"
@@ -68,8 +72,8 @@ func TestPeakHeapOfALargeIndex(t *testing.T) {
 	if testing.Short() {
 		t.Skip("serves a 20 MB index")
 	}
-	repo := chartrepo.Start(t, chartrepo.Options{})
-	pkg := chartrepo.Package(t, chartrepo.Chart(t, "webapp"), "1.0.0")
+	repo := testrepo.Start(t, testrepo.Options{})
+	pkg := testrepo.Package(t, testrepo.Chart(t, "webapp"), "1.0.0")
 	repo.PublishPackage("webapp", "1.0.0", pkg)
 	raw := sha256.Sum256(pkg)
 	index := largeIndex(20<<20, hex.EncodeToString(raw[:]))
@@ -107,18 +111,18 @@ func TestPeakHeapOfALargeIndexChild(t *testing.T) {
 	if url == "" {
 		t.Skip("run by TestPeakHeapOfALargeIndex")
 	}
-	src, err := source.New(source.Options{CacheDir: t.TempDir()})
+	src, err := NewRepositories(DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
 	report := ""
-	rev, err := src.FetchChart(t.Context(), source.ChartRequest{Repository: url, Name: "webapp"})
+	rev, err := src.FetchChart(t.Context(), Request{Repository: url, Name: "webapp"})
 	if err != nil {
 		report = "failed: " + err.Error()
 	} else {
 		report = "fetched " + rev.Ref
 	}
-	fmt.Printf("peak-heap %d %s\n", source.PeakHeap(), strings.ReplaceAll(report, "\n", " "))
+	fmt.Printf("peak-heap %d %s\n", peakHeap(), strings.ReplaceAll(report, "\n", " "))
 }
 
 // envBomb tells TestPeakHeapOfIndexAndTagListBombsChild what to read: an
@@ -137,7 +141,7 @@ func TestPeakHeapOfIndexAndTagListBombs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("serves 32 MiB indexes")
 	}
-	pkg := chartrepo.Package(t, chartrepo.Chart(t, "webapp"), "1.0.0")
+	pkg := testrepo.Package(t, testrepo.Chart(t, "webapp"), "1.0.0")
 	raw := sha256.Sum256(pkg)
 	webapp := fmt.Sprintf(`{"version":"1.0.0","urls":["webapp-1.0.0.tgz"],"digest":"%s"}`, hex.EncodeToString(raw[:]))
 	const size = 32<<20 - 4<<10 // within the shipped MaxChartIndexBytes
@@ -156,7 +160,7 @@ func TestPeakHeapOfIndexAndTagListBombs(t *testing.T) {
 		t.Run(c.step, func(t *testing.T) {
 			arg := fmt.Sprintf("tags %d", size)
 			if c.what == "index" {
-				repo := chartrepo.Start(t, chartrepo.Options{})
+				repo := testrepo.Start(t, testrepo.Options{})
 				repo.PublishPackage("webapp", "1.0.0", pkg)
 				repo.SetIndex([]byte(c.index))
 				arg = "index " + repo.URL
@@ -203,12 +207,12 @@ func TestPeakHeapOfIndexAndTagListBombsChild(t *testing.T) {
 	var keep any
 	switch what {
 	case "index":
-		src, err := source.New(source.Options{CacheDir: t.TempDir()})
+		src, err := NewRepositories(DefaultOptions())
 		if err != nil {
 			t.Fatal(err)
 		}
 		keep = src
-		rev, err := src.FetchChart(t.Context(), source.ChartRequest{Repository: arg, Name: "webapp", MaxAge: time.Hour})
+		rev, err := src.FetchChart(t.Context(), Request{Repository: arg, Name: "webapp", MaxAge: time.Hour})
 		if err != nil {
 			report = "failed: " + err.Error()
 		} else {
@@ -217,7 +221,8 @@ func TestPeakHeapOfIndexAndTagListBombsChild(t *testing.T) {
 	case "tags":
 		size, _ := strconv.Atoi(arg)
 		page := []byte(`{"name":"charts/webapp","tags":[` + strings.Repeat(`"",`, size/3) + `""]}`)
-		n, err := source.AppendTags(page)
+		entries, err := appendTags(nil, page)
+		n := len(entries)
 		page = nil
 		if err != nil {
 			report = "failed: " + err.Error()
@@ -225,10 +230,27 @@ func TestPeakHeapOfIndexAndTagListBombsChild(t *testing.T) {
 			report = fmt.Sprintf("read %d tags", n)
 		}
 	}
-	peak := source.PeakHeap()
+	peak := peakHeap()
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	runtime.KeepAlive(keep)
 	fmt.Printf("bomb %d %d %s\n", peak, ms.HeapAlloc, strings.ReplaceAll(report, "\n", " "))
+}
+
+// peakHeap is the most heap this process has held, as the runtime counts it
+// (as the render tests' PeakHeap).
+func peakHeap() int64 {
+	samples := []metrics.Sample{
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/memory/classes/heap/unused:bytes"},
+		{Name: "/memory/classes/heap/free:bytes"},
+		{Name: "/memory/classes/heap/released:bytes"},
+	}
+	metrics.Read(samples)
+	var total int64
+	for _, s := range samples {
+		total += int64(s.Value.Uint64())
+	}
+	return total
 }

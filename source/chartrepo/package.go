@@ -1,22 +1,18 @@
-package source
+package chartrepo
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"container/list"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
-	"path"
 	"strings"
 	gosync "sync"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/source/result"
 )
 
 // packageCache keeps downloaded chart packages (compressed, as downloaded) by
@@ -56,7 +52,7 @@ func packageKey(repository, name, version, digest string) string {
 	return strings.TrimSuffix(repository, "/") + "\x00" + name + "\x00" + version + "\x00" + digest
 }
 
-// bySum keys a package by its own SHA-256 (what a Revision's Package holds).
+// bySum keys a package by its own SHA-256 (what a result.Revision's Package holds).
 func bySum(repository, ref, sum string) string {
 	return strings.TrimSuffix(repository, "/") + "\x00" + ref + "\x00sha256:" + sum
 }
@@ -99,8 +95,8 @@ func (c *packageCache) remove(el *list.Element) {
 
 // chartPackage returns the SHA-256 of entry's package, downloading it unless
 // the cache holds it; callers of the same package share one download.
-func (s *Source) chartPackage(ctx context.Context, req ChartRequest, entry chartEntry) (string, error) {
-	c := s.charts.packages
+func (rs *Repositories) chartPackage(ctx context.Context, req Request, entry chartEntry) (string, error) {
+	c := rs.charts.packages
 	key := packageKey(req.Repository, req.Name, entry.Version, entry.Digest)
 	if e, ok := c.get(key); ok {
 		return e.sum, nil
@@ -117,7 +113,7 @@ func (s *Source) chartPackage(ctx context.Context, req ChartRequest, entry chart
 		case <-call.done:
 			return call.sum, call.err
 		case <-ctx.Done():
-			return "", &FetchError{URL: req.Repository, Ref: req.label(), Reason: ReasonHostUnreachable, Err: fmt.Errorf("waiting for the chart's package: %w", ctx.Err())}
+			return "", &result.FetchError{URL: req.Repository, Ref: req.label(), Reason: v1alpha1.ReasonHostUnreachable, Err: fmt.Errorf("waiting for the chart's package: %w", ctx.Err())}
 		}
 	}
 	defer func() {
@@ -126,16 +122,16 @@ func (s *Source) chartPackage(ctx context.Context, req ChartRequest, entry chart
 		c.mu.Unlock()
 		close(call.done)
 	}()
-	call.sum, call.err = s.downloadPackage(ctx, req, entry, key)
+	call.sum, call.err = rs.downloadPackage(ctx, req, entry, key)
 	return call.sum, call.err
 }
 
 // downloadPackage downloads entry's package within Options.MaxChartPackageBytes,
 // checks it against the index's digest, and keeps it.
-func (s *Source) downloadPackage(ctx context.Context, req ChartRequest, entry chartEntry, key string) (string, error) {
+func (rs *Repositories) downloadPackage(ctx context.Context, req Request, entry chartEntry, key string) (string, error) {
 	ref := req.Name + "@" + entry.Version
 	fail := func(err error) (string, error) {
-		return "", &FetchError{URL: req.Repository, Ref: req.label(), Reason: ReasonChartRepositoryFailed, Err: fmt.Errorf("chart %s: %w", ref, err)}
+		return "", &result.FetchError{URL: req.Repository, Ref: req.label(), Reason: v1alpha1.ReasonChartRepositoryFailed, Err: fmt.Errorf("chart %s: %w", ref, err)}
 	}
 	if len(entry.URLs) == 0 {
 		return fail(errors.New("the repository's index gives no URL for the package"))
@@ -144,7 +140,7 @@ func (s *Source) downloadPackage(ctx context.Context, req ChartRequest, entry ch
 	if err != nil {
 		return fail(err)
 	}
-	data, err := s.download(ctx, u, req, s.opts.MaxChartPackageBytes, "the package of chart "+ref)
+	data, err := rs.download(ctx, u, req, rs.opts.MaxChartPackageBytes, "the package of chart "+ref)
 	if err != nil {
 		return "", err
 	}
@@ -153,7 +149,7 @@ func (s *Source) downloadPackage(ctx context.Context, req ChartRequest, entry ch
 	if want := strings.TrimPrefix(strings.ToLower(entry.Digest), "sha256:"); want != "" && want != sum {
 		return fail(fmt.Errorf("the package's SHA-256 is %s, the repository's index says %.80s", sum, want))
 	}
-	s.charts.packages.put([]string{key, bySum(req.Repository, ref, sum)}, sum, data)
+	rs.charts.packages.put([]string{key, bySum(req.Repository, ref, sum)}, sum, data)
 	return sum, nil
 }
 
@@ -174,88 +170,4 @@ func packageURL(repository, ref string) (string, error) {
 		return "", fmt.Errorf("the index's package URL %.200q is not http(s)", ref)
 	}
 	return u.String(), nil
-}
-
-// ErrChartPackage is wrapped by the RenderError of a package that cannot be
-// unpacked as a chart (not a gzipped tar, a link, a name leaving the chart).
-var ErrChartPackage = errors.New("not a chart package")
-
-// unpackChart unpacks a chart package (a gzipped tar holding one directory)
-// into an in-memory file system, under /<label>, within the bounds of opts:
-// Options.MaxChartFiles entries, Options.MaxFileSize per file and
-// Options.MaxTreeSize in all, counted as the archive is read so that a small
-// package cannot unpack to gigabytes. Links and names leaving the directory
-// are refused. Errors are RenderErrors naming label.
-func unpackChart(data []byte, label string, opts Options) (*inMemoryFS, error) {
-	fail := func(reason string, err error) (*inMemoryFS, error) {
-		return nil, &RenderError{File: label, Reason: reason, Err: err}
-	}
-	gz, err := gzip.NewReader(bytes.NewReader(data))
-	if err != nil {
-		return fail("", fmt.Errorf("%w: %w", ErrChartPackage, err))
-	}
-	defer func() { _ = gz.Close() }()
-	fs := newInMemoryFS()
-	tr := tar.NewReader(gz)
-	var entries int
-	var total int64
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return fail("", fmt.Errorf("%w: %w", ErrChartPackage, err))
-		}
-		if entries++; entries > opts.MaxChartFiles {
-			return fail(v1alpha1.ReasonRenderLimitExceeded, fmt.Errorf("the package holds more than %d files, the limit", opts.MaxChartFiles))
-		}
-		name, err := packagedName(h)
-		if err != nil {
-			return fail("", err)
-		}
-		if name == "" {
-			continue
-		}
-		if h.Size > opts.MaxFileSize {
-			return fail(v1alpha1.ReasonRenderLimitExceeded, fmt.Errorf("%.200s is %d bytes, over the limit of %d per file", name, h.Size, opts.MaxFileSize))
-		}
-		if total += h.Size; total > opts.MaxTreeSize {
-			return fail(v1alpha1.ReasonRenderLimitExceeded, fmt.Errorf("the package unpacks to more than %d bytes, the limit", opts.MaxTreeSize))
-		}
-		content, err := io.ReadAll(io.LimitReader(tr, h.Size))
-		if err != nil {
-			return fail("", fmt.Errorf("%w: %.200s: %w", ErrChartPackage, name, err))
-		}
-		if err := fs.WriteFile(path.Join("/", label, name), content); err != nil {
-			return fail("", fmt.Errorf("%w: %w", ErrChartPackage, err))
-		}
-	}
-	if !isChart(fs, path.Join("/", label)) {
-		return fail("", fmt.Errorf("%w: no Chart.yaml in the package's directory", ErrChartPackage))
-	}
-	return fs, nil
-}
-
-// packagedName is the name of a file of a package inside its chart's
-// directory ("templates/web.yaml"), or "" for an entry that is no file to
-// keep (a directory, the directory itself). A chart package holds one
-// directory of regular files; anything else is refused.
-func packagedName(h *tar.Header) (string, error) {
-	switch h.Typeflag {
-	case tar.TypeDir, tar.TypeXGlobalHeader:
-		return "", nil
-	case tar.TypeReg:
-	default:
-		return "", fmt.Errorf("%w: %.200s is not a regular file (links are refused)", ErrChartPackage, h.Name)
-	}
-	clean := path.Clean(strings.TrimPrefix(h.Name, "./"))
-	if path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") {
-		return "", fmt.Errorf("%w: %.200s leaves the chart", ErrChartPackage, h.Name)
-	}
-	_, rest, ok := strings.Cut(clean, "/")
-	if !ok || rest == "" {
-		return "", fmt.Errorf("%w: %.200s is outside the chart's directory", ErrChartPackage, h.Name)
-	}
-	return rest, nil
 }

@@ -1,4 +1,4 @@
-package source
+package render
 
 import (
 	"bytes"
@@ -37,7 +37,7 @@ func countNodes(n *yaml.Node) int {
 }
 
 func TestYAMLNodeBoundIsABoundAndClose(t *testing.T) {
-	crd, err := os.ReadFile("../deploy/base/crd/tether.dev_syncs.yaml")
+	crd, err := os.ReadFile("../../deploy/base/crd/tether.dev_syncs.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestYAMLNodeBoundIsABoundAndClose(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: yaml.v3 refuses it", tc.name)
 		}
-		bound := yamlNodeBound([]byte(tc.data))
+		bound := YAMLNodeBound([]byte(tc.data))
 		t.Logf("%s: %d nodes, bound %d (%.2f×)", tc.name, nodes, bound, float64(bound)/float64(nodes))
 		if bound < nodes || float64(bound) > tc.ratio*float64(nodes) {
 			t.Errorf("%s: bound %d for %d nodes; want between 1 and %.1f times the count", tc.name, bound, nodes, tc.ratio)
@@ -94,7 +94,7 @@ func FuzzYAMLNodeBound(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		bound := yamlNodeBound(data)
+		bound := YAMLNodeBound(data)
 		nodes, ok := yamlNodes(data)
 		if ok && bound < nodes {
 			t.Fatalf("bound %d under the %d nodes of %q", bound, nodes, data)

@@ -1,22 +1,17 @@
-package source
+package chartrepo
 
 import (
 	"errors"
 	"strings"
 	"testing"
-)
 
-// AppendTags is appendTags for the peak-heap child of the tag-list bomb
-// (chart_index_memory_test.go): how many tags a page gives.
-func AppendTags(page []byte) (int, error) {
-	entries, err := appendTags(nil, page)
-	return len(entries), err
-}
+	"tether.dev/tether/source/result"
+)
 
 func TestATagListOverTheVersionBoundIsRefusedAtTheBound(t *testing.T) {
 	page := `{"name":"charts/webapp","tags":[` + strings.Repeat(`"",`, maxChartVersions) + `"1.0.0"]}`
 	entries, err := appendTags(nil, []byte(page))
-	var over *overBudget
+	var over *result.OverBudget
 	if !errors.As(err, &over) || !strings.Contains(err.Error(), "more than 20000 versions") {
 		t.Fatalf("a page of %d tags: %d kept, error %v; want refused at the bound, saying it", maxChartVersions+1, len(entries), err)
 	}
@@ -33,14 +28,14 @@ func TestAnIndexKeepsOnlyTheAskedForChartWithinTheVersionBound(t *testing.T) {
 			`"web-app":[{"version":"1.0.0","urls":["web-app-1.0.0.tgz"]}]}}`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			idx, err := parseIndex([]byte(text), DefaultMaxYAMLNodesPerFile, "web-app")
+			idx, err := parseIndex([]byte(text), DefaultOptions().MaxYAMLNodesPerFile, "web-app")
 			if err != nil || len(idx) != 1 || len(idx["web-app"]) != 1 {
 				t.Errorf("index kept %v (%v); want web-app's one version alone", idx, err)
 			}
 		})
 	}
 	bomb := `{"entries":{"webapp":[` + strings.Repeat(`{},`, maxChartVersions) + `{}]}}`
-	if _, err := parseIndex([]byte(bomb), DefaultMaxYAMLNodesPerFile, "webapp"); err == nil || !strings.Contains(err.Error(), "more than 20000 versions") {
+	if _, err := parseIndex([]byte(bomb), DefaultOptions().MaxYAMLNodesPerFile, "webapp"); err == nil || !strings.Contains(err.Error(), "more than 20000 versions") {
 		t.Errorf("a JSON index of %d empty entries of the chart: %v; want refused at the bound", maxChartVersions+1, err)
 	}
 	var yamlBomb strings.Builder

@@ -1,23 +1,23 @@
-package source
+package chartrepo
 
 import (
 	"testing"
 	"time"
 
-	"tether.dev/tether/test/chartrepo"
+	testrepo "tether.dev/tether/test/chartrepo"
 )
 
 // The parsed indexes are kept within their byte bound, least recently used out
 // first, and an index no Sync asked for within twice its interval is dropped.
 func TestParsedIndexesAreBoundedByBytesAndDroppedWhenIdle(t *testing.T) {
-	repo := chartrepo.Start(t, chartrepo.Options{})
+	repo := testrepo.Start(t, testrepo.Options{})
 	for _, name := range []string{"web", "api"} {
-		repo.Publish(t, chartrepo.ChartOf(t, map[string]string{
+		repo.Publish(t, testrepo.ChartOf(t, map[string]string{
 			"Chart.yaml":        "apiVersion: v2\nname: " + name + "\nversion: 1.0.0\n",
 			"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + "}\n",
 		}), "1.0.0")
 	}
-	src, err := New(Options{CacheDir: t.TempDir()})
+	src, err := NewRepositories(DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +25,7 @@ func TestParsedIndexesAreBoundedByBytesAndDroppedWhenIdle(t *testing.T) {
 	src.now = func() time.Time { return now }
 	fetch := func(name string) {
 		t.Helper()
-		if _, err := src.FetchChart(t.Context(), ChartRequest{Repository: repo.URL, Name: name, MaxAge: time.Hour}); err != nil {
+		if _, err := src.FetchChart(t.Context(), Request{Repository: repo.URL, Name: name, MaxAge: time.Hour}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -33,7 +33,7 @@ func TestParsedIndexesAreBoundedByBytesAndDroppedWhenIdle(t *testing.T) {
 
 	fetch("web")
 	src.charts.mu.Lock()
-	one := src.charts.indexes[chartIndexKey(ChartRequest{Repository: repo.URL, Name: "web"})].size
+	one := src.charts.indexes[chartIndexKey(Request{Repository: repo.URL, Name: "web"})].size
 	src.charts.maxIndexBytes = one // room for one chart's entry
 	src.charts.mu.Unlock()
 	if one <= 0 {

@@ -1,4 +1,4 @@
-package source
+package chartrepo
 
 import (
 	"encoding/json"
@@ -28,14 +28,14 @@ type ociToken struct {
 // BearerToken in req is sent as it is. An answer outside 2xx is returned
 // for the caller to report by its status (the token server's, when it
 // refused).
-func (s *Source) ociDo(client *http.Client, r *http.Request, req ChartRequest) (*http.Response, error) {
+func (rs *Repositories) ociDo(client *http.Client, r *http.Request, req Request) (*http.Response, error) {
 	if req.Auth.BearerToken != "" {
 		r.Header.Set("Authorization", "Bearer "+req.Auth.BearerToken)
 		return client.Do(r)
 	}
 	scope := ociScope(r.URL.Path)
 	tokenKey := r.URL.Host + "\x00" + scope + "\x00" + req.Auth.Key()
-	if tok, ok := s.charts.token(tokenKey, s.now()); ok {
+	if tok, ok := rs.charts.token(tokenKey, rs.now()); ok {
 		r.Header.Set("Authorization", "Bearer "+tok)
 	}
 	resp, err := client.Do(r)
@@ -55,11 +55,11 @@ func (s *Source) ociDo(client *http.Client, r *http.Request, req ChartRequest) (
 		if params["scope"] != "" {
 			scope = params["scope"]
 		}
-		tok, refused, err := s.fetchOCIToken(client, r, params["realm"], params["service"], scope, req)
+		tok, refused, err := rs.fetchOCIToken(client, r, params["realm"], params["service"], scope, req)
 		if err != nil || refused != nil {
 			return refused, err
 		}
-		s.charts.keepToken(tokenKey, tok)
+		rs.charts.keepToken(tokenKey, tok)
 		again := r.Clone(r.Context())
 		again.Header.Set("Authorization", "Bearer "+tok.token)
 		return client.Do(again)
@@ -71,7 +71,7 @@ func (s *Source) ociDo(client *http.Client, r *http.Request, req ChartRequest) (
 // password when it has them. realm must be HTTPS, or HTTP when the registry
 // is spoken to over HTTP. A refusal is returned as the token server's
 // answer (refused), reported by its status.
-func (s *Source) fetchOCIToken(client *http.Client, r *http.Request, realm, service, scope string, req ChartRequest) (ociToken, *http.Response, error) {
+func (rs *Repositories) fetchOCIToken(client *http.Client, r *http.Request, realm, service, scope string, req Request) (ociToken, *http.Response, error) {
 	u, err := url.Parse(realm)
 	if err != nil || u.Host == "" || (u.Scheme != "https" && (u.Scheme != "http" || r.URL.Scheme != "http")) {
 		return ociToken{}, nil, errors.New("the registry's challenge names no usable token server (an https:// realm)")
@@ -121,7 +121,7 @@ func (s *Source) fetchOCIToken(client *http.Client, r *http.Request, realm, serv
 	if answer.ExpiresIn > 0 {
 		life = time.Duration(answer.ExpiresIn) * time.Second
 	}
-	tok.expires = s.now().Add(life - 10*time.Second)
+	tok.expires = rs.now().Add(life - 10*time.Second)
 	return tok, nil, nil
 }
 

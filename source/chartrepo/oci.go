@@ -1,4 +1,4 @@
-package source
+package chartrepo
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/source/result"
 )
 
 // Media types of a chart pushed to an OCI registry, as Helm pushes it.
@@ -81,39 +82,39 @@ func isLoopbackHost(host string) bool {
 // Options.MaxChartIndexBytes in all) as an index of that one chart: each tag
 // a version, "_" read as "+" (OCI tags cannot hold "+"; Helm pushes 1.0.0+a
 // as 1.0.0_a). The entry's URL is the tag, until ociLayer resolves it.
-func (s *Source) readTags(ctx context.Context, req ChartRequest) (chartIndex, error) {
+func (rs *Repositories) readTags(ctx context.Context, req Request) (chartIndex, error) {
 	fail := func(reason string, err error) (chartIndex, error) {
-		return nil, &FetchError{URL: req.Repository, Ref: req.label(), Reason: reason, Err: err}
+		return nil, &result.FetchError{URL: req.Repository, Ref: req.label(), Reason: reason, Err: err}
 	}
 	ref, err := parseOCIRef(req.Repository, req.Name)
 	if err != nil {
-		return fail(ReasonUnsupportedURL, err)
+		return fail(v1alpha1.ReasonUnsupportedURL, err)
 	}
 	next := ref.base + "/v2/" + ref.repo + "/tags/list"
-	budget := s.opts.MaxChartIndexBytes
+	budget := rs.opts.MaxChartIndexBytes
 	var entries []chartEntry
 	for page := 0; next != ""; page++ {
 		if page == maxOCITagPages {
 			return fail(v1alpha1.ReasonRenderLimitExceeded, fmt.Errorf("the tag list of %s is over %d pages, the limit", ref.repo, maxOCITagPages))
 		}
-		data, header, err := s.downloadAs(ctx, next, "application/json", req, budget, "the tag list of "+ref.repo)
-		var fe *FetchError
+		data, header, err := rs.downloadAs(ctx, next, "application/json", req, budget, "the tag list of "+ref.repo)
+		var fe *result.FetchError
 		if page > 0 && errors.As(err, &fe) && fe.Reason == v1alpha1.ReasonRenderLimitExceeded {
-			return fail(fe.Reason, fmt.Errorf("the tag list of %s is over the limit of %d bytes in its %d pages", ref.repo, s.opts.MaxChartIndexBytes, page+1))
+			return fail(fe.Reason, fmt.Errorf("the tag list of %s is over the limit of %d bytes in its %d pages", ref.repo, rs.opts.MaxChartIndexBytes, page+1))
 		}
 		if err != nil {
 			return nil, err
 		}
 		budget -= int64(len(data))
 		if entries, err = appendTags(entries, data); err != nil {
-			var over *overBudget
+			var over *result.OverBudget
 			if errors.As(err, &over) {
 				return fail(v1alpha1.ReasonRenderLimitExceeded, fmt.Errorf("the tag list of %s: %w", ref.repo, err))
 			}
-			return fail(ReasonChartRepositoryFailed, fmt.Errorf("the tag list of %s is not the JSON of the distribution spec", ref.repo))
+			return fail(v1alpha1.ReasonChartRepositoryFailed, fmt.Errorf("the tag list of %s is not the JSON of the distribution spec", ref.repo))
 		}
 		if next, err = nextTagPage(next, header.Get("Link")); err != nil {
-			return fail(ReasonChartRepositoryFailed, err)
+			return fail(v1alpha1.ReasonChartRepositoryFailed, err)
 		}
 	}
 	return chartIndex{req.Name: entries}, nil
@@ -189,9 +190,9 @@ type ociDescriptor struct {
 // the entry returned has the blob's URL and digest, which chartPackage
 // downloads once per version and digest. A tag's manifest is read once per
 // read of the tag list (the same MaxAge, the same credentials).
-func (s *Source) ociLayer(ctx context.Context, req ChartRequest, entry chartEntry) (chartEntry, error) {
+func (rs *Repositories) ociLayer(ctx context.Context, req Request, entry chartEntry) (chartEntry, error) {
 	key, tag := chartIndexKey(req), entry.URLs[0]
-	c := s.charts
+	c := rs.charts
 	c.mu.Lock()
 	if e := c.indexes[key]; e != nil {
 		if layer, ok := e.layers[tag]; ok {
@@ -200,7 +201,7 @@ func (s *Source) ociLayer(ctx context.Context, req ChartRequest, entry chartEntr
 		}
 	}
 	c.mu.Unlock()
-	layer, err := s.readManifest(ctx, req, entry)
+	layer, err := rs.readManifest(ctx, req, entry)
 	if err != nil {
 		return chartEntry{}, err
 	}
@@ -218,32 +219,32 @@ func (s *Source) ociLayer(ctx context.Context, req ChartRequest, entry chartEntr
 // readManifest reads the manifest of entry's tag within maxOCIManifestBytes
 // and finds its one chart layer, of Helm's media type, of a size within
 // Options.MaxChartPackageBytes and a SHA-256 digest.
-func (s *Source) readManifest(ctx context.Context, req ChartRequest, entry chartEntry) (chartEntry, error) {
+func (rs *Repositories) readManifest(ctx context.Context, req Request, entry chartEntry) (chartEntry, error) {
 	ref, err := parseOCIRef(req.Repository, req.Name)
 	if err != nil {
-		return chartEntry{}, &FetchError{URL: req.Repository, Ref: req.label(), Reason: ReasonUnsupportedURL, Err: err}
+		return chartEntry{}, &result.FetchError{URL: req.Repository, Ref: req.label(), Reason: v1alpha1.ReasonUnsupportedURL, Err: err}
 	}
 	what := "the manifest of chart " + req.Name + "@" + entry.Version
 	fail := func(reason string, err error) (chartEntry, error) {
-		return chartEntry{}, &FetchError{URL: req.Repository, Ref: req.label(), Reason: reason, Err: fmt.Errorf("%s: %w", what, err)}
+		return chartEntry{}, &result.FetchError{URL: req.Repository, Ref: req.label(), Reason: reason, Err: fmt.Errorf("%s: %w", what, err)}
 	}
-	data, _, err := s.downloadAs(ctx, ref.base+"/v2/"+ref.repo+"/manifests/"+url.PathEscape(entry.URLs[0]), ociManifestType, req, maxOCIManifestBytes, what)
+	data, _, err := rs.downloadAs(ctx, ref.base+"/v2/"+ref.repo+"/manifests/"+url.PathEscape(entry.URLs[0]), ociManifestType, req, maxOCIManifestBytes, what)
 	if err != nil {
 		return chartEntry{}, err
 	}
 	var m ociManifest
 	if err := json.Unmarshal(data, &m); err != nil {
-		return fail(ReasonChartRepositoryFailed, errors.New("not the JSON of an OCI image manifest"))
+		return fail(v1alpha1.ReasonChartRepositoryFailed, errors.New("not the JSON of an OCI image manifest"))
 	}
 	if m.MediaType != "" && m.MediaType != ociManifestType {
-		return fail(ReasonChartRepositoryFailed, fmt.Errorf("its media type is %.100q, not %s", m.MediaType, ociManifestType))
+		return fail(v1alpha1.ReasonChartRepositoryFailed, fmt.Errorf("its media type is %.100q, not %s", m.MediaType, ociManifestType))
 	}
 	layer, err := chartLayer(m.Layers)
 	if err != nil {
-		return fail(ReasonChartRepositoryFailed, err)
+		return fail(v1alpha1.ReasonChartRepositoryFailed, err)
 	}
-	if layer.Size > s.opts.MaxChartPackageBytes {
-		return fail(v1alpha1.ReasonRenderLimitExceeded, fmt.Errorf("the chart's layer is %d bytes, over the limit of %d", layer.Size, s.opts.MaxChartPackageBytes))
+	if layer.Size > rs.opts.MaxChartPackageBytes {
+		return fail(v1alpha1.ReasonRenderLimitExceeded, fmt.Errorf("the chart's layer is %d bytes, over the limit of %d", layer.Size, rs.opts.MaxChartPackageBytes))
 	}
 	blob := ref.base + "/v2/" + ref.repo + "/blobs/" + layer.Digest
 	return chartEntry{Version: entry.Version, URLs: []string{blob}, Digest: layer.Digest}, nil

@@ -1,4 +1,4 @@
-package source
+package chartrepo
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/source/git"
+	"tether.dev/tether/source/result"
 )
 
 // chartHTTP returns the HTTP client of a chart repository's conversations:
@@ -19,9 +20,9 @@ import (
 // environment, TLS against the system's roots plus auth's CA bundle, error
 // answers read up to 4 KiB and dropped, a body that stalls ended), and what
 // to call when done with it.
-func (s *Source) chartHTTP(auth Auth) (*http.Client, func(), error) {
+func (rs *Repositories) chartHTTP(auth Auth) (*http.Client, func(), error) {
 	if len(auth.CAFile) == 0 {
-		return s.chartClient, func() {}, nil
+		return rs.client, func() {}, nil
 	}
 	tr, err := git.NewHTTPTransport(auth.CAFile)
 	if err != nil {
@@ -67,32 +68,32 @@ func credentialsToOneOrigin(r *http.Request, via []*http.Request) error {
 // an OCI registry's are sent as its challenge asks (ociDo).
 // Errors are FetchErrors naming the chart and what was read; an answer
 // outside 2xx is reported by its status alone, never by what it said.
-func (s *Source) download(ctx context.Context, rawURL string, req ChartRequest, limit int64, what string) ([]byte, error) {
-	data, _, err := s.downloadAs(ctx, rawURL, "", req, limit, what)
+func (rs *Repositories) download(ctx context.Context, rawURL string, req Request, limit int64, what string) ([]byte, error) {
+	data, _, err := rs.downloadAs(ctx, rawURL, "", req, limit, what)
 	return data, err
 }
 
 // downloadAs is download asking for the media types accept (none: any), and
 // returning the answer's header too (a registry's tag list pages by Link).
-func (s *Source) downloadAs(ctx context.Context, rawURL, accept string, req ChartRequest, limit int64, what string) ([]byte, http.Header, error) {
+func (rs *Repositories) downloadAs(ctx context.Context, rawURL, accept string, req Request, limit int64, what string) ([]byte, http.Header, error) {
 	fail := func(reason string, err error) ([]byte, http.Header, error) {
-		return nil, nil, &FetchError{URL: req.Repository, Ref: req.label(), Reason: reason, Err: err}
+		return nil, nil, &result.FetchError{URL: req.Repository, Ref: req.label(), Reason: reason, Err: err}
 	}
-	client, done, err := s.chartHTTP(req.Auth)
+	client, done, err := rs.chartHTTP(req.Auth)
 	if err != nil {
-		return fail(ReasonInvalidCredentials, err)
+		return fail(v1alpha1.ReasonInvalidCredentials, err)
 	}
 	defer done()
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
-		return fail(ReasonUnsupportedURL, fmt.Errorf("%s: %w", what, errors.Unwrap(err)))
+		return fail(v1alpha1.ReasonUnsupportedURL, fmt.Errorf("%s: %w", what, errors.Unwrap(err)))
 	}
 	if accept != "" {
 		hreq.Header.Set("Accept", accept)
 	}
 	var resp *http.Response
 	if isOCI(req.Repository) {
-		resp, err = s.ociDo(client, hreq, req)
+		resp, err = rs.ociDo(client, hreq, req)
 	} else {
 		if sameOrigin(rawURL, req.Repository) {
 			setChartAuth(hreq, req.Auth)
@@ -147,26 +148,26 @@ func sameOrigin(a, b string) bool {
 func statusReason(code int) string {
 	switch code {
 	case http.StatusUnauthorized, http.StatusForbidden:
-		return ReasonAuthenticationFailed
+		return v1alpha1.ReasonAuthenticationFailed
 	case http.StatusNotFound:
-		return ReasonRepositoryNotFound
+		return v1alpha1.ReasonRepositoryNotFound
 	}
-	return ReasonChartRepositoryFailed
+	return v1alpha1.ReasonChartRepositoryFailed
 }
 
 // httpReason classes a failed HTTP conversation.
 func httpReason(err error) string {
 	switch {
 	case git.IsUntrustedCertificate(err):
-		return ReasonCertificateUntrusted
+		return v1alpha1.ReasonCertificateUntrusted
 	case git.IsUnreachable(err), errors.Is(err, context.DeadlineExceeded):
-		return ReasonHostUnreachable
+		return v1alpha1.ReasonHostUnreachable
 	}
-	return ReasonChartRepositoryFailed
+	return v1alpha1.ReasonChartRepositoryFailed
 }
 
 // withoutURL takes the URL out of net/http's error (it may carry a query
-// string with a token); the FetchError names the repository already.
+// string with a token); the result.FetchError names the repository already.
 func withoutURL(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
