@@ -5,6 +5,8 @@ import "tether.dev/tether/source/result"
 // What a source answers (package result, which plan reads without importing
 // source), under the names its callers know.
 type (
+	// Request names the desired state to fetch: a repository and a ref.
+	Request = result.Request
 	// Revision is one commit of one repository, reached through one ref.
 	Revision = result.Revision
 	// Snapshot is the desired state at one revision.

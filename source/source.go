@@ -11,7 +11,6 @@ import (
 	gogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 
-	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/source/chartrepo"
 	"tether.dev/tether/source/git"
 )
@@ -154,27 +153,6 @@ func DefaultOptions() Options {
 		ChartCacheBytes:       32 << 20,
 		CacheKeepRecent:       10 * time.Minute,
 	}
-}
-
-// Request names the desired state to fetch: a repository and a ref.
-type Request struct {
-	URL string
-	Ref v1alpha1.GitRef
-	// MaxAge lets Fetch answer from a ref listing of the same URL made at most
-	// this long ago, by any caller and for any ref, without asking the remote.
-	// Syncs that share a repository thus share one ref listing per interval,
-	// whichever branches, tags or ranges they follow, and a reconcile triggered
-	// by drift in the cluster does not touch git. Zero always asks. Listings are
-	// shared only between callers with the same Auth.
-	MaxAge time.Duration
-	// Auth holds credentials for the repository; the zero value sends none (but
-	// credentials written into an http(s) URL are still used).
-	Auth Auth
-	// Tenant names who asks (the Sync's namespace): a git host's
-	// MaxFetchesPerHost places and the cache's MaxCacheBytes are shared fairly
-	// between tenants, so that one tenant's fetches cannot make another's wait
-	// nor leave it no room. Callers of one tenant may leave it empty.
-	Tenant string
 }
 
 // Source fetches and renders git repositories. It is safe for concurrent use: work

@@ -77,7 +77,7 @@ func (rs *Repositories) download(ctx context.Context, rawURL string, req Request
 // returning the answer's header too (a registry's tag list pages by Link).
 func (rs *Repositories) downloadAs(ctx context.Context, rawURL, accept string, req Request, limit int64, what string) ([]byte, http.Header, error) {
 	fail := func(reason string, err error) ([]byte, http.Header, error) {
-		return nil, nil, &result.FetchError{URL: req.Repository, Ref: req.label(), Reason: reason, Err: err}
+		return nil, nil, &result.FetchError{URL: req.Repository, Ref: req.Label(), Reason: reason, Err: err}
 	}
 	client, done, err := rs.chartHTTP(req.Auth)
 	if err != nil {

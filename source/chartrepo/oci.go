@@ -84,7 +84,7 @@ func isLoopbackHost(host string) bool {
 // as 1.0.0_a). The entry's URL is the tag, until ociLayer resolves it.
 func (rs *Repositories) readTags(ctx context.Context, req Request) (chartIndex, error) {
 	fail := func(reason string, err error) (chartIndex, error) {
-		return nil, &result.FetchError{URL: req.Repository, Ref: req.label(), Reason: reason, Err: err}
+		return nil, &result.FetchError{URL: req.Repository, Ref: req.Label(), Reason: reason, Err: err}
 	}
 	ref, err := parseOCIRef(req.Repository, req.Name)
 	if err != nil {
@@ -222,11 +222,11 @@ func (rs *Repositories) ociLayer(ctx context.Context, req Request, entry chartEn
 func (rs *Repositories) readManifest(ctx context.Context, req Request, entry chartEntry) (chartEntry, error) {
 	ref, err := parseOCIRef(req.Repository, req.Name)
 	if err != nil {
-		return chartEntry{}, &result.FetchError{URL: req.Repository, Ref: req.label(), Reason: v1alpha1.ReasonUnsupportedURL, Err: err}
+		return chartEntry{}, &result.FetchError{URL: req.Repository, Ref: req.Label(), Reason: v1alpha1.ReasonUnsupportedURL, Err: err}
 	}
 	what := "the manifest of chart " + req.Name + "@" + entry.Version
 	fail := func(reason string, err error) (chartEntry, error) {
-		return chartEntry{}, &result.FetchError{URL: req.Repository, Ref: req.label(), Reason: reason, Err: fmt.Errorf("%s: %w", what, err)}
+		return chartEntry{}, &result.FetchError{URL: req.Repository, Ref: req.Label(), Reason: reason, Err: fmt.Errorf("%s: %w", what, err)}
 	}
 	data, _, err := rs.downloadAs(ctx, ref.base+"/v2/"+ref.repo+"/manifests/"+url.PathEscape(entry.URLs[0]), ociManifestType, req, maxOCIManifestBytes, what)
 	if err != nil {

@@ -113,7 +113,7 @@ func (rs *Repositories) chartPackage(ctx context.Context, req Request, entry cha
 		case <-call.done:
 			return call.sum, call.err
 		case <-ctx.Done():
-			return "", &result.FetchError{URL: req.Repository, Ref: req.label(), Reason: v1alpha1.ReasonHostUnreachable, Err: fmt.Errorf("waiting for the chart's package: %w", ctx.Err())}
+			return "", &result.FetchError{URL: req.Repository, Ref: req.Label(), Reason: v1alpha1.ReasonHostUnreachable, Err: fmt.Errorf("waiting for the chart's package: %w", ctx.Err())}
 		}
 	}
 	defer func() {
@@ -131,7 +131,7 @@ func (rs *Repositories) chartPackage(ctx context.Context, req Request, entry cha
 func (rs *Repositories) downloadPackage(ctx context.Context, req Request, entry chartEntry, key string) (string, error) {
 	ref := req.Name + "@" + entry.Version
 	fail := func(err error) (string, error) {
-		return "", &result.FetchError{URL: req.Repository, Ref: req.label(), Reason: v1alpha1.ReasonChartRepositoryFailed, Err: fmt.Errorf("chart %s: %w", ref, err)}
+		return "", &result.FetchError{URL: req.Repository, Ref: req.Label(), Reason: v1alpha1.ReasonChartRepositoryFailed, Err: fmt.Errorf("chart %s: %w", ref, err)}
 	}
 	if len(entry.URLs) == 0 {
 		return fail(errors.New("the repository's index gives no URL for the package"))

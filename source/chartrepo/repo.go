@@ -12,35 +12,6 @@ import (
 	"tether.dev/tether/source/result"
 )
 
-// Request names a packaged chart to fetch from a chart repository (an
-// index.yaml over http(s)): a Sync's spec.source.chart.
-type Request struct {
-	// Repository is the repository's URL; its index is Repository/index.yaml.
-	Repository string
-	// Name is the chart's name in the index.
-	Name string
-	// Version is an exact version or a semver range; the newest match is
-	// fetched. Empty means the newest released version.
-	Version string
-	// MaxAge lets FetchChart answer from an index of the same repository read
-	// at most this long ago with the same credentials, by any caller for any
-	// chart: Syncs of one repository share one index per interval. Zero always
-	// reads it.
-	MaxAge time.Duration
-	// Auth holds the credentials: Username and Password (basic
-	// authentication) or BearerToken, and CAFile. They are sent to the
-	// repository's host only, never to a package URL on another host.
-	Auth Auth
-}
-
-// label names the chart in messages and errors: "podinfo 6.14.*".
-func (r Request) label() string {
-	if r.Version == "" {
-		return r.Name
-	}
-	return r.Name + " " + r.Version
-}
-
 // chartRepos remembers chart repositories' indexes, by repository and
 // credentials, and the packages downloaded, by repository, chart, version
 // and digest.
@@ -115,7 +86,7 @@ func (c *chartRepos) forget(repository string) {
 // its bounds; no error quotes what the repository answered, nor a credential.
 func (rs *Repositories) FetchChart(ctx context.Context, req Request) (result.Revision, error) {
 	fail := func(reason string, err error) (result.Revision, error) {
-		return result.Revision{}, &result.FetchError{URL: req.Repository, Ref: req.label(), Reason: reason, Err: err}
+		return result.Revision{}, &result.FetchError{URL: req.Repository, Ref: req.Label(), Reason: reason, Err: err}
 	}
 	constraint, err := chartConstraint(req.Version)
 	if err != nil {
@@ -204,7 +175,7 @@ func (rs *Repositories) chartIndex(ctx context.Context, req Request) (chartIndex
 			select {
 			case <-wait:
 			case <-ctx.Done():
-				return nil, &result.FetchError{URL: req.Repository, Ref: req.label(), Reason: v1alpha1.ReasonHostUnreachable, Err: fmt.Errorf("waiting for the repository's index: %w", ctx.Err())}
+				return nil, &result.FetchError{URL: req.Repository, Ref: req.Label(), Reason: v1alpha1.ReasonHostUnreachable, Err: fmt.Errorf("waiting for the repository's index: %w", ctx.Err())}
 			}
 			c.mu.Lock()
 			err, idx := e.err, e.idx
@@ -248,7 +219,7 @@ func (rs *Repositories) readIndex(ctx context.Context, req Request) (chartIndex,
 	case rs.charts.parse <- struct{}{}:
 		defer func() { <-rs.charts.parse }()
 	case <-ctx.Done():
-		return nil, &result.FetchError{URL: req.Repository, Ref: req.label(), Reason: v1alpha1.ReasonHostUnreachable, Err: ctx.Err()}
+		return nil, &result.FetchError{URL: req.Repository, Ref: req.Label(), Reason: v1alpha1.ReasonHostUnreachable, Err: ctx.Err()}
 	}
 	idx, err := parseIndex(data, rs.opts.MaxYAMLNodesPerFile, req.Name)
 	if err != nil {
@@ -257,7 +228,7 @@ func (rs *Repositories) readIndex(ctx context.Context, req Request) (chartIndex,
 		if errors.As(err, &over) || errors.Is(err, errIndexLayout) {
 			reason = v1alpha1.ReasonRenderLimitExceeded
 		}
-		return nil, &result.FetchError{URL: req.Repository, Ref: req.label(), Reason: reason, Err: err}
+		return nil, &result.FetchError{URL: req.Repository, Ref: req.Label(), Reason: reason, Err: err}
 	}
 	return idx, nil
 }

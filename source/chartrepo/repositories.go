@@ -4,12 +4,15 @@ import (
 	"net/http"
 	"time"
 
-	"tether.dev/tether/source/git"
 	"tether.dev/tether/source/result"
 )
 
 // Auth holds a chart repository's credentials, as a git repository's are.
-type Auth = git.Auth
+type Auth = result.Auth
+
+// Request names a packaged chart to fetch from a chart repository
+// (result.ChartRequest).
+type Request = result.ChartRequest
 
 // Options bound what chart repositories may cost. Every limit exists because
 // a repository's answers are hostile until proven otherwise.

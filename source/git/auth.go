@@ -1,8 +1,6 @@
 package git
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -22,58 +20,12 @@ import (
 	"tether.dev/tether/source/result"
 )
 
-// Auth holds the credentials for one repository, as the keys of a Sync's secretRef
-// name them. The caller (the reconciler) reads them; this package never talks to
-// Kubernetes. Every field is secret: String and GoString print none of them, and
-// no error this package returns quotes them.
-type Auth struct {
-	// Username and Password authenticate over HTTPS (basic authentication; with
-	// most hosts the password is an access token). Over SSH, Username replaces the
-	// URL's user and Password unlocks an encrypted Identity.
-	Username, Password string
-	// BearerToken authenticates over HTTPS with "Authorization: Bearer".
-	BearerToken string
-	// CAFile is a PEM bundle of certificate authorities trusted for HTTPS besides
-	// the system's, for a host with a private CA.
-	CAFile []byte
-	// Identity is the PEM private key for SSH.
-	Identity []byte
-	// KnownHosts lists the host keys trusted for SSH, in OpenSSH known_hosts form.
-	// SSH host keys are always verified: without an entry for the host, nothing is
-	// fetched.
-	KnownHosts []byte
-}
-
-// IsZero reports whether a holds no credentials at all.
-func (a Auth) IsZero() bool {
-	return a.Username == "" && a.Password == "" && a.BearerToken == "" &&
-		len(a.CAFile) == 0 && len(a.Identity) == 0 && len(a.KnownHosts) == 0
-}
-
-// String keeps credentials out of anything that formats an Auth with %v or %s.
-func (a Auth) String() string { return "source.Auth{redacted}" }
-
-// GoString keeps credentials out of %#v.
-func (a Auth) GoString() string { return a.String() }
-
-// key identifies the credentials without revealing them: resolutions are shared
-// only between callers holding the same credentials, so that a caller without
-// access cannot ride on a resolution made by one with access.
-func (a Auth) Key() string {
-	if a.IsZero() {
-		return ""
-	}
-	h := sha256.New()
-	for _, field := range [][]byte{[]byte(a.Username), []byte(a.Password), []byte(a.BearerToken), a.CAFile, a.Identity, a.KnownHosts} {
-		h.Write([]byte(strconv.Itoa(len(field)) + ":"))
-		h.Write(field)
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
-
 // sshTimeout bounds connecting and the SSH handshake; go-git's SSH transport does
 // not watch the context while it dials.
 const sshTimeout = 30 * time.Second
+
+// Auth holds the credentials of a repository (result.Auth).
+type Auth = result.Auth
 
 // Remote is how to reach one repository with one set of credentials.
 type Remote struct {

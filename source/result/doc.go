@@ -1,6 +1,9 @@
-// Package result is what a source answers, with nothing of git, charts or
-// rendering in it: a Snapshot (the objects a path renders to) at a Revision,
-// or a typed error that says why there is none: a *FetchError (the
+// Package result is what a source is asked and what it answers, with nothing of
+// git, charts or rendering in it. It is asked for a Request (a repository and a
+// ref) or a ChartRequest (a packaged chart), each with the Auth its caller read
+// (every field secret: String prints none); plan maps a Sync to them
+// (plan.RequestOf, plan.ChartRequestOf). It answers a Snapshot (the objects
+// a path renders to) at a Revision, or a typed error that says why there is none: a *FetchError (the
 // repository could not be reached or read; usually transient) or a
 // *RenderError (its content could not be rendered; retrying the same
 // revision cannot help). RedactURL is the one rule by which a repository's
