@@ -20,6 +20,12 @@ GOLANGCI_LINT  := $(TOOLS_BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 KUSTOMIZE_VERSION := v5.7.1
 KUSTOMIZE      := $(TOOLS_BIN)/kustomize-$(KUSTOMIZE_VERSION)
 export TETHER_KUSTOMIZE := $(KUSTOMIZE)
+# The helm CLI of the Helm SDK go.mod requires (helm.sh/helm/v4 v4.0.5): the chart
+# conformance test (test/charts) compares Tether's renders of public charts with
+# `helm template`, and fails when the two move apart.
+HELM_VERSION := v4.0.5
+HELM         := $(TOOLS_BIN)/helm-$(HELM_VERSION)
+export TETHER_HELM := $(HELM)
 # The sops, age and age-keygen CLIs (hack/sopstools.sh pins them) that the
 # decryption tests encrypt their repositories with.
 export TETHER_SOPS_TOOLS := $(TOOLS_BIN)
@@ -45,6 +51,9 @@ testbin-demo: ## Build only what make demo runs: etcd, kube-apiserver, controlle
 .PHONY: kustomize
 kustomize: $(KUSTOMIZE) ## Build the pinned kustomize CLI that the conformance test compares renders with.
 
+.PHONY: helm
+helm: $(HELM) ## Build the pinned helm CLI that the chart conformance test (test/charts) compares renders with.
+
 .PHONY: sopstools
 sopstools: ## Build the pinned sops, age and age-keygen CLIs that the decryption tests encrypt with.
 	hack/sopstools.sh $(TOOLS_BIN)
@@ -54,7 +63,7 @@ sopstools: ## Build the pinned sops, age and age-keygen CLIs that the decryption
 UI_SCREENSHOTS := $(CURDIR)/.ui-screenshots
 
 .PHONY: test
-test: testbin kustomize sopstools chromium alertmanager ## Unit, control-plane, conformance, end-to-end and the UI's browser tests, with the race detector.
+test: testbin kustomize helm sopstools chromium alertmanager ## Unit, control-plane, conformance, end-to-end and the UI's browser tests, with the race detector.
 	TETHER_UI_SCREENSHOTS=$(UI_SCREENSHOTS) go test $(TEST_FLAGS) ./...
 	$(MAKE) fuzz FUZZTIME=$(TEST_FUZZTIME)
 
@@ -162,6 +171,11 @@ $(KUSTOMIZE):
 	@mkdir -p $(TOOLS_BIN)
 	GOBIN=$(TOOLS_BIN) go install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
 	mv $(TOOLS_BIN)/kustomize $@
+
+$(HELM):
+	@mkdir -p $(TOOLS_BIN)
+	GOBIN=$(TOOLS_BIN) go install helm.sh/helm/v4/cmd/helm@$(HELM_VERSION)
+	mv $(TOOLS_BIN)/helm $@
 
 $(GOLANGCI_LINT):
 	@mkdir -p $(TOOLS_BIN)

@@ -114,7 +114,7 @@ func runWorker(job *renderJob, opts Options) (rendered, error) {
 // holdsSecrets says whether job gives its worker a tenant's secrets (keys,
 // values from a Secret): such a worker serves no other job.
 func (job *renderJob) holdsSecrets() bool {
-	if job.Decrypt {
+	if job.Decrypt || (job.Substitute != nil && job.Substitute.FromSecret) {
 		return true
 	}
 	if job.Helm != nil {
@@ -136,7 +136,7 @@ const (
 	// workerIdle is how long an idle worker waits for another render.
 	workerIdle = 15 * time.Second
 	// workerJobs is the most renders one worker serves.
-	workerJobs = 64
+	workerJobs = 512
 	// workerIdleMax is the most idle workers kept per pool.
 	workerIdleMax = 2
 	// workerInputMargin is the room a job takes beyond its files.

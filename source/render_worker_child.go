@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"time"
@@ -76,6 +77,25 @@ func serveWorker(spec string, in io.Reader, out, errOut io.Writer) int {
 		if job.holdsSecrets() {
 			return 0 // a worker that held a tenant's secrets serves no one else
 		}
+		releaseMemory()
+	}
+}
+
+// heapKeptBetweenJobs is how much heap a worker may keep between renders
+// before it collects and returns what it freed to the system at once. Doing
+// so after every render cost more than the render of a small path (a full
+// collection and an madvise each time); below this, Go's scavenger returns
+// it in the background, and the agent, which reads the worker's resident
+// memory after each render, retires a worker that kept more than half its
+// limit.
+const heapKeptBetweenJobs = 32 << 20
+
+var heapSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+
+// releaseMemory returns a large render's heap to the system before the next.
+func releaseMemory() {
+	metrics.Read(heapSample)
+	if heapSample[0].Value.Kind() == metrics.KindUint64 && heapSample[0].Value.Uint64() > heapKeptBetweenJobs {
 		debug.FreeOSMemory()
 	}
 }
@@ -99,6 +119,9 @@ func renderJobNow(job *renderJob) (r rendered, err error) {
 			r, err = rendered{}, &RenderError{File: job.Dir, Err: fmt.Errorf("rendering panicked: %v", p)}
 		}
 	}()
+	if job.Substitute != nil {
+		return runSubstitute(job.Dir, job.Substitute)
+	}
 	if job.Package != nil {
 		fs, err := unpackChart(job.Package, job.Dir, job.Opts)
 		if err != nil {

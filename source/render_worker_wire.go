@@ -38,6 +38,9 @@ type renderJob struct {
 	Decrypt bool
 	// Opts are the agent's source options: the render's bounds among them.
 	Opts Options
+	// Substitute, when set, makes the job a substitution of spec.postBuild's
+	// variables into objects already rendered (Files and the rest unused).
+	Substitute *jobSubstitute
 }
 
 // setDecryption has the job decrypt as dec says (nil: not at all).

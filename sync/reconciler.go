@@ -53,6 +53,9 @@ type Source interface {
 	FetchChart(ctx context.Context, req source.ChartRequest) (source.Revision, error)
 	// RenderChart renders a packaged chart FetchChart returned, as helm says.
 	RenderChart(ctx context.Context, rev source.Revision, helm source.Helm) (*source.Snapshot, error)
+	// Substitute substitutes spec.postBuild's variables into a snapshot's
+	// objects behind the render wall, as a render runs.
+	Substitute(snap *source.Snapshot, sub source.Substitution) (*source.Snapshot, error)
 }
 
 // Applier makes the cluster hold a set of objects, and removes or releases what

@@ -3,9 +3,8 @@ package sync
 // Post-build variable substitution (spec.postBuild, Flux's shape). The render
 // path calls into it in ONE place: renderAgain hands every rendered snapshot
 // to Reconciler.postBuild, which reads the variables as the Sync's identity
-// and applies source/substitute to the snapshot's objects. When rendering
-// moves into a worker process, this is the function that moves with it (the
-// variables read here travel with the render request).
+// and has the source substitute them behind the render wall (a worker process
+// runs source/substitute on the snapshot's objects, as renders run there).
 
 import (
 	"context"
@@ -19,7 +18,6 @@ import (
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/source"
-	"tether.dev/tether/source/substitute"
 )
 
 // postBuild substitutes obj's spec.postBuild variables into snap's objects,
@@ -27,8 +25,13 @@ import (
 // the API server: no ConfigMap or Secret is cached). A Sync without
 // postBuild gets snap back as it is.
 func (r *Reconciler) postBuild(ctx context.Context, obj *v1alpha1.Sync, id Identity, snap *source.Snapshot) (*source.Snapshot, error) {
-	return Substitute(ctx, id.Secrets, obj, snap)
+	return Substitute(ctx, id.Secrets, obj, snap, r.Agent.Source.Substitute)
 }
+
+// Substituter substitutes variables into a snapshot's objects behind the
+// render wall: Source.Substitute, or source.Substitute with the caller's
+// limits.
+type Substituter func(snap *source.Snapshot, sub source.Substitution) (*source.Snapshot, error)
 
 // Substitute substitutes obj's spec.postBuild variables into snap's objects,
 // as Flux's post-build substitution does, the variables of substituteFrom
@@ -38,45 +41,42 @@ func (r *Reconciler) postBuild(ctx context.Context, obj *v1alpha1.Sync, id Ident
 // read them from. A failure to read is a *source.FetchError (VariablesNotFound,
 // Forbidden); a failure to substitute a *source.RenderError
 // (SubstitutionFailed) naming the object and the variable, never a value.
-func Substitute(ctx context.Context, reader client.Reader, obj *v1alpha1.Sync, snap *source.Snapshot) (*source.Snapshot, error) {
+// wall substitutes, in a render worker.
+func Substitute(ctx context.Context, reader client.Reader, obj *v1alpha1.Sync, snap *source.Snapshot, wall Substituter) (*source.Snapshot, error) {
 	pb := obj.Spec.PostBuild
 	if pb == nil || (len(pb.Substitute) == 0 && len(pb.SubstituteFrom) == 0) {
 		return snap, nil
 	}
-	vars, err := readVariables(ctx, reader, obj.Namespace, pb)
+	sub, err := readVariables(ctx, reader, obj.Namespace, pb)
 	if err != nil {
 		return nil, &source.FetchError{URL: sourceURL(obj), Ref: sourceRefLabel(obj), Reason: variablesReason(err), Err: err}
 	}
-	opts := substitute.DefaultOptions()
-	opts.Variables, opts.Strict = vars, pb.Strict
-	objs, err := substitute.Objects(snap.Objects, opts)
-	if err != nil {
-		return nil, &source.RenderError{File: snap.Path, Reason: v1alpha1.ReasonSubstitutionFailed, Err: fmt.Errorf("spec.postBuild: %w", err)}
-	}
-	out := *snap
-	out.Objects = objs
-	return &out, nil
+	sub.Strict = pb.Strict
+	return wall(snap, sub)
 }
 
 // readVariables reads the variables of pb through reader: those of each
 // substituteFrom object in order, a later one overriding an earlier one, then
 // pb.Substitute over them all. As in Flux, new lines are taken out of every
 // value. Errors name the object, never what it holds.
-func readVariables(ctx context.Context, reader client.Reader, namespace string, pb *v1alpha1.PostBuild) (map[string]string, error) {
-	vars := map[string]string{}
+func readVariables(ctx context.Context, reader client.Reader, namespace string, pb *v1alpha1.PostBuild) (source.Substitution, error) {
+	sub := source.Substitution{Variables: map[string]string{}}
 	for _, ref := range pb.SubstituteFrom {
 		data, err := readVariablesFrom(ctx, reader, namespace, ref)
 		if err != nil {
-			return nil, err
+			return source.Substitution{}, err
+		}
+		if ref.Kind == "Secret" && len(data) > 0 {
+			sub.FromSecret = true
 		}
 		for k, v := range data {
-			vars[k] = strings.ReplaceAll(v, "\n", "")
+			sub.Variables[k] = strings.ReplaceAll(v, "\n", "")
 		}
 	}
 	for k, v := range pb.Substitute {
-		vars[k] = strings.ReplaceAll(v, "\n", "")
+		sub.Variables[k] = strings.ReplaceAll(v, "\n", "")
 	}
-	return vars, nil
+	return sub, nil
 }
 
 // readVariablesFrom reads the keys of one substituteFrom object; nothing for

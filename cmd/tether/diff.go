@@ -339,7 +339,9 @@ func renderSync(ctx context.Context, c client.Client, cfg *rest.Config, s *v1alp
 		return nil, err
 	}
 	// spec.postBuild's variables, read as the user, as the agent substitutes them.
-	snap, err := tethersync.Substitute(ctx, c, s, &source.Snapshot{Path: s.Spec.Source.PathOrDefault(), Objects: objs})
+	snap, err := tethersync.Substitute(ctx, c, s, &source.Snapshot{Path: s.Spec.Source.PathOrDefault(), Objects: objs}, func(snap *source.Snapshot, sub source.Substitution) (*source.Snapshot, error) {
+		return source.Substitute(snap, sub, source.DefaultOptions())
+	})
 	if err != nil {
 		return nil, err
 	}
