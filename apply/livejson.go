@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"tether.dev/tether/apply/contract"
 )
 
 // liveJSON reads the API server's answer to a write, an object as JSON, without
@@ -81,7 +83,7 @@ func liveJSON(data []byte) (*Object, string, error) {
 	}
 	out = append(out, '}')
 	out = append(out, tail...)
-	return &Object{data: out, uid: uid}, rv, nil
+	return contract.ObjectFromJSON(out, uid), rv, nil
 }
 
 // member is one member of a JSON object: its name, decoded, and where it starts

@@ -37,14 +37,14 @@ func fromMaps(t testing.TB, data []byte) (*Object, string) {
 func sameObject(t testing.TB, a, b *Object) {
 	t.Helper()
 	var x, y any
-	if err := json.Unmarshal(a.data, &x); err != nil {
-		t.Fatalf("%s: %v", a.data, err)
+	if err := json.Unmarshal(a.JSON(), &x); err != nil {
+		t.Fatalf("%s: %v", a.JSON(), err)
 	}
-	if err := json.Unmarshal(b.data, &y); err != nil {
-		t.Fatalf("%s: %v", b.data, err)
+	if err := json.Unmarshal(b.JSON(), &y); err != nil {
+		t.Fatalf("%s: %v", b.JSON(), err)
 	}
-	if !reflect.DeepEqual(x, y) || a.uid != b.uid {
-		t.Fatalf("the objects differ:\n%s (uid %q)\n%s (uid %q)", a.data, a.uid, b.data, b.uid)
+	if !reflect.DeepEqual(x, y) || a.UID() != b.UID() {
+		t.Fatalf("the objects differ:\n%s (uid %q)\n%s (uid %q)", a.JSON(), a.UID(), b.JSON(), b.UID())
 	}
 }
 
@@ -80,7 +80,7 @@ func TestLiveJSONRefusesWhatIsNotAnObjectWithMetadata(t *testing.T) {
 		`{"metadata":{"uid":1}}`, `{"metadata":{"resourceVersion":null}}`, `{"metadata":{}`, `{"metadata":{}}}`,
 	} {
 		if obj, rv, err := liveJSON([]byte(data)); err == nil {
-			t.Errorf("%s: read as %s (rv %q), want an error", data, obj.data, rv)
+			t.Errorf("%s: read as %s (rv %q), want an error", data, obj.JSON(), rv)
 		}
 	}
 }
@@ -98,20 +98,20 @@ func FuzzLiveJSON(f *testing.F) {
 		var top map[string]any
 		if json.Unmarshal(data, &top) != nil {
 			if err == nil {
-				t.Fatalf("%q: not a JSON object, read as %s", data, obj.data)
+				t.Fatalf("%q: not a JSON object, read as %s", data, obj.JSON())
 			}
 			return
 		}
 		meta, ok := top["metadata"].(map[string]any)
 		if !ok {
 			if err == nil {
-				t.Fatalf("%q: no metadata object, read as %s", data, obj.data)
+				t.Fatalf("%q: no metadata object, read as %s", data, obj.JSON())
 			}
 			return
 		}
 		if notString(meta, "resourceVersion") || notString(meta, "uid") {
 			if err == nil {
-				t.Fatalf("%q: resourceVersion or uid not a string, read as %s", data, obj.data)
+				t.Fatalf("%q: resourceVersion or uid not a string, read as %s", data, obj.JSON())
 			}
 			return
 		}
@@ -204,7 +204,7 @@ func TestLiveJSONKeepsNoRoomForWhatItCut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cap(obj.data)-len(obj.data) > 8 {
-		t.Fatalf("keeps %d bytes in a buffer of %d", len(obj.data), cap(obj.data))
+	if cap(obj.JSON())-len(obj.JSON()) > 8 {
+		t.Fatalf("keeps %d bytes in a buffer of %d", len(obj.JSON()), cap(obj.JSON()))
 	}
 }

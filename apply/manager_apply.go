@@ -64,7 +64,7 @@ func (m *Manager) ApplyAll(ctx context.Context, objs []*unstructured.Unstructure
 			steps[i] = step{obj: obj, change: Change{Object: RefOf(obj)}}
 			stage[i] = &steps[i]
 		}
-		forEach(len(stage), opts.dryRunConcurrency(), func(i int) { m.plan(ctx, stage[i], sc, targets, opts) })
+		forEach(len(stage), dryRunConcurrency(opts), func(i int) { m.plan(ctx, stage[i], sc, targets, opts) })
 		if !opts.DryRun {
 			err := stageFailures(stage)
 			if err != nil {

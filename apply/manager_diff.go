@@ -13,18 +13,6 @@ import (
 // naming hundreds, and status must stay small.
 const maxDiffPaths = 20
 
-// noise are the fields the API server or other controllers own that never say
-// anything about whether an object matches git.
-var noise = [][]string{
-	{"metadata", "managedFields"},
-	{"metadata", "resourceVersion"},
-	{"metadata", "generation"},
-	{"metadata", "creationTimestamp"},
-	{"metadata", "uid"},
-	{"metadata", "selfLink"},
-	{"status"},
-}
-
 // Compare returns the fields in which desired (a server-side apply dry-run) differs
 // from live, as sorted dotted paths, ignoring metadata noise and status. Because
 // desired went through the API server, its defaults are filled in exactly as live's
@@ -38,16 +26,6 @@ func Compare(desired, live *unstructured.Unstructured) []string {
 		paths = append(paths[:maxDiffPaths], fmt.Sprintf("(and %d more)", len(paths)-maxDiffPaths))
 	}
 	return paths
-}
-
-// Normalize returns a copy of obj without the fields Compare ignores; it is also the
-// form `tether diff` prints.
-func Normalize(obj *unstructured.Unstructured) *unstructured.Unstructured {
-	out := obj.DeepCopy()
-	for _, path := range noise {
-		unstructured.RemoveNestedField(out.Object, path...)
-	}
-	return out
 }
 
 func diffValues(a, b any, path string, paths *[]string) {

@@ -11,18 +11,6 @@ import (
 // Fights: the fields an apply took back from another manager, which the caller
 // counts to detect a manager that keeps changing them back.
 
-// RevertedField is a field another manager had changed, that an apply set back to
-// git's value: one round of a possible fight over the field.
-type RevertedField struct {
-	// Pointer is the field as a JSON pointer ("/spec/replicas"), the form of an
-	// ignore rule that would end the fight.
-	Pointer string
-	// Path is the field as a dotted path, for messages.
-	Path string
-	// Manager is the manager whose value was reverted.
-	Manager string
-}
-
 // reverted lists the fields that applying sent would take back from another
 // manager: fields the other manager owns in live, that sent declares, and whose
 // value the apply (dry, its dry-run) changes.

@@ -14,19 +14,6 @@ import (
 	"tether.dev/tether/api/v1alpha1"
 )
 
-// FindOptions select the objects FindOwned returns.
-type FindOptions struct {
-	// Label and Value: only objects carrying this label with this value are listed.
-	Label, Value string
-	// Owner: of those, only objects whose tether.dev/owned-by annotation is Owner
-	// are returned; a label alone (copied by hand, or left by an orphaning) does
-	// not make an object the caller's.
-	Owner string
-	// Namespace, when set, confines the search to namespaced kinds in that namespace:
-	// for an identity whose rights end at a namespace, a cluster-wide list is refused.
-	Namespace string
-}
-
 // FindOwned lists, kind by kind, every object in the cluster that carries the label
 // and owner annotation opts names: how a lost inventory is rebuilt. It uses
 // metadata-only lists (labels filtered by the API server, no object bodies) of

@@ -12,27 +12,6 @@ import (
 	"tether.dev/tether/api/v1alpha1"
 )
 
-// IgnoredField is a field of one object that Tether neither compared nor applied,
-// because an ignore rule or an autoscaler leaves it to another owner.
-type IgnoredField struct {
-	// Path is the field as a dotted path: "spec.replicas",
-	// `spec.template.spec.containers[name="app"].image`.
-	Path string
-	// Manager names the other field managers that own the field in the live object
-	// and are left to set it. Empty when no one else owns it: Tether then keeps the
-	// live value in its apply (adopts it), so that releasing the field does not make
-	// the API server delete it.
-	Manager string
-}
-
-// String writes "spec.replicas left to kube-controller-manager", the form status uses.
-func (f IgnoredField) String() string {
-	if f.Manager == "" {
-		return f.Path + " kept at its live value"
-	}
-	return f.Path + " left to " + f.Manager
-}
-
 // ignoreSalt is what, besides the object itself, changes what is sent for obj:
 // the rules that select it. It goes into the verified-match hash.
 func ignoreSalt(obj *unstructured.Unstructured, opts Options) string {

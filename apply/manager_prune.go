@@ -17,46 +17,6 @@ import (
 	"tether.dev/tether/api/v1alpha1"
 )
 
-// Notes on skipped objects, for status messages.
-const (
-	NoteGone        = "already deleted"
-	NoteNotOwned    = "not applied by this Sync"
-	NoteProtected   = "protected by " + v1alpha1.PruneAnnotation + ": disabled"
-	NoteStillWants  = "still in git under another version"
-	NoteTerminating = "terminating"
-	// NoteKindGone: the API server no longer serves the object's kind (its CRD was
-	// deleted, or an upgrade removed the API), so the object cannot exist.
-	NoteKindGone = "its kind is no longer served by the API server"
-	// NoteHeld: an object of a revision that failed validation, not written.
-	NoteHeld = "not written: other objects of the revision failed validation"
-	// NoteForbidden: the identity Tether acts as may not read the object, so it cannot
-	// be the identity's to delete or release (an object whose apply was refused, or
-	// one whose rights were withdrawn); it is left exactly as it is.
-	NoteForbidden = "not readable by the account the Sync acts as; left alone"
-	// NoteDryRun: a prune with PruneOptions.DryRun would delete the object.
-	NoteDryRun = "would be deleted"
-)
-
-// PruneOptions control Prune and Orphan.
-type PruneOptions struct {
-	// Owner is the tether.dev/owned-by value of the objects the caller applied. An
-	// object that carries any other value (or none) is never deleted or released.
-	Owner string
-	// Keep holds the UIDs of objects still desired. An inventory entry that reads
-	// back as one of them is the same object under another version or group
-	// (extensions/v1beta1 → apps/v1), not something that left git.
-	Keep map[types.UID]bool
-	// FieldManager is the manager whose managedFields entry Orphan removes.
-	FieldManager string
-	// Concurrency is how many objects of one rank of the deletion order are
-	// deleted or released at once; less than 1 means one at a time.
-	Concurrency int
-	// DryRun decides without deleting: every object is read and judged as Prune
-	// would, and those it would delete come back as ActionPruned with NoteDryRun,
-	// still in the cluster. (`tether diff` shows them.)
-	DryRun bool
-}
-
 // Prune deletes the objects refs names that the caller owns, with background
 // propagation, namespaced objects first, then cluster-scoped ones, and CRDs and
 // Namespaces last (deleting those takes everything inside them along). It never

@@ -16,13 +16,6 @@ import (
 // (which does not send it) removes it.
 const LastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 
-// DefaultTakeOver are the field managers of client-side apply: kubectl apply
-// (kubectl-client-side-apply, and kubectl in old versions) and objects that
-// predate managedFields (before-first-apply).
-func DefaultTakeOver() []string {
-	return []string{"kubectl-client-side-apply", "kubectl", "before-first-apply"}
-}
-
 // takeOverManagers are the managers of opts.TakeOver that opts.NeverTakeOver does
 // not exclude.
 func takeOverManagers(opts Options) sets.Set[string] {

@@ -3,7 +3,6 @@ package apply
 import (
 	"container/list"
 	"crypto/sha256"
-	"maps"
 	gosync "sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -69,11 +68,11 @@ func (c *verifiedCache) remember(ref v1alpha1.ObjectRef, hash digest, rv string,
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.remove(ref)
-	if live == nil || live.size() > c.maxBytes {
+	if live == nil || live.Size() > c.maxBytes {
 		return // dry-run next time
 	}
 	c.entries[ref] = verified{hash: hash, resourceVersion: rv, live: live, ignored: ignored, el: c.order.PushFront(ref)}
-	c.bytes += live.size()
+	c.bytes += live.Size()
 	for c.bytes > c.maxBytes {
 		c.remove(c.order.Back().Value.(v1alpha1.ObjectRef))
 	}
@@ -91,31 +90,8 @@ func (c *verifiedCache) remove(ref v1alpha1.ObjectRef) {
 		return
 	}
 	c.order.Remove(v.el)
-	c.bytes -= v.live.size()
+	c.bytes -= v.live.Size()
 	delete(c.entries, ref)
-}
-
-// withoutManagedFields returns obj without metadata.managedFields: the same object
-// when it has none, else a copy that shares everything but its top level and
-// metadata with obj. The apply reads an object's managedFields (who owns what)
-// while comparing it; what it returns and keeps needs none, and they are often
-// the larger part of an object.
-func withoutManagedFields(obj *unstructured.Unstructured) *unstructured.Unstructured {
-	if obj == nil {
-		return nil
-	}
-	meta, ok := obj.Object["metadata"].(map[string]any)
-	if !ok {
-		return obj
-	}
-	if _, ok := meta["managedFields"]; !ok {
-		return obj
-	}
-	out := &unstructured.Unstructured{Object: maps.Clone(obj.Object)}
-	meta = maps.Clone(meta)
-	delete(meta, "managedFields")
-	out.Object["metadata"] = meta
-	return out
 }
 
 // digest is what hashOf makes of a desired object; the zero digest matches

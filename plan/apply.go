@@ -5,7 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"tether.dev/tether/api/v1alpha1"
-	"tether.dev/tether/apply"
+	"tether.dev/tether/apply/contract"
 )
 
 // The one mapping from a Sync to an apply. The agent and `tether diff` both turn a
@@ -18,7 +18,7 @@ import (
 // destination namespace, its spec.ignoreDifferences, its
 // spec.ignoreAutoscaledReplicas, and the fields given up after a fight with another
 // manager (the agent's own record, or status.fieldsGivenUp as it last wrote it).
-func ForApply(s *v1alpha1.Sync, objs []*unstructured.Unstructured, base apply.Options, givenUp []v1alpha1.GivenUpField) apply.Options {
+func ForApply(s *v1alpha1.Sync, objs []*unstructured.Unstructured, base contract.Options, givenUp []v1alpha1.GivenUpField) contract.Options {
 	MarkOwned(objs, s)
 	opts := base
 	opts.DefaultNamespace = s.Spec.Destination.Namespace
@@ -85,7 +85,7 @@ func withEntry(o *unstructured.Unstructured, field, key, value, drop string) {
 // applies: "<namespace>/<name>".
 func Owner(s *v1alpha1.Sync) string { return s.Namespace + "/" + s.Name }
 
-// ignoredFields turns given-up fields into apply.Options.IgnoreFields.
+// ignoredFields turns given-up fields into contract.Options.IgnoreFields.
 func ignoredFields(fields []v1alpha1.GivenUpField) map[v1alpha1.ObjectRef][]string {
 	if len(fields) == 0 {
 		return nil
@@ -105,18 +105,18 @@ func GivenUpField(ref v1alpha1.ObjectRef, pointer, manager string) v1alpha1.Give
 // PruneOptionsFor returns the options of a prune of s's objects after the apply
 // applied: only objects s owns, and not those the apply still holds under another
 // version.
-func PruneOptionsFor(s *v1alpha1.Sync, applied *apply.ChangeSet, concurrency int) apply.PruneOptions {
-	return apply.PruneOptions{Owner: Owner(s), Keep: liveUIDs(applied), Concurrency: concurrency}
+func PruneOptionsFor(s *v1alpha1.Sync, applied *contract.ChangeSet, concurrency int) contract.PruneOptions {
+	return contract.PruneOptions{Owner: Owner(s), Keep: liveUIDs(applied), Concurrency: concurrency}
 }
 
 // FindOptionsFor returns the options that find the objects s applied by their
 // label and owner mark, all over the cluster: how a lost inventory is rebuilt.
-func FindOptionsFor(s *v1alpha1.Sync) apply.FindOptions {
-	return apply.FindOptions{Label: v1alpha1.SyncLabel, Value: v1alpha1.SyncLabelValue(s.Namespace, s.Name), Owner: Owner(s)}
+func FindOptionsFor(s *v1alpha1.Sync) contract.FindOptions {
+	return contract.FindOptions{Label: v1alpha1.SyncLabel, Value: v1alpha1.SyncLabelValue(s.Namespace, s.Name), Owner: Owner(s)}
 }
 
 // liveUIDs are the UIDs of the objects an apply left in the cluster.
-func liveUIDs(cs *apply.ChangeSet) map[types.UID]bool {
+func liveUIDs(cs *contract.ChangeSet) map[types.UID]bool {
 	out := map[types.UID]bool{}
 	if cs == nil {
 		return out

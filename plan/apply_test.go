@@ -10,7 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"tether.dev/tether/api/v1alpha1"
-	"tether.dev/tether/apply"
+	"tether.dev/tether/apply/contract"
 	"tether.dev/tether/plan"
 )
 
@@ -23,7 +23,7 @@ func TestForApplyMapsASyncToTheOptionsOfItsApply(t *testing.T) {
 			IgnoreAutoscaledReplicas: ptr.To(false),
 		},
 	}
-	base := apply.DefaultOptions()
+	base := contract.DefaultOptions()
 	base.Ignore = []v1alpha1.IgnoreRule{{Kind: "*", Managers: []string{"agent-wide"}}}
 	obj := &unstructured.Unstructured{}
 	obj.SetAPIVersion("v1")
@@ -109,7 +109,7 @@ func TestLeftGitAndPruneHeld(t *testing.T) {
 		return v1alpha1.ObjectRef{Group: "apps", Version: version, Kind: "Deployment", Namespace: "web", Name: name}
 	}
 	inventory := []v1alpha1.ObjectRef{cm("a", "v1"), cm("b", "v1"), cm("c", "v1beta1")}
-	cs := &apply.ChangeSet{Changes: []apply.Change{{Object: cm("a", "v1")}, {Object: cm("c", "v1")}}}
+	cs := &contract.ChangeSet{Changes: []contract.Change{{Object: cm("a", "v1")}, {Object: cm("c", "v1")}}}
 	stale := plan.LeftGit(inventory, cs)
 	if diff := cmp.Diff([]v1alpha1.ObjectRef{cm("b", "v1")}, stale); diff != "" {
 		t.Errorf("left git (an object under another version has not) (-want +got):\n%s", diff)

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"tether.dev/tether/apply"
+	"tether.dev/tether/apply/contract"
 )
 
 // DiffContext is how many unchanged lines surround each change, as in diff -u.
@@ -32,9 +32,9 @@ const LastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 
 // ObjectDiff is the unified diff of one change of a dry-run apply, from the live
 // object (none when it is missing) to the dry-run's result, both without the
-// fields the comparison ignores (apply.Normalize), a Secret's values masked
+// fields the comparison ignores (contract.Normalize), a Secret's values masked
 // (MaskSecret). `tether diff` prints it and `tether ui` shows it.
-func ObjectDiff(c apply.Change) (string, error) {
+func ObjectDiff(c contract.Change) (string, error) {
 	if c.Desired == nil {
 		// An immutable field that the object lets Tether delete and recreate: the
 		// dry-run was refused, so there is no desired object to show.
@@ -46,9 +46,9 @@ func ObjectDiff(c apply.Change) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		live = apply.Normalize(obj)
+		live = contract.Normalize(obj)
 	}
-	desired := apply.Normalize(c.Desired)
+	desired := contract.Normalize(c.Desired)
 	if c.Object.Group == "" && c.Object.Kind == "Secret" {
 		MaskSecret(live, desired)
 	}

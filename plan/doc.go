@@ -8,7 +8,12 @@
 // It owns no I/O: no client, no informer, no clock, no logging. Every function
 // takes what it decides on and returns the decision, so the agent (sync) and the
 // CLI (`tether diff`) reach the same answer through the same code, and the package
-// is tested with tables alone.
+// is tested with tables alone. It reads what apply and source are asked and
+// answer through their contracts (apply/contract: the options and the ChangeSet;
+// source/result: the Snapshot and the typed errors), never through apply or
+// source themselves, so that nothing of a cluster client, go-git, Helm or
+// kustomize is built into it: `go list -deps ./plan` holds api/v1alpha1, health
+// and apimachinery, and none of those.
 //
 // Data flows one way: sync reads the Sync, fetches and renders a revision (source),
 // asks plan what to apply (ForApply) and whether the revision may proceed

@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"tether.dev/tether/api/v1alpha1"
-	"tether.dev/tether/apply"
+	"tether.dev/tether/apply/contract"
 	"tether.dev/tether/plan"
 )
 
@@ -27,7 +27,7 @@ func ExampleForApply() {
 	cm.SetKind("ConfigMap")
 	cm.SetName("settings")
 
-	opts := plan.ForApply(s, []*unstructured.Unstructured{cm}, apply.DefaultOptions(), nil)
+	opts := plan.ForApply(s, []*unstructured.Unstructured{cm}, contract.DefaultOptions(), nil)
 	fmt.Println(opts.DefaultNamespace, len(opts.Ignore))
 	fmt.Println(cm.GetAnnotations()[v1alpha1.OwnedByAnnotation], cm.GetLabels()[v1alpha1.SyncLabel])
 	// Output:
@@ -43,7 +43,7 @@ func ExamplePruneHeld() {
 		{Version: "v1", Kind: "ConfigMap", Namespace: "web", Name: "b"},
 		{Version: "v1", Kind: "ConfigMap", Namespace: "web", Name: "c"},
 	}
-	applied := &apply.ChangeSet{Changes: []apply.Change{{Object: inventory[0]}}}
+	applied := &contract.ChangeSet{Changes: []contract.Change{{Object: inventory[0]}}}
 	stale := plan.LeftGit(inventory, applied)
 	fmt.Println(len(stale), "left git:", plan.PruneHeld(s, stale, len(inventory), false))
 	// Output:

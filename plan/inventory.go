@@ -6,8 +6,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"tether.dev/tether/api/v1alpha1"
-	"tether.dev/tether/apply"
-	"tether.dev/tether/source"
+	"tether.dev/tether/apply/contract"
+	"tether.dev/tether/source/result"
 )
 
 // MaxInventoryBytes bounds what status.objects takes: 640 KiB, about 50,000
@@ -28,7 +28,7 @@ func (e *HeldError) Error() string { return e.Msg }
 // CheckEmpty refuses a render that yields no objects unless the Sync allows it: an
 // emptied path is far more often a mistake (a bad merge, a moved directory) than an
 // intent to delete everything.
-func CheckEmpty(obj *v1alpha1.Sync, snap *source.Snapshot) error {
+func CheckEmpty(obj *v1alpha1.Sync, snap *result.Snapshot) error {
 	if len(snap.Objects) > 0 || obj.Spec.AllowEmpty {
 		return nil
 	}
@@ -39,7 +39,7 @@ func CheckEmpty(obj *v1alpha1.Sync, snap *source.Snapshot) error {
 
 // CheckSize refuses a revision with more objects than the inventory can hold,
 // before anything of it is applied.
-func CheckSize(obj *v1alpha1.Sync, snap *source.Snapshot) error {
+func CheckSize(obj *v1alpha1.Sync, snap *result.Snapshot) error {
 	entries := make([]v1alpha1.ObjectRef, len(snap.Objects))
 	for i, o := range snap.Objects {
 		ns := o.GetNamespace()
@@ -148,7 +148,7 @@ func SetInventory(st *v1alpha1.SyncStatus, refs []v1alpha1.ObjectRef) {
 // LeftGit returns the objects of inventory that an apply's change set no longer
 // holds: what a sync would prune. An object is the same across versions of its
 // kind.
-func LeftGit(inventory []v1alpha1.ObjectRef, cs *apply.ChangeSet) []v1alpha1.ObjectRef {
+func LeftGit(inventory []v1alpha1.ObjectRef, cs *contract.ChangeSet) []v1alpha1.ObjectRef {
 	desired := InGit(cs)
 	var out []v1alpha1.ObjectRef
 	for _, r := range inventory {
@@ -161,7 +161,7 @@ func LeftGit(inventory []v1alpha1.ObjectRef, cs *apply.ChangeSet) []v1alpha1.Obj
 
 // InGit is the set of the keys (v1alpha1.ObjectRef.Key) of the objects an apply's
 // change set holds: what the revision still declares.
-func InGit(cs *apply.ChangeSet) map[string]bool {
+func InGit(cs *contract.ChangeSet) map[string]bool {
 	desired := map[string]bool{}
 	for _, c := range cs.Changes {
 		desired[c.Object.Key()] = true

@@ -13,12 +13,12 @@ import (
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/plan"
-	"tether.dev/tether/source"
+	"tether.dev/tether/source/result"
 )
 
 func TestARevisionTooLargeForTheInventoryIsRefused(t *testing.T) {
-	snapOf := func(n int) *source.Snapshot {
-		snap := &source.Snapshot{Path: "apps"}
+	snapOf := func(n int) *result.Snapshot {
+		snap := &result.Snapshot{Path: "apps"}
 		for i := 0; i < n; i++ {
 			o := &unstructured.Unstructured{}
 			o.SetAPIVersion("v1")
@@ -59,7 +59,7 @@ func mixedWorkload(n int) []*unstructured.Unstructured {
 }
 
 func TestOneSyncOfTenThousandMixedObjectsFitsWithRoomToSpare(t *testing.T) {
-	snap := &source.Snapshot{Path: "apps", Objects: mixedWorkload(10000)}
+	snap := &result.Snapshot{Path: "apps", Objects: mixedWorkload(10000)}
 	if err := plan.CheckSize(&v1alpha1.Sync{}, snap); err != nil {
 		t.Fatalf("10,000 mixed objects: %v, want them accepted", err)
 	}
@@ -96,7 +96,7 @@ func TestTheGuardsOfARevision(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			obj := &v1alpha1.Sync{Spec: tc.spec}
-			snap := &source.Snapshot{Path: "apps"}
+			snap := &result.Snapshot{Path: "apps"}
 			for i := 0; i < tc.objects; i++ {
 				snap.Objects = append(snap.Objects, &unstructured.Unstructured{})
 			}

@@ -4,7 +4,7 @@ import (
 	"sort"
 
 	"tether.dev/tether/api/v1alpha1"
-	"tether.dev/tether/apply"
+	"tether.dev/tether/apply/contract"
 )
 
 // PruneWave is the objects of one wave that a prune deletes together.
@@ -21,10 +21,10 @@ type PruneWave struct {
 // that cannot be read (edited in the cluster), or a live object that does not
 // decode (never met: it was encoded from an answer), counts as 0. Within a wave
 // apply.Prune keeps its own order (CRDs and Namespaces last).
-func PruneWaves(changes []apply.Change) []PruneWave {
+func PruneWaves(changes []contract.Change) []PruneWave {
 	byWave := map[int][]v1alpha1.ObjectRef{}
 	for _, c := range changes {
-		if c.Action != apply.ActionPruned || c.Live == nil {
+		if c.Action != contract.ActionPruned || c.Live == nil {
 			continue
 		}
 		wave := 0

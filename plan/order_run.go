@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"tether.dev/tether/api/v1alpha1"
-	"tether.dev/tether/apply"
+	"tether.dev/tether/apply/contract"
 )
 
 // HookRunAnnotation on a hook's object says which run created it:
@@ -58,7 +58,7 @@ type Hook struct {
 }
 
 // Ref is the hook object's identity, as named for its run.
-func (h Hook) Ref() v1alpha1.ObjectRef { return apply.RefOf(h.Object) }
+func (h Hook) Ref() v1alpha1.ObjectRef { return contract.RefOf(h.Object) }
 
 // Has reports whether the hook has delete policy p.
 func (h Hook) Has(p DeletePolicy) bool { return slices.Contains(h.Policies, p) }
@@ -79,11 +79,11 @@ func Order(objs []*unstructured.Unstructured, revision string) (*Run, error) {
 	for _, o := range objs {
 		ord, err := OrderingOf(o.GetAnnotations())
 		if err != nil {
-			return nil, orderingError(apply.RefOf(o), err)
+			return nil, orderingError(contract.RefOf(o), err)
 		}
 		switch {
 		case ord.Skip:
-			run.Skipped = append(run.Skipped, apply.RefOf(o))
+			run.Skipped = append(run.Skipped, contract.RefOf(o))
 		case !ord.IsHook():
 			run.Resources = append(run.Resources, o)
 			stepOf(steps, PhaseSync, ord.Wave).Resources = append(stepOf(steps, PhaseSync, ord.Wave).Resources, o)

@@ -12,7 +12,7 @@ import (
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/health"
-	"tether.dev/tether/source"
+	"tether.dev/tether/source/result"
 )
 
 // maxMessage bounds condition messages; a revision with many broken objects must not
@@ -104,7 +104,7 @@ func (b *Status) Retrying(reason string, err error) {
 // Stalled records a failure that only a change in git or in the Sync can fix.
 func (b *Status) Stalled(reason string, err error) {
 	b.failure = err
-	if source.IsRenderError(err) {
+	if result.IsRenderError(err) {
 		b.set(v1alpha1.SourceReadyCondition, metav1.ConditionFalse, reason, err.Error())
 	}
 	b.set(v1alpha1.ReadyCondition, metav1.ConditionFalse, reason, err.Error())

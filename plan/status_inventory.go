@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"tether.dev/tether/api/v1alpha1"
-	"tether.dev/tether/apply"
+	"tether.dev/tether/apply/contract"
 )
 
 // The inventory is every object Tether applied for a Sync. It lives in the Sync's
@@ -47,7 +47,7 @@ type InventoryDiff struct {
 
 // Applied records an apply's change set in the inventory and returns the diff
 // against the previous one.
-func (b *Status) Applied(cs *apply.ChangeSet) InventoryDiff {
+func (b *Status) Applied(cs *contract.ChangeSet) InventoryDiff {
 	if cs == nil {
 		return InventoryDiff{}
 	}
@@ -71,18 +71,18 @@ func (b *Status) Applied(cs *apply.ChangeSet) InventoryDiff {
 }
 
 // resourceOf is the inventory entry of one object an apply looked at.
-func resourceOf(c apply.Change, dryRun bool) v1alpha1.ResourceStatus {
+func resourceOf(c contract.Change, dryRun bool) v1alpha1.ResourceStatus {
 	rs := v1alpha1.ResourceStatus{ObjectRef: c.Object, Sync: v1alpha1.SyncStatusSynced}
 	switch {
-	case c.Action == apply.ActionFailed:
+	case c.Action == contract.ActionFailed:
 		rs.Sync, rs.Message = v1alpha1.SyncStatusOutOfSync, c.Err.Error()
-	case c.Action == apply.ActionHeld && len(c.Diff) > 0:
+	case c.Action == contract.ActionHeld && len(c.Diff) > 0:
 		rs.Sync, rs.Message = v1alpha1.SyncStatusOutOfSync, "differs from git in "+strings.Join(c.Diff, ", ")+"; "+c.Note
-	case c.Action == apply.ActionHeld:
+	case c.Action == contract.ActionHeld:
 		rs.Sync, rs.Message = v1alpha1.SyncStatusOutOfSync, c.Note
-	case dryRun && c.Action == apply.ActionCreated:
+	case dryRun && c.Action == contract.ActionCreated:
 		rs.Sync, rs.Message = v1alpha1.SyncStatusOutOfSync, "missing from the cluster; selfHeal is off"
-	case dryRun && c.Action == apply.ActionConfigured:
+	case dryRun && c.Action == contract.ActionConfigured:
 		rs.Sync, rs.Message = v1alpha1.SyncStatusOutOfSync, "differs from git in "+strings.Join(c.Diff, ", ")+"; selfHeal is off"
 	}
 	rs.Message = joinNote(rs.Message, leftToOthers(c.Ignored))
@@ -91,7 +91,7 @@ func resourceOf(c apply.Change, dryRun bool) v1alpha1.ResourceStatus {
 
 // leftToOthers says which ignored fields of an object are left to another manager
 // ("spec.replicas left to kube-controller-manager"), or "".
-func leftToOthers(fields []apply.IgnoredField) string {
+func leftToOthers(fields []contract.IgnoredField) string {
 	var notes []string
 	for _, f := range fields {
 		if f.Manager != "" {
@@ -126,18 +126,18 @@ func (b *Status) LeftGitNote(note string) {
 
 // Pruned drops what a prune deleted or found not to be Tether's from the inventory,
 // and keeps what it failed to delete, with the error, to retry.
-func (b *Status) Pruned(cs *apply.ChangeSet) { b.recordPrune(cs, false) }
+func (b *Status) Pruned(cs *contract.ChangeSet) { b.recordPrune(cs, false) }
 
 // Deleting records a prune as Pruned does, except that deleted objects stay
 // listed ("deleting") until a later pass finds them gone: a Sync being deleted
 // waits for them.
-func (b *Status) Deleting(cs *apply.ChangeSet) { b.recordPrune(cs, true) }
+func (b *Status) Deleting(cs *contract.ChangeSet) { b.recordPrune(cs, true) }
 
-func (b *Status) recordPrune(cs *apply.ChangeSet, untilGone bool) {
+func (b *Status) recordPrune(cs *contract.ChangeSet, untilGone bool) {
 	if cs == nil {
 		return
 	}
-	outcome := map[string]apply.Change{}
+	outcome := map[string]contract.Change{}
 	for _, c := range cs.Changes {
 		outcome[c.Object.Key()] = c
 	}
@@ -146,9 +146,9 @@ func (b *Status) recordPrune(cs *apply.ChangeSet, untilGone bool) {
 		c, ok := outcome[r.Key()]
 		switch {
 		case !ok:
-		case c.Action == apply.ActionFailed:
+		case c.Action == contract.ActionFailed:
 			r.Message = notInGit + "; prune failed: " + c.Err.Error()
-		case c.Action == apply.ActionPruned && untilGone:
+		case c.Action == contract.ActionPruned && untilGone:
 			r.Message = "deleting"
 			if c.Note != "" {
 				r.Message += " (" + c.Note + ")"

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -11,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"tether.dev/tether/api/v1alpha1"
-	"tether.dev/tether/apply"
+	"tether.dev/tether/apply/contract"
 )
 
 // maxStatus is what a Sync's status may take at most: half of etcd's default
@@ -21,17 +20,17 @@ const maxStatus = 768 << 10
 // tenThousand is a change set of 10,000 ConfigMaps with names of ordinary length,
 // spread over ten namespaces, of which the first failed ones failed with a message
 // of msgBytes.
-func tenThousand(failed, msgBytes int) *apply.ChangeSet {
-	cs := &apply.ChangeSet{}
+func tenThousand(failed, msgBytes int) *contract.ChangeSet {
+	cs := &contract.ChangeSet{}
 	msg := strings.Repeat("admission webhook \"policy.example.com\" denied the request: ", msgBytes/60+1)[:msgBytes]
 	for i := 0; i < 10000; i++ {
-		c := apply.Change{
+		c := contract.Change{
 			Object: v1alpha1.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: fmt.Sprintf("team-%02d", i%10), Name: fmt.Sprintf("app-%05d-config", i)},
-			Action: apply.ActionUnchanged,
+			Action: contract.ActionUnchanged,
 		}
 		if i < failed {
-			c.Action = apply.ActionFailed
-			c.Err = &apply.ObjectError{Object: c.Object, Op: "dry-run", Err: errors.New(msg)}
+			c.Action = contract.ActionFailed
+			c.Err = fmt.Errorf("%s: dry-run failed: %s", c.Object, msg) // as apply.ObjectError writes it
 		}
 		cs.Changes = append(cs.Changes, c)
 	}
@@ -103,7 +102,7 @@ func TestAnInventoryFromBeforeTheCompactFormIsRead(t *testing.T) {
 		{ObjectRef: v1alpha1.ObjectRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "web", Name: "b"}, Sync: v1alpha1.SyncStatusSynced},
 	}}
 	b := NewStatus(&v1alpha1.Sync{Status: old}, time.Now)
-	diff := b.Applied(&apply.ChangeSet{Changes: []apply.Change{{Object: v1alpha1.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: "web", Name: "a"}, Action: apply.ActionUnchanged}}})
+	diff := b.Applied(&contract.ChangeSet{Changes: []contract.Change{{Object: v1alpha1.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: "web", Name: "a"}, Action: contract.ActionUnchanged}}})
 	want := []v1alpha1.ObjectRef{{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "web", Name: "b"}}
 	if d := cmp.Diff(want, diff.Stale); d != "" || diff.Before != 2 {
 		t.Errorf("stale (-want +got):\n%s\nbefore = %d, want 2", d, diff.Before)
@@ -154,7 +153,7 @@ func TestAStatusFromBeforeStatusObjectsMovesToThem(t *testing.T) {
 	b := v1alpha1.ObjectRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "web", Name: "b"}
 	old := v1alpha1.SyncStatus{LegacyInventory: []string{a.ID(), b.ID()}}
 	st := NewStatus(&v1alpha1.Sync{Status: old}, time.Now)
-	diff := st.Applied(&apply.ChangeSet{Changes: []apply.Change{{Object: a, Action: apply.ActionUnchanged}}})
+	diff := st.Applied(&contract.ChangeSet{Changes: []contract.Change{{Object: a, Action: contract.ActionUnchanged}}})
 	if d := cmp.Diff([]v1alpha1.ObjectRef{b}, diff.Stale); d != "" || diff.Before != 2 {
 		t.Errorf("stale (-want +got):\n%s\nbefore = %d, want 2", d, diff.Before)
 	}

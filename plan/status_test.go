@@ -10,8 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"tether.dev/tether/api/v1alpha1"
-	"tether.dev/tether/apply"
-	"tether.dev/tether/source"
+	"tether.dev/tether/apply/contract"
+	"tether.dev/tether/source/result"
 )
 
 // cond is what a test expects of one condition: its status and reason, and a piece
@@ -29,15 +29,15 @@ var (
 
 // appliedCleanly is an apply that left both objects as git has them.
 func appliedCleanly(b *Status) {
-	b.Applied(&apply.ChangeSet{Changes: []apply.Change{
-		{Object: configMap, Action: apply.ActionUnchanged},
-		{Object: deployment, Action: apply.ActionConfigured},
+	b.Applied(&contract.ChangeSet{Changes: []contract.Change{
+		{Object: configMap, Action: contract.ActionUnchanged},
+		{Object: deployment, Action: contract.ActionConfigured},
 	}})
 }
 
 func TestTheConditionsOfEachOutcome(t *testing.T) {
 	at := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
-	gitDown := &source.FetchError{Reason: v1alpha1.ReasonHostUnreachable, Err: errors.New("dial tcp 127.0.0.1:1: connection refused")}
+	gitDown := &result.FetchError{Reason: v1alpha1.ReasonHostUnreachable, Err: errors.New("dial tcp 127.0.0.1:1: connection refused")}
 	for _, tc := range []struct {
 		name string
 		// previous is the status before the reconcile.
@@ -85,7 +85,7 @@ func TestTheConditionsOfEachOutcome(t *testing.T) {
 			{Type: v1alpha1.ReconcilingCondition, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonRetrying},
 		}},
 		steps: func(b *Status) {
-			b.Stalled(v1alpha1.ReasonRenderFailed, &source.RenderError{File: "apps/web/deploy.yaml", Err: errors.New("yaml: line 3: mapping values are not allowed")})
+			b.Stalled(v1alpha1.ReasonRenderFailed, &result.RenderError{File: "apps/web/deploy.yaml", Err: errors.New("yaml: line 3: mapping values are not allowed")})
 		},
 		want: map[string]cond{
 			v1alpha1.ReadyCondition:       {metav1.ConditionFalse, v1alpha1.ReasonRenderFailed, "line 3"},
@@ -145,9 +145,9 @@ func TestTheConditionsOfEachOutcome(t *testing.T) {
 	}, {
 		name: "applied with drift: selfHeal off, Ready says the cluster drifted",
 		steps: func(b *Status) {
-			b.Applied(&apply.ChangeSet{DryRun: true, Changes: []apply.Change{
-				{Object: configMap, Action: apply.ActionUnchanged},
-				{Object: deployment, Action: apply.ActionConfigured, Diff: []string{"spec.replicas"}},
+			b.Applied(&contract.ChangeSet{DryRun: true, Changes: []contract.Change{
+				{Object: configMap, Action: contract.ActionUnchanged},
+				{Object: deployment, Action: contract.ActionConfigured, Diff: []string{"spec.replicas"}},
 			}})
 			b.Ready("main@sha1:abc", false)
 		},

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"path"
+
+	"tether.dev/tether/source/chartrepo"
 )
 
 // errPackageGone is the cause of a RenderChart of a package the cache no longer
@@ -21,19 +23,19 @@ var errPackageGone = errors.New("the chart's package is no longer in the agent's
 // that status reports "podinfo@6.14.1+sha256:<digest>" and a values change is
 // a new revision. Results are cached as renders of git are.
 func (s *Source) RenderChart(ctx context.Context, rev Revision, helm Helm) (*Snapshot, error) {
-	entry, ok := s.charts.packages.get(bySum(rev.URL, rev.Ref, rev.Package))
+	pkg, ok := s.charts.Package(rev)
 	if !ok {
 		return nil, &FetchError{URL: rev.URL, Ref: rev.Ref, Reason: ReasonChartRepositoryFailed, Err: errPackageGone}
 	}
 	digest := helm.digest()
-	key := "chart\x00" + bySum(rev.URL, rev.Ref, rev.Package) + "\x00helm:" + digest
+	key := "chart\x00" + chartrepo.PackageKey(rev) + "\x00helm:" + digest
 	rev.Digest = chartDigest(rev.Package, digest)
 	if err := s.renders.failure(key); err != nil {
 		return nil, err
 	}
 	r, ok := s.renders.get(key)
 	if !ok {
-		in := renderInput{rev: rev, dir: rev.Ref, helm: &helm, pkg: entry.data, tenant: TenantOf(ctx)}
+		in := renderInput{rev: rev, dir: rev.Ref, helm: &helm, pkg: pkg, tenant: TenantOf(ctx)}
 		var err error
 		if in.caps, err = readCapabilities(ctx, helm); err != nil {
 			return nil, err

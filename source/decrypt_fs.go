@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/source/sops"
 )
 
 // decryptingFS serves the SOPS files of a render decrypted, and the rest as
@@ -59,20 +60,20 @@ func (f *decryptingFS) ReadFile(name string) ([]byte, error) {
 	if err := f.check(name, data); err != nil {
 		return nil, f.fail(err)
 	}
-	o, err := openSOPS(f.rel(name), data, f.dec.Keys)
+	o, err := sops.Open(f.rel(name), data, f.dec.Keys)
 	if err != nil {
 		return nil, f.fail(err)
 	}
 	if o == nil {
 		return data, nil
 	}
-	f.values = append(f.values, o.values...)
-	f.plain[name] = o.plain
-	f.decrypted[string(o.plain)] = true
-	for _, v := range o.values {
+	f.values = append(f.values, o.Values...)
+	f.plain[name] = o.Plain
+	f.decrypted[string(o.Plain)] = true
+	for _, v := range o.Values {
 		f.decrypted[v] = true
 	}
-	return o.plain, nil
+	return o.Plain, nil
 }
 
 func (f *decryptingFS) fail(err error) error {
@@ -89,12 +90,12 @@ func (f *decryptingFS) fail(err error) error {
 // isSOPS reports whether the file name carries SOPS's metadata.
 func (f *decryptingFS) isSOPS(name string) bool {
 	data, err := f.FileSystem.ReadFile(name)
-	return err == nil && sopsFormatFor(name, data) != nil
+	return err == nil && sops.IsFile(name, data)
 }
 
 // check applies RequireEncryption to a file before it is decrypted.
 func (f *decryptingFS) check(name string, data []byte) error {
-	if !f.dec.RequireEncryption || sopsFormatFor(name, data) != nil {
+	if !f.dec.RequireEncryption || sops.IsFile(name, data) {
 		return nil
 	}
 	if isKustomization(name) {

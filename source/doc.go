@@ -40,7 +40,7 @@
 // a semver range (the newest tag that satisfies it) or a pinned commit. Credentials
 // (Auth) come from the caller, who reads them from Kubernetes; this package never
 // does. SSH host keys are always verified against the caller's known_hosts. Git's
-// HTTP(S) conversations use clients of their own (transport.go), never
+// HTTP(S) conversations use clients of their own (source/git), never
 // http.DefaultTransport: explicit timeouts, the proxy from the environment, TLS
 // against the system's roots plus the caller's CA bundle. An answer outside 2xx is
 // read up to 4 KiB and dropped, and a ref listing up to 8 MiB. Every FetchError
@@ -100,8 +100,8 @@
 // age and OpenPGP keys, parsed by ParseKeys from its keys Secret, and whether a Secret
 // must be encrypted). Every file the render reads then passes through decryptingFS,
 // which decrypts a file that carries SOPS's metadata (YAML, JSON, dotenv or binary, the
-// name picking the format) with Tether's own reading of SOPS's format (sops_*.go: the
-// formats' trees, the metadata, AES-GCM values, the MAC, the data key from age and
+// name picking the format) with Tether's own reading of SOPS's format (the room
+// source/sops, a leaf that knows only the error types: the formats' trees, the metadata, AES-GCM values, the MAC, the data key from age and
 // OpenPGP keys, Shamir's combination of key groups; tested against the sops CLI) and
 // only those keys (never the process's environment, files or keyrings), checks
 // its MAC, and serves the plaintext from the render's memory; a failure is a
@@ -142,7 +142,7 @@
 // holds can then end a worker, never the agent. A worker may serve the next
 // render unless it failed, held a tenant's secrets or kept half its memory.
 //
-// A packaged chart comes from a chart repository (chart_*.go) in the same two
+// A packaged chart comes from a chart repository (the room source/chartrepo) in the same two
 // steps: FetchChart(ctx, ChartRequest) resolves an exact version or a semver
 // range against the repository's index.yaml and downloads the newest match's
 // package (Revision{URL: repository, Ref: "name@version", Package: its
@@ -157,27 +157,23 @@
 // count and unpacked bytes are bounded (MaxChartIndexBytes,
 // MaxChartPackageBytes, MaxChartFiles, MaxFileSize, MaxTreeSize), links and
 // names leaving the chart are refused, and the conversations follow git's HTTP
-// rules (chart_http.go): credentials go to the repository's own host only, an
+// rules (source/chartrepo, http.go): credentials go to the repository's own host only, an
 // error answer is reported by its status alone.
 //
-// An OCI registry (oci://host/path, chart_oci.go) is read the same way through
+// An OCI registry (oci://host/path, oci.go) is read the same way through
 // four requests of the distribution API, written here rather than with oras-go
 // so that they share those rules and bounds: the tag list of path/name (all
 // pages, within MaxChartIndexBytes; "_" read as "+") stands for the index; the
 // newest tag's manifest (at most 4 MiB, read once per read of the tag list)
 // must hold one layer of Helm's chart media type, within MaxChartPackageBytes,
 // which is downloaded by its sha256 digest once as a package is. Credentials
-// follow the spec's token flow (chart_oci_auth.go): a 401 with a Bearer
+// follow the spec's token flow (oci_auth.go): a 401 with a Bearer
 // challenge is answered with a token from its realm, asked with the username
 // and password; tokens are kept per host, scope and credentials until they
 // expire. A registry on a loopback address is spoken to over plain HTTP.
 //
-// The webhook receiver (NewWebhookHandler) authenticates GitHub, GitLab, Gitea and
-// generic push notifications, parses them into a Push (repository URLs normalised by
-// NormalizeURL, and a branch or tag) and hands it to a callback; deciding which Syncs
-// that concerns is the caller's business. It authenticates before it reads where the
-// host allows (GitLab's header token), and reads signed bodies only within a small
-// in-flight budget and a read deadline, refusing (429) unread what does not fit.
+// The webhook receiver lives in its own room, source/webhook (NewWebhookHandler
+// and Push here are its names under source, for the callers that know them).
 //
 // The package owns git and chart repository access, rendering and push parsing only. It does not talk to
 // Kubernetes, apply anything, log, or know about Sync objects beyond the ref type of

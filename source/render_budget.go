@@ -2,21 +2,17 @@ package source
 
 import (
 	"errors"
-	"fmt"
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/source/result"
 )
 
-// overBudget is the error of a render over one of its bounds in bytes or nodes.
-type overBudget struct{ msg string }
+// overBudget is an answer over one of its bounds (result.OverBudget).
+type overBudget = result.OverBudget
 
-func (e *overBudget) Error() string { return e.msg }
-
-func overBudgetf(format string, args ...any) error {
-	return &overBudget{msg: fmt.Sprintf(format, args...)}
-}
+func overBudgetf(format string, args ...any) error { return result.OverBudgetf(format, args...) }
 
 // renderError names file in err, classing it as RenderLimitExceeded when err is a
 // render over one of its bounds.

@@ -80,7 +80,7 @@ func (job *renderJob) setDecryption(dec *Decryption) {
 	}
 	job.Decrypt, job.RequireEncryption = true, dec.RequireEncryption
 	if dec.Keys != nil {
-		job.Keys = dec.Keys.raw
+		job.Keys = dec.Keys.Entries()
 	}
 }
 

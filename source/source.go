@@ -3,18 +3,16 @@ package source
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	gosync "sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/go-git/go-git/v5"
+	gogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/plumbing/transport"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/source/chartrepo"
+	"tether.dev/tether/source/git"
 )
 
 // Options bound what the source may cost. Every limit exists because repository
@@ -99,7 +97,7 @@ type Options struct {
 	// is kept; then it is removed from memory and disk.
 	CacheIdle time.Duration
 	// MaxChartIndexBytes bounds a chart repository's index.yaml as downloaded.
-	// The index is read as a stream of one chart at a time (chart_index.go), so
+	// The index is read as a stream of one chart at a time (source/chartrepo), so
 	// that what it takes in memory while it is parsed stays far below its size
 	// held as a YAML tree.
 	MaxChartIndexBytes int64
@@ -157,67 +155,6 @@ func DefaultOptions() Options {
 	}
 }
 
-// Request names the desired state to fetch: a repository and a ref.
-type Request struct {
-	URL string
-	Ref v1alpha1.GitRef
-	// MaxAge lets Fetch answer from a ref listing of the same URL made at most
-	// this long ago, by any caller and for any ref, without asking the remote.
-	// Syncs that share a repository thus share one ref listing per interval,
-	// whichever branches, tags or ranges they follow, and a reconcile triggered
-	// by drift in the cluster does not touch git. Zero always asks. Listings are
-	// shared only between callers with the same Auth.
-	MaxAge time.Duration
-	// Auth holds credentials for the repository; the zero value sends none (but
-	// credentials written into an http(s) URL are still used).
-	Auth Auth
-	// Tenant names who asks (the Sync's namespace): a git host's
-	// MaxFetchesPerHost places and the cache's MaxCacheBytes are shared fairly
-	// between tenants, so that one tenant's fetches cannot make another's wait
-	// nor leave it no room. Callers of one tenant may leave it empty.
-	Tenant string
-}
-
-// Revision is one commit of one repository, reached through one ref.
-type Revision struct {
-	URL string
-	// Ref is the branch or tag the commit was reached through; empty for a pinned commit.
-	Ref string
-	// Commit is the full hex SHA-1 of the commit; empty for a packaged chart.
-	Commit string
-	// Package is, for a packaged chart (FetchChart), the hex SHA-256 of its
-	// package; Ref is then "name@version" and URL the chart repository.
-	Package string `json:",omitempty"`
-	// Digest is, for a packaged chart rendered (RenderChart), the hex SHA-256
-	// of its package and of the values it rendered with.
-	Digest string `json:",omitempty"`
-}
-
-// String writes the revision as status reports it: "main@sha1:<hash>",
-// "sha1:<hash>" for a pinned commit, "podinfo@6.14.1+sha256:<digest>" for a
-// packaged chart (its package's digest until it is rendered).
-func (r Revision) String() string {
-	if r.Package != "" {
-		if r.Digest != "" {
-			return r.Ref + "+sha256:" + r.Digest
-		}
-		return r.Ref + "+sha256:" + r.Package
-	}
-	if r.Ref == "" {
-		return "sha1:" + r.Commit
-	}
-	return r.Ref + "@sha1:" + r.Commit
-}
-
-// Snapshot is the desired state at one revision: immutable once returned, because
-// every caller receives its own copy of the objects.
-type Snapshot struct {
-	Revision Revision
-	// Path rendered, relative to the repository root.
-	Path    string
-	Objects []*unstructured.Unstructured
-}
-
 // Source fetches and renders git repositories. It is safe for concurrent use: work
 // on one URL is serialized, different URLs proceed in parallel.
 type Source struct {
@@ -230,13 +167,12 @@ type Source struct {
 	// started is when New made the Source (see removeStrayDirs).
 	started time.Time
 
-	hosts *hostGate
+	hosts *git.HostGate
 	// receiving counts the pack bytes written by the fetches in flight, which
 	// count against Options.MaxCacheBytes (see packCap).
 	receiving atomic.Int64
-	// gitHTTP is go-git's client for http(s) remotes without a CA bundle of
-	// their own: one pool of connections, bounded answers (see boundedAnswers).
-	gitHTTP transport.Transport
+	// remotes works out how to reach a repository with its credentials.
+	remotes *git.Remotes
 	renders *renderCache
 	// rendering holds a token per caller whose render is running.
 	rendering chan struct{}
@@ -250,11 +186,8 @@ type Source struct {
 	// chartPaths remembers, by (URL, commit, path), whether the path holds a Helm
 	// chart (see holdsChart); guarded by renderMu.
 	chartPaths map[string]bool
-	// charts remembers chart repositories' indexes and packages.
-	charts *chartRepos
-	// chartClient is the HTTP client of chart repositories without a CA bundle
-	// of their own (chart_http.go).
-	chartClient *http.Client
+	// charts reads chart repositories: their indexes and packages.
+	charts *chartrepo.Repositories
 	// beforeRender, when set (by tests), runs before each render starts.
 	beforeRender func(dir string)
 	now          func() time.Time
@@ -266,7 +199,7 @@ type repoEntry struct {
 	// mu guards the fields below and the cache on disk; it is held during network
 	// I/O only while a pack is being written into the cache.
 	mu   gosync.Mutex
-	repo *git.Repository
+	repo *gogit.Repository
 	// objects is repo's cache of decoded objects (see forgetObjects).
 	objects cache.Object
 	// trees keeps the trees renders of repo read, parsed (see treeCache).
@@ -380,31 +313,27 @@ func New(opts Options) (*Source, error) {
 	}
 	opts = withWorkerDefaults(opts)
 	opts = withChartDefaults(opts, defaults)
-	if err := installHTTPTransport(); err != nil {
-		return nil, fmt.Errorf("source: %w", err)
-	}
-	gitHTTP, _, err := newGitHTTPClient(nil)
+	remotes, err := git.NewRemotes(opts.CacheDir)
 	if err != nil {
 		return nil, fmt.Errorf("source: %w", err)
 	}
-	chartClient, err := newChartClient()
+	charts, err := chartrepo.NewRepositories(chartOptions(opts))
 	if err != nil {
 		return nil, fmt.Errorf("source: %w", err)
 	}
 	return &Source{
-		opts:        opts,
-		gitHTTP:     gitHTTP,
-		chartClient: chartClient,
-		charts:      newChartRepos(opts.ChartCacheBytes),
-		repos:       map[string]*repoEntry{},
-		hosts:       newHostGate(opts.MaxFetchesPerHost, opts.HostFailureMemory),
-		renders:     newRenderCache(opts.RenderCacheBytes),
-		rendering:   make(chan struct{}, opts.MaxConcurrentRenders),
-		live:        make(chan struct{}, opts.MaxConcurrentRenders+opts.MaxRendersGivenUp),
-		inflight:    map[string]*renderCall{},
-		chartPaths:  map[string]bool{},
-		now:         time.Now,
-		started:     time.Now(),
+		opts:       opts,
+		remotes:    remotes,
+		charts:     charts,
+		repos:      map[string]*repoEntry{},
+		hosts:      git.NewHostGate(opts.MaxFetchesPerHost, opts.HostFailureMemory),
+		renders:    newRenderCache(opts.RenderCacheBytes),
+		rendering:  make(chan struct{}, opts.MaxConcurrentRenders),
+		live:       make(chan struct{}, opts.MaxConcurrentRenders+opts.MaxRendersGivenUp),
+		inflight:   map[string]*renderCall{},
+		chartPaths: map[string]bool{},
+		now:        time.Now,
+		started:    time.Now(),
 	}, nil
 }
 
@@ -458,6 +387,12 @@ const (
 	DefaultMaxYAMLNodesPerFile   = 1 << 18
 	DefaultMaxYAMLNodesPerRender = 1 << 22
 )
+
+// chartOptions are the bounds of chart repositories among opts.
+func chartOptions(opts Options) chartrepo.Options {
+	return chartrepo.Options{MaxChartIndexBytes: opts.MaxChartIndexBytes, MaxChartPackageBytes: opts.MaxChartPackageBytes,
+		ChartCacheBytes: opts.ChartCacheBytes, MaxYAMLNodesPerFile: opts.MaxYAMLNodesPerFile, Timeout: opts.Timeout}
+}
 
 // withChartDefaults fills the chart repository bounds opts leaves at zero.
 func withChartDefaults(opts, defaults Options) Options {

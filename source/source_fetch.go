@@ -8,25 +8,24 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	neturl "net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
-	"github.com/go-git/go-git/v5"
+	gogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/plumbing/transport"
-	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/memory"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/source/git"
+	"tether.dev/tether/source/result"
 )
 
 const remoteName = "origin"
@@ -52,26 +51,26 @@ func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
 		ref.Branch = "main"
 	}
 	rev := Revision{URL: req.URL, Ref: ref.String()}
-	var r *remote
+	var r *git.Remote
 	fail := func(reason string, err error) (Revision, error) {
 		if reason == "" {
-			reason = r.reason(err)
+			reason = r.Reason(err)
 		}
-		return rev, &FetchError{URL: req.URL, Ref: refLabel(ref), Reason: reason, Err: withoutHostText(err)}
+		return rev, &FetchError{URL: req.URL, Ref: refLabel(ref), Reason: reason, Err: git.WithoutHostText(err)}
 	}
 	if err := checkURL(req.URL, s.opts.AllowFileURLs); err != nil {
 		return fail(ReasonUnsupportedURL, err)
 	}
-	r, err := s.newRemote(req.URL, req.Auth)
+	r, err := s.remotes.For(req.URL, req.Auth)
 	if err != nil {
 		return fail("", err)
 	}
-	defer r.done()
-	r.tenant = req.Tenant
+	defer r.Done()
+	r.Tenant = req.Tenant
 	s.sweep()
 	e := s.entry(req.URL)
 	s.usedBy(e, req.Tenant)
-	key := r.key + "\x00" + refKey(ref)
+	key := r.Key + "\x00" + refKey(ref)
 	res, ok, err := s.cached(e, req, r, ref, key)
 	if err != nil {
 		return fail(ReasonCacheUnreadable, err)
@@ -94,7 +93,7 @@ func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
 	} else if ok {
 		return res.revision(rev), nil
 	}
-	release, reason, err := s.hosts.enter(r.host, req.Tenant, req.MaxAge, s.now())
+	release, reason, err := s.hosts.Enter(r.Host, req.Tenant, req.MaxAge, s.now())
 	if err != nil {
 		return fail(reason, err)
 	}
@@ -110,14 +109,14 @@ func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
 	res, reason, err = s.resolve(ctx, e, req.URL, r, ref, req.MaxAge)
 	if err != nil {
 		if reason == "" {
-			reason = r.reason(err)
+			reason = r.Reason(err)
 		}
 		if reason == ReasonHostUnreachable && callerCtx.Err() == nil {
-			s.hosts.failed(r.host, s.now(), err)
+			s.hosts.Failed(r.Host, s.now(), err)
 		}
 		return fail(reason, err)
 	}
-	s.hosts.answered(r.host)
+	s.hosts.Answered(r.Host)
 	e.mu.Lock()
 	if res.at.IsZero() {
 		res.at = asked
@@ -134,7 +133,7 @@ const shareWait = time.Second
 // cached returns the resolution of key if it is younger than req.MaxAge and its
 // commit is in the cache, or else one made from a listing of the repository with
 // the same credentials younger than req.MaxAge, made for any ref (see refs).
-func (s *Source) cached(e *repoEntry, req Request, r *remote, ref v1alpha1.GitRef, key string) (resolution, bool, error) {
+func (s *Source) cached(e *repoEntry, req Request, r *git.Remote, ref v1alpha1.GitRef, key string) (resolution, bool, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	repo, err := s.openCache(e, req.URL)
@@ -156,7 +155,7 @@ func (s *Source) cached(e *repoEntry, req Request, r *remote, ref v1alpha1.GitRe
 // error it returns the reason, or "" for the caller to class the error. The ref
 // listing runs without the entry's lock; fetching a pack holds it, since it
 // writes the cache that rendering reads.
-func (s *Source) resolve(ctx context.Context, e *repoEntry, url string, r *remote, ref v1alpha1.GitRef, maxAge time.Duration) (resolution, string, error) {
+func (s *Source) resolve(ctx context.Context, e *repoEntry, url string, r *git.Remote, ref v1alpha1.GitRef, maxAge time.Duration) (resolution, string, error) {
 	if ref.Commit != "" {
 		return s.resolveCommit(ctx, e, url, r, ref.Commit, maxAge)
 	}
@@ -214,7 +213,7 @@ func (s *Source) resolve(ctx context.Context, e *repoEntry, url string, r *remot
 // still only returned after the remote has answered these credentials (now, or
 // in a listing younger than maxAge): the cache is shared by everyone who names
 // the URL.
-func (s *Source) resolveCommit(ctx context.Context, e *repoEntry, url string, r *remote, commit string, maxAge time.Duration) (resolution, string, error) {
+func (s *Source) resolveCommit(ctx context.Context, e *repoEntry, url string, r *git.Remote, commit string, maxAge time.Duration) (resolution, string, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	repo, err := s.openCache(e, url)
@@ -249,11 +248,11 @@ func pick(refs []*plumbing.Reference, ref v1alpha1.GitRef) (resolution, plumbing
 	case ref.Tag != "":
 		name = plumbing.NewTagReferenceName(ref.Tag)
 	case ref.SemVer != "":
-		constraint, err := parseRange(ref.SemVer)
+		constraint, err := git.ParseRange(ref.SemVer)
 		if err != nil {
 			return resolution{}, "", ReasonInvalidSemVer, err
 		}
-		tag, ok := newestTag(refs, constraint)
+		tag, ok := git.NewestTag(refs, constraint)
 		if !ok {
 			return resolution{}, "", ReasonNoMatchingTag, fmt.Errorf("no tag of the repository satisfies %q (of %d tags)", ref.SemVer, countTags(refs))
 		}
@@ -312,11 +311,11 @@ func refKey(ref v1alpha1.GitRef) string {
 // remote has moved.
 func (s *Source) Refresh(url string) {
 	// A chart repository's indexes too.
-	s.charts.forget(url)
+	s.charts.Forget(url)
 	// The host has just spoken: whatever failure it had is over.
-	if bare, _ := splitCredentials(url); bare != "" {
+	if bare, _ := git.SplitCredentials(url); bare != "" {
 		if ep, err := transport.NewEndpoint(bare); err == nil {
-			s.hosts.answered(hostOf(ep))
+			s.hosts.Answered(git.HostOf(ep))
 		}
 	}
 	e := s.entry(url)
@@ -333,16 +332,16 @@ var errRefNotFound = errors.New("check the name, or push it")
 // listRefs lists the remote's refs with one request, peeled tags included.
 // Its answer is small, so it gets Options.ListTimeout, much less than a fetch:
 // a host that accepts the connection and then says nothing is found out soon.
-func (s *Source) listRefs(ctx context.Context, r *remote) ([]*plumbing.Reference, error) {
+func (s *Source) listRefs(ctx context.Context, r *git.Remote) ([]*plumbing.Reference, error) {
 	if s.opts.ListTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.opts.ListTimeout)
 		defer cancel()
 	}
-	rem := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: remoteName, URLs: []string{r.url}})
-	refs, err := rem.ListContext(ctx, &git.ListOptions{Auth: r.auth, PeelingOption: git.AppendPeeled})
+	rem := gogit.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: remoteName, URLs: []string{r.URL}})
+	refs, err := rem.ListContext(ctx, &gogit.ListOptions{Auth: r.Method, PeelingOption: gogit.AppendPeeled})
 	if err != nil {
-		return nil, fmt.Errorf("listing remote refs: %w", withStatus(err))
+		return nil, fmt.Errorf("listing remote refs: %w", git.WithStatus(err))
 	}
 	return refs, nil
 }
@@ -354,8 +353,8 @@ func (s *Source) listRefs(ctx context.Context, r *remote) ([]*plumbing.Reference
 // pack is received under Options.MaxCacheBytes and r's tenant's share of it
 // (see packCap); a fetch that fails leaves nothing of its pack behind. On error it returns the reason, or
 // "" for the caller to class the error.
-func (s *Source) fetchInto(ctx context.Context, url string, repo *git.Repository, r *remote, refspec string, depth int) (string, error) {
-	c, err := s.reserve(url, r.tenant)
+func (s *Source) fetchInto(ctx context.Context, url string, repo *gogit.Repository, r *git.Remote, refspec string, depth int) (string, error) {
+	c, err := s.reserve(url, r.Tenant)
 	if err != nil {
 		return ReasonCacheFull, err
 	}
@@ -366,28 +365,28 @@ func (s *Source) fetchInto(ctx context.Context, url string, repo *git.Repository
 			sto = cappedStorage{Storage: fs, cap: c}
 		}
 	}
-	rem := git.NewRemote(sto, &config.RemoteConfig{Name: remoteName, URLs: []string{r.url}})
-	err = rem.FetchContext(ctx, &git.FetchOptions{
+	rem := gogit.NewRemote(sto, &config.RemoteConfig{Name: remoteName, URLs: []string{r.URL}})
+	err = rem.FetchContext(ctx, &gogit.FetchOptions{
 		RemoteName: remoteName,
-		Auth:       r.auth,
+		Auth:       r.Method,
 		RefSpecs:   []config.RefSpec{config.RefSpec(refspec)},
 		Depth:      depth,
-		Tags:       git.NoTags,
+		Tags:       gogit.NoTags,
 		Force:      true,
 	})
-	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
+	if err != nil && !errors.Is(err, gogit.NoErrAlreadyUpToDate) {
 		removePartialPacks(s.cacheDir(url))
 		var full *cacheFullError
 		if errors.As(err, &full) {
 			return ReasonCacheFull, full
 		}
-		return "", fmt.Errorf("fetching %s: %w", refspec, withStatus(err))
+		return "", fmt.Errorf("fetching %s: %w", refspec, git.WithStatus(err))
 	}
 	return "", nil
 }
 
 // hasCommits reports whether the cache holds any ref, and so any commit.
-func hasCommits(repo *git.Repository) bool {
+func hasCommits(repo *gogit.Repository) bool {
 	refs, err := repo.References()
 	if err != nil {
 		return true // then fetch the whole history, as before
@@ -405,12 +404,12 @@ func hasCommits(repo *git.Repository) bool {
 
 // isShallow reports whether the cache's history starts somewhere (a shallow
 // fetch), rather than at the repository's first commits.
-func isShallow(repo *git.Repository) bool {
+func isShallow(repo *gogit.Repository) bool {
 	shallow, err := repo.Storer.Shallow()
 	return err == nil && len(shallow) > 0
 }
 
-func hasCommit(repo *git.Repository, commit string) bool {
+func hasCommit(repo *gogit.Repository, commit string) bool {
 	_, err := repo.CommitObject(plumbing.NewHash(commit))
 	return err == nil
 }
@@ -418,13 +417,13 @@ func hasCommit(repo *git.Repository, commit string) bool {
 // openCache opens the bare repository that caches url, creating it on first use and
 // re-creating it when it is unreadable (a crash mid-write, a full disk): the cache is
 // only a cache, the remote is the truth.
-func (s *Source) openCache(e *repoEntry, url string) (*git.Repository, error) {
+func (s *Source) openCache(e *repoEntry, url string) (*gogit.Repository, error) {
 	if e.repo != nil {
 		return e.repo, nil
 	}
 	dir := s.cacheDir(url)
-	remoteURL, _ := splitCredentials(url)
-	objects := newObjectLRU(repoObjectCache)
+	remoteURL, _ := git.SplitCredentials(url)
+	objects := git.NewObjectLRU(repoObjectCache)
 	repo, err := openRepository(dir, objects)
 	if err == nil {
 		if refsIntact(repo) {
@@ -438,8 +437,8 @@ func (s *Source) openCache(e *repoEntry, url string) (*git.Repository, error) {
 	if err := s.discardCache(e, url); err != nil {
 		return nil, err
 	}
-	objects = newObjectLRU(repoObjectCache)
-	repo, err = git.Init(repositoryStorage(dir, objects), nil)
+	objects = git.NewObjectLRU(repoObjectCache)
+	repo, err = gogit.Init(repositoryStorage(dir, objects), nil)
 	if err != nil {
 		return nil, fmt.Errorf("creating cache %s: %w", dir, err)
 	}
@@ -475,7 +474,7 @@ const repoOpenPacks = 2
 
 // closeRepository closes the files repo keeps open; its cache directory may then
 // be removed.
-func closeRepository(repo *git.Repository) error {
+func closeRepository(repo *gogit.Repository) error {
 	if c, ok := repo.Storer.(io.Closer); ok {
 		return c.Close()
 	}
@@ -484,11 +483,11 @@ func closeRepository(repo *git.Repository) error {
 
 // openRepository opens the bare repository at dir, which must exist, caching
 // its decoded objects in objects.
-func openRepository(dir string, objects cache.Object) (*git.Repository, error) {
+func openRepository(dir string, objects cache.Object) (*gogit.Repository, error) {
 	if _, err := os.Stat(dir); err != nil {
 		return nil, err
 	}
-	return git.Open(repositoryStorage(dir, objects), nil)
+	return gogit.Open(repositoryStorage(dir, objects), nil)
 }
 
 // cacheDir is where the bare repository caching url lives: one directory for
@@ -514,7 +513,7 @@ func (s *Source) discardCache(e *repoEntry, url string) error {
 // refsIntact reports whether every ref of a cached repository names an object the
 // cache can read. A ref left pointing at lost objects would otherwise make every
 // later fetch of it a no-op ("already up to date"), and the cache would never heal.
-func refsIntact(repo *git.Repository) bool {
+func refsIntact(repo *gogit.Repository) bool {
 	refs, err := repo.References()
 	if err != nil {
 		return false
@@ -533,25 +532,10 @@ func refsIntact(repo *git.Repository) bool {
 	return intact
 }
 
-// splitCredentials takes the credentials written into an http(s) URL
-// ("https://user:token@host/...", or a token alone as the user) out of it and returns
-// them as basic auth. Git then never holds them in a URL, so no error message that
-// quotes the URL can show them, and the cache's config on disk does not store them.
-func splitCredentials(raw string) (string, transport.AuthMethod) {
-	u, err := neturl.Parse(raw)
-	if err != nil || u.User == nil || (u.Scheme != "http" && u.Scheme != "https") {
-		return raw, nil
-	}
-	password, _ := u.User.Password()
-	auth := &githttp.BasicAuth{Username: u.User.Username(), Password: password}
-	u.User = nil
-	return u.String(), auth
-}
-
 // checkURL accepts the transports this build supports: https, http, ssh (also in
 // the scp-like form git@host:path) and, when allowed, file.
 func checkURL(url string, allowFile bool) error {
-	if err := checkUserinfo(url); err != nil {
+	if err := result.CheckUserinfo(url); err != nil {
 		return err
 	}
 	if strings.HasPrefix(strings.ToLower(url), "file:") && !allowFile {
@@ -562,14 +546,11 @@ func checkURL(url string, allowFile bool) error {
 			return nil
 		}
 	}
-	if scpLike.MatchString(url) {
+	if result.IsSCPLike(url) {
 		return nil
 	}
 	return fmt.Errorf("unsupported URL %q: use https://, http://, ssh://, user@host:path or file://", RedactURL(url))
 }
-
-// scpLike matches git's scp-like SSH syntax, "user@host:path", as the API does.
-var scpLike = regexp.MustCompile(`^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:.+$`)
 
 // refLabel names a ref for messages, including a pinned commit.
 func refLabel(ref v1alpha1.GitRef) string {

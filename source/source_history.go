@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/go-git/go-git/v5"
+	gogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
@@ -53,7 +53,7 @@ func (s *Source) Descends(url, from, to string) (bool, error) {
 // thus one the remote took the cache to have, below where its history starts,
 // and from (which the cache holds) cannot be above it. In a full cache a
 // missing commit is damage, and the answer is an error.
-func reaches(repo *git.Repository, to, from plumbing.Hash, shallow bool) (bool, error) {
+func reaches(repo *gogit.Repository, to, from plumbing.Hash, shallow bool) (bool, error) {
 	seen := map[plumbing.Hash]bool{to: true}
 	queue := []plumbing.Hash{to}
 	for len(queue) > 0 {

@@ -7,6 +7,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/source/git"
 )
 
 // listing is one answer of a remote to a ref listing: every branch and tag, with
@@ -24,9 +25,9 @@ type listing struct {
 // without access must be refused by the remote itself), and a failed one is not
 // kept. The caller holds the entry's network lock, so a repository has one
 // listing running at a time, and callers that waited for it share it.
-func (s *Source) refs(ctx context.Context, e *repoEntry, r *remote, maxAge time.Duration) ([]*plumbing.Reference, time.Time, error) {
+func (s *Source) refs(ctx context.Context, e *repoEntry, r *git.Remote, maxAge time.Duration) ([]*plumbing.Reference, time.Time, error) {
 	e.mu.Lock()
-	l, ok := e.listed[r.key]
+	l, ok := e.listed[r.Key]
 	e.mu.Unlock()
 	if ok && s.fresh(l.at, maxAge) {
 		return l.refs, l.at, nil
@@ -37,7 +38,7 @@ func (s *Source) refs(ctx context.Context, e *repoEntry, r *remote, maxAge time.
 		return nil, time.Time{}, err
 	}
 	e.mu.Lock()
-	e.listed[r.key] = listing{refs: refs, at: asked}
+	e.listed[r.Key] = listing{refs: refs, at: asked}
 	e.mu.Unlock()
 	return refs, asked, nil
 }
@@ -46,8 +47,8 @@ func (s *Source) refs(ctx context.Context, e *repoEntry, r *remote, maxAge time.
 // maxAge, if there is one: for a pinned commit the listing only proves that
 // these credentials may read the repository. The caller holds e.mu and checks
 // that the commit is cached.
-func (s *Source) fromListing(e *repoEntry, r *remote, ref v1alpha1.GitRef, maxAge time.Duration) (resolution, bool) {
-	l, ok := e.listed[r.key]
+func (s *Source) fromListing(e *repoEntry, r *git.Remote, ref v1alpha1.GitRef, maxAge time.Duration) (resolution, bool) {
+	l, ok := e.listed[r.Key]
 	if !ok || !s.fresh(l.at, maxAge) {
 		return resolution{}, false
 	}

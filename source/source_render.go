@@ -106,7 +106,7 @@ func readCapabilities(ctx context.Context, helm Helm) (Capabilities, error) {
 // renderKey is the cache key of a render of dir (clean) of rev with dec: the
 // keys' digest keeps renders with other keys, or none, apart.
 func renderKey(rev Revision, dir string, dec *Decryption) string {
-	return rev.URL + "\x00" + rev.Commit + "\x00" + dir + "\x00" + dec.digest()
+	return rev.URL + "\x00" + rev.Commit + "\x00" + dir + "\x00" + dec.Digest()
 }
 
 // ForgetKeys drops from the render cache every render made with the keys whose

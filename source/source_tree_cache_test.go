@@ -138,3 +138,13 @@ func TestTheTreeCacheKeepsTheTreesInUseWithinItsBound(t *testing.T) {
 		t.Error("a tree larger than a generation was kept")
 	}
 }
+
+func blobOf(t *testing.T, content string) plumbing.EncodedObject {
+	t.Helper()
+	obj := &plumbing.MemoryObject{}
+	obj.SetType(plumbing.BlobObject)
+	if _, err := obj.Write([]byte(content)); err != nil {
+		t.Fatal(err)
+	}
+	return obj
+}

@@ -41,16 +41,10 @@ func (r *Reconciler) fetchChart(ctx context.Context, obj *v1alpha1.Sync, id Iden
 // chart, its range, the credentials its secretRef names, and how old a shared
 // index may be.
 func (r *Reconciler) chartRequest(ctx context.Context, obj *v1alpha1.Sync, id Identity) (source.ChartRequest, time.Duration, error) {
-	req := chartRequestOf(obj)
+	req := plan.ChartRequestOf(obj)
 	var wait time.Duration
 	req.MaxAge, wait = r.listingAge(obj, req.Repository)
 	auth, err := r.sourceAuth(ctx, obj, id)
 	req.Auth = auth
 	return req, wait, err
-}
-
-// chartRequestOf is the chart obj names, without credentials.
-func chartRequestOf(obj *v1alpha1.Sync) source.ChartRequest {
-	c := obj.Spec.Source.Chart
-	return source.ChartRequest{Repository: c.Repository, Name: c.Name, Version: c.Version}
 }

@@ -78,9 +78,9 @@ func pinError(pin string, err error) error {
 // renderCommit fetches commit of the Sync's repository, as the Sync's identity,
 // and renders its path (decrypting with dec); the revision is written as reached through ref.
 func (r *Reconciler) renderCommit(ctx context.Context, obj *v1alpha1.Sync, id Identity, dec *source.Decryption, ref, commit string) (*source.Snapshot, error) {
-	req, err := r.withAuth(ctx, obj, id, source.Request{
-		URL: obj.Spec.Source.URL, Ref: v1alpha1.GitRef{Commit: commit}, MaxAge: maxAge(r.interval(obj)), Tenant: obj.Namespace,
-	})
+	req := plan.RequestOf(obj)
+	req.Ref, req.MaxAge = v1alpha1.GitRef{Commit: commit}, maxAge(r.interval(obj))
+	req, err := r.withAuth(ctx, obj, id, req)
 	if err != nil {
 		return nil, err
 	}

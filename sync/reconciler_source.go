@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/plan"
 	"tether.dev/tether/source"
 )
 
@@ -73,11 +74,10 @@ const (
 // reconcile that must wait for the repository's minimum interval (see
 // requestSpacing) comes back with how long.
 func (r *Reconciler) sourceRequest(ctx context.Context, obj *v1alpha1.Sync, id Identity) (source.Request, time.Duration, error) {
-	spec := obj.Spec.Source
 	// The namespace is the tenant a git host's places are shared between.
-	req := source.Request{URL: spec.URL, Ref: spec.Ref, Tenant: obj.Namespace}
+	req := plan.RequestOf(obj)
 	var wait time.Duration
-	req.MaxAge, wait = r.listingAge(obj, spec.URL)
+	req.MaxAge, wait = r.listingAge(obj, req.URL)
 	req, err := r.withAuth(ctx, obj, id, req)
 	return req, wait, err
 }

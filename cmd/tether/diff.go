@@ -301,7 +301,7 @@ type syncRendering struct {
 // and returns the objects it manages: `tether diff` and the diff page of
 // `tether ui` alike.
 func renderSync(ctx context.Context, c client.Client, cfg *rest.Config, s *v1alpha1.Sync, how syncRendering) ([]*unstructured.Unstructured, error) {
-	req := source.Request{URL: s.Spec.Source.URL, Ref: s.Spec.Source.Ref}
+	req := plan.RequestOf(s)
 	var err error
 	switch {
 	case s.Spec.Source.SecretRef != nil && how.useSecretRef:
@@ -328,8 +328,10 @@ func renderSync(ctx context.Context, c client.Client, cfg *rest.Config, s *v1alp
 		fmt.Fprintln(how.warn, "tether diff: the Sync decrypts SOPS files (spec.decryption); they are compared encrypted without --use-secret-ref or --decrypt --keys DIR")
 	}
 	var objs []*unstructured.Unstructured
-	if chart := s.Spec.Source.Chart; chart != nil {
-		objs, err = fetchAndRenderChart(ctx, source.ChartRequest{Repository: chart.Repository, Name: chart.Name, Version: chart.Version, Auth: req.Auth}, helm)
+	if s.Spec.Source.Chart != nil {
+		chart := plan.ChartRequestOf(s)
+		chart.Auth = req.Auth
+		objs, err = fetchAndRenderChart(ctx, chart, helm)
 	} else {
 		objs, err = fetchAndRender(ctx, req, s.Spec.Source.PathOrDefault(), helm, dec)
 	}

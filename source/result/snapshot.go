@@ -1,0 +1,43 @@
+package result
+
+import "k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+// Revision is one commit of one repository, reached through one ref.
+type Revision struct {
+	URL string
+	// Ref is the branch or tag the commit was reached through; empty for a pinned commit.
+	Ref string
+	// Commit is the full hex SHA-1 of the commit; empty for a packaged chart.
+	Commit string
+	// Package is, for a packaged chart (FetchChart), the hex SHA-256 of its
+	// package; Ref is then "name@version" and URL the chart repository.
+	Package string `json:",omitempty"`
+	// Digest is, for a packaged chart rendered (RenderChart), the hex SHA-256
+	// of its package and of the values it rendered with.
+	Digest string `json:",omitempty"`
+}
+
+// String writes the revision as status reports it: "main@sha1:<hash>",
+// "sha1:<hash>" for a pinned commit, "podinfo@6.14.1+sha256:<digest>" for a
+// packaged chart (its package's digest until it is rendered).
+func (r Revision) String() string {
+	if r.Package != "" {
+		if r.Digest != "" {
+			return r.Ref + "+sha256:" + r.Digest
+		}
+		return r.Ref + "+sha256:" + r.Package
+	}
+	if r.Ref == "" {
+		return "sha1:" + r.Commit
+	}
+	return r.Ref + "@sha1:" + r.Commit
+}
+
+// Snapshot is the desired state at one revision: immutable once returned, because
+// every caller receives its own copy of the objects.
+type Snapshot struct {
+	Revision Revision
+	// Path rendered, relative to the repository root.
+	Path    string
+	Objects []*unstructured.Unstructured
+}
