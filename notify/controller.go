@@ -389,10 +389,10 @@ type notifierTarget struct {
 	key types.NamespacedName
 	w   *worker
 
-	mu       gosync.Mutex
-	ca       string
-	sender   *Sender
-	failures int64
+	mu        gosync.Mutex
+	ca, proxy string
+	sender    *Sender
+	failures  int64
 }
 
 var _ Target = (*notifierTarget)(nil)
@@ -408,12 +408,12 @@ func (t *notifierTarget) Resolve(ctx context.Context) (Receiver, *Sender, error)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.sender == nil || t.ca != string(ca) {
-		s, err := NewSender(t.c.opts.Sender, ca)
+	if t.sender == nil || t.ca != string(ca) || t.proxy != r.Proxy {
+		s, err := NewSender(t.c.opts.Sender, ca, r.Proxy)
 		if err != nil {
 			return Receiver{}, nil, fmt.Errorf("Notifier %s: %w", t.key, err)
 		}
-		t.sender, t.ca = s, string(ca)
+		t.sender, t.ca, t.proxy = s, string(ca), r.Proxy
 	}
 	return r, t.sender, nil
 }

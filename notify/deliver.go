@@ -75,12 +75,26 @@ type Sender struct {
 	client *http.Client
 }
 
-// NewSender returns a Sender that trusts caPEM (when not empty) besides the system's roots.
+// NewSender returns a Sender that trusts caPEM (when not empty) besides the
+// system's roots, and sends through proxy (an http(s) URL) when it is set, else
+// through the proxy the agent's environment names. A proxy is an address the
+// agent calls: its host must be one notifications may reach.
 //
 // Its transport is its own, never derived from http.DefaultTransport: the agent
 // replaces that with one refusing every request (source.IsolateRendering), so
 // that rendering cannot reach the network.
-func NewSender(opts SenderOptions, caPEM []byte) (*Sender, error) {
+func NewSender(opts SenderOptions, caPEM []byte, proxy string) (*Sender, error) {
+	proxyOf := http.ProxyFromEnvironment
+	if proxy != "" {
+		u, err := url.Parse(proxy)
+		if err != nil || u.Host == "" {
+			return nil, errors.New("the proxy is not a URL")
+		}
+		if !opts.HostAllowed(u.Hostname()) {
+			return nil, errors.New("the proxy's host is not one notifications may reach (--notify-allowed-hosts)")
+		}
+		proxyOf = http.ProxyURL(u)
+	}
 	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
 	if len(caPEM) > 0 {
 		pool, err := x509.SystemCertPool()
@@ -94,7 +108,7 @@ func NewSender(opts SenderOptions, caPEM []byte) (*Sender, error) {
 	}
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	tr := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
+		Proxy:                 proxyOf,
 		DialContext:           dialer.DialContext,
 		TLSClientConfig:       tlsConfig,
 		TLSHandshakeTimeout:   10 * time.Second,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -46,7 +47,7 @@ func TestSendNeverReachesAHostNotAllowed(t *testing.T) {
 	srv, got := receiver(t, nil)
 	o := DefaultSenderOptions()
 	o.AllowedHosts = []string{"hooks.slack.com", "*.corp.example"}
-	s, err := NewSender(o, nil)
+	s, err := NewSender(o, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +98,7 @@ func (st *staticTarget) Resolve(context.Context) (Receiver, *Sender, error) { re
 func (st *staticTarget) Report(_ context.Context, o Outcome)                { st.outcomes <- o }
 
 func newStaticTarget(t *testing.T, url string, opts SenderOptions) *staticTarget {
-	s, err := NewSender(opts, nil)
+	s, err := NewSender(opts, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,4 +125,31 @@ func TestASenderDoesNotUseTheDefaultTransport(t *testing.T) {
 		t.Fatalf("Send = %d, %v", status, err)
 	}
 	one(t, got)
+}
+
+// TestSendGoesThroughTheNotifiersProxy: a proxy from the Notifier's Secret
+// carries the request; one whose host notifications may not reach is refused
+// before anything is sent.
+func TestSendGoesThroughTheNotifiersProxy(t *testing.T) {
+	var asked atomic.Value
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Store(r.URL.String())
+	}))
+	t.Cleanup(proxy.Close)
+	s, err := NewSender(DefaultSenderOptions(), nil, proxy.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, err := s.Send(t.Context(), mustChat(t, "http://hooks.example.invalid/hook")); err != nil || status != http.StatusOK {
+		t.Fatalf("Send = %d, %v", status, err)
+	}
+	if got, _ := asked.Load().(string); got != "http://hooks.example.invalid/hook" {
+		t.Errorf("the proxy was asked for %q; want the receiver's address", got)
+	}
+
+	o := DefaultSenderOptions()
+	o.AllowedHosts = []string{"hooks.example.invalid"}
+	if _, err := NewSender(o, nil, proxy.URL); err == nil {
+		t.Error("a proxy on a host notifications may not reach was taken")
+	}
 }

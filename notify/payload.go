@@ -24,6 +24,9 @@ type Receiver struct {
 	Channel, Username string
 	// Token, and BasicUser and Password, from the Notifier's Secret.
 	Token, BasicUser, Password string
+	// Proxy is the HTTP proxy to send through, from the Notifier's Secret
+	// (Flux's key "proxy"); empty: the agent's environment decides.
+	Proxy string
 }
 
 // Request is what a payload builder makes: one HTTP request to a receiver.

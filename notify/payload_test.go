@@ -47,7 +47,7 @@ func fastSender(t *testing.T) *Sender {
 	t.Helper()
 	o := DefaultSenderOptions()
 	o.MinBackoff, o.MaxBackoff = time.Millisecond, 5*time.Millisecond
-	s, err := NewSender(o, nil)
+	s, err := NewSender(o, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}

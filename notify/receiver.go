@@ -3,6 +3,7 @@ package notify
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,6 +19,7 @@ const (
 	KeyUsername = "username"
 	KeyPassword = "password"
 	KeyCA       = "ca.crt"
+	KeyProxy    = "proxy"
 )
 
 // ResolveReceiver reads what a Notifier needs to send: its address (spec, or its
@@ -35,6 +37,12 @@ func ResolveReceiver(ctx context.Context, secrets client.Reader, nf *v1alpha1.No
 			r.Address = a
 		}
 		r.Token, r.BasicUser, r.Password = string(s.Data[KeyToken]), string(s.Data[KeyUsername]), string(s.Data[KeyPassword])
+		if p := string(s.Data[KeyProxy]); p != "" {
+			if u, err := url.Parse(p); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return Receiver{}, nil, fmt.Errorf("Secret %s/%s: the key %q is not an http(s) URL", nf.Namespace, ref.Name, KeyProxy)
+			}
+			r.Proxy = p
+		}
 	}
 	if r.Address == "" {
 		return Receiver{}, nil, fmt.Errorf("Notifier %s/%s has no address: set spec.address or the key %q of its Secret", nf.Namespace, nf.Name, KeyAddress)

@@ -139,7 +139,7 @@ func notifyTest(ctx context.Context, kube *kubeFlags, name, sha string, w io.Wri
 	if err != nil {
 		return err
 	}
-	s, err := notify.NewSender(notify.DefaultSenderOptions(), ca)
+	s, err := notify.NewSender(notify.DefaultSenderOptions(), ca, r.Proxy)
 	if err != nil {
 		return err
 	}
