@@ -84,6 +84,7 @@ const (
 	NoteTerminating = contract.NoteTerminating
 	NoteKindGone    = contract.NoteKindGone
 	NoteHeld        = contract.NoteHeld
+	NoteRefused     = contract.NoteRefused
 	NoteForbidden   = contract.NoteForbidden
 	NoteDryRun      = contract.NoteDryRun
 )

@@ -138,9 +138,12 @@ func stageFailures(stage []*step) error {
 // ActionHeld; failures and unchanged objects stay as they are.
 func held(changes []Change) {
 	for i, c := range changes {
-		if c.Action == ActionCreated || c.Action == ActionConfigured {
+		switch c.Action {
+		case ActionCreated, ActionConfigured:
 			changes[i].Action = ActionHeld
 			changes[i].Note = NoteHeld
+		case ActionFailed:
+			changes[i].Note = NoteRefused
 		}
 	}
 }

@@ -35,6 +35,11 @@ type Status struct {
 	// status.objects, status.resources and status.summary. Nil carries the
 	// previous inventory over as it was.
 	objects []v1alpha1.ResourceStatus
+	// unwritten are the keys of objects this reconcile looked at but never
+	// wrote (a revision refused at validation) and the inventory did not name:
+	// they are shown, not recorded, so that nothing is pruned, or counted
+	// against a prune limit, that was never applied.
+	unwritten map[string]bool
 	// failure is what kept this reconcile from applying the revision, when it is
 	// not returned to the queue (git unreachable, bad input): it is still logged.
 	failure error

@@ -57,6 +57,19 @@ func (b *Status) Applied(cs *contract.ChangeSet) InventoryDiff {
 	for _, c := range cs.Changes {
 		objects = append(objects, resourceOf(c, cs.DryRun))
 	}
+	known := make(map[string]bool, len(previous))
+	for _, old := range previous {
+		known[old.Key()] = true
+	}
+	b.unwritten = nil
+	for _, c := range cs.Changes {
+		if unwritten(c) && !known[c.Object.Key()] {
+			if b.unwritten == nil {
+				b.unwritten = map[string]bool{}
+			}
+			b.unwritten[c.Object.Key()] = true
+		}
+	}
 	desired := InGit(cs) // as plan.LeftGit, which `tether diff` uses
 	for _, old := range previous {
 		if desired[old.Key()] {
@@ -68,6 +81,12 @@ func (b *Status) Applied(cs *contract.ChangeSet) InventoryDiff {
 	}
 	b.setObjects(objects)
 	return diff
+}
+
+// unwritten says whether an apply never wrote c's object: held back, or
+// refused at validation.
+func unwritten(c contract.Change) bool {
+	return c.Action == contract.ActionHeld || (c.Action == contract.ActionFailed && c.Note == contract.NoteRefused)
 }
 
 // resourceOf is the inventory entry of one object an apply looked at.
@@ -197,11 +216,13 @@ func (b *Status) setObjects(objects []v1alpha1.ResourceStatus) {
 // in status.objects, the objects with something to say in detail (the worst first,
 // bounded), and counts.
 func (b *Status) compact() {
-	refs := make([]v1alpha1.ObjectRef, len(b.objects))
+	refs := make([]v1alpha1.ObjectRef, 0, len(b.objects))
 	sum := &v1alpha1.ResourceSummary{Total: int32(len(b.objects))}
 	var detailed []v1alpha1.ResourceStatus
-	for i, r := range b.objects {
-		refs[i] = r.ObjectRef
+	for _, r := range b.objects {
+		if !b.unwritten[r.Key()] {
+			refs = append(refs, r.ObjectRef)
+		}
 		count(sum, r)
 		if detailRank(r) < noDetail {
 			if len(r.Message) > maxDetailMessage {

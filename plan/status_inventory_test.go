@@ -2,7 +2,9 @@ package plan
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -163,5 +165,38 @@ func TestAStatusFromBeforeStatusObjectsMovesToThem(t *testing.T) {
 	}
 	if d := cmp.Diff(v1alpha1.NewInventory([]v1alpha1.ObjectRef{a, b}), got.Objects); d != "" {
 		t.Errorf("status.objects (-want +got):\n%s", d)
+	}
+}
+
+// TestARevisionRefusedAtValidationAddsNothingToTheInventory: objects an apply
+// never wrote (refused by the API server's validation, or held back with them)
+// are shown but not recorded, unless the inventory named them already: the
+// next revision, which leaves them out, prunes nothing and counts nothing
+// against the prune limit.
+func TestARevisionRefusedAtValidationAddsNothingToTheInventory(t *testing.T) {
+	cm := func(name string) v1alpha1.ObjectRef {
+		return v1alpha1.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: "web", Name: name}
+	}
+	b := NewStatus(&v1alpha1.Sync{Status: v1alpha1.SyncStatus{Objects: v1alpha1.NewInventory([]v1alpha1.ObjectRef{cm("kept")})}}, time.Now)
+	b.Applied(&contract.ChangeSet{Changes: []contract.Change{
+		{Object: cm("bad"), Action: contract.ActionFailed, Note: contract.NoteRefused, Err: errors.New("data.v: not a string")},
+		{Object: cm("held"), Action: contract.ActionHeld, Note: contract.NoteHeld},
+		{Object: cm("kept"), Action: contract.ActionHeld, Note: contract.NoteHeld},
+	}})
+	st := b.Build()
+	if got := Inventory(st); len(got) != 1 || got[0] != cm("kept") {
+		t.Fatalf("inventory %v; want only the object it named before", got)
+	}
+	if !slices.ContainsFunc(st.Resources, func(r v1alpha1.ResourceStatus) bool { return r.ObjectRef == cm("bad") }) {
+		t.Errorf("the refused object is not shown: %v", st.Resources)
+	}
+
+	next := NewStatus(&v1alpha1.Sync{Status: st}, time.Now)
+	diff := next.Applied(&contract.ChangeSet{Changes: []contract.Change{
+		{Object: cm("kept"), Action: contract.ActionUnchanged},
+		{Object: cm("gate"), Action: contract.ActionCreated},
+	}})
+	if len(diff.Stale) != 0 || diff.Before != 1 {
+		t.Errorf("the fixed revision finds %v stale of %d; want nothing of 1", diff.Stale, diff.Before)
 	}
 }

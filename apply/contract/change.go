@@ -77,6 +77,9 @@ const (
 	NoteKindGone = "its kind is no longer served by the API server"
 	// NoteHeld: an object of a revision that failed validation, not written.
 	NoteHeld = "not written: other objects of the revision failed validation"
+	// NoteRefused: an object the API server refused at validation (its dry-run),
+	// not written.
+	NoteRefused = "refused at validation, not written"
 	// NoteForbidden: the identity Tether acts as may not read the object, so it cannot
 	// be the identity's to delete or release (an object whose apply was refused, or
 	// one whose rights were withdrawn); it is left exactly as it is.

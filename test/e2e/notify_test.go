@@ -176,7 +176,6 @@ func TestCommitStatusesSurviveAKillBetweenApplyAndHealthy(t *testing.T) {
 	a := startAgent(t)
 	s := gitSync(ns, "web", repo.URL(), "apps", 2*time.Second)
 	s.Spec.HealthChecks = []v1alpha1.HealthCheck{gateCheck}
-	s.Spec.PruneLimit = ptrIntOrString("100%")
 	createSync(t, c, s)
 
 	harness.Eventually(t, waitTimeout, "failure on the refused commit", func(context.Context) (bool, error) {
