@@ -240,7 +240,7 @@ func (b *Status) compact() {
 	slices.SortFunc(detailed, func(a, b v1alpha1.ResourceStatus) int { return a.CompareKey(b.ObjectRef) })
 	SetInventory(&b.status, refs)
 	b.status.Resources, b.status.Summary = detailed, sum
-	if len(refs) == 0 {
+	if len(b.objects) == 0 {
 		b.status.Resources = nil
 	}
 }
