@@ -106,9 +106,11 @@ func InventoryDetail(st v1alpha1.SyncStatus) []v1alpha1.ResourceStatus {
 // the inventory reads it here. It reads status.objects and, after an upgrade from
 // an agent that wrote it, status.inventory (both when both are set: an object
 // either names is tracked). A status written before either existed lists every
-// object in status.resources.
+// object in status.resources; it has no status.summary, which every status
+// written since has. With a summary, status.resources is detail only: the
+// objects a refused revision shows there are in no inventory.
 func Inventory(st v1alpha1.SyncStatus) []v1alpha1.ObjectRef {
-	if len(st.Objects) == 0 && len(st.LegacyInventory) == 0 {
+	if len(st.Objects) == 0 && len(st.LegacyInventory) == 0 && st.Summary == nil {
 		refs := make([]v1alpha1.ObjectRef, len(st.Resources))
 		for i, r := range st.Resources {
 			refs[i] = r.ObjectRef

@@ -200,3 +200,37 @@ func TestARevisionRefusedAtValidationAddsNothingToTheInventory(t *testing.T) {
 		t.Errorf("the fixed revision finds %v stale of %d; want nothing of 1", diff.Stale, diff.Before)
 	}
 }
+
+// TestARefusedRevisionReconciledAgainStaysOutOfTheInventory: a Sync whose only
+// objects were refused has an empty inventory and shows them in detail; the
+// next reconcile of the same revision, and the fix after it, read that detail
+// as detail, not as an inventory of a status from before status.objects (found
+// by the notification e2e test under CI's load, where the refused revision was
+// reconciled twice and the fix then stopped at the prune limit).
+func TestARefusedRevisionReconciledAgainStaysOutOfTheInventory(t *testing.T) {
+	bad := v1alpha1.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: "web", Name: "bad"}
+	refused := &contract.ChangeSet{Changes: []contract.Change{
+		{Object: bad, Action: contract.ActionFailed, Note: contract.NoteRefused, Err: errors.New("data.v: not a string")},
+	}}
+	st := v1alpha1.SyncStatus{}
+	for i := range 2 {
+		b := NewStatus(&v1alpha1.Sync{Status: st}, time.Now)
+		if diff := b.Applied(refused); diff.Before != 0 || len(diff.Stale) != 0 {
+			t.Fatalf("reconcile %d found an inventory of %d, %v stale; want none", i+1, diff.Before, diff.Stale)
+		}
+		st = b.Build()
+		if got := Inventory(st); len(got) != 0 {
+			t.Fatalf("reconcile %d recorded %v; want nothing", i+1, got)
+		}
+		if len(st.Resources) != 1 || st.Resources[0].ObjectRef != bad {
+			t.Fatalf("reconcile %d shows %v; want the refused object", i+1, st.Resources)
+		}
+	}
+	fix := NewStatus(&v1alpha1.Sync{Status: st}, time.Now)
+	diff := fix.Applied(&contract.ChangeSet{Changes: []contract.Change{
+		{Object: v1alpha1.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: "web", Name: "gate"}, Action: contract.ActionCreated},
+	}})
+	if len(diff.Stale) != 0 || diff.Before != 0 {
+		t.Errorf("the fix finds %v stale of %d; want nothing of 0", diff.Stale, diff.Before)
+	}
+}
