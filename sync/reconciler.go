@@ -188,6 +188,9 @@ type reconcilerState struct {
 	rollbacks gosync.Map
 	// runs holds, by Sync, the status.run this agent last recorded (lastRun).
 	runs gosync.Map
+	// refused holds, by Sync, the desired state the API server last refused at
+	// validation, whose dry-run is retried after a backoff.
+	refused refusedRevisions
 	// minInterval is Options.MinInterval.
 	minInterval time.Duration
 	// events, when NewReconciler made the recorder, is its broadcaster, shut
@@ -403,8 +406,15 @@ func (r *Reconciler) reach(ctx context.Context, obj *v1alpha1.Sync, st *plan.Sta
 	if err := r.ensureFinalizer(ctx, obj); err != nil {
 		return ctrl.Result{}, err
 	}
+	refused := digestIfRefused(obj, snap)
+	if r.state.refused.waits(obj, refused, r.state.now()) {
+		// The same objects were refused at validation, and their retry is not
+		// due: git was asked, the status stays as it is.
+		return ctrl.Result{RequeueAfter: jitter(interval)}, nil
+	}
 	converge, ordered := r.convergerFor(obj, st, want, drift)
 	changes, err := converge(ctx, want.id, obj, snap)
+	r.state.refused.record(client.ObjectKeyFromObject(obj), refused, err, interval, r.state.now())
 	r.watch(ctx, obj, changes, ordered.hookChanges())
 	diff := st.Applied(changes)
 	if drift && changes != nil && !changes.DryRun {
