@@ -63,9 +63,22 @@ sopstools: ## Build the pinned sops, age and age-keygen CLIs that the decryption
 UI_SCREENSHOTS := $(CURDIR)/.ui-screenshots
 
 .PHONY: test
-test: testbin kustomize helm sopstools chromium alertmanager ## Unit, control-plane, conformance, end-to-end and the UI's browser tests, with the race detector.
+test: test-tools ## Unit, control-plane, conformance, end-to-end and the UI's browser tests, with the race detector.
 	TETHER_UI_SCREENSHOTS=$(UI_SCREENSHOTS) go test $(TEST_FLAGS) ./...
 	$(MAKE) fuzz FUZZTIME=$(TEST_FUZZTIME)
+
+# Every tool make test needs, built side by side: on a fresh machine the builds
+# overlap their downloads (the Go module proxy, Debian's mirror) with each
+# other's compiling. Debian's packages install one after the other (one apt-get
+# at a time). Each line of output comes whole; a warm run only checks stamps.
+.PHONY: test-tools
+test-tools: ## Build or install every tool make test needs, side by side.
+	$(MAKE) --no-print-directory -j4 --output-sync=line testbin kustomize helm sopstools debian-packages
+
+.PHONY: debian-packages
+debian-packages: ## Chromium and Alertmanager from Debian's packages, one after the other.
+	hack/chromium.sh
+	hack/alertmanager.sh
 
 # Debian's Chromium for the UI's browser tests, installed with apt-get when
 # /usr/bin/chromium is missing (root or sudo; hack/chromium.sh pins the version
