@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime/metrics"
 	"strconv"
 	"strings"
 	gosync "sync"
@@ -14,6 +13,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"tether.dev/tether/api/v1alpha1"
+
+	"tether.dev/tether/test/harness"
 )
 
 // The shapes of YAML that cost the most memory for their size or their bound:
@@ -303,38 +304,17 @@ func TestWorstYAMLChild(t *testing.T) {
 	fmt.Printf("peak-rss %d %s\n", peak, strings.ReplaceAll(strings.Join(reports, "; "), "\n", " "))
 }
 
-// PeakHeap is the heap the runtime has mapped, released pages included: it only
-// grows, so it is the peak heap so far. Under the race detector, whose shadow
-// memory swells the RSS, it stands in for peakRSS. Exported for the package's
-// external tests (memory_test.go).
-func PeakHeap() int64 {
-	samples := []metrics.Sample{
-		{Name: "/memory/classes/heap/objects:bytes"},
-		{Name: "/memory/classes/heap/unused:bytes"},
-		{Name: "/memory/classes/heap/free:bytes"},
-		{Name: "/memory/classes/heap/released:bytes"},
-	}
-	metrics.Read(samples)
-	var total int64
-	for _, s := range samples {
-		total += int64(s.Value.Uint64())
-	}
-	return total
-}
+// PeakHeap is harness.PeakHeap, for the package's external tests
+// (memory_test.go).
+func PeakHeap() int64 { return harness.PeakHeap() }
 
 // peakRSS is this process's peak resident set (VmHWM), in bytes.
 func peakRSS() int64 {
-	status, err := os.ReadFile("/proc/self/status")
+	m, err := harness.MemoryOf(0)
 	if err != nil {
 		return -1
 	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	return -1
+	return m.Peak
 }
 
 // BenchmarkWorstYAML renders files of each worst shape that fill a render's

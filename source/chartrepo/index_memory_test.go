@@ -8,13 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"runtime/metrics"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	testrepo "tether.dev/tether/test/chartrepo"
+
+	"tether.dev/tether/test/harness"
 )
 
 // peakHeapBound is the most heap reading a hostile index or tag list may
@@ -122,7 +123,7 @@ func TestPeakHeapOfALargeIndexChild(t *testing.T) {
 	} else {
 		report = "fetched " + rev.Ref
 	}
-	fmt.Printf("peak-heap %d %s\n", peakHeap(), strings.ReplaceAll(report, "\n", " "))
+	fmt.Printf("peak-heap %d %s\n", harness.PeakHeap(), strings.ReplaceAll(report, "\n", " "))
 }
 
 // envBomb tells TestPeakHeapOfIndexAndTagListBombsChild what to read: an
@@ -230,27 +231,10 @@ func TestPeakHeapOfIndexAndTagListBombsChild(t *testing.T) {
 			report = fmt.Sprintf("read %d tags", n)
 		}
 	}
-	peak := peakHeap()
+	peak := harness.PeakHeap()
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	runtime.KeepAlive(keep)
 	fmt.Printf("bomb %d %d %s\n", peak, ms.HeapAlloc, strings.ReplaceAll(report, "\n", " "))
-}
-
-// peakHeap is the most heap this process has held, as the runtime counts it
-// (as the render tests' PeakHeap).
-func peakHeap() int64 {
-	samples := []metrics.Sample{
-		{Name: "/memory/classes/heap/objects:bytes"},
-		{Name: "/memory/classes/heap/unused:bytes"},
-		{Name: "/memory/classes/heap/free:bytes"},
-		{Name: "/memory/classes/heap/released:bytes"},
-	}
-	metrics.Read(samples)
-	var total int64
-	for _, s := range samples {
-		total += int64(s.Value.Uint64())
-	}
-	return total
 }

@@ -77,7 +77,7 @@ func BenchmarkNewSyncRightAfterAPush(b *testing.B) {
 		}
 		later := slices.Max(ratios[1:])
 		fmt.Fprintf(os.Stdout, "  the slower of rounds 2 and 3 is %.2f× round 1's ratio; agent peak RSS %d MiB (VmHWM), anonymous %d MiB\n",
-			later/ratios[0], rss>>20, peak.anon>>20)
+			later/ratios[0], rss>>20, peak.Anon>>20)
 		b.ReportMetric(ratios[0], "round1/floor")
 		b.ReportMetric(later, "later-rounds/floor")
 		b.ReportMetric(later/ratios[0], "later/round1")

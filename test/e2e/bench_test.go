@@ -122,13 +122,13 @@ func BenchmarkShippedBinaryFirstSync(b *testing.B) {
 		fmt.Fprintf(os.Stdout, "  %-48s %10s   %6.2f× floor\n", "tether controller: Syncs created → Ready", first.Round(time.Millisecond), first.Seconds()/floor.Seconds())
 		fmt.Fprintf(os.Stdout, "  requests sent: %d (%.2f per object); agent peak RSS %d MiB (VmHWM: %d KiB)\n", requests, float64(requests)/float64(objects), rss>>20, rss>>10)
 		fmt.Fprintf(os.Stdout, "  of which, sampled every %s: anonymous (heap, stacks) peak %d MiB, idle before the Sync %d MiB; the binary's mapped file %d MiB\n",
-			memorySampleEvery, peak.anon>>20, idle.anon>>20, peak.file>>20)
+			memorySampleEvery, peak.Anon>>20, idle.Anon>>20, peak.File>>20)
 		fmt.Fprintf(os.Stdout, "  CPU time during the floor: %s\n", formatCPU(floorSpent))
 		fmt.Fprintf(os.Stdout, "  CPU time during tether's first sync: %s\n", formatCPU(tetherSpent))
 		b.ReportMetric(first.Seconds()/floor.Seconds(), "first/floor")
 		b.ReportMetric(float64(requests)/float64(objects), "requests/object")
 		b.ReportMetric(float64(rss>>20), "peak-RSS-MiB")
-		b.ReportMetric(float64(peak.anon>>20), "peak-anon-MiB")
+		b.ReportMetric(float64(peak.Anon>>20), "peak-anon-MiB")
 		b.ReportMetric(tetherSpent["kube-apiserver"].Seconds()/max(floorSpent["kube-apiserver"].Seconds(), 0.01), "apiserver-cpu/floor")
 		b.ReportMetric(totalCPU(tetherSpent).Seconds()/max(totalCPU(floorSpent).Seconds(), 0.01), "cpu/floor")
 	}
@@ -239,48 +239,18 @@ func requestsSent(tb testing.TB, a *agent) int {
 	return total
 }
 
-// memory is what /proc/PID/status says of a process's resident memory, in bytes:
-// its peak (VmHWM), and now its anonymous pages (the Go heap, stacks) and the pages
-// of files it maps (its own binary, mostly).
-type memory struct {
-	hwm, anon, file int64
-}
-
 // peakRSS is the most resident memory process pid has had (VmHWM), in bytes.
 func peakRSS(tb testing.TB, pid int) int64 {
 	tb.Helper()
-	return memoryOf(tb, pid).hwm
+	return memoryOf(tb, pid).Peak
 }
 
 // memoryOf reads process pid's memory.
-func memoryOf(tb testing.TB, pid int) memory {
+func memoryOf(tb testing.TB, pid int) harness.Memory {
 	tb.Helper()
-	m, err := readMemory(pid)
+	m, err := harness.MemoryOf(pid)
 	harness.Must(tb, err)
 	return m
-}
-
-func readMemory(pid int) (memory, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return memory{}, err
-	}
-	var m memory
-	fields := map[string]*int64{"VmHWM:": &m.hwm, "RssAnon:": &m.anon, "RssFile:": &m.file}
-	for line := range strings.SplitSeq(string(data), "\n") {
-		key, value, ok := strings.Cut(line, "\t")
-		if p := fields[key]; ok && p != nil {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(value), " kB"), 10, 64)
-			if err != nil {
-				return memory{}, fmt.Errorf("%s %q: %w", key, value, err)
-			}
-			*p = kb << 10
-		}
-	}
-	if m.hwm == 0 {
-		return memory{}, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
-	}
-	return m, nil
 }
 
 // memorySampleEvery is how often sampleMemory reads a process's memory. The kernel
@@ -291,18 +261,18 @@ const memorySampleEvery = 20 * time.Millisecond
 // at any of its samples.
 type memorySampler struct {
 	done chan struct{}
-	peak chan memory
+	peak chan harness.Memory
 }
 
 func sampleMemory(pid int) *memorySampler {
-	s := &memorySampler{done: make(chan struct{}), peak: make(chan memory, 1)}
+	s := &memorySampler{done: make(chan struct{}), peak: make(chan harness.Memory, 1)}
 	go func() {
-		var peak memory
+		var peak harness.Memory
 		tick := time.NewTicker(memorySampleEvery)
 		defer tick.Stop()
 		for {
-			if m, err := readMemory(pid); err == nil {
-				peak.anon, peak.file = max(peak.anon, m.anon), max(peak.file, m.file)
+			if m, err := harness.MemoryOf(pid); err == nil {
+				peak.Anon, peak.File = max(peak.Anon, m.Anon), max(peak.File, m.File)
 			}
 			select {
 			case <-s.done:
@@ -316,7 +286,7 @@ func sampleMemory(pid int) *memorySampler {
 }
 
 // stop ends the sampling and returns the peaks seen.
-func (s *memorySampler) stop() memory {
+func (s *memorySampler) stop() harness.Memory {
 	close(s.done)
 	return <-s.peak
 }
