@@ -70,10 +70,11 @@ test: test-tools ## Unit, control-plane, conformance, end-to-end and the UI's br
 # Every tool make test needs, built side by side: on a fresh machine the builds
 # overlap their downloads (the Go module proxy, Debian's mirror) with each
 # other's compiling. Debian's packages install one after the other (one apt-get
-# at a time). Each line of output comes whole; a warm run only checks stamps.
+# at a time). The tools' progress lines interleave as they come (testbin says
+# every 30 s what it builds); a warm run only checks stamps.
 .PHONY: test-tools
 test-tools: ## Build or install every tool make test needs, side by side.
-	$(MAKE) --no-print-directory -j4 --output-sync=line testbin kustomize helm sopstools debian-packages
+	$(MAKE) --no-print-directory -j4 testbin kustomize helm sopstools debian-packages
 
 .PHONY: debian-packages
 debian-packages: ## Chromium and Alertmanager from Debian's packages, one after the other.
