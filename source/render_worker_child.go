@@ -144,6 +144,9 @@ func renderJobNow(job *renderJob) (r rendered, err error) {
 	if job.Substitute != nil {
 		return runSubstitute(job.Dir, job.Substitute)
 	}
+	if job.Overlay != nil {
+		return runOverlay(job.Dir, job.Overlay, job.Opts)
+	}
 	if job.Package != nil {
 		fs, err := unpackChart(job.Package, job.Dir, job.Opts)
 		if err != nil {

@@ -41,6 +41,9 @@ type renderJob struct {
 	// Substitute, when set, makes the job a substitution of spec.postBuild's
 	// variables into objects already rendered (Files and the rest unused).
 	Substitute *jobSubstitute
+	// Overlay, when set, makes the job spec.kustomize put on top of objects
+	// already rendered (Files and the rest unused).
+	Overlay *jobOverlay
 }
 
 // sizeHint is about the bytes the job takes as a frame: its files, package,
@@ -59,6 +62,14 @@ func (job *renderJob) sizeHint() int {
 	if job.Substitute != nil {
 		for _, o := range job.Substitute.Objects {
 			n += len(o) + 4
+		}
+	}
+	if job.Overlay != nil {
+		for _, o := range job.Overlay.Objects {
+			n += len(o) + 4
+		}
+		for _, p := range job.Overlay.Kustomize.Patches {
+			n += len(p.Patch)
 		}
 	}
 	return n
