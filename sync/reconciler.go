@@ -56,6 +56,9 @@ type Source interface {
 	// Substitute substitutes spec.postBuild's variables into a snapshot's
 	// objects behind the render wall, as a render runs.
 	Substitute(snap *source.Snapshot, sub source.Substitution) (*source.Snapshot, error)
+	// Overlay puts spec.kustomize on top of a snapshot's objects behind the
+	// render wall, as a render runs.
+	Overlay(snap *source.Snapshot, k *v1alpha1.Kustomize) (*source.Snapshot, error)
 }
 
 // Applier makes the cluster hold a set of objects, and removes or releases what

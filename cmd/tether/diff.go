@@ -338,8 +338,15 @@ func renderSync(ctx context.Context, c client.Client, cfg *rest.Config, s *v1alp
 	if err != nil {
 		return nil, err
 	}
-	// spec.postBuild's variables, read as the user, as the agent substitutes them.
-	snap, err := tethersync.Substitute(ctx, c, s, &source.Snapshot{Path: s.Spec.Source.PathOrDefault(), Objects: objs}, func(snap *source.Snapshot, sub source.Substitution) (*source.Snapshot, error) {
+	// spec.kustomize, then spec.postBuild's variables read as the user, as the
+	// agent puts them on.
+	snap, err := tethersync.Overlay(s, &source.Snapshot{Path: s.Spec.Source.PathOrDefault(), Objects: objs}, func(snap *source.Snapshot, k *v1alpha1.Kustomize) (*source.Snapshot, error) {
+		return source.Overlay(snap, k, source.DefaultOptions())
+	})
+	if err != nil {
+		return nil, err
+	}
+	snap, err = tethersync.Substitute(ctx, c, s, snap, func(snap *source.Snapshot, sub source.Substitution) (*source.Snapshot, error) {
 		return source.Substitute(snap, sub, source.DefaultOptions())
 	})
 	if err != nil {
