@@ -18,6 +18,12 @@ import (
 type jobOverlay struct {
 	Objects   [][]byte
 	Kustomize v1alpha1.Kustomize
+	// Components are the components' directories, relative to the
+	// repository's root (Kustomize.Components are relative to the path), and
+	// Files and Dirs the repository's files they read, by absolute path.
+	Components []string
+	Files      map[string][]byte
+	Dirs       []string
 	// Secrets says that some object is a Secret: the worker then serves no
 	// other render.
 	Secrets bool
@@ -36,17 +42,27 @@ const overlayDir = "/spec.kustomize"
 // snap with objects of its own; a failure is a *RenderError naming snap's path
 // and spec.kustomize (a patch that does not apply, a bad target). A k that
 // puts nothing on top gets snap back as it is.
+//
+// Components are read from a repository: Source.Overlay reads them from
+// snap's revision; this function, given no repository, refuses them.
 func Overlay(snap *Snapshot, k *v1alpha1.Kustomize, opts Options) (*Snapshot, error) {
 	if k.IsEmpty() {
 		return snap, nil
 	}
+	if len(k.Components) > 0 {
+		return nil, &RenderError{File: snap.Path, Err: errors.New("spec.kustomize.components: there is no repository here to read them from")}
+	}
+	return overlay(snap, &jobOverlay{Kustomize: *k}, opts)
+}
+
+// overlay runs ov, its objects snap's, in a worker.
+func overlay(snap *Snapshot, ov *jobOverlay, opts Options) (*Snapshot, error) {
 	held, err := compact(snap.Objects)
 	if err != nil {
 		return nil, &RenderError{File: snap.Path, Err: fmt.Errorf("spec.kustomize: %w", err)}
 	}
-	job := &renderJob{Dir: snap.Path, Opts: opts, Overlay: &jobOverlay{
-		Objects: held, Kustomize: *k, Secrets: holdsSecret(snap),
-	}}
+	ov.Objects, ov.Secrets = held, holdsSecret(snap)
+	job := &renderJob{Dir: snap.Path, Opts: opts, Overlay: ov}
 	r, err := runWorker(job, opts)
 	if err != nil {
 		return nil, err
@@ -57,9 +73,33 @@ func Overlay(snap *Snapshot, k *v1alpha1.Kustomize, opts Options) (*Snapshot, er
 }
 
 // Overlay puts k on top of snap's objects behind the render wall, within the
-// source's render limits (the function Overlay).
+// source's render limits (the function Overlay), k's components read from
+// snap's revision as a render reads its path: within the same bounds, every
+// kustomization root they reach copied. A packaged chart's snapshot has no
+// repository to read components from.
 func (s *Source) Overlay(snap *Snapshot, k *v1alpha1.Kustomize) (*Snapshot, error) {
-	return Overlay(snap, k, s.opts)
+	if k.IsEmpty() {
+		return snap, nil
+	}
+	ov := &jobOverlay{Kustomize: *k}
+	if len(k.Components) > 0 {
+		if snap.Revision.Package != "" || snap.Revision.Commit == "" {
+			return nil, &RenderError{File: snap.Path, Err: fmt.Errorf("spec.kustomize.components: %s is a packaged chart, with no repository to read components from", snap.Path)}
+		}
+		for _, c := range k.Components {
+			dir, err := CleanPath(path.Join(snap.Path, c))
+			if err != nil {
+				return nil, &RenderError{File: snap.Path, Err: fmt.Errorf("spec.kustomize.components: %q: %w", c, err)}
+			}
+			ov.Components = append(ov.Components, dir)
+		}
+		fs, err := s.tree(snap.Revision, ov.Components[0], ov.Components[1:]...)
+		if err != nil {
+			return nil, err
+		}
+		ov.Files, ov.Dirs = fs.contents()
+	}
+	return overlay(snap, ov, s.opts)
 }
 
 // holdsSecret reports whether one of snap's objects is a Secret.
@@ -76,8 +116,15 @@ func holdsSecret(snap *Snapshot) bool {
 // kustomization over them, in memory, rendered as a repository's
 // kustomization is (Render: no plugins, no URLs, the budgets of opts).
 func runOverlay(dir string, ov *jobOverlay, opts Options) (rendered, error) {
-	fs := newInMemoryFS()
+	fs, err := componentsFS(ov)
+	if err != nil {
+		return rendered{}, &RenderError{File: dir, Err: fmt.Errorf("spec.kustomize.components: %w", err)}
+	}
 	kust := kustomizationOf(&ov.Kustomize)
+	for _, c := range ov.Components {
+		// The kustomization's own directory lies at the root.
+		kust.Components = append(kust.Components, path.Join("..", c))
+	}
 	for i, o := range ov.Objects {
 		name := fmt.Sprintf("object-%d.json", i+1)
 		if err := fs.WriteFile(path.Join(overlayDir, name), o); err != nil {
@@ -104,6 +151,27 @@ func runOverlay(dir string, ov *jobOverlay, opts Options) (rendered, error) {
 		return rendered{}, &RenderError{File: dir, Reason: reason, Err: err}
 	}
 	return rendered{objs: objs}, nil
+}
+
+// componentsFS is a file system holding the repository's files ov's
+// components read, and nothing where the kustomization over the objects is
+// written.
+func componentsFS(ov *jobOverlay) (*inMemoryFS, error) {
+	fs := newInMemoryFS()
+	for _, d := range ov.Dirs {
+		if err := fs.MkdirAll(d); err != nil {
+			return nil, err
+		}
+	}
+	for p, data := range ov.Files {
+		if err := fs.WriteFile(p, data); err != nil {
+			return nil, err
+		}
+	}
+	if fs.Exists(overlayDir) {
+		return nil, fmt.Errorf("the repository holds %s, where Tether writes the kustomization over the rendered objects", overlayDir[1:])
+	}
+	return fs, nil
 }
 
 // kustomizationOf is the kustomization k makes, its resources aside. Common

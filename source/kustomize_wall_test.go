@@ -10,6 +10,7 @@ import (
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/source"
+	"tether.dev/tether/test/gitserver"
 )
 
 // overlayInput is a small app as a path renders it: a Deployment that mounts
@@ -288,4 +289,55 @@ func TestOverlayOfNothingIsNoWork(t *testing.T) {
 	if _, err := source.Overlay(snap, &v1alpha1.Kustomize{NamePrefix: "p-"}, opts); err == nil || !strings.Contains(err.Error(), "render worker") {
 		t.Errorf("an overlay without its worker: %v; want it to fail starting the worker", err)
 	}
+}
+
+// TestOverlayComponentsFromTheRepository: spec.kustomize.components are read
+// from the Sync's revision, relative to its path, as hostile as the path
+// itself: a component that reaches for a URL, or a path out of the
+// repository, fails naming it.
+func TestOverlayComponentsFromTheRepository(t *testing.T) {
+	repo := gitserver.NewLocalRepo(t, "components")
+	head := pushTree(t, repo, map[string]string{
+		"apps/web/cm.yaml": configMap("web", "hello"),
+		"components/french/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nresources: [extra.yaml]\n" +
+			"patches:\n- patch: |\n    apiVersion: v1\n    kind: ConfigMap\n    metadata: {name: web}\n    data: {greeting: bonjour}\n",
+		"components/french/extra.yaml":         configMap("extra", "salut"),
+		"components/remote/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nresources: [https://example.com/x.yaml]\n",
+	}, nil)
+	src := newSource(t, source.Options{})
+	rev := fetch(t, src, source.Request{URL: repo.URL(), Ref: v1alpha1.GitRef{Commit: head}})
+	snap, err := src.Render(t.Context(), rev, "apps/web", source.Helm{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("a component's resources and patches, before the prefix", func(t *testing.T) {
+		got, err := src.Overlay(snap, &v1alpha1.Kustomize{NamePrefix: "fr-", Components: []string{"../../components/french"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"ConfigMap/fr-web greeting=bonjour", "ConfigMap/fr-extra greeting=salut"}
+		if diff := cmp.Diff(want, describe(got.Objects)); diff != "" {
+			t.Errorf("objects (-want +got):\n%s", diff)
+		}
+	})
+	for _, c := range []struct{ step, component, says string }{
+		{"a component that names a URL fails naming its kustomization", "../../components/remote", "components/remote/kustomization.yaml"},
+		{"a component out of the repository fails naming it", "../../../etc", "leaves the repository"},
+		{"a component that is not there fails naming it", "../../components/gone", "components/gone"},
+	} {
+		t.Run(c.step, func(t *testing.T) {
+			_, err := src.Overlay(snap, &v1alpha1.Kustomize{Components: []string{c.component}})
+			if !source.IsRenderError(err) || !strings.Contains(err.Error(), c.says) {
+				t.Errorf("got %v; want a RenderError saying %q", err, c.says)
+			}
+		})
+	}
+	t.Run("a packaged chart has no repository to read components from", func(t *testing.T) {
+		chart := &source.Snapshot{Revision: source.Revision{Package: "web@1.0.0"}, Path: "web@1.0.0", Objects: snap.Objects}
+		_, err := src.Overlay(chart, &v1alpha1.Kustomize{Components: []string{"components/french"}})
+		if !source.IsRenderError(err) || !strings.Contains(err.Error(), "spec.kustomize.components") {
+			t.Errorf("got %v; want a RenderError naming spec.kustomize.components", err)
+		}
+	})
 }

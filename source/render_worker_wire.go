@@ -71,6 +71,9 @@ func (job *renderJob) sizeHint() int {
 		for _, p := range job.Overlay.Kustomize.Patches {
 			n += len(p.Patch)
 		}
+		for p, data := range job.Overlay.Files {
+			n += len(p) + len(data) + 8
+		}
 	}
 	return n
 }

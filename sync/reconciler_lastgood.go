@@ -173,7 +173,7 @@ func (r *Reconciler) renderAgain(ctx context.Context, obj *v1alpha1.Sync, id Ide
 	// The one call from the render path into spec.kustomize
 	// (reconciler_kustomize.go), then into substitution
 	// (reconciler_substitute.go): Flux's order.
-	if snap, err = Overlay(obj, snap, r.Agent.Source.Overlay); err != nil {
+	if snap, err = r.overlay(obj, snap); err != nil {
 		return nil, err
 	}
 	return r.postBuild(ctx, obj, id, snap)

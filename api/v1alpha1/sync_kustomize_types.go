@@ -50,6 +50,20 @@ type Kustomize struct {
 	// +listType=atomic
 	// +optional
 	Patches []KustomizePatch `json:"patches,omitempty"`
+
+	// components are kustomize Components (directories whose
+	// kustomization.yaml is of kind Component) in the Sync's repository, each
+	// relative to spec.source.path, put on the rendered objects before the
+	// fields above (kustomize's order: a component sees the names the path
+	// renders): kustomize's components, as a Flux Kustomization and an Argo
+	// CD Application list them. A packaged chart (spec.source.chart) has no
+	// repository to read them from.
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=1024
+	// +listType=atomic
+	// +optional
+	Components []string `json:"components,omitempty"`
 }
 
 // KustomizeImage overrides one container image: kustomize's image override.
@@ -121,5 +135,5 @@ type KustomizeSelector struct {
 // IsEmpty reports whether k puts nothing on top of a render.
 func (k *Kustomize) IsEmpty() bool {
 	return k == nil || (k.NamePrefix == "" && k.NameSuffix == "" && len(k.CommonLabels) == 0 &&
-		len(k.CommonAnnotations) == 0 && len(k.Images) == 0 && len(k.Patches) == 0)
+		len(k.CommonAnnotations) == 0 && len(k.Images) == 0 && len(k.Patches) == 0 && len(k.Components) == 0)
 }
