@@ -180,6 +180,7 @@ func componentsFS(ov *jobOverlay) (*inMemoryFS, error) {
 func kustomizationOf(k *v1alpha1.Kustomize) *types.Kustomization {
 	kust := &types.Kustomization{
 		TypeMeta:          types.TypeMeta{APIVersion: types.KustomizationVersion, Kind: types.KustomizationKind},
+		Namespace:         k.Namespace,
 		NamePrefix:        k.NamePrefix,
 		NameSuffix:        k.NameSuffix,
 		CommonAnnotations: maps.Clone(k.CommonAnnotations),

@@ -87,6 +87,19 @@ func TestOverlayPutsEachFieldOnTheRender(t *testing.T) {
 			t.Errorf("the Deployment mounts ConfigMap %v; want the renamed prod-web-config-eu", name)
 		}
 	})
+	t.Run("namespace sets every namespaced object's, as Flux's targetNamespace", func(t *testing.T) {
+		snap := overlaySnapshot(t)
+		snap.Objects[1].SetNamespace("elsewhere")
+		got, err := source.Overlay(snap, &v1alpha1.Kustomize{Namespace: "shop"}, source.DefaultOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range got.Objects {
+			if o.GetNamespace() != "shop" {
+				t.Errorf("%s/%s is in namespace %q; want shop", o.GetKind(), o.GetName(), o.GetNamespace())
+			}
+		}
+	})
 	t.Run("commonLabels go on metadata, not on selectors or pod templates", func(t *testing.T) {
 		got := overlay(t, &v1alpha1.Kustomize{CommonLabels: map[string]string{"team": "shop"}})
 		d := objectNamed(t, got, "Deployment", "web")

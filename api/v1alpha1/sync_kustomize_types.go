@@ -8,6 +8,16 @@ package v1alpha1
 // behind the render wall, and before spec.postBuild's substitution (Flux's
 // order). See docs/overlays.md.
 type Kustomize struct {
+	// namespace is set on every namespaced object, whatever namespace it
+	// names, and on the subjects of RoleBindings and ClusterRoleBindings that
+	// name a ServiceAccount: kustomize's namespace, Flux's targetNamespace.
+	// spec.destination.namespace, by contrast, sets only the objects that
+	// name none (Argo CD's destination.namespace).
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+
 	// namePrefix is put in front of the name of every object, and of every
 	// reference to it that kustomize knows (a ConfigMap a Deployment mounts,
 	// ...): kustomize's namePrefix.
@@ -134,6 +144,6 @@ type KustomizeSelector struct {
 
 // IsEmpty reports whether k puts nothing on top of a render.
 func (k *Kustomize) IsEmpty() bool {
-	return k == nil || (k.NamePrefix == "" && k.NameSuffix == "" && len(k.CommonLabels) == 0 &&
+	return k == nil || (k.Namespace == "" && k.NamePrefix == "" && k.NameSuffix == "" && len(k.CommonLabels) == 0 &&
 		len(k.CommonAnnotations) == 0 && len(k.Images) == 0 && len(k.Patches) == 0 && len(k.Components) == 0)
 }

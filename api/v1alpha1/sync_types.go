@@ -231,9 +231,10 @@ type SyncSpec struct {
 	// as Flux's spec.postBuild does. See docs/substitution.md.
 	// +optional
 	PostBuild *PostBuild `json:"postBuild,omitempty"`
-	// kustomize puts a name prefix and suffix, common labels and annotations,
-	// image overrides and patches on top of what the path renders to (plain
-	// YAML, a kustomization or a Helm chart alike), before postBuild's
+	// kustomize puts a namespace, a name prefix and suffix, common labels and
+	// annotations, image overrides, patches and components on top of what the
+	// path renders to (plain YAML, a kustomization or a Helm chart alike),
+	// before postBuild's
 	// substitution: the fields of a Flux Kustomization and of an Argo CD
 	// Application's source.kustomize. See docs/overlays.md.
 	// +optional
