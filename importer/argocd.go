@@ -76,6 +76,7 @@ func (c *converter) appSource(o *unstructured.Unstructured, s *v1alpha1.Sync, sr
 		"repoURL": nil, "targetRevision": nil, "chart": nil, "path": nil,
 		"helm":      func(v any) { c.appHelm(o, s, object(v)) },
 		"directory": func(v any) { c.directory(o, object(v)) },
+		"kustomize": func(v any) { c.appKustomize(o, s, object(v)) },
 	}, noCounterpart)
 	return url != ""
 }

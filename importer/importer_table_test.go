@@ -84,11 +84,11 @@ func TestConvertReportsWhatItCannotCarry(t *testing.T) {
 				"apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: k, namespace: flux}\nspec: {sourceRef: {kind: Bucket, name: b}}\n",
 			lost: []string{"Kustomization/flux/k: spec.sourceRef: Tether fetches git repositories and charts, not a Bucket"},
 		},
-		"Flux's kustomize fields on top of a render": {
+		"Flux's kustomize fields on top of a render, carried; a field of theirs Tether has not": {
 			in: "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: g, namespace: flux}\nspec: {url: https://git.example.com/r.git, ref: {tag: v1}}\n---\n" +
-				"apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: k, namespace: flux}\nspec: {sourceRef: {kind: GitRepository, name: g}, namePrefix: p-, images: [{name: x, newTag: y}], postBuild: {substitute: {a: b}}}\n",
+				"apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: k, namespace: flux}\nspec: {sourceRef: {kind: GitRepository, name: g}, namePrefix: p-, images: [{name: x, newTag: y, tagSuffix: z}], postBuild: {substitute: {a: b}}}\n",
 			syncs: 1,
-			lost:  []string{"Kustomization/flux/k: spec.images: Tether has no counterpart", "Kustomization/flux/k: spec.namePrefix: Tether has no counterpart"},
+			lost:  []string{"Kustomization/flux/k: spec.images[0].tagSuffix: Tether has no counterpart"},
 		},
 		"another kind": {
 			in:   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: d}\n",
