@@ -133,3 +133,40 @@ func TestConvertArgoCDHelmParameters(t *testing.T) {
 		t.Errorf("lost %q, want the list index alone", res.Lost)
 	}
 }
+
+// TestConvertArgoCDDirectory: an Application's directory options become
+// spec.source.directory, with Argo CD's default (no recursion) written out,
+// since Tether's default is to recurse.
+func TestConvertArgoCDDirectory(t *testing.T) {
+	no, yes := false, true
+	const head = "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a, namespace: argocd}\n" +
+		"spec:\n  destination: {server: https://kubernetes.default.svc, namespace: web}\n  syncPolicy: {automated: {}}\n" +
+		"  source:\n    repoURL: https://git.example.com/r.git\n    targetRevision: main\n    path: web\n"
+	for name, tc := range map[string]struct {
+		in   string
+		want *v1alpha1.DirectorySpec
+		lost []string
+	}{
+		"no directory: Argo CD's top level alone":    {in: head, want: &v1alpha1.DirectorySpec{Recurse: &no}},
+		"recurse, include and exclude":               {in: head + "    directory: {recurse: true, include: '*.yaml', exclude: '{config.json,env-usw2/*}'}\n", want: &v1alpha1.DirectorySpec{Recurse: &yes, Include: "*.yaml", Exclude: "{config.json,env-usw2/*}"}},
+		"exclude alone keeps Argo CD's no recursion": {in: head + "    directory: {exclude: a.yaml}\n", want: &v1alpha1.DirectorySpec{Recurse: &no, Exclude: "a.yaml"}},
+		"jsonnet is reported":                        {in: head + "    directory: {jsonnet: {tlas: [{name: a, value: b}]}}\n", want: &v1alpha1.DirectorySpec{Recurse: &no}, lost: []string{"Application/argocd/a: spec.source.directory.jsonnet: Tether has no counterpart"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			res := importer.Convert(objects(t, tc.in))
+			if len(res.Syncs) != 1 {
+				t.Fatalf("%d Syncs; lost %q", len(res.Syncs), res.Lost)
+			}
+			if diff := cmp.Diff(tc.want, res.Syncs[0].Spec.Source.Directory); diff != "" {
+				t.Errorf("spec.source.directory (-want +got):\n%s", diff)
+			}
+			var lost []string
+			for _, l := range res.Lost {
+				lost = append(lost, l.String())
+			}
+			if diff := cmp.Diff(tc.lost, lost); diff != "" {
+				t.Errorf("lost (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

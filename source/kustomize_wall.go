@@ -139,7 +139,7 @@ func runOverlay(dir string, ov *jobOverlay, opts Options) (rendered, error) {
 	if err := fs.WriteFile(path.Join(overlayDir, "kustomization.yaml"), data); err != nil {
 		return rendered{}, &RenderError{File: dir, Err: fmt.Errorf("spec.kustomize: %w", err)}
 	}
-	objs, err := renderCopied(fs, overlayDir, opts, nil)
+	objs, err := renderCopied(fs, overlayDir, Directory{}, opts, nil)
 	if err != nil {
 		reason := renderError(dir, err).Reason
 		var re *RenderError

@@ -176,7 +176,7 @@ func renderJobNow(job *renderJob) (r rendered, err error) {
 	if err != nil {
 		return rendered{}, &RenderError{File: job.Dir, Err: fmt.Errorf("decryption keys: %w", err)}
 	}
-	objs, err := renderCopied(fs, job.Dir, job.Opts, dec)
+	objs, err := renderCopied(fs, job.Dir, job.Directory, job.Opts, dec)
 	return rendered{objs: objs}, err
 }
 

@@ -17,6 +17,8 @@ type renderJob struct {
 	// Dir is the path rendered, relative to the repository root; for a package
 	// its name@version, for messages.
 	Dir string
+	// Directory selects the files of a plain directory Dir renders.
+	Directory Directory
 	// Files are the files of the render's in-memory file system by absolute
 	// path, and Dirs its directories (empty ones included): what the agent's
 	// copier took from the commit, within its bounds.

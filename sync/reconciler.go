@@ -36,6 +36,9 @@ type Source interface {
 	// RenderDecrypted renders path of rev: a chart there as helm says, the SOPS
 	// files it reads decrypted with dec (nil: none).
 	RenderDecrypted(ctx context.Context, rev source.Revision, path string, helm source.Helm, dec *source.Decryption) (*source.Snapshot, error)
+	// RenderSelected is RenderDecrypted reading only the files of a plain
+	// path that spec.source.directory selects.
+	RenderSelected(ctx context.Context, rev source.Revision, path string, sel source.Directory, helm source.Helm, dec *source.Decryption) (*source.Snapshot, error)
 	// Descends reports whether commit to has commit from in its history, from the
 	// cache alone (source.ErrHistoryUnknown when it cannot tell).
 	Descends(url, from, to string) (bool, error)

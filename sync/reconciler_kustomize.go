@@ -17,5 +17,8 @@ import (
 // the path and spec.kustomize: Stalled, as any render failure, the last good
 // state kept.
 func (r *Reconciler) overlay(obj *v1alpha1.Sync, snap *source.Snapshot) (*source.Snapshot, error) {
+	if obj.Spec.Kustomize.IsEmpty() {
+		return snap, nil
+	}
 	return r.Agent.Source.Overlay(snap, obj.Spec.Kustomize)
 }

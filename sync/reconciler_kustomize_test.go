@@ -86,6 +86,28 @@ func TestKustomizeOnTopOfTheRender(t *testing.T) {
 		}
 		checkKustomized(t, a, ns, "b-")
 	})
+
+	t.Run("spec.source.directory leaving a file out prunes its object", func(t *testing.T) {
+		var gen int64
+		harness.Eventually(t, waitTimeout, "the Sync updated", func(ctx context.Context) (bool, error) {
+			live := &v1alpha1.Sync{}
+			if err := a.c.Get(ctx, client.ObjectKeyFromObject(s), live); err != nil {
+				return false, err
+			}
+			live.Spec.Kustomize.Patches = live.Spec.Kustomize.Patches[:1]
+			live.Spec.Source.Directory = &v1alpha1.DirectorySpec{Exclude: "deployment.yaml"}
+			if err := a.c.Update(ctx, live); err != nil {
+				return false, nil
+			}
+			gen = live.Generation
+			return true, nil
+		})
+		a.waitFor(t, s, "Ready at generation", func(s *v1alpha1.Sync) bool { return s.Status.ObservedGeneration >= gen && isReady(s) })
+		harness.Eventually(t, waitTimeout, "b-web pruned", func(ctx context.Context) (bool, error) {
+			return apierrors.IsNotFound(a.c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "b-web"}, &appsv1.Deployment{})), nil
+		})
+		harness.Must(t, a.c.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "b-web-config"}, &corev1.ConfigMap{}))
+	})
 }
 
 // checkKustomized checks the Deployment and ConfigMap applied under prefix:

@@ -165,7 +165,7 @@ func (r *Reconciler) renderAgain(ctx context.Context, obj *v1alpha1.Sync, id Ide
 	if rev.Package != "" {
 		snap, err = r.Agent.Source.RenderChart(ctx, rev, helm)
 	} else {
-		snap, err = r.Agent.Source.RenderDecrypted(ctx, rev, path, helm, dec)
+		snap, err = r.Agent.Source.RenderSelected(ctx, rev, path, source.DirectoryOf(obj.Spec.Source.Directory), helm, dec)
 	}
 	if err != nil {
 		return nil, err

@@ -64,7 +64,7 @@ type Kustomize struct {
 	// components are kustomize Components (directories whose
 	// kustomization.yaml is of kind Component) in the Sync's repository, each
 	// relative to spec.source.path, put on the rendered objects before the
-	// fields above (kustomize's order: a component sees the names the path
+	// other fields (kustomize's order: a component sees the names the path
 	// renders): kustomize's components, as a Flux Kustomization and an Argo
 	// CD Application list them. A packaged chart (spec.source.chart) has no
 	// repository to read them from.

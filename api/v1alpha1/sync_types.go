@@ -353,6 +353,12 @@ type SourceSpec struct {
 	// +optional
 	Path string `json:"path,omitempty"`
 
+	// directory selects which files of a plain path (one without a
+	// kustomization) render: Argo CD's spec.source.directory. See
+	// docs/overlays.md.
+	// +optional
+	Directory *DirectorySpec `json:"directory,omitempty"`
+
 	// secretRef names a Secret in the Sync's namespace with credentials for the
 	// repository: username and password, bearerToken, or identity and known_hosts.
 	// +optional

@@ -256,7 +256,7 @@ func desiredState(ctx context.Context, f *diffFlags, c client.Client, stderr io.
 		}
 	} else {
 		ref := v1alpha1.GitRef{Branch: f.branch, Tag: f.tag, Commit: f.commit}
-		objs, err = fetchAndRender(ctx, source.Request{URL: f.url, Ref: ref}, f.path, source.Helm{Namespace: ns}, dec, nil)
+		objs, err = fetchAndRender(ctx, source.Request{URL: f.url, Ref: ref}, f.path, source.Directory{}, source.Helm{Namespace: ns}, dec, nil)
 	}
 	opts := apply.DefaultOptions()
 	opts.DryRun, opts.DefaultNamespace = true, ns
@@ -333,7 +333,7 @@ func renderSync(ctx context.Context, c client.Client, cfg *rest.Config, s *v1alp
 		chart.Auth = req.Auth
 		objs, err = fetchAndRenderChart(ctx, chart, helm, s.Spec.Kustomize)
 	} else {
-		objs, err = fetchAndRender(ctx, req, s.Spec.Source.PathOrDefault(), helm, dec, s.Spec.Kustomize)
+		objs, err = fetchAndRender(ctx, req, s.Spec.Source.PathOrDefault(), source.DirectoryOf(s.Spec.Source.Directory), helm, dec, s.Spec.Kustomize)
 	}
 	if err != nil {
 		return nil, err
@@ -480,9 +480,10 @@ func renderPackagedChart(ctx context.Context, req source.ChartRequest, helm sour
 	return snap.Objects, nil
 }
 
-// fetchAndRender fetches one revision into a throw-away cache, renders path
-// and puts kust (spec.kustomize; nil for none) on top, as the agent does.
-func fetchAndRender(ctx context.Context, req source.Request, path string, helm source.Helm, dec *source.Decryption, kust *v1alpha1.Kustomize) ([]*unstructured.Unstructured, error) {
+// fetchAndRender fetches one revision into a throw-away cache, renders what
+// sel selects of path and puts kust (spec.kustomize; nil for none) on top, as
+// the agent does.
+func fetchAndRender(ctx context.Context, req source.Request, path string, sel source.Directory, helm source.Helm, dec *source.Decryption, kust *v1alpha1.Kustomize) ([]*unstructured.Unstructured, error) {
 	src, done, err := throwAwaySource()
 	if err != nil {
 		return nil, err
@@ -492,7 +493,7 @@ func fetchAndRender(ctx context.Context, req source.Request, path string, helm s
 	if err != nil {
 		return nil, err
 	}
-	snap, err := src.RenderDecrypted(ctx, rev, path, helm, dec)
+	snap, err := src.RenderSelected(ctx, rev, path, sel, helm, dec)
 	if err == nil {
 		snap, err = src.Overlay(snap, kust)
 	}
