@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
@@ -44,6 +45,10 @@ func TestKustomizeOnTopOfTheRender(t *testing.T) {
 		"apps/config.yaml":     "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web-config}\ndata: {color: red}\n",
 	}, "a Deployment and its ConfigMap")
 	s := a.newSync(t, ns, repo.URL(), func(s *v1alpha1.Sync) {
+		// A new prefix takes every object out of git under its old name:
+		// over the default prune limit (50%) until the next interval.
+		all := intstr.FromString("100%")
+		s.Spec.PruneLimit = &all
 		s.Spec.Kustomize = &v1alpha1.Kustomize{
 			NamePrefix: "a-",
 			Images:     []v1alpha1.KustomizeImage{{Name: "ghcr.io/acme/web", NewTag: "2.0"}},
