@@ -75,8 +75,14 @@ func (c *converter) appSource(o *unstructured.Unstructured, s *v1alpha1.Sync, sr
 	c.fields(o, "spec.source", src, map[string]func(any){
 		"repoURL": nil, "targetRevision": nil, "chart": nil, "path": nil,
 		"helm":      func(v any) { c.appHelm(o, s, object(v)) },
-		"directory": func(v any) { c.directory(o, object(v)) },
+		"directory": func(v any) { c.directory(o, s, object(v)) },
+		"kustomize": func(v any) { c.appKustomize(o, s, object(v)) },
 	}, noCounterpart)
+	if sp.Source.Chart == nil && sp.Source.Directory == nil {
+		// Argo CD reads a plain directory's top level alone unless told
+		// to recurse; Tether recurses unless told not to.
+		sp.Source.Directory = &v1alpha1.DirectorySpec{Recurse: ptr(false)}
+	}
 	return url != ""
 }
 
@@ -192,16 +198,18 @@ func set(m map[string]any, path []string, value any) {
 	m[path[len(path)-1]] = value
 }
 
-// directory reports what of spec.source.directory Tether does not do: it
-// always reads a directory recursively.
-func (c *converter) directory(o *unstructured.Unstructured, d map[string]any) {
+// directory folds spec.source.directory into s's spec.source.directory,
+// recurse false unless set (Argo CD's default).
+func (c *converter) directory(o *unstructured.Unstructured, s *v1alpha1.Sync, d map[string]any) {
+	dir := &v1alpha1.DirectorySpec{Recurse: ptr(false)}
 	c.fields(o, "spec.source.directory", d, map[string]func(any){
-		"recurse": func(v any) {
-			if !boolean(v) {
-				c.lose(o, "spec.source.directory.recurse", "false: Tether always reads subdirectories")
-			}
-		},
+		"recurse": func(v any) { dir.Recurse = ptr(boolean(v)) },
+		"include": func(v any) { dir.Include = str(v) },
+		"exclude": func(v any) { dir.Exclude = str(v) },
 	}, noCounterpart)
+	if s.Spec.Source.Chart == nil {
+		s.Spec.Source.Directory = dir
+	}
 }
 
 // destination folds spec.destination into s; another cluster is a loss.

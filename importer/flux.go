@@ -2,6 +2,7 @@ package importer
 
 import (
 	"encoding/json"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -19,15 +20,11 @@ func (c *converter) kustomization(o *unstructured.Unstructured) *v1alpha1.Sync {
 	s := newSync(o)
 	sp := &s.Spec
 	ok := true
-	c.fields(o, "spec", spec(o), map[string]func(any){
-		"sourceRef": func(v any) { ok = c.kustomizationSource(o, s, object(v)) },
-		"path":      func(v any) { sp.Source.Path = cleanPath(str(v)) },
-		"interval":  nil, // Tether corrects drift by watch; spec.source.interval is the GitRepository's
-		"prune":     func(v any) { sp.Prune = ptr(boolean(v)) },
-		"targetNamespace": func(v any) {
-			sp.Destination.Namespace = str(v)
-			c.lose(o, "spec.targetNamespace", "carried as spec.destination.namespace, which sets only the objects that name no namespace (Flux overrides every one)")
-		},
+	handlers := map[string]func(any){
+		"sourceRef":          func(v any) { ok = c.kustomizationSource(o, s, object(v)) },
+		"path":               func(v any) { sp.Source.Path = cleanPath(str(v)) },
+		"interval":           nil, // Tether corrects drift by watch; spec.source.interval is the GitRepository's
+		"prune":              func(v any) { sp.Prune = ptr(boolean(v)) },
 		"serviceAccountName": func(v any) { sp.ServiceAccountName = str(v) },
 		"suspend":            func(v any) { sp.Suspend = boolean(v) },
 		"wait":               func(v any) { sp.Wait = boolean(v) },
@@ -42,7 +39,10 @@ func (c *converter) kustomization(o *unstructured.Unstructured) *v1alpha1.Sync {
 		"force": func(any) {
 			c.lose(o, "spec.force", `set the annotation tether.dev/force: "true" on the objects to recreate`)
 		},
-	}, noCounterpart)
+	}
+	// targetNamespace, namePrefix, ..., components: spec.kustomize (kustomize.go).
+	maps.Copy(handlers, c.fluxKustomizeFields(o, s))
+	c.fields(o, "spec", spec(o), handlers, noCounterpart)
 	if !ok {
 		return nil
 	}

@@ -84,11 +84,11 @@ func TestConvertReportsWhatItCannotCarry(t *testing.T) {
 				"apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: k, namespace: flux}\nspec: {sourceRef: {kind: Bucket, name: b}}\n",
 			lost: []string{"Kustomization/flux/k: spec.sourceRef: Tether fetches git repositories and charts, not a Bucket"},
 		},
-		"Flux's kustomize fields on top of a render": {
+		"Flux's kustomize fields on top of a render, carried; a field of theirs Tether has not": {
 			in: "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: g, namespace: flux}\nspec: {url: https://git.example.com/r.git, ref: {tag: v1}}\n---\n" +
-				"apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: k, namespace: flux}\nspec: {sourceRef: {kind: GitRepository, name: g}, namePrefix: p-, images: [{name: x, newTag: y}], postBuild: {substitute: {a: b}}}\n",
+				"apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: k, namespace: flux}\nspec: {sourceRef: {kind: GitRepository, name: g}, namePrefix: p-, images: [{name: x, newTag: y, tagSuffix: z}], postBuild: {substitute: {a: b}}}\n",
 			syncs: 1,
-			lost:  []string{"Kustomization/flux/k: spec.images: Tether has no counterpart", "Kustomization/flux/k: spec.namePrefix: Tether has no counterpart"},
+			lost:  []string{"Kustomization/flux/k: spec.images[0].tagSuffix: Tether has no counterpart"},
 		},
 		"another kind": {
 			in:   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: d}\n",
@@ -131,5 +131,42 @@ func TestConvertArgoCDHelmParameters(t *testing.T) {
 	}
 	if len(res.Lost) != 1 || !strings.Contains(res.Lost[0].String(), "hosts[0]: a list index is not carried") {
 		t.Errorf("lost %q, want the list index alone", res.Lost)
+	}
+}
+
+// TestConvertArgoCDDirectory: an Application's directory options become
+// spec.source.directory, with Argo CD's default (no recursion) written out,
+// since Tether's default is to recurse.
+func TestConvertArgoCDDirectory(t *testing.T) {
+	no, yes := false, true
+	const head = "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a, namespace: argocd}\n" +
+		"spec:\n  destination: {server: https://kubernetes.default.svc, namespace: web}\n  syncPolicy: {automated: {}}\n" +
+		"  source:\n    repoURL: https://git.example.com/r.git\n    targetRevision: main\n    path: web\n"
+	for name, tc := range map[string]struct {
+		in   string
+		want *v1alpha1.DirectorySpec
+		lost []string
+	}{
+		"no directory: Argo CD's top level alone":    {in: head, want: &v1alpha1.DirectorySpec{Recurse: &no}},
+		"recurse, include and exclude":               {in: head + "    directory: {recurse: true, include: '*.yaml', exclude: '{config.json,env-usw2/*}'}\n", want: &v1alpha1.DirectorySpec{Recurse: &yes, Include: "*.yaml", Exclude: "{config.json,env-usw2/*}"}},
+		"exclude alone keeps Argo CD's no recursion": {in: head + "    directory: {exclude: a.yaml}\n", want: &v1alpha1.DirectorySpec{Recurse: &no, Exclude: "a.yaml"}},
+		"jsonnet is reported":                        {in: head + "    directory: {jsonnet: {tlas: [{name: a, value: b}]}}\n", want: &v1alpha1.DirectorySpec{Recurse: &no}, lost: []string{"Application/argocd/a: spec.source.directory.jsonnet: Tether has no counterpart"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			res := importer.Convert(objects(t, tc.in))
+			if len(res.Syncs) != 1 {
+				t.Fatalf("%d Syncs; lost %q", len(res.Syncs), res.Lost)
+			}
+			if diff := cmp.Diff(tc.want, res.Syncs[0].Spec.Source.Directory); diff != "" {
+				t.Errorf("spec.source.directory (-want +got):\n%s", diff)
+			}
+			var lost []string
+			for _, l := range res.Lost {
+				lost = append(lost, l.String())
+			}
+			if diff := cmp.Diff(tc.lost, lost); diff != "" {
+				t.Errorf("lost (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

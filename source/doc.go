@@ -141,6 +141,11 @@
 // answers the objects as JSON, within MaxRenderedBytes. Whatever a repository
 // holds can then end a worker, never the agent. A worker may serve the next
 // render unless it failed, held a tenant's secrets or kept half its memory.
+// Two steps after a render run there too, on its objects: Overlay puts a
+// Sync's spec.kustomize on them (a kustomization whose resources are the
+// objects, built by kustomize as a repository's is, within the same budgets;
+// its components copied from the commit as a path's files are), then
+// Substitute substitutes spec.postBuild's variables.
 //
 // A packaged chart comes from a chart repository (the room source/chartrepo) in the same two
 // steps: FetchChart(ctx, ChartRequest) resolves an exact version or a semver

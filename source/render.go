@@ -41,6 +41,9 @@ type RenderOptions struct {
 	// Decryption decrypts the SOPS files the render reads; nil reads them as
 	// they are.
 	Decryption *Decryption
+	// Directory selects the files a plain directory renders (Argo CD's
+	// directory options); the zero value reads them all, recursively.
+	Directory Directory
 }
 
 // byteBudget counts rendered bytes against RenderOptions.MaxBytes.
@@ -115,7 +118,11 @@ func Render(fs filesys.FileSystem, root, dir string, opts RenderOptions) (objs [
 	if findKustomization(fs, dir) != "" {
 		objs, err = renderKustomization(fs, dir, rel, budget, nodes)
 	} else {
-		objs, err = renderPlain(fs, dir, rel, budget, nodes)
+		var sel *fileSelector
+		if sel, err = opts.Directory.selector(dir); err != nil {
+			return nil, &RenderError{File: rel(dir), Err: err}
+		}
+		objs, err = renderPlain(fs, dir, rel, budget, nodes, sel)
 	}
 	if err != nil {
 		return nil, err
@@ -146,7 +153,7 @@ func findKustomization(fs filesys.FileSystem, dir string) string {
 // index.yaml, a CI workflow) are left out silently, as Flux and Argo CD leave
 // them out; they still count against the render's YAML node budgets. Hidden
 // files and directories (".github", ".gitlab-ci.yml") are not read.
-func renderPlain(fs filesys.FileSystem, dir string, rel func(string) string, budget *byteBudget, nodes *nodeBudget) ([]*unstructured.Unstructured, error) {
+func renderPlain(fs filesys.FileSystem, dir string, rel func(string) string, budget *byteBudget, nodes *nodeBudget, sel *fileSelector) ([]*unstructured.Unstructured, error) {
 	var paths []string
 	kustomizations := map[string]bool{}
 	err := fs.Walk(dir, func(p string, info os.FileInfo, err error) error {
@@ -163,16 +170,23 @@ func renderPlain(fs filesys.FileSystem, dir string, rel func(string) string, bud
 			return nil
 		}
 		if info.IsDir() {
-			if findKustomization(fs, p) != "" {
-				paths = append(paths, p)
-				kustomizations[p] = true
+			switch {
+			case !sel.descends():
+				return filepath.SkipDir
+			case findKustomization(fs, p) != "":
+				if sel.reads(p) {
+					paths = append(paths, p)
+					kustomizations[p] = true
+				}
 				return filepath.SkipDir
 			}
 			return nil
 		}
 		switch strings.ToLower(filepath.Ext(p)) {
 		case ".yaml", ".yml", ".json":
-			paths = append(paths, p)
+			if sel.reads(p) {
+				paths = append(paths, p)
+			}
 		}
 		return nil
 	})

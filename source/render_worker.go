@@ -114,7 +114,7 @@ func runWorker(job *renderJob, opts Options) (rendered, error) {
 // holdsSecrets says whether job gives its worker a tenant's secrets (keys,
 // values from a Secret): such a worker serves no other job.
 func (job *renderJob) holdsSecrets() bool {
-	if job.Decrypt || (job.Substitute != nil && job.Substitute.FromSecret) {
+	if job.Decrypt || (job.Substitute != nil && job.Substitute.FromSecret) || (job.Overlay != nil && job.Overlay.Secrets) {
 		return true
 	}
 	if job.Helm != nil {

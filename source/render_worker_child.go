@@ -144,6 +144,9 @@ func renderJobNow(job *renderJob) (r rendered, err error) {
 	if job.Substitute != nil {
 		return runSubstitute(job.Dir, job.Substitute)
 	}
+	if job.Overlay != nil {
+		return runOverlay(job.Dir, job.Overlay, job.Opts)
+	}
 	if job.Package != nil {
 		fs, err := unpackChart(job.Package, job.Dir, job.Opts)
 		if err != nil {
@@ -173,7 +176,7 @@ func renderJobNow(job *renderJob) (r rendered, err error) {
 	if err != nil {
 		return rendered{}, &RenderError{File: job.Dir, Err: fmt.Errorf("decryption keys: %w", err)}
 	}
-	objs, err := renderCopied(fs, job.Dir, job.Opts, dec)
+	objs, err := renderCopied(fs, job.Dir, job.Directory, job.Opts, dec)
 	return rendered{objs: objs}, err
 }
 

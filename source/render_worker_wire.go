@@ -17,6 +17,8 @@ type renderJob struct {
 	// Dir is the path rendered, relative to the repository root; for a package
 	// its name@version, for messages.
 	Dir string
+	// Directory selects the files of a plain directory Dir renders.
+	Directory Directory
 	// Files are the files of the render's in-memory file system by absolute
 	// path, and Dirs its directories (empty ones included): what the agent's
 	// copier took from the commit, within its bounds.
@@ -41,6 +43,9 @@ type renderJob struct {
 	// Substitute, when set, makes the job a substitution of spec.postBuild's
 	// variables into objects already rendered (Files and the rest unused).
 	Substitute *jobSubstitute
+	// Overlay, when set, makes the job spec.kustomize put on top of objects
+	// already rendered (Files and the rest unused).
+	Overlay *jobOverlay
 }
 
 // sizeHint is about the bytes the job takes as a frame: its files, package,
@@ -59,6 +64,17 @@ func (job *renderJob) sizeHint() int {
 	if job.Substitute != nil {
 		for _, o := range job.Substitute.Objects {
 			n += len(o) + 4
+		}
+	}
+	if job.Overlay != nil {
+		for _, o := range job.Overlay.Objects {
+			n += len(o) + 4
+		}
+		for _, p := range job.Overlay.Kustomize.Patches {
+			n += len(p.Patch)
+		}
+		for p, data := range job.Overlay.Files {
+			n += len(p) + len(data) + 8
 		}
 	}
 	return n

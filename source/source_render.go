@@ -44,16 +44,23 @@ func (s *Source) Render(ctx context.Context, rev Revision, dir string, helm Helm
 // never see a render made with the old ones. Nothing decrypted is written to
 // the on-disk cache, which holds git objects only.
 func (s *Source) RenderDecrypted(ctx context.Context, rev Revision, dir string, helm Helm, dec *Decryption) (*Snapshot, error) {
+	return s.RenderSelected(ctx, rev, dir, Directory{}, helm, dec)
+}
+
+// RenderSelected is RenderDecrypted reading, when dir is a plain directory,
+// only the files sel selects (Argo CD's directory options): a render with
+// another selection is another render, cached apart.
+func (s *Source) RenderSelected(ctx context.Context, rev Revision, dir string, sel Directory, helm Helm, dec *Decryption) (*Snapshot, error) {
 	clean, err := CleanPath(dir)
 	if err != nil {
 		return nil, err
 	}
-	key := renderKey(rev, clean, dec)
+	key := renderKey(rev, clean, dec) + sel.key()
 	chart, err := s.holdsChart(rev, clean, key)
 	if err != nil {
 		return nil, err
 	}
-	in := renderInput{rev: rev, dir: clean, dec: dec, tenant: TenantOf(ctx)}
+	in := renderInput{rev: rev, dir: clean, sel: sel, dec: dec, tenant: TenantOf(ctx)}
 	if chart {
 		key += "\x00helm:" + helm.digest()
 		in.helm = &helm
@@ -78,8 +85,10 @@ func (s *Source) RenderDecrypted(ctx context.Context, rev Revision, dir string, 
 // renderInput is what one render reads: a revision's directory, and for a chart
 // how it renders and what it sees of the cluster.
 type renderInput struct {
-	rev  Revision
-	dir  string
+	rev Revision
+	dir string
+	// sel selects the files of a plain directory.
+	sel  Directory
 	helm *Helm
 	caps Capabilities
 	// dec decrypts the SOPS files the render reads; nil decrypts nothing.
@@ -240,7 +249,7 @@ func (s *Source) renderNow(in renderInput) (r rendered, err error) {
 	if s.beforeRender != nil {
 		s.beforeRender(in.dir)
 	}
-	job := &renderJob{Dir: in.dir, Helm: jobHelmOf(in.helm), Caps: in.caps, Opts: s.opts}
+	job := &renderJob{Dir: in.dir, Directory: in.sel, Helm: jobHelmOf(in.helm), Caps: in.caps, Opts: s.opts}
 	job.setDecryption(in.dec)
 	if in.pkg != nil {
 		job.Package = in.pkg
@@ -271,11 +280,11 @@ func renderCopiedChart(fs *inMemoryFS, dir string, h Helm, c Capabilities, opts 
 // renderCopied renders dir of the files a treeCopier copied, within opts: the
 // one way both the agent (a commit) and RenderDirectory (a directory on disk)
 // render, so that they cannot disagree.
-func renderCopied(fs *inMemoryFS, dir string, opts Options, dec *Decryption) ([]*unstructured.Unstructured, error) {
+func renderCopied(fs *inMemoryFS, dir string, sel Directory, opts Options, dec *Decryption) ([]*unstructured.Unstructured, error) {
 	return Render(fs, "/", path.Join("/", dir), RenderOptions{
 		MaxObjects: opts.MaxObjects, MaxBytes: opts.MaxRenderedBytes,
 		MaxYAMLNodesPerFile: opts.MaxYAMLNodesPerFile, MaxYAMLNodesPerRender: opts.MaxYAMLNodesPerRender,
-		Decryption: dec,
+		Decryption: dec, Directory: sel,
 	})
 }
 

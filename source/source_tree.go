@@ -23,7 +23,10 @@ import (
 // and replaced by a copy of its target file; one that points outside the repository
 // is left out and, if it lies under dir, fails the render. Files over the size limit
 // are left out likewise.
-func (s *Source) tree(rev Revision, dir string) (*inMemoryFS, error) {
+//
+// More directories than one (spec.kustomize's components) are copied into the
+// same file system, within the same bounds.
+func (s *Source) tree(rev Revision, dir string, more ...string) (*inMemoryFS, error) {
 	e := s.entry(rev.URL)
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -39,10 +42,18 @@ func (s *Source) tree(rev Revision, dir string) (*inMemoryFS, error) {
 		return nil, &FetchError{URL: rev.URL, Ref: rev.Ref, Reason: ReasonCommitNotFound, Err: fmt.Errorf("reading commit %s: %w", rev.Commit, err)}
 	}
 	c := newTreeCopier(gitStore{repo: repo, trees: e.trees}, commit.TreeHash, s.opts)
-	if err := c.copyFor(dir); err != nil {
-		return nil, s.unreadable(e, rev, err)
+	dirs := append([]string{dir}, more...)
+	for _, d := range dirs {
+		if err := c.copyFor(d); err != nil {
+			return nil, s.unreadable(e, rev, err)
+		}
 	}
-	return c.fs, c.check(dir)
+	for _, d := range dirs {
+		if err := c.check(d); err != nil {
+			return nil, err
+		}
+	}
+	return c.fs, nil
 }
 
 // unreadable turns a failure to read a fetched commit's content from the cache (a

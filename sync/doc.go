@@ -8,6 +8,8 @@
 //
 //	fetch   source.Fetch: resolve the ref to a commit         → SourceReady
 //	render  source.Render: the path at that commit to objects → SourceReady / Stalled
+//	        Overlay: spec.kustomize put on top of the objects   / Stalled
+//	        (reconciler_kustomize.go, behind the render wall)
 //	        postBuild: spec.postBuild's variables substituted  / Stalled
 //	        (reconciler_substitute.go, source/substitute)
 //	        plan.CheckEmpty, plan.CheckSize: may it proceed?  / Stalled

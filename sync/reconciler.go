@@ -36,6 +36,9 @@ type Source interface {
 	// RenderDecrypted renders path of rev: a chart there as helm says, the SOPS
 	// files it reads decrypted with dec (nil: none).
 	RenderDecrypted(ctx context.Context, rev source.Revision, path string, helm source.Helm, dec *source.Decryption) (*source.Snapshot, error)
+	// RenderSelected is RenderDecrypted reading only the files of a plain
+	// path that spec.source.directory selects.
+	RenderSelected(ctx context.Context, rev source.Revision, path string, sel source.Directory, helm source.Helm, dec *source.Decryption) (*source.Snapshot, error)
 	// Descends reports whether commit to has commit from in its history, from the
 	// cache alone (source.ErrHistoryUnknown when it cannot tell).
 	Descends(url, from, to string) (bool, error)
@@ -56,6 +59,9 @@ type Source interface {
 	// Substitute substitutes spec.postBuild's variables into a snapshot's
 	// objects behind the render wall, as a render runs.
 	Substitute(snap *source.Snapshot, sub source.Substitution) (*source.Snapshot, error)
+	// Overlay puts spec.kustomize on top of a snapshot's objects behind the
+	// render wall, as a render runs.
+	Overlay(snap *source.Snapshot, k *v1alpha1.Kustomize) (*source.Snapshot, error)
 }
 
 // Applier makes the cluster hold a set of objects, and removes or releases what

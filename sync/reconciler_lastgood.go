@@ -151,7 +151,8 @@ func (r *Reconciler) lastGood(ctx context.Context, obj *v1alpha1.Sync, id Identi
 
 // renderAgain renders a revision applied before, a chart with the Sync's
 // current values (a packaged chart's revision, rev.Package, renders its
-// package, path aside), its spec.postBuild variables substituted. The render
+// package, path aside), spec.kustomize put on top, its spec.postBuild
+// variables substituted. The render
 // counts to the Sync's namespace in the render cache's fair shares, as its
 // fetches do in the git cache's.
 func (r *Reconciler) renderAgain(ctx context.Context, obj *v1alpha1.Sync, id Identity, dec *source.Decryption, rev source.Revision, path string) (*source.Snapshot, error) {
@@ -164,12 +165,17 @@ func (r *Reconciler) renderAgain(ctx context.Context, obj *v1alpha1.Sync, id Ide
 	if rev.Package != "" {
 		snap, err = r.Agent.Source.RenderChart(ctx, rev, helm)
 	} else {
-		snap, err = r.Agent.Source.RenderDecrypted(ctx, rev, path, helm, dec)
+		snap, err = r.Agent.Source.RenderSelected(ctx, rev, path, source.DirectoryOf(obj.Spec.Source.Directory), helm, dec)
 	}
 	if err != nil {
 		return nil, err
 	}
-	// The one call from the render path into substitution (reconciler_substitute.go).
+	// The one call from the render path into spec.kustomize
+	// (reconciler_kustomize.go), then into substitution
+	// (reconciler_substitute.go): Flux's order.
+	if snap, err = r.overlay(obj, snap); err != nil {
+		return nil, err
+	}
 	return r.postBuild(ctx, obj, id, snap)
 }
 

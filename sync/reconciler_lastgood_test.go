@@ -40,7 +40,7 @@ type rendersAsker struct {
 	tenants []string
 }
 
-func (r *rendersAsker) RenderDecrypted(ctx context.Context, _ source.Revision, _ string, _ source.Helm, _ *source.Decryption) (*source.Snapshot, error) {
+func (r *rendersAsker) RenderSelected(ctx context.Context, _ source.Revision, _ string, _ source.Directory, _ source.Helm, _ *source.Decryption) (*source.Snapshot, error) {
 	r.tenants = append(r.tenants, source.TenantOf(ctx))
 	return &source.Snapshot{}, nil
 }

@@ -231,6 +231,14 @@ type SyncSpec struct {
 	// as Flux's spec.postBuild does. See docs/substitution.md.
 	// +optional
 	PostBuild *PostBuild `json:"postBuild,omitempty"`
+	// kustomize puts a namespace, a name prefix and suffix, common labels and
+	// annotations, image overrides, patches and components on top of what the
+	// path renders to (plain YAML, a kustomization or a Helm chart alike),
+	// before postBuild's
+	// substitution: the fields of a Flux Kustomization and of an Argo CD
+	// Application's source.kustomize. See docs/overlays.md.
+	// +optional
+	Kustomize *Kustomize `json:"kustomize,omitempty"`
 }
 
 // RollbackSpec says when a Sync goes back to its last Healthy revision by itself.
@@ -344,6 +352,12 @@ type SourceSpec struct {
 	// +kubebuilder:default="."
 	// +optional
 	Path string `json:"path,omitempty"`
+
+	// directory selects which files of a plain path (one without a
+	// kustomization) render: Argo CD's spec.source.directory. See
+	// docs/overlays.md.
+	// +optional
+	Directory *DirectorySpec `json:"directory,omitempty"`
 
 	// secretRef names a Secret in the Sync's namespace with credentials for the
 	// repository: username and password, bearerToken, or identity and known_hosts.

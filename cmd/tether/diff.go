@@ -256,7 +256,7 @@ func desiredState(ctx context.Context, f *diffFlags, c client.Client, stderr io.
 		}
 	} else {
 		ref := v1alpha1.GitRef{Branch: f.branch, Tag: f.tag, Commit: f.commit}
-		objs, err = fetchAndRender(ctx, source.Request{URL: f.url, Ref: ref}, f.path, source.Helm{Namespace: ns}, dec)
+		objs, err = fetchAndRender(ctx, source.Request{URL: f.url, Ref: ref}, f.path, source.Directory{}, source.Helm{Namespace: ns}, dec, nil)
 	}
 	opts := apply.DefaultOptions()
 	opts.DryRun, opts.DefaultNamespace = true, ns
@@ -331,9 +331,9 @@ func renderSync(ctx context.Context, c client.Client, cfg *rest.Config, s *v1alp
 	if s.Spec.Source.Chart != nil {
 		chart := plan.ChartRequestOf(s)
 		chart.Auth = req.Auth
-		objs, err = fetchAndRenderChart(ctx, chart, helm)
+		objs, err = fetchAndRenderChart(ctx, chart, helm, s.Spec.Kustomize)
 	} else {
-		objs, err = fetchAndRender(ctx, req, s.Spec.Source.PathOrDefault(), helm, dec)
+		objs, err = fetchAndRender(ctx, req, s.Spec.Source.PathOrDefault(), source.DirectoryOf(s.Spec.Source.Directory), helm, dec, s.Spec.Kustomize)
 	}
 	if err != nil {
 		return nil, err
@@ -447,12 +447,17 @@ func throwAwaySource() (*source.Source, func(), error) {
 // fetchAndRenderChart fetches a packaged chart's newest matching version and
 // renders it as helm says, as the agent does (source.FetchChart and
 // RenderChart).
-func fetchAndRenderChart(ctx context.Context, req source.ChartRequest, helm source.Helm) ([]*unstructured.Unstructured, error) {
+func fetchAndRenderChart(ctx context.Context, req source.ChartRequest, helm source.Helm, kust *v1alpha1.Kustomize) ([]*unstructured.Unstructured, error) {
 	objs, err := renderPackagedChart(ctx, req, helm)
 	if err != nil {
 		return nil, err
 	}
-	return plan.ManagedObjects(objs)
+	// spec.kustomize on every object, hooks included, as the agent puts it.
+	snap, err := source.Overlay(&source.Snapshot{Path: req.Name, Objects: objs}, kust, source.DefaultOptions())
+	if err != nil {
+		return nil, err
+	}
+	return plan.ManagedObjects(snap.Objects)
 }
 
 // renderPackagedChart fetches a packaged chart into a throw-away cache and
@@ -475,8 +480,10 @@ func renderPackagedChart(ctx context.Context, req source.ChartRequest, helm sour
 	return snap.Objects, nil
 }
 
-// fetchAndRender fetches one revision into a throw-away cache and renders path.
-func fetchAndRender(ctx context.Context, req source.Request, path string, helm source.Helm, dec *source.Decryption) ([]*unstructured.Unstructured, error) {
+// fetchAndRender fetches one revision into a throw-away cache, renders what
+// sel selects of path and puts kust (spec.kustomize; nil for none) on top, as
+// the agent does.
+func fetchAndRender(ctx context.Context, req source.Request, path string, sel source.Directory, helm source.Helm, dec *source.Decryption, kust *v1alpha1.Kustomize) ([]*unstructured.Unstructured, error) {
 	src, done, err := throwAwaySource()
 	if err != nil {
 		return nil, err
@@ -486,7 +493,10 @@ func fetchAndRender(ctx context.Context, req source.Request, path string, helm s
 	if err != nil {
 		return nil, err
 	}
-	snap, err := src.RenderDecrypted(ctx, rev, path, helm, dec)
+	snap, err := src.RenderSelected(ctx, rev, path, sel, helm, dec)
+	if err == nil {
+		snap, err = src.Overlay(snap, kust)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", rev, err)
 	}

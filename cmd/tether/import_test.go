@@ -75,7 +75,7 @@ func TestImportWritesSyncsTheAPIServerAccepts(t *testing.T) {
 // nothing would.
 func TestImportCheck(t *testing.T) {
 	for file, want := range map[string]int{
-		"../../importer/testdata/flux-kustomization.yaml":        exitFailed, // spec.timeout, spec.targetNamespace
+		"../../importer/testdata/flux-kustomization.yaml":        exitFailed, // spec.timeout
 		"../../importer/testdata/flux-helmrelease-chartref.yaml": 0,
 	} {
 		var out, errOut bytes.Buffer
