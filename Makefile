@@ -102,6 +102,10 @@ test-ui: testbin chromium ## The UI's browser tests alone, verbose, saving a scr
 test-scale: testbin ## One Sync of 10,000 objects: converge, prune, delete, with a bounded status.
 	TETHER_SCALE_OBJECTS=10000 go test -count=1 -timeout=60m -run='^TestASyncOfManyObjects$$' -v ./sync/
 
+.PHONY: test-memory
+test-memory: ## The render wall's memory tests without the race detector, every worst shape, reading the real peak RSS.
+	go test -count=1 -timeout=30m -run='^(TestPeakMemoryOfTheWorstYAML|TestPeakHeapOfHostileRenders|TestHostileChartsAreBounded)$$' -v ./source/ | grep -E 'peak|^(---|ok|FAIL)'
+
 .PHONY: test-faults
 test-faults: testbin ## The fault suite at full size (apiserver and git faults, SIGKILL at 30 points, restarts, rotated credentials) with the real binary.
 	TETHER_FAULTS_FULL=1 go test -race -count=1 -timeout=60m -run='Fault|Killed|Restart|Interrupted|Rotated' -v ./test/e2e/
