@@ -62,7 +62,12 @@ func overlay(snap *Snapshot, ov *jobOverlay, opts Options) (*Snapshot, error) {
 		return nil, &RenderError{File: snap.Path, Err: fmt.Errorf("spec.kustomize: %w", err)}
 	}
 	ov.Objects, ov.Secrets = held, holdsSecret(snap)
-	job := &renderJob{Dir: snap.Path, Opts: opts, Overlay: ov}
+	return runOnObjects(snap, &renderJob{Dir: snap.Path, Opts: opts, Overlay: ov}, opts)
+}
+
+// runOnObjects runs job, a job over snap's objects (an overlay, a
+// substitution), in a worker and returns snap with the objects it answered.
+func runOnObjects(snap *Snapshot, job *renderJob, opts Options) (*Snapshot, error) {
 	r, err := runWorker(job, opts)
 	if err != nil {
 		return nil, err

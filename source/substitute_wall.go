@@ -43,13 +43,7 @@ func Substitute(snap *Snapshot, sub Substitution, opts Options) (*Snapshot, erro
 	job := &renderJob{Dir: snap.Path, Opts: opts, Substitute: &jobSubstitute{
 		Objects: held, Variables: sub.Variables, Strict: sub.Strict, FromSecret: sub.FromSecret,
 	}}
-	r, err := runWorker(job, opts)
-	if err != nil {
-		return nil, err
-	}
-	out := *snap
-	out.Objects = r.objs
-	return &out, nil
+	return runOnObjects(snap, job, opts)
 }
 
 // Substitute substitutes sub into snap's objects behind the render wall,
