@@ -56,3 +56,36 @@ func plaintextField(o *unstructured.Unstructured, decrypted map[string]bool) str
 	}
 	return ""
 }
+
+// CheckOverlaySecrets holds spec.kustomize to requireEncryption: the objects
+// an overlay returned (after) may hold, in their Secrets, only values the
+// render's Secrets held (before), which the render checked came from
+// decrypted SOPS files. A component of the repository or a patch that adds a
+// value is refused as checkRenderedSecrets refuses it, naming the Secret and
+// the field, never the value.
+func CheckOverlaySecrets(before, after []*unstructured.Unstructured, dir string) error {
+	given := map[string]bool{}
+	for _, o := range before {
+		if o.GetKind() != "Secret" || o.GetAPIVersion() != "v1" {
+			continue
+		}
+		for _, section := range []string{"data", "stringData"} {
+			m, _ := o.Object[section].(map[string]any)
+			for _, v := range m {
+				s, _ := v.(string)
+				if section == "data" {
+					plain, err := base64.StdEncoding.DecodeString(s)
+					if err != nil {
+						continue
+					}
+					s = string(plain)
+				}
+				given[s] = true
+			}
+		}
+	}
+	if err := checkRenderedSecrets(after, given, dir); err != nil {
+		return fmt.Errorf("spec.kustomize: %w", err)
+	}
+	return nil
+}
