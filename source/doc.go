@@ -16,8 +16,9 @@
 // follows (never callers with other credentials: the remote must refuse a caller
 // without access itself); a push notification calls Refresh to end that sharing
 // early. One slow host cannot take every caller: at most MaxFetchesPerHost
-// conversations with a host run at once (more callers get ReasonHostBusy at once,
-// except that callers of a repository the host is already answering wait briefly for
+// conversations with a host run at once (more callers wait in the host's line
+// for a few seconds, least recently served first, then get ReasonHostBusy;
+// callers of a repository the host is already answering wait briefly for
 // that answer and share it; the places are shared fairly between tenants,
 // Request.Tenant, so that one namespace's fetches cannot make another's wait), no lock that other URLs or rendering need is held while
 // waiting for a ref listing, and a host that could not be reached is not asked again

@@ -80,8 +80,11 @@ type Options struct {
 	ListTimeout time.Duration
 	// MaxFetchesPerHost bounds the network conversations (ref listings, fetches)
 	// with one git host at once, so that a host that accepts connections and
-	// then says nothing holds at most this many workers; more callers get
-	// ReasonHostBusy at once. Keep it below the number of workers.
+	// then says nothing holds at most this many workers; half as many more
+	// (at least one) wait in the host's line for a few seconds (least recently
+	// served first, so that Syncs polling often cannot starve one polling
+	// rarely), the rest get ReasonHostBusy at once. Keep it below the number
+	// of workers.
 	MaxFetchesPerHost int
 	// HostFailureMemory is how long a host that could not be reached is not asked
 	// again: Fetches of its repositories fail at once with its last failure.

@@ -38,7 +38,8 @@ const remoteName = "origin"
 //
 // A slow or dead host costs its neighbours little: at most
 // Options.MaxFetchesPerHost network conversations with one host run at once (a
-// caller over that gets ReasonHostBusy at once, without waiting), one URL has one
+// caller over that waits in the host's line, least recently served first, for
+// a few seconds, then gets ReasonHostBusy: git.HostGate), one URL has one
 // conversation at a time (another caller waits for it briefly, holding none of
 // the host's places, and shares its answer within MaxAge, or is busy too),
 // and a host that could not be reached is not asked again for
@@ -93,7 +94,7 @@ func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
 	} else if ok {
 		return res.revision(rev), nil
 	}
-	release, reason, err := s.hosts.Enter(r.Host, req.Tenant, req.MaxAge, s.now())
+	release, reason, err := s.hosts.Enter(ctx, r.Host, req.Tenant, req.URL+"\x00"+key, req.MaxAge, s.now())
 	if err != nil {
 		return fail(reason, err)
 	}

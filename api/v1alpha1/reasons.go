@@ -221,8 +221,9 @@ const (
 	// uses have been removed, or the cap raised.
 	ReasonCacheFull = "CacheFull"
 	// ReasonHostBusy: the host already has as many fetches running as the agent
-	// allows at once (a slow host); the caller retries shortly. Not a failure of
-	// the Sync.
+	// allows at once (a slow or busy host) and no place came free within a few
+	// seconds in its line (served least recently served first); the caller
+	// retries shortly. Not a failure of the Sync.
 	ReasonHostBusy = "HostBusy"
 	// ReasonHistoryRewritten: the ref now names a commit that does not descend
 	// from the one applied through it (a force-push to an older commit, a
