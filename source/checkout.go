@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"tether.dev/tether/api/v1alpha1"
 )
 
 // Checkout is a local git repository (a clone, as a CI job has one) whose
@@ -56,10 +59,12 @@ func (c *Checkout) RemoteURLs() ([]string, error) {
 // Render renders dir (relative to the repository root) of commit; a dir the
 // commit does not hold renders to nothing. A dir holding a Chart.yaml renders as
 // a Helm chart with helm (its values, release and capabilities, as the agent
-// says them: sync.HelmFor), by the agent's chart render. A panic in rendering
-// becomes a RenderError, as in the agent, and the render runs in a worker
-// behind the agent's wall (render_worker.go).
-func (c *Checkout) Render(ctx context.Context, commit, dir string, helm Helm) (objs []*unstructured.Unstructured, err error) {
+// says them: sync.HelmFor), by the agent's chart render; a plain directory
+// renders what sel (spec.source.directory) selects. k (spec.kustomize, nil
+// for none) goes on top, its components read from commit, as Source.Overlay
+// puts it. A panic in rendering becomes a RenderError, as in the agent, and
+// the render runs in a worker behind the agent's wall (render_worker.go).
+func (c *Checkout) Render(ctx context.Context, commit, dir string, sel Directory, helm Helm, k *v1alpha1.Kustomize) (objs []*unstructured.Unstructured, err error) {
 	clean, err := CleanPath(dir)
 	if err != nil {
 		return nil, err
@@ -80,11 +85,36 @@ func (c *Checkout) Render(ctx context.Context, commit, dir string, helm Helm) (o
 	if err := copier.check(clean); err != nil {
 		return nil, err
 	}
-	objs, err = renderInWorker(ctx, copier.fs, clean, helm, c.opts, nil)
+	objs, err = renderInWorker(ctx, copier.fs, clean, sel, helm, c.opts, nil)
 	if errors.Is(err, ErrNoSuchPath) {
 		// A path the commit does not hold renders nothing: an app a pull request
 		// adds has no base.
 		return nil, nil
 	}
-	return objs, err
+	if err != nil || k.IsEmpty() {
+		return objs, err
+	}
+	ov := &jobOverlay{Kustomize: *k}
+	if len(k.Components) > 0 {
+		more := newTreeCopier(gitStore{repo: c.repo}, obj.TreeHash, c.opts)
+		for _, comp := range k.Components {
+			d, err := CleanPath(path.Join(clean, comp))
+			if err != nil {
+				return nil, &RenderError{File: clean, Err: fmt.Errorf("spec.kustomize.components: %q: %w", comp, err)}
+			}
+			if err := more.copyFor(d); err != nil {
+				return nil, err
+			}
+			if err := more.check(d); err != nil {
+				return nil, err
+			}
+			ov.Components = append(ov.Components, d)
+		}
+		ov.Files, ov.Dirs = more.fs.contents()
+	}
+	snap, err := overlay(&Snapshot{Path: clean, Objects: objs}, ov, c.opts)
+	if err != nil {
+		return nil, err
+	}
+	return snap.Objects, nil
 }

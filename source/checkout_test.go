@@ -24,7 +24,7 @@ func TestACheckoutRendersAChartAsTheAgentDoes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs, err := co.Render(t.Context(), commit, "apps/web", source.Helm{ReleaseName: "shop", Namespace: "tenant", Values: []byte(`{"colour":"blue"}`)})
+	objs, err := co.Render(t.Context(), commit, "apps/web", source.Directory{}, source.Helm{ReleaseName: "shop", Namespace: "tenant", Values: []byte(`{"colour":"blue"}`)}, nil)
 	if err != nil {
 		t.Fatalf("rendering the chart: %v", err)
 	}

@@ -59,15 +59,16 @@ func RenderDirectoryDecrypted(ctx context.Context, dir string, helm Helm, opts O
 	if err := c.check(rel); err != nil {
 		return nil, err
 	}
-	return renderInWorker(ctx, c.fs, rel, helm, opts, dec)
+	return renderInWorker(ctx, c.fs, rel, Directory{}, helm, opts, dec)
 }
 
 // renderInWorker renders dir of the files a treeCopier copied into fs, in a
 // render worker (render_worker.go): a chart as helm says, with the cluster's
-// capabilities read once, anything else decrypted with dec. The one way the
-// CLI's renders (a directory on disk, a commit of a checkout) take the wall.
-func renderInWorker(ctx context.Context, fs *inMemoryFS, dir string, helm Helm, opts Options, dec *Decryption) ([]*unstructured.Unstructured, error) {
-	job := &renderJob{Dir: dir, Opts: opts}
+// capabilities read once, anything else decrypted with dec, of a plain
+// directory what sel selects. The one way the CLI's renders (a directory on
+// disk, a commit of a checkout) take the wall.
+func renderInWorker(ctx context.Context, fs *inMemoryFS, dir string, sel Directory, helm Helm, opts Options, dec *Decryption) ([]*unstructured.Unstructured, error) {
+	job := &renderJob{Dir: dir, Directory: sel, Opts: opts}
 	if isChart(fs, path.Join("/", dir)) {
 		caps, err := readCapabilities(ctx, helm)
 		if err != nil {

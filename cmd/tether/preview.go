@@ -33,7 +33,8 @@ change in the cluster, Sync by Sync, for a CI job to post as a comment.
 Syncs that follow this repository (spec.source.url names one of its remotes, in
 any form: https, ssh, scp-like, with or without .git) are found in the cluster
 (every namespace, or -n's), or read from -f files. Each is rendered at --base
-and at --head exactly as the agent renders a commit; a Sync whose render is the
+and at --head exactly as the agent renders a commit (spec.source.directory,
+spec.kustomize and spec.postBuild included); a Sync whose render is the
 same at both is untouched and not shown. For every other Sync the head render
 is compared with the live cluster as tether diff compares it: a server-side
 dry-run of the apply the agent would make (its destination, ignore rules and
@@ -181,15 +182,15 @@ func preview(ctx context.Context, f *previewFlags, stderr io.Writer) (*previewRe
 // previewSync fills p: whether s's render changed from base to head, and how
 // head differs from the cluster (or from base, offline).
 func (f *previewFlags) previewSync(ctx context.Context, co *source.Checkout, r *previewReport, s, live *v1alpha1.Sync, p *syncPreview) error {
-	helm, err := f.helmOf(ctx, s)
+	helm, reader, err := f.helmOf(ctx, s)
 	if err != nil {
 		return err
 	}
-	base, err := co.Render(ctx, r.Base, p.Path, helm)
+	base, err := renderAt(ctx, co, r.Base, s, helm, reader)
 	if err != nil {
 		return fmt.Errorf("rendering %s at the base %.12s: %w", p.Path, r.Base, err)
 	}
-	head, err := co.Render(ctx, r.Head, p.Path, helm)
+	head, err := renderAt(ctx, co, r.Head, s, helm, reader)
 	if err != nil {
 		return fmt.Errorf("rendering %s at the head %.12s: %w", p.Path, r.Head, err)
 	}
@@ -206,23 +207,49 @@ func (f *previewFlags) previewSync(ctx context.Context, co *source.Checkout, r *
 	return err
 }
 
+// renderAt renders s's path at commit as the agent renders a revision: what
+// spec.source.directory selects (a chart as helm says), spec.kustomize on top,
+// then spec.postBuild's variables, read through reader (nil offline: a Sync
+// whose substituteFrom names objects fails, saying so; inline values are
+// substituted).
+func renderAt(ctx context.Context, co *source.Checkout, commit string, s *v1alpha1.Sync, helm source.Helm, reader client.Reader) ([]*unstructured.Unstructured, error) {
+	path := s.Spec.Source.PathOrDefault()
+	objs, err := co.Render(ctx, commit, path, source.DirectoryOf(s.Spec.Source.Directory), helm, s.Spec.Kustomize)
+	if err != nil || s.Spec.PostBuild == nil {
+		return objs, err
+	}
+	if reader == nil && len(s.Spec.PostBuild.SubstituteFrom) > 0 {
+		return nil, fmt.Errorf("spec.postBuild.substituteFrom names objects of the cluster (%s/%s first), which --offline does not read", s.Spec.PostBuild.SubstituteFrom[0].Kind, s.Spec.PostBuild.SubstituteFrom[0].Name)
+	}
+	snap, err := tethersync.Substitute(ctx, reader, s, &source.Snapshot{Path: path, Objects: objs}, func(snap *source.Snapshot, sub source.Substitution) (*source.Snapshot, error) {
+		return source.Substitute(snap, sub, source.DefaultOptions())
+	})
+	if err != nil {
+		return nil, err
+	}
+	return snap.Objects, nil
+}
+
 // helmOf says how s's path renders if it holds a chart, as the agent says it
 // (tethersync.HelmFor): against the cluster, its valuesFrom read as the user and
 // the cluster's capabilities; offline, with no valuesFrom (a Sync naming some
-// fails, saying which) and Helm's default capabilities.
-func (f *previewFlags) helmOf(ctx context.Context, s *v1alpha1.Sync) (source.Helm, error) {
+// fails, saying which) and Helm's default capabilities. It returns the
+// cluster's client too (nil offline), for spec.postBuild's variables.
+func (f *previewFlags) helmOf(ctx context.Context, s *v1alpha1.Sync) (source.Helm, client.Reader, error) {
 	if f.offline {
-		return tethersync.HelmFor(ctx, nil, s, nil)
+		helm, err := tethersync.HelmFor(ctx, nil, s, nil)
+		return helm, nil, err
 	}
 	cfg, err := f.kube.restConfig("preview")
 	if err != nil {
-		return source.Helm{}, err
+		return source.Helm{}, nil, err
 	}
 	c, err := clientFor(cfg)
 	if err != nil {
-		return source.Helm{}, err
+		return source.Helm{}, nil, err
 	}
-	return helmOfSync(ctx, cfg, c, s)
+	helm, err := helmOfSync(ctx, cfg, c, s)
+	return helm, c, err
 }
 
 // diffLive writes how the cluster differs from head as s would apply it: the

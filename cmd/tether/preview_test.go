@@ -270,3 +270,65 @@ func TestPreviewRendersAChartSyncAsTheAgentDoes(t *testing.T) {
 		t.Fatalf("exit %d, want 1 and the chart's diff with the Sync's release name and values\n%s\n%s", code, out.String(), errOut.String())
 	}
 }
+
+// TestPreviewRendersWhatTheAgentPutsOnTopOfTheRender: spec.source.directory,
+// spec.kustomize and spec.postBuild change what the agent applies, so the
+// preview renders with them too (it once rendered the bare path and showed a
+// diff of objects the agent never applies).
+func TestPreviewRendersWhatTheAgentPutsOnTopOfTheRender(t *testing.T) {
+	repo := newMonorepo(t, "https://git.example.com/org/preview-on-top")
+	app := func(greeting string) map[string]string {
+		return map[string]string{
+			"apps/d/cm.yaml":                      previewConfigMap("d", "${greeting:=unset}-"+greeting),
+			"apps/d/draft.yaml":                   previewConfigMap("draft", greeting),
+			"components/label/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\ncommonLabels: {tier: web-" + greeting + "}\n",
+		}
+	}
+	base := repo.commit(t, app("one"), "d says one")
+	head := repo.commit(t, app("two"), "d says two")
+
+	s := previewSync("team", "d", repo.url)
+	s.Spec.Source.Directory = &v1alpha1.DirectorySpec{Exclude: "draft.yaml"}
+	s.Spec.Kustomize = &v1alpha1.Kustomize{NamePrefix: "pre-", Components: []string{"../../components/label"}}
+	s.Spec.PostBuild = &v1alpha1.PostBuild{Substitute: map[string]string{"greeting": "hi"}}
+	preview := func(t *testing.T, s *v1alpha1.Sync) (string, string, int) {
+		t.Helper()
+		file := filepath.Join(t.TempDir(), "d.yaml")
+		data, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var out, errOut bytes.Buffer
+		err = run(t.Context(), []string{"preview", "--kubeconfig", unreachableKubeconfig(t), "--repo", repo.dir, "--base", base, "--head", head, "--offline", "-f", file}, &out, &errOut)
+		return out.String(), errOut.String(), exitCode(err, &errOut)
+	}
+
+	t.Run("the diff is of the objects the agent applies", func(t *testing.T) {
+		out, errOut, code := preview(t, s)
+		if code != 1 {
+			t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errOut)
+		}
+		for _, want := range []string{"diff ConfigMap/pre-d (configured)", "-  greeting: hi-one\n+  greeting: hi-two\n", "-    tier: web-one\n+    tier: web-two\n"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		}
+		for _, never := range []string{"draft", "${greeting", "ConfigMap/d "} {
+			if strings.Contains(out, never) {
+				t.Errorf("output shows %q, which the agent never applies:\n%s", never, out)
+			}
+		}
+	})
+
+	t.Run("offline, variables from the cluster fail the Sync's preview, saying so", func(t *testing.T) {
+		from := s.DeepCopy()
+		from.Spec.PostBuild.SubstituteFrom = []v1alpha1.SubstituteReference{{Kind: "ConfigMap", Name: "cluster-vars"}}
+		out, errOut, code := preview(t, from)
+		if code != 2 || !strings.Contains(out+errOut, "ConfigMap/cluster-vars") || !strings.Contains(out+errOut, "--offline") {
+			t.Errorf("exit %d, want 2 naming ConfigMap/cluster-vars and --offline\n%s\n%s", code, out, errOut)
+		}
+	})
+}
