@@ -58,6 +58,8 @@ pipeline; they take kubectl's connection flags (--kubeconfig, --context, -n, --a
 		newImportCommand(kube),
 		newUICommand(kube),
 		newNotifyCommand(kube),
+		newInstallCommand(kube),
+		newCheckCommand(kube),
 		newVersionCommand(),
 		newDocsCommand(),
 	)
