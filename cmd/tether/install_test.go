@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
@@ -323,5 +324,23 @@ func wantExit(t *testing.T, err error, code int) {
 	var coded *exitError
 	if !errors.As(err, &coded) || coded.code != code {
 		t.Errorf("want exit %d, got %v", code, err)
+	}
+}
+
+// TestCheckCRDOfAnotherVersion: a CRD installed by another version (its schema
+// differs) fails the check and says how to upgrade it.
+func TestCheckCRDOfAnotherVersion(t *testing.T) {
+	crds, err := embeddedCRDs()
+	harness.Must(t, err)
+	want := crds[0]
+	live := want.DeepCopy()
+	live.Status.Conditions = []apiextensionsv1.CustomResourceDefinitionCondition{{Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionTrue}}
+	if got := checkCRD(want, live, true); got.status != checkPassed {
+		t.Errorf("the same CRD: %s", got)
+	}
+	live.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["added"] = apiextensionsv1.JSONSchemaProps{Type: "string"}
+	got := checkCRD(want, live, true).String()
+	if wantLine := "✗ the Sync CRD (syncs.tether.dev) serves v1alpha1 with a schema other than this version's (tether dev): run tether install to upgrade it, or use the tether CLI of the installed version"; got != wantLine {
+		t.Errorf("another schema:\n got %s\nwant %s", got, wantLine)
 	}
 }
