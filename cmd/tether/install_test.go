@@ -32,25 +32,7 @@ import (
 // nodes here) and passes once its Deployment is Available and a replica holds
 // the Lease.
 func TestInstallAndCheck(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	cp, err := controlplane.Start(ctx, controlplane.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := cp.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
-	kubeconfig := cp.KubeconfigPath()
-	c, err := clientFor(cp.Config())
-	harness.Must(t, err)
-	tether := func(args ...string) (string, error) {
-		var out, errOut bytes.Buffer
-		err := run(t.Context(), append(args, "--kubeconfig", kubeconfig), &out, &errOut)
-		return out.String() + errOut.String(), err
-	}
+	cp, c, tether := privateCluster(t)
 
 	t.Run("check fails on a cluster without the CRD, saying what to do", func(t *testing.T) {
 		out, err := tether("check")
@@ -147,6 +129,32 @@ func TestInstallAndCheck(t *testing.T) {
 			}
 		}
 	})
+}
+
+// privateCluster starts a control plane for t alone (the package's shared one
+// has Tether's CRDs already, and an install changes cluster-wide objects), and
+// returns it, a client of it, and a function that runs tether against it.
+func privateCluster(t *testing.T) (*controlplane.ControlPlane, client.Client, func(args ...string) (string, error)) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cp, err := controlplane.Start(ctx, controlplane.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := cp.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	c, err := clientFor(cp.Config())
+	harness.Must(t, err)
+	tether := func(args ...string) (string, error) {
+		var out, errOut bytes.Buffer
+		err := run(t.Context(), append(args, "--kubeconfig", cp.KubeconfigPath()), &out, &errOut)
+		return out.String() + errOut.String(), err
+	}
+	return cp, c, tether
 }
 
 // markAgentRunning does what the agent's pods would: the Deployment Available

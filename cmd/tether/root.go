@@ -60,6 +60,7 @@ pipeline; they take kubectl's connection flags (--kubeconfig, --context, -n, --a
 		newNotifyCommand(kube),
 		newInstallCommand(kube),
 		newCheckCommand(kube),
+		newBootstrapCommand(kube),
 		newVersionCommand(),
 		newDocsCommand(),
 	)
