@@ -20,6 +20,8 @@ const (
 const (
 	agentNamespace  = "tether-system"
 	agentDeployment = "tether"
+	agentService    = "tether"
+	metricsPortName = "https-metrics"
 )
 
 // checkResult is the answer of one check: a line that says what was found
@@ -65,7 +67,7 @@ func newCheckCommand(kube *kubeFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Check that the cluster can run Tether (--pre), or that Tether runs in it",
-		Long: "Without --pre, check the install: the CRDs are installed and serve the schema of this version of tether, the agent Deployment " + agentNamespace + "/" + agentDeployment + " is available, a replica holds the leader Lease, and the agent's version is the CLI's (a difference is a warning).\n\n" +
+		Long: "Without --pre, check the install: the CRDs are installed and serve the schema of this version of tether, the agent Deployment " + agentNamespace + "/" + agentDeployment + " is available, a replica holds the leader Lease, the agent's Service has a ready endpoint for its metrics port, and the agent's version is the CLI's (a difference is a warning).\n\n" +
 			"With --pre, check what an install needs: the API server answers, its Kubernetes version is at least " + minKubernetes + " (" + minKubernetesNamespaced + " with --namespaced), and you may create what the install creates (CRDs, ClusterRoles and their bindings, Namespaces).\n\n" +
 			"Each check prints one line: ✓ passed, ! a warning, ✗ failed with what to do. The command exits 1 when a check failed.",
 		Example: `  tether check --pre

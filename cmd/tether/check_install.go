@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -60,6 +61,11 @@ func installChecks(ctx context.Context, cs kubernetes.Interface, cfg *rest.Confi
 		lease = nil
 	}
 	results = append(results, checkLeader(lease, time.Now()))
+	endpoints, err := cs.DiscoveryV1().EndpointSlices(agentNamespace).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + agentService})
+	if err != nil {
+		return nil, fmt.Errorf("reading the endpoints of the Service %s: %w", agentService, err)
+	}
+	results = append(results, checkMetricsEndpoints(endpoints.Items))
 	return append(results, checkSkew(version, agentImage(deployment))), nil
 }
 
@@ -161,6 +167,38 @@ func checkLeader(lease *coordinationv1.Lease, now time.Time) checkResult {
 		return checkFail(todo, "the leader Lease %s has expired (%s renewed it %s ago)", name, holder, since)
 	}
 	return checkPass("%s leads (Lease %s renewed %s ago)", holder, name, max(since, 0))
+}
+
+// checkMetricsEndpoints passes when the agent's Service has a ready endpoint
+// serving its metrics port: what a scraper (through the Service or a
+// ServiceMonitor) reaches.
+func checkMetricsEndpoints(slices []discoveryv1.EndpointSlice) checkResult {
+	ready := 0
+	for _, s := range slices {
+		if !sliceServes(s, metricsPortName) {
+			continue
+		}
+		for _, e := range s.Endpoints {
+			if e.Conditions.Ready == nil || *e.Conditions.Ready {
+				ready++
+			}
+		}
+	}
+	name := agentNamespace + "/" + agentService
+	if ready == 0 {
+		return checkFail(fmt.Sprintf("a scraper cannot reach the agent's metrics; see kubectl -n %s get endpointslices -l %s=%s", agentNamespace, discoveryv1.LabelServiceName, agentService),
+			"the Service %s has no ready endpoint for its port %s", name, metricsPortName)
+	}
+	return checkPass("the Service %s has %d ready endpoints for its port %s", name, ready, metricsPortName)
+}
+
+func sliceServes(s discoveryv1.EndpointSlice, port string) bool {
+	for _, p := range s.Ports {
+		if p.Name != nil && *p.Name == port {
+			return true
+		}
+	}
+	return false
 }
 
 // agentImage is the image of the agent's container.

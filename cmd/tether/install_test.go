@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -112,6 +113,7 @@ func TestInstallAndCheck(t *testing.T) {
 		wantLine(t, out, "✓ the Sync CRD (syncs.tether.dev) serves v1alpha1 with this version's schema")
 		wantLine(t, out, "✗ the agent Deployment tether-system/tether is not available (0 of 2 replicas ready): see kubectl -n tether-system describe deployment tether, and its pods' events and logs")
 		wantLine(t, out, "✗ no replica holds the leader Lease tether-system/tether.dev: the agent is not running or cannot reach the API server; see kubectl -n tether-system logs deployment/tether")
+		wantLine(t, out, "✗ the Service tether-system/tether has no ready endpoint for its port https-metrics: a scraper cannot reach the agent's metrics; see kubectl -n tether-system get endpointslices -l kubernetes.io/service-name=tether")
 	})
 
 	t.Run("check passes once the agent runs and leads", func(t *testing.T) {
@@ -122,6 +124,7 @@ func TestInstallAndCheck(t *testing.T) {
 		}
 		t.Logf("tether check:\n%s", out)
 		wantLine(t, out, "✓ the agent Deployment tether-system/tether is available (2 of 2 replicas ready)")
+		wantLine(t, out, "✓ the Service tether-system/tether has 2 ready endpoints for its port https-metrics")
 		wantLine(t, out, "! the agent runs v0.1.0, and this CLI is a development build: use a released tether to compare versions")
 		for _, line := range lines(out) {
 			if strings.HasPrefix(line, "✗") {
@@ -180,6 +183,18 @@ func markAgentRunning(t *testing.T, cfg *rest.Config) {
 		},
 	}
 	_, err = cs.CoordinationV1().Leases(agentNamespace).Create(t.Context(), lease, metav1.CreateOptions{})
+	harness.Must(t, err)
+	// What the EndpointSlice controller writes for the two ready pods.
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: "tether-x7k2p", Namespace: agentNamespace, Labels: map[string]string{discoveryv1.LabelServiceName: agentService}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To(metricsPortName), Port: ptr.To[int32](8443)}, {Name: ptr.To("http-webhook"), Port: ptr.To[int32](9292)}},
+		Endpoints: []discoveryv1.Endpoint{
+			{Addresses: []string{"10.0.0.7"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}},
+			{Addresses: []string{"10.0.0.8"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}},
+		},
+	}
+	_, err = cs.DiscoveryV1().EndpointSlices(agentNamespace).Create(t.Context(), slice, metav1.CreateOptions{})
 	harness.Must(t, err)
 }
 
