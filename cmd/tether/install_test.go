@@ -13,6 +13,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -30,8 +31,9 @@ import (
 // do; `check --pre` passes; `tether install` creates every object of the
 // embedded install, CRDs Established; a second install changes nothing (every
 // resourceVersion kept); `check` then names the agent that does not run (no
-// nodes here) and passes once its Deployment is Available and a replica holds
-// the Lease.
+// nodes here) and passes once its Deployment is Available, a replica holds
+// the Lease and its Service has endpoints; the namespaced install for two
+// tenants then applies over it (an upgrade's "configured").
 func TestInstallAndCheck(t *testing.T) {
 	cp, c, tether := privateCluster(t)
 
@@ -130,6 +132,23 @@ func TestInstallAndCheck(t *testing.T) {
 			if strings.HasPrefix(line, "✗") {
 				t.Errorf("failed: %s", line)
 			}
+		}
+	})
+
+	t.Run("the namespaced install for two tenants applies over it", func(t *testing.T) {
+		for _, ns := range []string{"shop", "blog"} {
+			harness.Must(t, c.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+		}
+		out, err := tether("install", "--namespaced", "--tenants", "shop,blog")
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		wantLine(t, out, "deployment.apps/tether configured")
+		wantLine(t, out, "validatingadmissionpolicy.admissionregistration.k8s.io/tether-agent-changes-no-sync-spec created")
+		var bindings rbacv1.RoleBindingList
+		harness.Must(t, c.List(t.Context(), &bindings, client.InNamespace("blog")))
+		if len(bindings.Items) != 4 {
+			t.Errorf("want the tenant's 4 RoleBindings in blog, got %d", len(bindings.Items))
 		}
 	})
 }
