@@ -40,7 +40,7 @@ var exitStatuses = []struct {
 	meaning string
 }{
 	{0, "done: the command did what it was asked; `diff` found no difference; `wait` and `reconcile --wait` saw the Sync Ready"},
-	{exitFailed, "the answer is no: `diff` found a difference; the Sync failed or is Stalled (`wait`, `reconcile --wait`); `reconcile` of a suspended Sync"},
+	{exitFailed, "the answer is no: `diff` found a difference; the Sync failed or is Stalled (`wait`, `reconcile --wait`); `reconcile` of a suspended Sync; `check` found a check that failed"},
 	{exitBroken, "the command could not answer: a usage error, a Sync or cluster that cannot be read (not found, forbidden, unreachable), a directory or repository that cannot be rendered"},
 	{exitTimedOut, "timed out: `wait` and `reconcile --wait` before the Sync was Ready or failed; `render` past `--render-timeout`"},
 }
