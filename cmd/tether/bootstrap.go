@@ -222,5 +222,5 @@ func (f *bootstrapFlags) run(cmd *cobra.Command) error {
 		return err
 	}
 	objs = append(objs, syncObj...)
-	return f.install.apply(cmd.Context(), objs, out)
+	return f.install.applyObjects(cmd.Context(), objs, out)
 }

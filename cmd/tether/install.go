@@ -60,7 +60,7 @@ func newInstallCommand(kube *kubeFlags) *cobra.Command {
 			if f.export {
 				return exportManifests(cmd.OutOrStdout(), objs)
 			}
-			return f.apply(cmd.Context(), objs, cmd.OutOrStdout())
+			return f.applyObjects(cmd.Context(), objs, cmd.OutOrStdout())
 		},
 	}
 	fs := cmd.Flags()
@@ -156,8 +156,8 @@ func exportManifests(w io.Writer, objs []*unstructured.Unstructured) error {
 	return nil
 }
 
-// apply applies objs and prints one line per object.
-func (f *installFlags) apply(ctx context.Context, objs []*unstructured.Unstructured, w io.Writer) error {
+// applyObjects applies objs and prints one line per object.
+func (f *installFlags) applyObjects(ctx context.Context, objs []*unstructured.Unstructured, w io.Writer) error {
 	cfg, err := f.kube.restConfig("install")
 	if err != nil {
 		return err
