@@ -41,7 +41,7 @@ build: ## Build the tether binary into bin/.
 	go build -ldflags "$(LDFLAGS)" -o bin/tether ./cmd/tether
 
 .PHONY: testbin
-testbin: ## Build etcd, kube-apiserver, controller-manager, scheduler, kubectl, kwok, prometheus, promtool and the OCI registry into .tools/testbin.
+testbin: ## Build etcd, kube-apiserver, controller-manager, scheduler, kubectl, kwok and the OCI registry into .tools/testbin.
 	hack/testbin.sh $(TESTBIN)
 
 .PHONY: testbin-demo
@@ -77,9 +77,10 @@ test-tools: ## Build or install every tool make test needs, side by side.
 	$(MAKE) --no-print-directory -j4 testbin kustomize helm sopstools debian-packages
 
 .PHONY: debian-packages
-debian-packages: ## Chromium and Alertmanager from Debian's packages, one after the other.
+debian-packages: ## Chromium, Alertmanager and Prometheus from Debian's packages, one after the other.
 	hack/chromium.sh
 	hack/alertmanager.sh
+	hack/prometheus.sh $(TESTBIN)
 
 # Debian's Chromium for the UI's browser tests, installed with apt-get when
 # /usr/bin/chromium is missing (root or sudo; hack/chromium.sh pins the version
@@ -93,6 +94,20 @@ chromium: ## Install headless Chromium from Debian's packages for the UI's brows
 .PHONY: alertmanager
 alertmanager: ## Install Alertmanager from Debian's packages for the notification tests.
 	hack/alertmanager.sh
+
+# Debian's Prometheus server and promtool for the alert tests, linked into the test
+# binaries' directory; hack/prometheus.sh pins the package.
+.PHONY: prometheus
+prometheus: ## Install Prometheus and promtool from Debian's packages for the alert tests.
+	hack/prometheus.sh $(TESTBIN)
+
+# The alert and rule tests against Prometheus v3 built from source (make test runs
+# Debian's 2.x): the shipped rules must hold in both.
+PROMETHEUS3 := $(TOOLS)/prometheus3
+.PHONY: test-prometheus3
+test-prometheus3: testbin ## The alert tests and promtool's rule tests against Prometheus v3.15.1 built from source.
+	hack/testbin.sh $(PROMETHEUS3) prometheus3
+	TETHER_PROMETHEUS_DIR=$(PROMETHEUS3) go test -race -count=1 -timeout=20m ./test/alerts/ ./deploy/monitoring/
 
 .PHONY: test-ui
 test-ui: testbin chromium ## The UI's browser tests alone, verbose, saving a screenshot of each page into .ui-screenshots/.

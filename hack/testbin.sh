@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# testbin.sh DIR [demo] — build the real control-plane binaries that Tether's tests and demo run
-# (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok and kwok's
-# stage configurations), the Prometheus server and promtool that the alert tests run, and
-# the OCI registry (CNCF Distribution) that the tests of charts from OCI registries push to,
-# from the Go module proxy at pinned versions, into DIR. With "demo", only what `make demo`
-# runs: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok.
+# testbin.sh DIR [demo|prometheus3] — build the real control-plane binaries that Tether's
+# tests and demo run (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl,
+# kwok and kwok's stage configurations) and the OCI registry (CNCF Distribution) that the
+# tests of charts from OCI registries push to, from the Go module proxy at pinned versions,
+# into DIR. With "demo", only what `make demo` runs: etcd, kube-apiserver,
+# kube-controller-manager, kube-scheduler, kubectl and kwok. With "prometheus3", only the
+# Prometheus v3 server and promtool (`make test-prometheus3`); make test runs Debian's
+# (hack/prometheus.sh links them into DIR).
 #
 # Each binary is built once per version: a stamp file records what DIR holds, so a warm
 # run only checks the stamps. A cold build takes about 15 minutes on two idle cores, plus
@@ -16,8 +18,8 @@ set -euo pipefail
 K8S_VERSION=v1.34.4
 ETCD_VERSION=v3.6.4
 KWOK_VERSION=v0.8.0
-# Prometheus v3.15.1: its Go module numbers v3.X.Y as v0.3XX.Y. Pinned in
-# test/tools/prometheus/go.mod too.
+# Prometheus v3.15.1, for make test-prometheus3 only: its Go module numbers v3.X.Y as
+# v0.3XX.Y. Pinned in test/tools/prometheus/go.mod too.
 PROMETHEUS_VERSION=v0.315.1
 # CNCF Distribution's registry, the OCI registry the tests of charts from OCI registries
 # push to. Pinned in test/tools/registry/go.mod too.
@@ -25,7 +27,7 @@ REGISTRY_VERSION=v3.0.0
 
 dir=${1:?usage: testbin.sh DIR [demo]}
 set_=${2:-all}
-[[ $set_ == all || $set_ == demo ]] || { echo "usage: testbin.sh DIR [demo]" >&2; exit 2; }
+[[ $set_ == all || $set_ == demo || $set_ == prometheus3 ]] || { echo "usage: testbin.sh DIR [demo|prometheus3]" >&2; exit 2; }
 root=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
@@ -34,7 +36,8 @@ start=$SECONDS
 step() { printf '[testbin %3ds] %s\n' $((SECONDS - start)) "$*"; }
 
 tools=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok)
-[[ $set_ == demo ]] || tools+=(prometheus promtool registry)
+[[ $set_ == demo ]] || tools+=(registry)
+[[ $set_ != prometheus3 ]] || tools=(prometheus promtool)
 ready() { # how many of the tools DIR holds at their versions
 	local n=0 t
 	for t in "${tools[@]}"; do [[ -x "$dir/$t" && -s "$dir/.$t.version" ]] && n=$((n + 1)); done
@@ -71,6 +74,23 @@ k8s_ldflags() {
 	printf -- '-s -w'
 }
 
+# remove_all_sd leaves out every service discovery but static and file: the tests scrape
+# loopback targets, and the cloud SDKs would double the build.
+if [[ $set_ == prometheus3 ]]; then
+	prom_missing=()
+	for c in prometheus promtool; do fresh "$c" "$PROMETHEUS_VERSION" || prom_missing+=("$c"); done
+	if ((${#prom_missing[@]})); then
+		pkgs=()
+		for c in "${prom_missing[@]}"; do pkgs+=("github.com/prometheus/prometheus/cmd/$c"); done
+		building "${prom_missing[*]} $PROMETHEUS_VERSION" \
+			bash -c 'cd "$1/test/tools/prometheus" && go build -tags remove_all_sd -ldflags "-s -w" -o "$2/" "${@:3}"' _ "$root" "$dir" "${pkgs[@]}"
+		for c in "${prom_missing[@]}"; do stamp "$c" "$PROMETHEUS_VERSION"; done
+		step "built ${prom_missing[*]}"
+	fi
+	step "Prometheus v3 ready in $dir"
+	exit 0
+fi
+
 k8s_cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
 missing=()
 for c in "${k8s_cmds[@]}"; do fresh "$c" "$K8S_VERSION" || missing+=("$c"); done
@@ -106,19 +126,6 @@ fi
 if [[ $set_ == demo ]]; then
 	step "the demo's binaries ready in $dir ($(ready) of ${#tools[@]} tools: ${tools[*]})"
 	exit 0
-fi
-
-# remove_all_sd leaves out every service discovery but static and file: the tests scrape
-# loopback targets, and the cloud SDKs would double the build.
-prom_missing=()
-for c in prometheus promtool; do fresh "$c" "$PROMETHEUS_VERSION" || prom_missing+=("$c"); done
-if ((${#prom_missing[@]})); then
-	pkgs=()
-	for c in "${prom_missing[@]}"; do pkgs+=("github.com/prometheus/prometheus/cmd/$c"); done
-	building "${prom_missing[*]} $PROMETHEUS_VERSION" \
-		bash -c 'cd "$1/test/tools/prometheus" && go build -tags remove_all_sd -ldflags "-s -w" -o "$2/" "${@:3}"' _ "$root" "$dir" "${pkgs[@]}"
-	for c in "${prom_missing[@]}"; do stamp "$c" "$PROMETHEUS_VERSION"; done
-	step "built ${prom_missing[*]}"
 fi
 
 if ! fresh registry "$REGISTRY_VERSION"; then

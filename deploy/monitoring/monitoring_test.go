@@ -49,7 +49,7 @@ func alertNames(t *testing.T) []string {
 
 func TestRulesPassPromtool(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs promtool (built by make testbin)")
+		t.Skip("runs promtool (installed by make prometheus)")
 	}
 	promtool := promserver.Binary(t, "promtool")
 	t.Run("check rules", func(t *testing.T) {

@@ -8,10 +8,11 @@
 //
 // What the package owns:
 //
-//   - the binaries: prometheus and promtool at the version hack/testbin.sh pins,
-//     built from the Go module proxy into the same directory as the control plane's
-//     ($TETHER_TESTBIN, else .tools/testbin); a missing binary fails the test with
-//     the command that builds it, it never skips;
+//   - the binaries: prometheus and promtool, Debian's package (pinned by
+//     hack/prometheus.sh, which links them into the control plane's directory,
+//     $TETHER_TESTBIN, else .tools/testbin), or v3 built from source where
+//     $TETHER_PROMETHEUS_DIR points (make test-prometheus3); a missing binary fails
+//     the test with the command that installs it, it never skips;
 //   - a Server: a prometheus process with a temporary data directory, a listener on
 //     127.0.0.1, a configuration that scrapes the given targets (honor_labels, as the
 //     ServiceMonitor does) and loads the given rule files, each with a short scrape

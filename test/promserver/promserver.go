@@ -22,17 +22,23 @@ import (
 	"tether.dev/tether/test/harness"
 )
 
-// Binary returns the path of name (prometheus or promtool) in the test binaries'
-// directory, failing the test with the command that builds it if it is missing.
+// Binary returns the path of name (prometheus or promtool): in
+// $TETHER_PROMETHEUS_DIR when set (make test-prometheus3 points it at v3 built
+// from source), else in the test binaries' directory, where make test links
+// Debian's (hack/prometheus.sh). A missing one fails the test, saying how to
+// get it.
 func Binary(t testing.TB, name string) string {
 	t.Helper()
-	dir, err := controlplane.BinDir()
-	if err != nil {
-		t.Fatal(err)
+	dir := os.Getenv("TETHER_PROMETHEUS_DIR")
+	if dir == "" {
+		var err error
+		if dir, err = controlplane.BinDir(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	path := filepath.Join(dir, name)
 	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("%s is not built (run `make testbin`, or hack/testbin.sh %s): %v", name, dir, err)
+		t.Fatalf("%s is missing (run `make prometheus`, or hack/prometheus.sh %s): %v", name, dir, err)
 	}
 	return path
 }
