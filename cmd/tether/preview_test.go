@@ -76,6 +76,23 @@ func previewSync(ns, name, url string) *v1alpha1.Sync {
 	}
 }
 
+// previewOffline runs `tether preview --offline` of repo from base to head with
+// s as the one Sync (-f), and returns its output, error output and exit code.
+func previewOffline(t *testing.T, repo *monorepo, s *v1alpha1.Sync, base, head string) (string, string, int) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), s.Name+".yaml")
+	data, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	err = run(t.Context(), []string{"preview", "--kubeconfig", unreachableKubeconfig(t), "--repo", repo.dir, "--base", base, "--head", head, "--offline", "-f", file}, &out, &errOut)
+	return out.String(), errOut.String(), exitCode(err, &errOut)
+}
+
 func TestPreviewListsExactlyTheSyncsAChangeTouches(t *testing.T) {
 	cp := controlplane.Shared(t)
 	controlplane.InstallCRDs(t, cp.Config(), "../../deploy/base/crd")
@@ -173,18 +190,9 @@ func TestPreviewListsExactlyTheSyncsAChangeTouches(t *testing.T) {
 	})
 
 	t.Run("offline, the renders are compared without a cluster", func(t *testing.T) {
-		file := filepath.Join(t.TempDir(), "b.yaml")
-		data, err := json.Marshal(previewSync(e.ns, "b", repo.url))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(file, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		var out, errOut bytes.Buffer
-		err = run(t.Context(), []string{"preview", "--kubeconfig", unreachableKubeconfig(t), "--repo", repo.dir, "--base", base, "--head", head, "--offline", "-f", file}, &out, &errOut)
-		if code := exitCode(err, &errOut); code != 1 || !strings.Contains(out.String(), "+  greeting: two") {
-			t.Errorf("exit %d, want 1 and the render's diff\n%s\n%s", code, out.String(), errOut.String())
+		out, errOut, code := previewOffline(t, repo, previewSync(e.ns, "b", repo.url), base, head)
+		if code != 1 || !strings.Contains(out, "+  greeting: two") {
+			t.Errorf("exit %d, want 1 and the render's diff\n%s\n%s", code, out, errOut)
 		}
 	})
 
@@ -250,24 +258,14 @@ func TestPreviewRendersAChartSyncAsTheAgentDoes(t *testing.T) {
 
 	s := previewSync("tenant", "web", repo.url)
 	s.Spec.Helm = &v1alpha1.HelmSpec{ReleaseName: "shop", Values: &apiextensionsv1.JSON{Raw: []byte(`{"colour":"blue"}`)}}
-	file := filepath.Join(t.TempDir(), "web.yaml")
-	data, err := json.Marshal(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(file, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var out, errOut bytes.Buffer
-	err = run(t.Context(), []string{"preview", "--kubeconfig", unreachableKubeconfig(t), "--repo", repo.dir, "--base", base, "--head", head, "--offline", "-f", file}, &out, &errOut)
-	code := exitCode(err, &errOut)
+	out, errOut, code := previewOffline(t, repo, s, base, head)
 	for _, want := range []string{"shop-settings", `+  greeting: two`, "colour: blue"} {
-		if !strings.Contains(out.String(), want) {
+		if !strings.Contains(out, want) {
 			t.Errorf("the diff does not say %q", want)
 		}
 	}
 	if code != 1 || t.Failed() {
-		t.Fatalf("exit %d, want 1 and the chart's diff with the Sync's release name and values\n%s\n%s", code, out.String(), errOut.String())
+		t.Fatalf("exit %d, want 1 and the chart's diff with the Sync's release name and values\n%s\n%s", code, out, errOut)
 	}
 }
 
@@ -293,17 +291,7 @@ func TestPreviewRendersWhatTheAgentPutsOnTopOfTheRender(t *testing.T) {
 	s.Spec.PostBuild = &v1alpha1.PostBuild{Substitute: map[string]string{"greeting": "hi"}}
 	preview := func(t *testing.T, s *v1alpha1.Sync) (string, string, int) {
 		t.Helper()
-		file := filepath.Join(t.TempDir(), "d.yaml")
-		data, err := json.Marshal(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(file, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		var out, errOut bytes.Buffer
-		err = run(t.Context(), []string{"preview", "--kubeconfig", unreachableKubeconfig(t), "--repo", repo.dir, "--base", base, "--head", head, "--offline", "-f", file}, &out, &errOut)
-		return out.String(), errOut.String(), exitCode(err, &errOut)
+		return previewOffline(t, repo, s, base, head)
 	}
 
 	t.Run("the diff is of the objects the agent applies", func(t *testing.T) {

@@ -2,10 +2,12 @@ package git
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/test/harness"
 )
 
 const host = "git.example.com"
@@ -50,19 +52,11 @@ func mustEnter(t *testing.T, g *HostGate, tenant, key string, now time.Time) fun
 // waitInLine returns once n callers wait in the host's line.
 func waitInLine(t *testing.T, g *HostGate, n int) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
+	harness.Eventually(t, time.Minute, fmt.Sprintf("%d callers in the host's line", n), func(context.Context) (bool, error) {
 		g.mu.Lock()
-		got := len(g.line[host])
-		g.mu.Unlock()
-		if got == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d callers in line after a minute, want %d", got, n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		defer g.mu.Unlock()
+		return len(g.line[host]) == n, nil
+	})
 }
 
 // TestAHostsLineServesWhoWasServedLeastRecentlyFirst is the starvation that a
