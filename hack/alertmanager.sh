@@ -33,22 +33,8 @@ unavailable() {
 	exit 0
 }
 
-command -v apt-get >/dev/null || unavailable "no apt-get (not Debian)"
-sudo=()
-if [[ $(id -u) -ne 0 ]]; then
-	command -v sudo >/dev/null && sudo -n true 2>/dev/null || unavailable "not root and no password-less sudo"
-	sudo=(sudo -n)
-fi
-
 start=$SECONDS
-export DEBIAN_FRONTEND=noninteractive
-"${sudo[@]}" apt-get update -qq
-version=$ALERTMANAGER_VERSION
-if ! apt-cache madison prometheus-alertmanager | grep -qF "| $ALERTMANAGER_VERSION |"; then
-	version=$(apt-cache policy prometheus-alertmanager | awk '/Candidate:/ {print $2}')
-	[[ -n "$version" && "$version" != "(none)" ]] || unavailable "Debian offers no prometheus-alertmanager package here"
-	say "the pinned $ALERTMANAGER_VERSION is no longer on the mirror; installing Debian's candidate $version"
-fi
-# The package installs a service too; the test never uses it (containers deny its start).
-"${sudo[@]}" apt-get install -y -qq --no-install-recommends "prometheus-alertmanager=$version"
+# shellcheck source=lib/debian.sh
+source "$(dirname "$0")/lib/debian.sh"
+debian_install "$ALERTMANAGER_VERSION" prometheus-alertmanager
 say "installed $("$bin" --version 2>&1 | head -1) (package $version) in $((SECONDS - start))s"

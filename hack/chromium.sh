@@ -40,23 +40,8 @@ unavailable() {
 	exit 0
 }
 
-command -v apt-get >/dev/null || unavailable "no apt-get (not Debian)"
-sudo=()
-if [[ $(id -u) -ne 0 ]]; then
-	command -v sudo >/dev/null && sudo -n true 2>/dev/null || unavailable "not root and no password-less sudo"
-	sudo=(sudo -n)
-fi
-
 start=$SECONDS
-export DEBIAN_FRONTEND=noninteractive
-# A fresh container has no package lists; a machine that has them may hold old ones
-# that name a version the mirror no longer serves.
-"${sudo[@]}" apt-get update -qq
-version=$CHROMIUM_VERSION
-if ! apt-cache madison chromium | grep -qF "| $CHROMIUM_VERSION |"; then
-	version=$(apt-cache policy chromium | awk '/Candidate:/ {print $2}')
-	[[ -n "$version" && "$version" != "(none)" ]] || unavailable "Debian offers no chromium package here"
-	say "the pinned $CHROMIUM_VERSION is no longer on the mirror; installing Debian's candidate $version"
-fi
-"${sudo[@]}" apt-get install -y -qq --no-install-recommends "chromium=$version" "chromium-common=$version"
+# shellcheck source=lib/debian.sh
+source "$(dirname "$0")/lib/debian.sh"
+debian_install "$CHROMIUM_VERSION" chromium chromium-common
 say "installed $("$chromium" --version) (package $version) in $((SECONDS - start))s"

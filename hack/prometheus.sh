@@ -39,23 +39,9 @@ unavailable() {
 	exit 1
 }
 
-command -v apt-get >/dev/null || unavailable "no apt-get (not Debian)"
-sudo=()
-if [[ $(id -u) -ne 0 ]]; then
-	command -v sudo >/dev/null && sudo -n true 2>/dev/null || unavailable "not root and no password-less sudo"
-	sudo=(sudo -n)
-fi
-
 start=$SECONDS
-export DEBIAN_FRONTEND=noninteractive
-"${sudo[@]}" apt-get update -qq
-version=$PROMETHEUS_VERSION
-if ! apt-cache madison prometheus | grep -qF "| $PROMETHEUS_VERSION |"; then
-	version=$(apt-cache policy prometheus | awk '/Candidate:/ {print $2}')
-	[[ -n "$version" && "$version" != "(none)" ]] || unavailable "Debian offers no prometheus package here"
-	say "the pinned $PROMETHEUS_VERSION is no longer on the mirror; installing Debian's candidate $version"
-fi
-# The package installs a service too; the tests never use it (containers deny its start).
-"${sudo[@]}" apt-get install -y -qq --no-install-recommends "prometheus=$version"
+# shellcheck source=lib/debian.sh
+source "$(dirname "$0")/lib/debian.sh"
+debian_install "$PROMETHEUS_VERSION" prometheus
 link
 say "installed $(/usr/bin/prometheus --version 2>&1 | head -1) (package $version) in $((SECONDS - start))s"
