@@ -49,7 +49,9 @@ type HostGate struct {
 	// line holds the callers waiting, by host, least recently served first.
 	line map[string][]*waiter
 	// served is when each caller (host, then key) was last admitted.
-	served  map[string]map[string]time.Time
+	served map[string]map[string]time.Time
+	// swept is when served last lost what is older than servedMemory.
+	swept   time.Time
 	failure map[string]hostFailure
 }
 
@@ -204,16 +206,25 @@ func (g *HostGate) admit(host, tenant, key string, now time.Time) {
 }
 
 // lastServed is when key was last admitted with host, or the zero time if it
-// never was (or so long ago that the gate forgot); it forgets what is older
-// than servedMemory on the way.
+// never was (or so long ago that the gate forgot). At most once a
+// servedMemory it forgets, of every host, what is older than that: the sweep
+// walks every caller the gate knows, too much for each caller that waits.
 func (g *HostGate) lastServed(host, key string, now time.Time) time.Time {
-	served := g.served[host]
-	for k, at := range served {
-		if now.Sub(at) > servedMemory {
-			delete(served, k)
+	if now.Sub(g.swept) > servedMemory {
+		for _, served := range g.served {
+			for k, at := range served {
+				if now.Sub(at) > servedMemory {
+					delete(served, k)
+				}
+			}
 		}
+		g.swept = now
 	}
-	return served[key]
+	at := g.served[host][key]
+	if now.Sub(at) > servedMemory {
+		return time.Time{}
+	}
+	return at
 }
 
 // admits reports whether tenant may start one more conversation with a host
