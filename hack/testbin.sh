@@ -1,18 +1,26 @@
 #!/usr/bin/env bash
-# testbin.sh DIR [demo|prometheus3] — build the real control-plane binaries that Tether's
-# tests and demo run (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl,
-# kwok and kwok's stage configurations) and the OCI registry (CNCF Distribution) that the
-# tests of charts from OCI registries push to, from the Go module proxy at pinned versions,
-# into DIR. With "demo", only what `make demo` runs: etcd, kube-apiserver,
-# kube-controller-manager, kube-scheduler, kubectl and kwok. With "prometheus3", only the
-# Prometheus v3 server and promtool (`make test-prometheus3`); make test runs Debian's
-# (hack/prometheus.sh links them into DIR).
+# testbin.sh DIR [demo|clis|prometheus3] — build the real control-plane binaries that
+# Tether's tests and demo run (etcd, kube-apiserver, kube-controller-manager,
+# kube-scheduler, kubectl, kwok and kwok's stage configurations), the helm and kustomize
+# CLIs that the conformance tests compare renders with, and the OCI registry (CNCF
+# Distribution) that the tests of charts from OCI registries push to, from the Go module
+# proxy at pinned versions, into DIR. With "demo", only what `make demo` runs: etcd,
+# kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok. With
+# "clis", only helm and kustomize. With "prometheus3", only the Prometheus v3 server and
+# promtool (`make test-prometheus3`); make test runs Debian's (hack/prometheus.sh links
+# them into DIR).
+#
+# helm and kustomize are built in the control plane's module (test/tools/k8s), which
+# pins their releases: most of what they compile (k8s.io/api, client-go, apimachinery,
+# cli-runtime, kubectl, kustomize's api and kyaml) is then what kubectl and the
+# apiserver compiled already, at the same versions, and comes from Go's build cache.
+# Built on their own, they compiled it all again.
 #
 # Each binary is built once per version: a stamp file records what DIR holds, so a warm
-# run only checks the stamps. A cold build takes about 15 minutes on two idle cores, plus
-# about 3 for the registry (the one estimate, also in the README), and over 4 GB of Go
-# build cache; while it runs, a line every 30 seconds says what is being built, for how
-# long, and how many tools are ready.
+# run only checks the stamps. A cold build takes about 15 minutes on two idle cores
+# (the one estimate, also in the README), and over 4 GB of Go build cache; while it
+# runs, a line every 30 seconds says what is being built, for how long, and how many
+# tools are ready.
 set -euo pipefail
 
 K8S_VERSION=v1.34.4
@@ -22,12 +30,16 @@ KWOK_VERSION=v0.8.0
 # v0.3XX.Y. Pinned in test/tools/prometheus/go.mod too.
 PROMETHEUS_VERSION=v0.315.1
 # CNCF Distribution's registry, the OCI registry the tests of charts from OCI registries
-# push to. Pinned in test/tools/registry/go.mod too.
+# push to, built from test/tools/registry/main.go: Distribution's registry with only
+# the filesystem storage driver (its own cmd/registry links the Azure, GCS and S3
+# SDKs, most of its cold build). Pinned in test/tools/registry/go.mod too; the
+# stamp's suffix names the build.
 REGISTRY_VERSION=v3.0.0
+REGISTRY_STAMP=$REGISTRY_VERSION+filesystem
 
-dir=${1:?usage: testbin.sh DIR [demo]}
+dir=${1:?usage: testbin.sh DIR [demo|clis|prometheus3]}
 set_=${2:-all}
-[[ $set_ == all || $set_ == demo || $set_ == prometheus3 ]] || { echo "usage: testbin.sh DIR [demo|prometheus3]" >&2; exit 2; }
+[[ $set_ == all || $set_ == demo || $set_ == clis || $set_ == prometheus3 ]] || { echo "usage: testbin.sh DIR [demo|clis|prometheus3]" >&2; exit 2; }
 root=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
@@ -36,7 +48,8 @@ start=$SECONDS
 step() { printf '[testbin %3ds] %s\n' $((SECONDS - start)) "$*"; }
 
 tools=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok)
-[[ $set_ == demo ]] || tools+=(registry)
+[[ $set_ == demo ]] || tools+=(helm kustomize registry)
+[[ $set_ != clis ]] || tools=(helm kustomize)
 [[ $set_ != prometheus3 ]] || tools=(prometheus promtool)
 ready() { # how many of the tools DIR holds at their versions
 	local n=0 t
@@ -91,16 +104,44 @@ if [[ $set_ == prometheus3 ]]; then
 	exit 0
 fi
 
-k8s_cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
-missing=()
-for c in "${k8s_cmds[@]}"; do fresh "$c" "$K8S_VERSION" || missing+=("$c"); done
-if ((${#missing[@]})); then
-	pkgs=()
-	for c in "${missing[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
-	building "${missing[*]} $K8S_VERSION" \
-		bash -c 'cd "$1/test/tools/k8s" && shift && go build -ldflags "$1" -o "$2/" "${@:3}"' _ "$root" "$(k8s_ldflags)" "$dir" "${pkgs[@]}"
-	for c in "${missing[@]}"; do stamp "$c" "$K8S_VERSION"; done
-	step "built ${missing[*]}"
+# tools_module_version MODULE: the version of MODULE that test/tools/k8s/go.mod pins.
+tools_module_version() { (cd "$root/test/tools/k8s" && go list -m -f '{{.Version}}' "$1"); }
+# The stamps of what test/tools/k8s builds also name its go.sum: a change of any
+# dependency there builds them again.
+k8s_sum=$(sha256sum "$root/test/tools/k8s/go.sum" | cut -c1-12)
+
+if [[ $set_ != clis ]]; then
+	k8s_cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
+	missing=()
+	for c in "${k8s_cmds[@]}"; do fresh "$c" "$K8S_VERSION+$k8s_sum" || missing+=("$c"); done
+	if ((${#missing[@]})); then
+		pkgs=()
+		for c in "${missing[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
+		building "${missing[*]} $K8S_VERSION" \
+			bash -c 'cd "$1/test/tools/k8s" && shift && go build -ldflags "$1" -o "$2/" "${@:3}"' _ "$root" "$(k8s_ldflags)" "$dir" "${pkgs[@]}"
+		for c in "${missing[@]}"; do stamp "$c" "$K8S_VERSION+$k8s_sum"; done
+		step "built ${missing[*]}"
+	fi
+fi
+
+if [[ $set_ != demo ]]; then
+	# After the control plane, so that what they share comes from the build cache.
+	helm_version=$(tools_module_version helm.sh/helm/v4)+$k8s_sum
+	kustomize_version=$(tools_module_version sigs.k8s.io/kustomize/kustomize/v5)+$k8s_sum
+	clis=() pkgs=()
+	fresh helm "$helm_version" || { clis+=(helm); pkgs+=(helm.sh/helm/v4/cmd/helm); }
+	fresh kustomize "$kustomize_version" || { clis+=(kustomize); pkgs+=(sigs.k8s.io/kustomize/kustomize/v5); }
+	if ((${#clis[@]})); then
+		building "${clis[*]} (helm $helm_version, kustomize $kustomize_version)" \
+			bash -c 'cd "$1/test/tools/k8s" && go build -ldflags "-s -w" -o "$2/" "${@:3}"' _ "$root" "$dir" "${pkgs[@]}"
+		stamp helm "$helm_version"
+		stamp kustomize "$kustomize_version"
+		step "built ${clis[*]}"
+	fi
+	if [[ $set_ == clis ]]; then
+		step "helm and kustomize ready in $dir"
+		exit 0
+	fi
 fi
 
 if ! fresh etcd "$ETCD_VERSION"; then
@@ -128,10 +169,10 @@ if [[ $set_ == demo ]]; then
 	exit 0
 fi
 
-if ! fresh registry "$REGISTRY_VERSION"; then
+if ! fresh registry "$REGISTRY_STAMP"; then
 	building "registry $REGISTRY_VERSION" \
-		bash -c 'cd "$1/test/tools/registry" && go build -ldflags "-s -w" -o "$2/registry" github.com/distribution/distribution/v3/cmd/registry' _ "$root" "$dir"
-	stamp registry "$REGISTRY_VERSION"
+		bash -c 'cd "$1/test/tools/registry" && go build -ldflags "-s -w" -o "$2/registry" .' _ "$root" "$dir"
+	stamp registry "$REGISTRY_STAMP"
 	step "built registry"
 fi
 

@@ -118,8 +118,8 @@ func TestTheAgentAndTheCLIRenderEveryFixtureAlike(t *testing.T) {
 	}
 }
 
-// kustomize's CLI and library are pinned apart (the Makefile's
-// KUSTOMIZE_VERSION, go.mod's sigs.k8s.io/kustomize/api): the conformance test
+// kustomize's CLI and library are pinned apart (test/tools/k8s/go.mod's
+// sigs.k8s.io/kustomize/kustomize/v5, go.mod's sigs.k8s.io/kustomize/api): the conformance test
 // means something only while the CLI is built from the library Tether links.
 func TestTheKustomizeCLIIsBuiltFromTheLibraryTetherLinks(t *testing.T) {
 	bin := kustomizeCLI(t)
@@ -138,7 +138,7 @@ func TestTheKustomizeCLIIsBuiltFromTheLibraryTetherLinks(t *testing.T) {
 	for _, mod := range []string{"sigs.k8s.io/kustomize/api", "sigs.k8s.io/kustomize/kyaml"} {
 		want := requiredVersion(t, goMod, mod)
 		if linked[mod] != want {
-			t.Errorf("%s (kustomize %s) links %s %s; go.mod requires %s: set KUSTOMIZE_VERSION in the Makefile to the kustomize release built on %s %s",
+			t.Errorf("%s (kustomize %s) links %s %s; go.mod requires %s: pin in test/tools/k8s/go.mod the kustomize release built on %s %s",
 				bin, info.Main.Version, mod, linked[mod], want, mod, want)
 		}
 	}
@@ -152,15 +152,12 @@ func TestTheKustomizeCLIIsBuiltFromTheLibraryTetherLinks(t *testing.T) {
 }
 
 // kustomizeCLI returns the pinned kustomize CLI: $TETHER_KUSTOMIZE (which the
-// Makefile sets, having built it), else the one in the module's .tools/bin.
+// Makefile sets, having built it), else the one in the module's .tools/testbin.
 func kustomizeCLI(t *testing.T) string {
 	t.Helper()
 	bin := os.Getenv("TETHER_KUSTOMIZE")
 	if bin == "" {
-		found, _ := filepath.Glob(filepath.Join(moduleRoot(t), ".tools", "bin", "kustomize-v*"))
-		if len(found) > 0 {
-			bin = found[len(found)-1]
-		}
+		bin = filepath.Join(moduleRoot(t), ".tools", "testbin", "kustomize")
 	}
 	if _, err := os.Stat(bin); bin == "" || err != nil {
 		if testing.Short() {

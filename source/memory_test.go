@@ -29,10 +29,15 @@ const (
 
 // TestPeakHeapOfHostileRenders renders each hostile case in a child process of
 // its own and reads the heap the child's runtime ever mapped (runtime/metrics),
-// which is the peak heap whatever the garbage collector did after it.
+// which is the peak heap whatever the garbage collector did after it. Under the
+// race detector it skips itself (reading a 234 MiB pack race-instrumented takes
+// minutes): make test runs it without (make test-memory).
 func TestPeakHeapOfHostileRenders(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a 234 MiB repository")
+	}
+	if source.RaceEnabled {
+		t.Skip("measures memory: make test runs it without the race detector (make test-memory)")
 	}
 	mib := strings.Repeat("y", 1<<20)
 	var aliases strings.Builder

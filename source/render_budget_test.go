@@ -319,9 +319,11 @@ func TestWorstYAMLChild(t *testing.T) {
 	fmt.Printf("peak-rss %d %s\n", peak, strings.ReplaceAll(strings.Join(reports, "; "), "\n", " "))
 }
 
-// PeakHeap is harness.PeakHeap, for the package's external tests
-// (memory_test.go).
+// PeakHeap is harness.PeakHeap, and RaceEnabled raceEnabled, for the package's
+// external tests (memory_test.go).
 func PeakHeap() int64 { return harness.PeakHeap() }
+
+var RaceEnabled = raceEnabled
 
 // peakRSS is this process's peak resident set (VmHWM), in bytes.
 func peakRSS() int64 {

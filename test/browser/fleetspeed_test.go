@@ -30,9 +30,16 @@ const fleetSize = 1003
 // fleetBudget is what the UI was built to: the fleet shown within a second.
 const fleetBudget = time.Second
 
-// fleetRuns is how many times the page is opened; the best is held to the
-// budget (the others are the machine's other work, logged).
-const fleetRuns = 5
+// fleetRuns is how many times the page is opened when it is timed
+// (TETHER_UI_SPEED=1); the best is held to the budget (the others are the
+// machine's other work, logged). Otherwise it is opened once: make test holds
+// it to what it shows, which one opening tells.
+func fleetRuns() int {
+	if os.Getenv("TETHER_UI_SPEED") != "" {
+		return 5
+	}
+	return 1
+}
 
 // overBudget reports a page shown later than fleetBudget. Timing belongs to
 // its own run on a quiet machine (make test-ui sets TETHER_UI_SPEED=1, and so
@@ -89,14 +96,14 @@ func TestTheFleetOf1003SyncsIsShownWithinASecond(t *testing.T) {
 	tb := signIn(t, startUI(t, controlplane.Shared(t).KubeconfigPath()))
 	best := timePage(tb, base(t, tb.url())+"/", "[data-key]", fleetSize)
 	if shown := time.Duration(best.Shown * float64(time.Millisecond)); shown > fleetBudget {
-		overBudget(t, "the fleet of %d Syncs was shown in %s at best of %d runs, want within %s", fleetSize, shown, fleetRuns, fleetBudget)
+		overBudget(t, "the fleet of %d Syncs was shown in %s at best of %d runs, want within %s", fleetSize, shown, fleetRuns(), fleetBudget)
 	}
 	if os.Getenv("TETHER_UI_SCREENSHOTS") != "" {
 		tb.screenshotOf("fleet-1003", 1280, 900)
 	}
 }
 
-// timePage opens url fleetRuns times, each timed in the browser and logged,
+// timePage opens url fleetRuns() times, each timed in the browser and logged,
 // checks that each showed at least want elements matching selector, and
 // returns the quickest run.
 func timePage(tb *tab, url, selector string, want int) pageTiming {
@@ -106,7 +113,7 @@ func timePage(tb *tab, url, selector string, want int) pageTiming {
 		return err
 	}))
 	var runs []pageTiming
-	for range fleetRuns {
+	for range fleetRuns() {
 		tb.open(url)
 		// Checked at each animation frame, not at each change of the DOM: the
 		// mark is set when nothing changes any more.

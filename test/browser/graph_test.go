@@ -66,7 +66,7 @@ func TestTheGraphOf1000ObjectsIsShownWithinASecond(t *testing.T) {
 			tb := tb.in(t)
 			best := timePage(tb, graph+view.query, ".graph .node", 1000)
 			if shown := time.Duration(best.Shown * float64(time.Millisecond)); shown > fleetBudget {
-				overBudget(t, "the graph of 1,000 objects (%s) was shown in %s at best of %d runs, want within %s", view.name, shown, fleetRuns, fleetBudget)
+				overBudget(t, "the graph of 1,000 objects (%s) was shown in %s at best of %d runs, want within %s", view.name, shown, fleetRuns(), fleetBudget)
 			}
 		})
 	}

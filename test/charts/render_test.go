@@ -136,7 +136,7 @@ func TestTheHelmCLIIsBuiltFromTheSDKTetherLinks(t *testing.T) {
 		}
 	}
 	if info.Main.Path != "helm.sh/helm/v4" || info.Main.Version != want {
-		t.Errorf("%s is built from %s %s; go.mod requires helm.sh/helm/v4 %q: set HELM_VERSION in the Makefile to it", bin, info.Main.Path, info.Main.Version, want)
+		t.Errorf("%s is built from %s %s; go.mod requires helm.sh/helm/v4 %q: pin it in test/tools/k8s/go.mod", bin, info.Main.Path, info.Main.Version, want)
 	}
 }
 
