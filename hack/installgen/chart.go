@@ -25,7 +25,7 @@ const chartDir = "chart"
 const installNamespace = "tether-system"
 
 // chartHeader heads every generated file of the chart.
-const chartHeader = "# GENERATED from deploy/default by hack/installgen (make generate). DO NOT EDIT.\n"
+const chartHeader = "# GENERATED from deploy/ by hack/installgen (make generate). DO NOT EDIT.\n"
 
 // Placeholders stand, in the objects as kustomize wrote them, for what the
 // chart's values set. Each is swapped for its template once the object is YAML
@@ -44,6 +44,9 @@ const (
 	extraArgsHolder    = "TETHER_CHART_EXTRA_ARGS"
 	extraEnvHolder     = "TETHER_CHART_EXTRA_ENV"
 )
+
+// imageTemplate names the agent's image as the values say.
+const imageTemplate = "{{ .Values.image.repository }}{{ with .Values.image.digest }}@{{ . }}{{ else }}:{{ .Values.image.tag | default .Chart.AppVersion }}{{ end }}"
 
 // chartValues are the chart's values at their defaults: what deploy/default
 // installs. values.schema.json (chartSchema) refuses any other key.
@@ -77,6 +80,31 @@ type chartValues struct {
 	// `tether controller` flags), ExtraEnv to its environment.
 	ExtraArgs []any `yaml:"extraArgs"`
 	ExtraEnv  []any `yaml:"extraEnv"`
+	// The parts beside deploy/default (chartParts), each off by default.
+	Namespaced struct {
+		// Enabled installs as deploy/overlays/namespaced does: the agent serves
+		// the Tenants' namespaces only, and every Sync acts as an account of
+		// its own namespace.
+		Enabled bool     `yaml:"enabled"`
+		Tenants []string `yaml:"tenants"`
+	} `yaml:"namespaced"`
+	UI struct {
+		// Enabled installs the web UI for many users (deploy/ui).
+		Enabled bool `yaml:"enabled"`
+	} `yaml:"ui"`
+	Monitoring struct {
+		ServiceMonitor chartSwitch `yaml:"serviceMonitor"`
+		PrometheusRule chartSwitch `yaml:"prometheusRule"`
+		Dashboard      chartSwitch `yaml:"dashboard"`
+		// Labels are added to each of them (kube-prometheus-stack selects
+		// rules and monitors by its release's name: release: NAME).
+		Labels map[string]any `yaml:"labels"`
+	} `yaml:"monitoring"`
+}
+
+// chartSwitch turns one object of deploy/monitoring on.
+type chartSwitch struct {
+	Enabled bool `yaml:"enabled"`
 }
 
 // chartTemplate is how one placeholder becomes a template: a block under a key
@@ -118,8 +146,16 @@ var (
 // namespace, with the agent's image, replicas and resources as values. At its
 // default values, in the namespace tether-system, it renders the objects of
 // install.yaml (TestTheChartRendersTheInstall).
-func writeChart(m resmap.ResMap, dir, version string) error {
+func writeChart(m resmap.ResMap, parts chartParts, dir, version string) error {
 	values, err := chartDefaults(m)
+	if err != nil {
+		return err
+	}
+	adds, err := readNamespaced(m, parts.namespaced)
+	if err != nil {
+		return err
+	}
+	agentRef, err := agentImageRef(m)
 	if err != nil {
 		return err
 	}
@@ -135,11 +171,20 @@ func writeChart(m resmap.ResMap, dir, version string) error {
 		if r.GetKind() == "Namespace" {
 			continue
 		}
-		name, body, err := chartFile(r)
+		name, body, err := chartFile(r, adds)
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", r.GetKind(), r.GetName(), err)
 		}
 		if err := writeGenerated(filepath.Join(dir, name), body); err != nil {
+			return err
+		}
+	}
+	files, err := partFiles(parts, adds, agentRef)
+	if err != nil {
+		return err
+	}
+	for name, text := range files {
+		if err := writeGenerated(filepath.Join(dir, name), []byte(text)); err != nil {
 			return err
 		}
 	}
@@ -237,10 +282,24 @@ func agentContainer(r *resource.Resource) (*yaml.RNode, error) {
 	return c, nil
 }
 
+// agentImageRef is the agent's image as deploy/default names it.
+func agentImageRef(m resmap.ResMap) (string, error) {
+	for _, r := range m.Resources() {
+		if isAgent(r) {
+			c, err := agentContainer(r)
+			if err != nil {
+				return "", err
+			}
+			return yaml.GetValue(c.Field("image").Value), nil
+		}
+	}
+	return "", errors.New("no Deployment tether")
+}
+
 // chartFile turns one object into its file in the chart: crds/NAME.yaml for a
 // CRD, as it is; templates/KIND-NAME.yaml for every other object, with its
 // namespace the release's and the agent's settings read from the values.
-func chartFile(r *resource.Resource) (string, []byte, error) {
+func chartFile(r *resource.Resource, adds *namespacedAdds) (string, []byte, error) {
 	r = r.DeepCopy()
 	if r.GetKind() == "CustomResourceDefinition" {
 		body, err := r.AsYAML()
@@ -260,16 +319,26 @@ func chartFile(r *resource.Resource) (string, []byte, error) {
 	var templates []chartTemplate
 	switch {
 	case isAgent(r):
-		text = strings.Replace(text, imageHolder, "{{ .Values.image.repository }}{{ with .Values.image.digest }}@{{ . }}{{ else }}:{{ .Values.image.tag | default .Chart.AppVersion }}{{ end }}", 1)
+		text = strings.Replace(text, imageHolder, imageTemplate, 1)
 		text = strings.Replace(text, replicasHolder, "{{ .Values.replicaCount }}", 1)
+		if text, err = replaceLine(text, namespacedArgsHolder, adds.argsTemplate); err != nil {
+			return "", nil, err
+		}
 		templates = agentTemplates
 	case isAgentAccount(r):
 		templates = saTemplates
+	case isFlowSchema(r):
+		if text, err = replaceLine(text, namespacedSubjectsHolder, adds.subjectsTemplate); err != nil {
+			return "", nil, err
+		}
 	}
 	for _, tmpl := range templates {
 		if text, err = tmpl.apply(text); err != nil {
 			return "", nil, err
 		}
+	}
+	if adds.removed[identity(r)] {
+		text = guarded("not "+namespacedOn, text)
 	}
 	name := strings.ToLower(r.GetKind() + "-" + r.GetName() + ".yaml")
 	return filepath.Join("templates", name), []byte(text), nil
@@ -278,6 +347,9 @@ func chartFile(r *resource.Resource) (string, []byte, error) {
 // holdValues puts the placeholders where the agent's Deployment and
 // ServiceAccount have what the values set.
 func holdValues(r *resource.Resource) error {
+	if isFlowSchema(r) {
+		return r.PipeE(yaml.Lookup("spec", "rules", "0", "subjects"), yaml.Append(yaml.NewScalarRNode(namespacedSubjectsHolder).YNode()))
+	}
 	if isAgentAccount(r) {
 		return r.PipeE(yaml.LookupCreate(yaml.MappingNode, "metadata", "annotations"), yaml.SetField(saAnnotHolder, yaml.NewScalarRNode(saAnnotHolder)))
 	}
@@ -307,6 +379,10 @@ func holdValues(r *resource.Resource) error {
 		return err
 	}
 	if err := c.PipeE(yaml.SetField("image", yaml.NewScalarRNode(imageHolder))); err != nil {
+		return err
+	}
+	// What the namespaced install adds, before what the values add.
+	if err := c.PipeE(yaml.LookupCreate(yaml.SequenceNode, "args"), yaml.Append(yaml.NewScalarRNode(namespacedArgsHolder).YNode())); err != nil {
 		return err
 	}
 	for list, holder := range map[string]string{"args": extraArgsHolder, "env": extraEnvHolder} {
@@ -357,13 +433,13 @@ func writeGenerated(path string, body []byte) error {
 // packageChart writes the chart for version into out as a package
 // (tether-VERSION.tgz) and an index.yaml naming it, so that out served over
 // http(s) is a chart repository.
-func packageChart(m resmap.ResMap, out, version string) error {
+func packageChart(m resmap.ResMap, parts chartParts, out, version string) error {
 	dir, err := os.MkdirTemp("", "tether-chart-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	if err := writeChart(m, filepath.Join(dir, "tether"), version); err != nil {
+	if err := writeChart(m, parts, filepath.Join(dir, "tether"), version); err != nil {
 		return err
 	}
 	ch, err := loader.LoadDir(filepath.Join(dir, "tether"))

@@ -16,6 +16,8 @@ func chartSchema() map[string]any {
 	closed := func(props map[string]any) map[string]any {
 		return map[string]any{"type": "object", "additionalProperties": false, "properties": props}
 	}
+	boolean := map[string]any{"type": "boolean"}
+	switched := closed(map[string]any{"enabled": boolean})
 	return map[string]any{
 		"$schema":              "http://json-schema.org/draft-07/schema#",
 		"title":                "Values of Tether's chart (docs/install.md lists them)",
@@ -41,6 +43,17 @@ func chartSchema() map[string]any {
 				"type": "object", "required": []string{"name"},
 				"properties": map[string]any{"name": map[string]any{"type": "string", "minLength": 1}},
 			}},
+			"namespaced": closed(map[string]any{
+				"enabled": boolean,
+				// Namespaces: DNS labels.
+				"tenants": map[string]any{"type": "array", "uniqueItems": true, "items": map[string]any{
+					"type": "string", "pattern": "^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$",
+				}},
+			}),
+			"ui": switched,
+			"monitoring": closed(map[string]any{
+				"serviceMonitor": switched, "prometheusRule": switched, "dashboard": switched, "labels": strings,
+			}),
 		},
 	}
 }

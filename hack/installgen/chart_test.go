@@ -7,15 +7,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/yaml"
 
 	"tether.dev/tether/api/v1alpha1"
@@ -76,33 +80,117 @@ func renderChart(t *testing.T, dir string, helm source.Helm) map[string]map[stri
 	return out
 }
 
-// TestTheChartRendersTheInstall renders deploy/chart with Tether's own Helm
-// support at its default values, released into tether-system, and finds the
-// objects of deploy/install.yaml, each equal, but the Namespace (Helm installs
-// into a namespace that exists). A change to deploy/ that `make generate` has
-// not carried into the chart fails here, as does a template that drifts from
-// the object it stands for.
-func TestTheChartRendersTheInstall(t *testing.T) {
-	want := installObjects(t, "../../deploy/install.yaml")
-	delete(want, "Namespace/"+installNamespace)
-	got := renderChart(t, "../../deploy/chart", source.Helm{ReleaseName: "tether", Namespace: installNamespace})
-	for id, o := range want {
-		if g, ok := got[id]; !ok {
-			t.Errorf("the chart does not render %s", id)
-		} else if !reflect.DeepEqual(g, o) {
-			a, _ := yaml.Marshal(o)
-			b, _ := yaml.Marshal(g)
-			t.Errorf("the chart renders %s differently:\ninstall.yaml:\n%s\nchart:\n%s", id, a, b)
-		}
+// TestTheChartRendersEachInstall renders deploy/chart with Tether's own Helm
+// support, released into tether-system, at its default values and with each
+// part turned on, lints it with those values (helm lint, in process), and
+// finds the objects of the install files the values stand for, each equal, and
+// no other: deploy/install.yaml at the defaults, with deploy/ui.yaml for the
+// UI, deploy/monitoring's objects for the monitoring, deploy/namespaced.yaml
+// for the namespaced install with its example tenants; but the Namespace (Helm
+// installs into a namespace that exists). A change to deploy/ that `make
+// generate` has not carried into the chart fails here, as does a template that
+// drifts from the object it stands for.
+func TestTheChartRendersEachInstall(t *testing.T) {
+	install := installObjects(t, "../../deploy/install.yaml")
+	namespaced := installObjects(t, "../../deploy/namespaced.yaml")
+	ui := installObjects(t, "../../deploy/ui.yaml")
+	monitoring := monitoringObjects(t)
+	allMonitoring := `monitoring: {serviceMonitor: {enabled: true}, prometheusRule: {enabled: true}, dashboard: {enabled: true}}`
+	for _, tc := range []struct {
+		name, values string
+		want         []map[string]map[string]any
+	}{
+		{"the defaults", `{}`, []map[string]map[string]any{install}},
+		{"the UI", `{ui: {enabled: true}}`, []map[string]map[string]any{install, ui}},
+		{"the monitoring", "{" + allMonitoring + "}", []map[string]map[string]any{install, monitoring}},
+		{"namespaced", `{namespaced: {enabled: true, tenants: [team-a, team-b]}}`, []map[string]map[string]any{namespaced}},
+		{"namespaced, with the UI and the monitoring", `{namespaced: {enabled: true, tenants: [team-a, team-b]}, ui: {enabled: true}, ` + allMonitoring + `}`,
+			[]map[string]map[string]any{namespaced, ui, monitoring}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := map[string]map[string]any{}
+			for _, objs := range tc.want {
+				maps.Copy(want, objs)
+			}
+			delete(want, "Namespace/"+installNamespace)
+			if msgs := lintErrors(chartPath, valuesOf(t, tc.values)); len(msgs) > 0 {
+				t.Errorf("helm lint: %s", strings.Join(msgs, "; "))
+			}
+			got := renderChart(t, chartPath, source.Helm{ReleaseName: "tether", Namespace: installNamespace, Values: jsonOf(t, tc.values)})
+			for id, o := range want {
+				if g, ok := got[id]; !ok {
+					t.Errorf("the chart does not render %s", id)
+				} else if !reflect.DeepEqual(g, o) {
+					a, _ := yaml.Marshal(o)
+					b, _ := yaml.Marshal(g)
+					t.Errorf("the chart renders %s differently:\ninstall:\n%s\nchart:\n%s", id, a, b)
+				}
+			}
+			for id := range got {
+				if _, ok := want[id]; !ok {
+					t.Errorf("the chart renders %s, which the install does not hold", id)
+				}
+			}
+			if len(want) < 20 {
+				t.Fatalf("the install holds %d objects besides the Namespace; expected the whole install", len(want))
+			}
+		})
 	}
-	for id := range got {
-		if _, ok := want[id]; !ok {
-			t.Errorf("the chart renders %s, which install.yaml does not hold", id)
-		}
+}
+
+// TestTheChartsPartsTakeTheirValues: the monitoring objects carry the labels
+// a Prometheus selects by, the namespaced install serves the tenants given,
+// and refuses to render without any.
+func TestTheChartsPartsTakeTheirValues(t *testing.T) {
+	got := renderChart(t, chartPath, source.Helm{ReleaseName: "tether", Namespace: "ops",
+		Values: jsonOf(t, `{monitoring: {serviceMonitor: {enabled: true}, labels: {release: kube-prometheus-stack}}, namespaced: {enabled: true, tenants: [shop]}}`)})
+	labels, _, _ := unstructured.NestedStringMap(got["ServiceMonitor/ops/tether"], "metadata", "labels")
+	if labels["release"] != "kube-prometheus-stack" || labels["app.kubernetes.io/name"] != "tether" {
+		t.Errorf("the ServiceMonitor's labels are %v, want release: kube-prometheus-stack beside its own", labels)
 	}
-	if len(want) < 20 {
-		t.Fatalf("install.yaml holds %d objects besides the Namespace; expected the whole install", len(want))
+	if _, ok := got["PrometheusRule/ops/tether"]; ok {
+		t.Error("the PrometheusRule is rendered, though only the ServiceMonitor was turned on")
 	}
+	containers, _, _ := unstructured.NestedSlice(got["Deployment/ops/tether"], "spec", "template", "spec", "containers")
+	if len(containers) == 0 || !slices.Contains(containers[0].(map[string]any)["args"].([]any), any("--watch-namespaces=shop")) {
+		t.Errorf("the agent's containers are %v, want the argument --watch-namespaces=shop", containers)
+	}
+	if _, ok := got["RoleBinding/shop/tether-controller"]; !ok {
+		t.Error("no RoleBinding tether-controller in the tenant namespace shop")
+	}
+
+	_, err := source.RenderDirectory(t.Context(), chartPath, source.Helm{ReleaseName: "tether", Namespace: "ops", Values: jsonOf(t, `{namespaced: {enabled: true}}`)}, source.DefaultOptions())
+	if err == nil || !strings.Contains(err.Error(), "namespaced.tenants") {
+		t.Errorf("the namespaced install without tenants rendered, error %v; want a refusal naming namespaced.tenants", err)
+	}
+}
+
+// monitoringObjects renders deploy/monitoring as `kubectl apply -k` would.
+func monitoringObjects(t *testing.T) map[string]map[string]any {
+	t.Helper()
+	m, _, err := render("../../deploy/monitoring", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := m.AsYaml()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "monitoring.yaml")
+	if err := os.WriteFile(path, body, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return installObjects(t, path)
+}
+
+// jsonOf is values, written as YAML, as JSON.
+func jsonOf(t *testing.T, values string) []byte {
+	t.Helper()
+	raw, err := yaml.YAMLToJSON([]byte(values))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
 }
 
 // TestTheChartsValuesReachTheAgent releases the chart into another namespace
@@ -145,12 +233,12 @@ func TestTheChartsValuesReachTheAgent(t *testing.T) {
 // release does: the package loads with Helm's loader at the release's version,
 // and index.yaml names it with its digest.
 func TestAReleasePublishesTheChartAsARepository(t *testing.T) {
-	m, _, err := render("../../deploy/default", "v1.2.3", "")
+	m, parts, err := chartSources("../..", "v1.2.3", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	if err := packageChart(m, out, "v1.2.3"); err != nil {
+	if err := packageChart(m, parts, out, "v1.2.3"); err != nil {
 		t.Fatal(err)
 	}
 	pkg := filepath.Join(out, "tether-1.2.3.tgz")
@@ -219,4 +307,22 @@ func loaderExtract(t *testing.T, pkg, dir string) error {
 		return err
 	}
 	return chartutil.SaveDir(ch, dir)
+}
+
+// chartSources renders what the chart is made of: deploy/default and the parts
+// its values turn on.
+func chartSources(root, version, image string) (resmap.ResMap, chartParts, error) {
+	var parts chartParts
+	var install resmap.ResMap
+	for _, d := range []struct {
+		dir string
+		m   *resmap.ResMap
+	}{{"deploy/default", &install}, {uiDir, &parts.ui}, {monitoringDir, &parts.monitoring}, {namespacedDir, &parts.namespaced}} {
+		m, _, err := render(filepath.Join(root, d.dir), version, image)
+		if err != nil {
+			return nil, parts, fmt.Errorf("%s: %w", d.dir, err)
+		}
+		*d.m = m
+	}
+	return install, parts, nil
 }

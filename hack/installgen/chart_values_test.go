@@ -54,11 +54,7 @@ func TestEveryDocumentedValue(t *testing.T) {
 			if msgs := lintErrors(chartPath, values); len(msgs) > 0 {
 				t.Errorf("helm lint: %s", strings.Join(msgs, "; "))
 			}
-			raw, err := yaml.YAMLToJSON([]byte(tc.values))
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := renderChart(t, chartPath, source.Helm{ReleaseName: "tether", Namespace: installNamespace, Values: raw})
+			got := renderChart(t, chartPath, source.Helm{ReleaseName: "tether", Namespace: installNamespace, Values: jsonOf(t, tc.values)})
 			obj, path := got["Deployment/"+installNamespace+"/tether"], tc.path
 			if path[0] == "sa" {
 				obj, path = got["ServiceAccount/"+installNamespace+"/tether"], path[1:]
@@ -89,6 +85,9 @@ func TestTheChartRefusesATypo(t *testing.T) {
 		`{image: {tags: v1.2.3}}`:                "tags",
 		`{serviceAccount: {annotation: {a: b}}}`: "annotation",
 		`{replicaCount: two}`:                    "replicaCount",
+		`{ui: {enable: true}}`:                   "enable",
+		`{namespaced: {tenants: [Team_A]}}`:      "tenants",
+		`{monitoring: {serviceMonitors: {}}}`:    "serviceMonitors",
 	} {
 		vals, err := commonutil.CoalesceValues(ch, valuesOf(t, values))
 		if err != nil {

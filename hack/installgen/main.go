@@ -37,8 +37,8 @@ const agentImage = "ghcr.io/tether-dev/tether"
 // outputs maps each kustomization to the file it renders to.
 var outputs = []struct{ dir, file string }{
 	{"deploy/default", "install.yaml"},
-	{"deploy/overlays/namespaced", "namespaced.yaml"},
-	{"deploy/ui", "ui.yaml"},
+	{namespacedDir, "namespaced.yaml"},
+	{uiDir, "ui.yaml"},
 }
 
 // releaseVersion is what -version accepts: a semantic version tag, never "latest"
@@ -70,7 +70,7 @@ func run(root, out, version, image string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	var install resmap.ResMap
+	rendered := map[string]resmap.ResMap{}
 	for _, o := range outputs {
 		m, data, err := render(filepath.Join(root, o.dir), version, image)
 		if err != nil {
@@ -79,18 +79,22 @@ func run(root, out, version, image string) error {
 		if err := os.WriteFile(filepath.Join(out, o.file), data, 0o644); err != nil { //nolint:gosec // a manifest meant to be published
 			return err
 		}
-		if install == nil {
-			install = m
-		}
+		rendered[o.dir] = m
 	}
+	monitoring, _, err := render(filepath.Join(root, monitoringDir), version, image)
+	if err != nil {
+		return fmt.Errorf("%s: %w", monitoringDir, err)
+	}
+	install := rendered["deploy/default"]
+	parts := chartParts{ui: rendered[uiDir], monitoring: monitoring, namespaced: rendered[namespacedDir]}
 	if version == "" {
 		tag, err := pinnedTag(install)
 		if err != nil {
 			return err
 		}
-		return writeChart(install, filepath.Join(out, chartDir), tag)
+		return writeChart(install, parts, filepath.Join(out, chartDir), tag)
 	}
-	return packageChart(install, out, version)
+	return packageChart(install, parts, out, version)
 }
 
 // render builds dir with kustomize, sets the agent's image tag to version (unless
