@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"golang.org/x/text/encoding/unicode"
 	"gopkg.in/yaml.v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
@@ -244,6 +245,27 @@ func DecodeManifests(data []byte) ([]*unstructured.Unstructured, error) {
 	return decodeManifests(data, nil, newNodeBudget(RenderOptions{}), refuseOthers)
 }
 
+// asUTF8 returns data as UTF-8, as kubectl and kustomize read a manifest: a
+// file that starts with a UTF-16 byte-order mark (as some Windows editors save
+// YAML) is transcoded, in the order the mark says; a UTF-8 byte-order mark is
+// dropped. The result is at most one and a half times data.
+func asUTF8(data []byte) ([]byte, error) {
+	switch {
+	case bytes.HasPrefix(data, []byte{0xFF, 0xFE}), bytes.HasPrefix(data, []byte{0xFE, 0xFF}):
+		if len(data)%2 != 0 {
+			return nil, errors.New("the file starts with a UTF-16 byte-order mark but has an odd number of bytes: it is cut, or no UTF-16")
+		}
+		out, err := unicode.UTF16(unicode.LittleEndian, unicode.ExpectBOM).NewDecoder().Bytes(data)
+		if err != nil {
+			return nil, fmt.Errorf("the file starts with a UTF-16 byte-order mark but is no UTF-16 text: %w", err)
+		}
+		return out, nil
+	case bytes.HasPrefix(data, []byte{0xEF, 0xBB, 0xBF}):
+		return data[3:], nil
+	}
+	return data, nil
+}
+
 // others says what decodeManifests does with a document that is no Kubernetes
 // object (no apiVersion or no kind, or not a mapping).
 type others int
@@ -262,6 +284,10 @@ const (
 // expands to through aliases is counted against the node and byte budgets
 // before kubectl's decoder, which expands aliases as it goes, sees any of it.
 func decodeManifests(data []byte, budget *byteBudget, nodes *nodeBudget, other others) ([]*unstructured.Unstructured, error) {
+	data, err := asUTF8(data)
+	if err != nil {
+		return nil, err
+	}
 	if err := measureStream(data, budget, nodes); err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strings"
 
 	yaml2 "go.yaml.in/yaml/v2"
 )
@@ -18,7 +19,9 @@ import (
 // this error path only, the stream is read again with it up to its first syntax
 // error, without building any value: documents are decoded into an empty struct,
 // which skips every field. Where it finds no syntax error, the decoder's own
-// error stands.
+// error stands, and so it does where the stream ends inside a quoted scalar:
+// yaml.v3 names the line where the quote opened, kubectl's library the line
+// after the file's last.
 func syntaxError(data []byte, decodeErr error) error {
 	dec := yaml2.NewDecoder(bytes.NewReader(data))
 	for {
@@ -30,6 +33,8 @@ func syntaxError(data []byte, decodeErr error) error {
 			return decodeErr
 		case errors.As(err, &typeErr):
 			continue // a document that is not a mapping: not a syntax error
+		case err != nil && strings.Contains(err.Error(), "found unexpected end of stream"):
+			return decodeErr
 		case err != nil:
 			return err
 		}
