@@ -110,50 +110,46 @@ tools_module_version() { (cd "$root/test/tools/k8s" && go list -m -f '{{.Version
 # dependency there builds them again.
 k8s_sum=$(sha256sum "$root/test/tools/k8s/go.sum" | cut -c1-12)
 
-if [[ $set_ != clis ]]; then
-	k8s_cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
-	missing=()
+build_k8s() {
+	local k8s_cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl) missing=() pkgs=() c
 	for c in "${k8s_cmds[@]}"; do fresh "$c" "$K8S_VERSION+$k8s_sum" || missing+=("$c"); done
-	if ((${#missing[@]})); then
-		pkgs=()
-		for c in "${missing[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
-		building "${missing[*]} $K8S_VERSION" \
-			bash -c 'cd "$1/test/tools/k8s" && shift && go build -ldflags "$1" -o "$2/" "${@:3}"' _ "$root" "$(k8s_ldflags)" "$dir" "${pkgs[@]}"
-		for c in "${missing[@]}"; do stamp "$c" "$K8S_VERSION+$k8s_sum"; done
-		step "built ${missing[*]}"
-	fi
-fi
+	((${#missing[@]})) || return 0
+	for c in "${missing[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
+	building "${missing[*]} $K8S_VERSION" \
+		bash -c 'cd "$1/test/tools/k8s" && shift && go build -ldflags "$1" -o "$2/" "${@:3}"' _ "$root" "$(k8s_ldflags)" "$dir" "${pkgs[@]}"
+	for c in "${missing[@]}"; do stamp "$c" "$K8S_VERSION+$k8s_sum"; done
+	step "built ${missing[*]}"
+}
 
-if [[ $set_ != demo ]]; then
-	# After the control plane, so that what they share comes from the build cache.
+# build_clis builds helm and kustomize, after the control plane: what they share
+# with it then comes from the build cache.
+build_clis() {
+	local helm_version kustomize_version clis=() pkgs=()
 	helm_version=$(tools_module_version helm.sh/helm/v4)+$k8s_sum
 	kustomize_version=$(tools_module_version sigs.k8s.io/kustomize/kustomize/v5)+$k8s_sum
-	clis=() pkgs=()
 	fresh helm "$helm_version" || { clis+=(helm); pkgs+=(helm.sh/helm/v4/cmd/helm); }
 	fresh kustomize "$kustomize_version" || { clis+=(kustomize); pkgs+=(sigs.k8s.io/kustomize/kustomize/v5); }
-	if ((${#clis[@]})); then
-		building "${clis[*]} (helm $helm_version, kustomize $kustomize_version)" \
-			bash -c 'cd "$1/test/tools/k8s" && go build -ldflags "-s -w" -o "$2/" "${@:3}"' _ "$root" "$dir" "${pkgs[@]}"
-		stamp helm "$helm_version"
-		stamp kustomize "$kustomize_version"
-		step "built ${clis[*]}"
-	fi
-	if [[ $set_ == clis ]]; then
-		step "helm and kustomize ready in $dir"
-		exit 0
-	fi
-fi
+	((${#clis[@]})) || return 0
+	building "${clis[*]} (helm $helm_version, kustomize $kustomize_version)" \
+		bash -c 'cd "$1/test/tools/k8s" && go build -ldflags "-s -w" -o "$2/" "${@:3}"' _ "$root" "$dir" "${pkgs[@]}"
+	stamp helm "$helm_version"
+	stamp kustomize "$kustomize_version"
+	step "built ${clis[*]}"
+}
 
-if ! fresh etcd "$ETCD_VERSION"; then
+build_etcd() {
+	fresh etcd "$ETCD_VERSION" && return 0
 	building "etcd $ETCD_VERSION" \
 		bash -c 'cd "$1/test/tools/etcd" && go build -ldflags "-s -w" -o "$2/etcd" go.etcd.io/etcd/server/v3' _ "$root" "$dir"
 	stamp etcd "$ETCD_VERSION"
 	step "built etcd"
-fi
+}
 
-if ! fresh kwok "$KWOK_VERSION"; then
+build_kwok() {
+	fresh kwok "$KWOK_VERSION" && return 0
 	building "kwok $KWOK_VERSION" env GOBIN="$dir" go install -ldflags '-s -w' "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
 	# kwok does nothing without stages; its module ships the standard ones.
+	local src s
 	src=$(go env GOMODCACHE)/sigs.k8s.io/kwok@$KWOK_VERSION/kustomize/stage
 	rm -rf "$dir/kwok-stages" && mkdir -p "$dir/kwok-stages"
 	for s in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
@@ -162,18 +158,42 @@ if ! fresh kwok "$KWOK_VERSION"; then
 	done
 	stamp kwok "$KWOK_VERSION"
 	step "built kwok"
-fi
+}
 
-if [[ $set_ == demo ]]; then
-	step "the demo's binaries ready in $dir ($(ready) of ${#tools[@]} tools: ${tools[*]})"
-	exit 0
-fi
-
-if ! fresh registry "$REGISTRY_STAMP"; then
+build_registry() {
+	fresh registry "$REGISTRY_STAMP" && return 0
 	building "registry $REGISTRY_VERSION" \
 		bash -c 'cd "$1/test/tools/registry" && go build -ldflags "-s -w" -o "$2/registry" .' _ "$root" "$dir"
 	stamp registry "$REGISTRY_STAMP"
 	step "built registry"
+}
+
+if [[ $set_ == clis ]]; then
+	build_clis
+	step "helm and kustomize ready in $dir"
+	exit 0
+fi
+
+# The control plane's build leaves a core idle for long stretches (its largest
+# packages compile one after another, and each of the four binaries links
+# alone), so etcd, kwok and the registry are built beside it; Go's standard
+# library first, so that the two builds do not both compile it.
+go build std
+(
+	build_etcd
+	build_kwok
+	[[ $set_ == demo ]] || build_registry
+) &
+others=$!
+trap 'kill "$others" 2>/dev/null || true' EXIT
+build_k8s
+[[ $set_ == demo ]] || build_clis
+wait "$others" || { step "building etcd, kwok or the registry failed"; exit 1; }
+trap - EXIT
+
+if [[ $set_ == demo ]]; then
+	step "the demo's binaries ready in $dir ($(ready) of ${#tools[@]} tools: ${tools[*]})"
+	exit 0
 fi
 
 step "test binaries ready in $dir ($(ready) of ${#tools[@]} tools)"
