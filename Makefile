@@ -77,7 +77,19 @@ test: test-tools ## Unit, control-plane, conformance, end-to-end and the UI's br
 .PHONY: test-tools
 test-tools: ## Build or install every tool make test needs, side by side.
 	go build std
-	$(MAKE) --no-print-directory -j3 testbin sopstools debian-packages
+	$(MAKE) --no-print-directory -j4 testbin sopstools debian-packages test-prebuild
+
+# What make test compiles besides its tools, compiled while they build, at the
+# lowest priority, so that it takes only the processor time they leave (the
+# control plane's build leaves a core idle for long stretches): every package
+# with the race detector (the suite compiles only its tests after it), the
+# tether binary as test/agentbin builds it (go run -exec keeps the linked binary
+# in Go's build cache), and the fuzz target's instrumented build (one input).
+.PHONY: test-prebuild
+test-prebuild:
+	nice -n 19 go build -race ./...
+	CGO_ENABLED=0 nice -n 19 go run -exec true -trimpath -ldflags "-s -w" tether.dev/tether/cmd/tether
+	nice -n 19 go test -run='^$$' -fuzz='$(FUZZ_TARGET)' -fuzztime=1x -parallel=1 $(FUZZ_PKG) 2>&1 | tail -n 3
 
 .PHONY: debian-packages
 debian-packages: ## Chromium, Alertmanager and Prometheus from Debian's packages, one after the other.
@@ -153,10 +165,11 @@ test-failover: testbin ## The failover test three times over, printing each fail
 FUZZTIME ?= 60s
 TEST_FUZZTIME ?= 30s
 FUZZ_PKG := ./source/
+FUZZ_TARGET := ^FuzzAChartRendersBehindTheWall$$
 
 .PHONY: fuzz
 fuzz: ## Fuzz the render wall with chart templates and values for FUZZTIME (60s).
-	go test -run='^$$' -fuzz='^FuzzAChartRendersBehindTheWall$$' -fuzztime=$(FUZZTIME) -parallel=1 $(FUZZ_PKG)
+	go test -run='^$$' -fuzz='$(FUZZ_TARGET)' -fuzztime=$(FUZZTIME) -parallel=1 $(FUZZ_PKG)
 
 .PHONY: test-short
 test-short: ## Only the tests that need no control plane.
