@@ -403,26 +403,19 @@ func isAgentAccount(r *resource.Resource) bool {
 // empty (blockForm, scalarForm); the line "- HOLDER" or "HOLDER: HOLDER" for the values'
 // items at that indentation, or nothing (itemsForm).
 func (t chartTemplate) apply(text string) (string, error) {
-	i := strings.Index(text, t.holder)
-	if i < 0 {
-		return "", fmt.Errorf("no %s in the object", t.holder)
-	}
-	lineStart := strings.LastIndex(text[:i], "\n") + 1
-	lineEnd := i + strings.Index(text[i:], "\n")
-	line := text[lineStart:lineEnd]
-	indent := len(line) - len(strings.TrimLeft(line, " "))
-	key := strings.Repeat(" ", indent) + strings.TrimSpace(line[:i-lineStart])
-	var block string
-	switch t.form {
-	case blockForm:
-		block = fmt.Sprintf("{{- with %s }}\n%s{{ toYaml . | nindent %d }}\n{{- end }}", t.values, key, indent+2)
-	case scalarForm:
-		block = fmt.Sprintf("{{- with %s }}\n%s {{ quote . }}\n{{- end }}", t.values, key)
-	default:
-		block = fmt.Sprintf("{{- with %s }}{{ toYaml . | nindent %d }}{{ end }}", t.values, indent)
-	}
-	// The block starts with "{{-", which eats the newline before the line.
-	return text[:lineStart] + block + text[lineEnd:], nil
+	return replaceLine(text, t.holder, func(line string, indent int) string {
+		before, _, _ := strings.Cut(line, t.holder)
+		key := strings.Repeat(" ", indent) + strings.TrimSpace(before)
+		// Each block starts with "{{-", which eats the newline before the line.
+		switch t.form {
+		case blockForm:
+			return fmt.Sprintf("{{- with %s }}\n%s{{ toYaml . | nindent %d }}\n{{- end }}", t.values, key, indent+2)
+		case scalarForm:
+			return fmt.Sprintf("{{- with %s }}\n%s {{ quote . }}\n{{- end }}", t.values, key)
+		default:
+			return fmt.Sprintf("{{- with %s }}{{ toYaml . | nindent %d }}{{ end }}", t.values, indent)
+		}
+	})
 }
 
 // writeGenerated writes a generated file of the chart, headed as generated.

@@ -230,7 +230,7 @@ func readTenants(adds *namespacedAdds, namespaced resmap.ResMap) error {
 // argsTemplate is the agent's arguments the namespaced install adds,
 // in place of the line "- HOLDER": the tenants' list, which the install spells
 // out, is the value namespaced.tenants.
-func (a *namespacedAdds) argsTemplate(indent int) string {
+func (a *namespacedAdds) argsTemplate(_ string, indent int) string {
 	pad := strings.Repeat(" ", indent)
 	list := strings.Join(a.tenants, ",")
 	var b strings.Builder
@@ -247,7 +247,7 @@ func (a *namespacedAdds) argsTemplate(indent int) string {
 
 // subjectsTemplate is the FlowSchema subject the namespaced install adds for
 // each tenant, in place of the line "- HOLDER".
-func (a *namespacedAdds) subjectsTemplate(indent int) string {
+func (a *namespacedAdds) subjectsTemplate(_ string, indent int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "{{- if %s }}{{- range .Values.namespaced.tenants }}", namespacedOn)
 	lines := strings.Split(strings.TrimSuffix(a.subjects[0], "\n"), "\n")
@@ -361,8 +361,8 @@ func partName(part string, r *resource.Resource) string {
 }
 
 // replaceLine swaps the line of holder in text for what template makes of the
-// line's indentation.
-func replaceLine(text, holder string, template func(indent int) string) (string, error) {
+// line and its indentation.
+func replaceLine(text, holder string, template func(line string, indent int) string) (string, error) {
 	i := strings.Index(text, holder)
 	if i < 0 {
 		return "", fmt.Errorf("no %s in the object", holder)
@@ -371,5 +371,5 @@ func replaceLine(text, holder string, template func(indent int) string) (string,
 	lineEnd := i + strings.Index(text[i:], "\n")
 	line := text[lineStart:lineEnd]
 	indent := len(line) - len(strings.TrimLeft(line, " "))
-	return text[:lineStart] + template(indent) + text[lineEnd:], nil
+	return text[:lineStart] + template(line, indent) + text[lineEnd:], nil
 }
