@@ -156,15 +156,16 @@ test-faults: testbin ## The fault suite at full size (apiserver and git faults, 
 test-failover: testbin ## The failover test three times over, printing each failover time (quote them with the load).
 	go test -count=3 -timeout=30m -run='^TestFailoverUnderFire$$' -v ./test/e2e/ | grep -E 'SIGKILL →|SIGTERM|killed the leader|^(---|ok|FAIL)'
 
-# The render wall's fuzz target (source/render_worker_fuzz_test.go): chart
-# templates and values from the fuzzer, rendered through the worker. `go test`
-# runs its seeds; this fuzzes for FUZZTIME, with one fuzzing process (the
-# renders it asks for run in workers of their own). make test fuzzes for
+# The render wall's fuzz target (test/renderfuzz): chart templates and values
+# from the fuzzer, rendered by the shipped binary's `tether render`, in the
+# workers the agent starts. `go test` runs its seeds; this fuzzes for FUZZTIME,
+# with one fuzzing process. The package imports none of the agent, so that the
+# fuzzer instruments only it and the standard library. make test fuzzes for
 # TEST_FUZZTIME after the suite: a failing input lands in
-# source/testdata/fuzz/, to be committed as a seed once fixed.
+# test/renderfuzz/testdata/fuzz/, to be committed as a seed once fixed.
 FUZZTIME ?= 60s
 TEST_FUZZTIME ?= 30s
-FUZZ_PKG := ./source/
+FUZZ_PKG := ./test/renderfuzz/
 FUZZ_TARGET := ^FuzzAChartRendersBehindTheWall$$
 
 .PHONY: fuzz

@@ -6,7 +6,6 @@ package agentbin
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/test/agentbin/tetherbin"
 	"tether.dev/tether/test/controlplane"
 )
 
@@ -34,7 +34,7 @@ func Main(m *testing.M, name string, binary *string, opts controlplane.Options) 
 	defer os.RemoveAll(dir)
 	*binary = filepath.Join(dir, "tether")
 	start := time.Now()
-	if err := build(*binary); err != nil {
+	if err := tetherbin.Build(*binary); err != nil {
 		fmt.Fprintf(os.Stderr, "%s: building the tether binary: %v\n", name, err)
 		return 1
 	}
@@ -45,31 +45,7 @@ func Main(m *testing.M, name string, binary *string, opts controlplane.Options) 
 // Build writes the tether binary of this tree to path, as Main does, for a test
 // that needs the binary and no control plane (the image's test packs it).
 func Build(path string) error {
-	return build(path)
-}
-
-// build writes the tether binary of this tree to path, built as the image and the
-// released binaries are (Dockerfile, make release): static, without symbol table
-// and debug information. What the tests measure of the binary (its memory: the
-// pages of its file it maps) is then what ships.
-//
-// The packages that run the binary (e2e, alerts) build the same one, and `go test
-// ./...` runs them side by side: each would compile the agent's dependencies (its
-// build differs from the tests' -race build) and link a binary of some 90 MB. So
-// the build runs under a lock that the test binaries share, and is `go run -exec
-// cp`, which keeps the linked executable in Go's build cache: the second package
-// to build waits for the first, then finds everything cached, the link included,
-// and only copies it.
-func build(path string) error {
-	unlock, err := lockBuilds()
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	cmd := exec.Command("go", "run", "-exec", "cp", "-trimpath", "-ldflags", "-s -w", "tether.dev/tether/cmd/tether", path)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	return cmd.Run()
+	return tetherbin.Build(path)
 }
 
 // Client returns a client of the shared control plane that knows the built-in kinds,

@@ -1,6 +1,6 @@
 //go:build unix
 
-package agentbin
+package tetherbin
 
 import (
 	"fmt"

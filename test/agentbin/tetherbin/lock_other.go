@@ -1,6 +1,6 @@
 //go:build !unix
 
-package agentbin
+package tetherbin
 
 // lockBuilds does not serialize builds where flock(2) is missing: the packages
 // then build side by side, as they did before the lock.
