@@ -38,6 +38,17 @@ LDFLAGS := -X main.version=$(VERSION)
 # writing and compressing it took a third of each link.
 TEST_FLAGS ?= -race -count=1 -timeout=20m -ldflags=-w
 
+# What make test compiles, its tools included, is compiled without DWARF
+# (-gcflags=all=-dwarf=false, through GOFLAGS so that every go command the
+# tests and scripts run agrees, and Go's build cache serves one build to all of
+# them). The tools and test binaries are linked without it anyway (-w); the
+# compiler then skips writing it, a fifth of the processor time of a cold
+# build (measured: 217 → 168 s of processor time for the OCI registry). The
+# tether binary the tests build has the same sections, of the same sizes, as
+# the released one (its build information names the flag, 32 bytes more).
+NODWARF := -gcflags=all=-dwarf=false
+test test-tools test-prebuild test-memory-heap fuzz testbin testbin-demo kustomize helm sopstools: export GOFLAGS := $(strip $(filter-out $(NODWARF),$(GOFLAGS)) $(NODWARF))
+
 .PHONY: build
 build: ## Build the tether binary into bin/.
 	go build -ldflags "$(LDFLAGS)" -o bin/tether ./cmd/tether

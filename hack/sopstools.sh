@@ -32,12 +32,12 @@ stamp() { echo "$2" >"$dir/.$1.version"; }
 cd "$(mktemp -d)"
 if ! fresh sops "$SOPS_VERSION"; then
 	echo "[sopstools] building sops $SOPS_VERSION"
-	GOBIN="$dir" GOFLAGS=-mod=mod go install "github.com/getsops/sops/v3/cmd/sops@$SOPS_VERSION"
+	GOBIN="$dir" GOFLAGS="${GOFLAGS:-} -mod=mod" go install "github.com/getsops/sops/v3/cmd/sops@$SOPS_VERSION"
 	stamp sops "$SOPS_VERSION"
 fi
 if ! fresh age "$AGE_VERSION" || ! fresh age-keygen "$AGE_VERSION"; then
 	echo "[sopstools] building age and age-keygen $AGE_VERSION"
-	GOBIN="$dir" GOFLAGS=-mod=mod go install "filippo.io/age/cmd/age@$AGE_VERSION" "filippo.io/age/cmd/age-keygen@$AGE_VERSION"
+	GOBIN="$dir" GOFLAGS="${GOFLAGS:-} -mod=mod" go install "filippo.io/age/cmd/age@$AGE_VERSION" "filippo.io/age/cmd/age-keygen@$AGE_VERSION"
 	stamp age "$AGE_VERSION"
 	stamp age-keygen "$AGE_VERSION"
 fi
