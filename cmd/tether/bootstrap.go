@@ -67,7 +67,7 @@ func newBootstrapGitCommand(kube *kubeFlags) *cobra.Command {
 		Short: "Write the install into a git repository, install it, and create the Sync that keeps it",
 		Long: "Do docs/self-management.md's steps as one command: write the install of this version (what `tether install --export` prints, with --ui and --image) into PATH/install.yaml of the branch, and the Sync that follows PATH (named " + bootstrapSyncName + " in " + agentNamespace + ", deletionPolicy Orphan, pruneLimit " + bootstrapPruneLimit + ") into PATH-sync.yaml beside it, outside the path it syncs; commit and push them when they differ from what the branch holds; then apply the install and the Sync as `tether install` does.\n\n" +
 			"Safe to run again: a branch that holds both files as they are gets no commit, and objects that are as they should be are left unchanged. An empty repository gets its first commit on --branch.\n\n" +
-			"Credentials: --username with the password in $" + envGitPassword + ", or a token in $" + envGitBearerToken + "; they go into the Secret " + agentNamespace + "/" + bootstrapSecretName + ", which the Sync names, and never into git or the output. --ca-file trusts a private authority when pushing (the agent's fetches need caFile in the Secret too; add it by hand).",
+			"Credentials: --username with the password in $" + envGitPassword + ", or a token in $" + envGitBearerToken + "; they go into the Secret " + agentNamespace + "/" + bootstrapSecretName + ", which the Sync names, and never into git or the output. --ca-file trusts a private authority, for the push and, as caFile in the same Secret, for the agent's fetches.",
 		Example: `  tether bootstrap git --url https://git.example.com/platform/clusters.git --path clusters/prod/tether
   TETHER_GIT_PASSWORD=$TOKEN tether bootstrap git --url https://git.example.com/platform/clusters.git \
     --username tether --path clusters/prod/tether --branch main --ui`,
@@ -88,7 +88,7 @@ func newBootstrapGitCommand(kube *kubeFlags) *cobra.Command {
 	fs.StringVar(&f.author, "author-name", "tether bootstrap", "The commit's author.")
 	fs.StringVar(&f.email, "author-email", "tether-bootstrap@localhost", "The commit author's email.")
 	fs.BoolVar(&f.install.ui, "ui", false, "Also install the in-cluster web UI (deploy/ui.yaml).")
-	fs.StringVar(&f.install.image, "image", "", "Run this image instead of "+agentImageRepository+" at the manifests' tag.")
+	fs.StringVar(&f.install.image, "image", "", "Run this image instead of "+agentImageRepository+" at this release's tag (a build between releases: the embedded manifests' tag).")
 	kube.bind(cmd)
 	return cmd
 }
@@ -161,11 +161,11 @@ func (f *bootstrapFlags) gitAuth() (git.Auth, error) {
 	return auth, nil
 }
 
-// secret is the Secret of the credentials the Sync fetches with; nil when
-// there are none.
+// secret is the Secret of the credentials the Sync fetches with (the private
+// authority it trusts among them); nil when there are none.
 func secretOf(auth git.Auth) *unstructured.Unstructured {
 	data := map[string]any{}
-	for key, value := range map[string]string{"username": auth.Username, "password": auth.Password, "bearerToken": auth.BearerToken} {
+	for key, value := range map[string]string{"username": auth.Username, "password": auth.Password, "bearerToken": auth.BearerToken, "caFile": string(auth.CAFile)} {
 		if value != "" {
 			data[key] = base64.StdEncoding.EncodeToString([]byte(value))
 		}

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/base64"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -22,11 +24,15 @@ import (
 // output. Run again, it makes no commit and changes no object.
 func TestBootstrapGit(t *testing.T) {
 	const password = "bootstrap-password-7f3a"
-	srv := gitserver.Start(t, gitserver.Options{Username: "tether", Password: password})
+	// Over HTTPS, with a certificate of a private authority: --ca-file
+	// trusts it for the push, and the Secret carries it to the agent.
+	srv := gitserver.Start(t, gitserver.Options{Username: "tether", Password: password, TLS: true})
 	repo := srv.CreateRepo(t, "platform/clusters")
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	harness.Must(t, os.WriteFile(caFile, srv.CACert(), 0o600))
 	_, c, tether := privateCluster(t)
 	t.Setenv(envGitPassword, password)
-	args := []string{"bootstrap", "git", "--url", repo.URL(), "--username", "tether", "--path", "clusters/prod/tether"}
+	args := []string{"bootstrap", "git", "--url", repo.URL(), "--username", "tether", "--ca-file", caFile, "--path", "clusters/prod/tether"}
 
 	var head string
 	t.Run("commits the install and the Sync, and installs both", func(t *testing.T) {
@@ -66,7 +72,7 @@ func TestBootstrapGit(t *testing.T) {
 		}
 		var secret corev1.Secret
 		harness.Must(t, c.Get(t.Context(), client.ObjectKey{Namespace: "tether-system", Name: "tether-git-credentials"}, &secret))
-		if string(secret.Data["username"]) != "tether" || string(secret.Data["password"]) != password {
+		if string(secret.Data["username"]) != "tether" || string(secret.Data["password"]) != password || !bytes.Equal(secret.Data["caFile"], srv.CACert()) {
 			t.Errorf("the Secret holds keys %v, not the credentials given", keysOf(secret.Data))
 		}
 	})

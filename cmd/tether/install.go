@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -68,7 +69,7 @@ func newInstallCommand(kube *kubeFlags) *cobra.Command {
 	fs.StringSliceVar(&f.tenants, "tenants", nil, "With --namespaced: the tenant namespaces (comma-separated, they must exist) whose Syncs the agent serves.")
 	fs.BoolVar(&f.ui, "ui", false, "Also install the in-cluster web UI (deploy/ui.yaml).")
 	fs.BoolVar(&f.export, "export", false, "Print the manifests as YAML instead of applying them.")
-	fs.StringVar(&f.image, "image", "", "Run this image instead of "+agentImageRepository+" at the manifests' tag (e.g. your own build, pinned by digest).")
+	fs.StringVar(&f.image, "image", "", "Run this image instead of "+agentImageRepository+" at this release's tag (a build between releases: the embedded manifests' tag), e.g. your own build, pinned by digest.")
 	kube.bind(cmd)
 	return cmd
 }
@@ -95,14 +96,33 @@ func (f *installFlags) manifests() ([]*unstructured.Unstructured, error) {
 		}
 		objs = append(objs, ui...)
 	}
-	if f.image != "" {
+	if image := installImage(f.image, version); image != "" {
 		for _, obj := range objs {
-			if err := replaceImage(obj, f.image); err != nil {
+			if err := replaceImage(obj, image); err != nil {
 				return nil, err
 			}
 		}
 	}
 	return objs, nil
+}
+
+// releaseVersion is a release's version, as `make release VERSION=` takes it:
+// v1.2.3, or v1.2.3-rc.1; not what `git describe` says of a commit after one
+// (v1.2.3-4-gabcdef0).
+var releaseVersion = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+(-(alpha|beta|rc)\.?[0-9]+)?$`)
+
+// installImage is the image the install runs instead of the embedded manifests'
+// own: the one --image names; else, for a released tether, the agent of the
+// same release (the tree's manifests name the image of the last release,
+// which the binaries of a new one embed); else none, the manifests' own.
+func installImage(flag, cliVersion string) string {
+	switch {
+	case flag != "":
+		return flag
+	case releaseVersion.MatchString(cliVersion):
+		return agentImageRepository + ":" + cliVersion
+	}
+	return ""
 }
 
 // replaceImage makes every container of obj's pod template that runs

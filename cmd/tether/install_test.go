@@ -386,3 +386,22 @@ func TestCheckCRDOfAnotherVersion(t *testing.T) {
 		t.Errorf("another schema:\n got %s\nwant %s", got, wantLine)
 	}
 }
+
+// A released tether installs the agent of its own release, though the
+// manifests it embeds name the image of the last one; --image wins; a build
+// between releases installs what its manifests name.
+func TestAReleasedCLIInstallsItsOwnRelease(t *testing.T) {
+	for _, tc := range []struct{ flag, version, want string }{
+		{"", "v1.2.3", "ghcr.io/tether-dev/tether:v1.2.3"},
+		{"", "v1.2.3-rc.1", "ghcr.io/tether-dev/tether:v1.2.3-rc.1"},
+		{"registry.example.com/tether@sha256:" + strings.Repeat("a", 64), "v1.2.3", "registry.example.com/tether@sha256:" + strings.Repeat("a", 64)},
+		{"", "v1.2.3-4-gabcdef0", ""},
+		{"", "v1.2.3-4-gabcdef0-dirty", ""},
+		{"", "abcdef0", ""},
+		{"", "dev", ""},
+	} {
+		if got := installImage(tc.flag, tc.version); got != tc.want {
+			t.Errorf("installImage(%q, %q) = %q, want %q", tc.flag, tc.version, got, tc.want)
+		}
+	}
+}
