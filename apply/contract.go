@@ -54,12 +54,6 @@ func Normalize(obj *unstructured.Unstructured) *unstructured.Unstructured {
 // NewObject returns obj as an Object, without its managedFields.
 func NewObject(obj *unstructured.Unstructured) (*Object, error) { return contract.NewObject(obj) }
 
-// withoutManagedFields returns obj without metadata.managedFields (see
-// contract.WithoutManagedFields).
-func withoutManagedFields(obj *unstructured.Unstructured) *unstructured.Unstructured {
-	return contract.WithoutManagedFields(obj)
-}
-
 // dryRunConcurrency is how many objects one stage compares at once.
 func dryRunConcurrency(o Options) int {
 	if o.DryRunConcurrency > 0 {

@@ -5,13 +5,12 @@ import (
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/plan"
-	"tether.dev/tether/source"
 )
 
 func TestFailureReasonsAreBounded(t *testing.T) {
 	for reason, want := range map[string]string{
 		v1alpha1.ReasonValidationFailed: v1alpha1.ReasonValidationFailed,
-		source.ReasonHostUnreachable:    source.ReasonHostUnreachable,
+		v1alpha1.ReasonHostUnreachable:  v1alpha1.ReasonHostUnreachable,
 		// Stalls a Sync (Ready False): reported by name, not as Other.
 		v1alpha1.ReasonHealthCheckInvalid: v1alpha1.ReasonHealthCheckInvalid,
 		v1alpha1.ReasonSucceeded:          plan.FailureReasonOther,

@@ -5,8 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
-	"path"
 
 	"tether.dev/tether/source/chartrepo"
 )
@@ -52,17 +50,4 @@ func (s *Source) RenderChart(ctx context.Context, rev Revision, helm Helm) (*Sna
 func chartDigest(pkg, helm string) string {
 	sum := sha256.Sum256([]byte(pkg + "\x00" + helm))
 	return hex.EncodeToString(sum[:])
-}
-
-// renderPackage renders in's chart package: unpacked within its bounds, then
-// rendered as a chart directory is.
-func (s *Source) renderPackage(in renderInput) (rendered, error) {
-	fs, err := unpackChart(in.pkg, in.dir, s.opts)
-	if err != nil {
-		return rendered{}, err
-	}
-	if in.helm == nil {
-		return rendered{}, &RenderError{File: in.dir, Err: fmt.Errorf("%w: rendered without Helm input", ErrChartPackage)}
-	}
-	return renderCopiedChart(fs, path.Clean(in.dir), *in.helm, in.caps, s.opts)
 }

@@ -32,11 +32,10 @@ func expandArchives(files []*archive.BufferedFile, label string, opts Options) (
 }
 
 type archiveExpansion struct {
-	label          string
-	opts           Options
-	entries        int
-	bytes          int64
-	unpackedBefore bool
+	label   string
+	opts    Options
+	entries int
+	bytes   int64
 }
 
 func (e *archiveExpansion) expand(files []*archive.BufferedFile, depth int) ([]*archive.BufferedFile, error) {
