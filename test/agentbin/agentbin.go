@@ -4,11 +4,8 @@
 package agentbin
 
 import (
-	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -26,26 +23,7 @@ import (
 // It prints how long the build and the control plane's start took (go test -v
 // shows them), since under load these are most of a package's time.
 func Main(m *testing.M, name string, binary *string, opts controlplane.Options) int {
-	dir, err := os.MkdirTemp("", "tether-"+name+"-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	*binary = filepath.Join(dir, "tether")
-	start := time.Now()
-	if err := tetherbin.Build(*binary); err != nil {
-		fmt.Fprintf(os.Stderr, "%s: building the tether binary: %v\n", name, err)
-		return 1
-	}
-	fmt.Fprintf(os.Stderr, "%s: built the tether binary in %v\n", name, time.Since(start).Round(100*time.Millisecond))
-	return controlplane.RunMain(m, opts)
-}
-
-// Build writes the tether binary of this tree to path, as Main does, for a test
-// that needs the binary and no control plane (the image's test packs it).
-func Build(path string) error {
-	return tetherbin.Build(path)
+	return tetherbin.Main(name, binary, func() int { return controlplane.RunMain(m, opts) })
 }
 
 // Client returns a client of the shared control plane that knows the built-in kinds,

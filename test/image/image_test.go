@@ -20,7 +20,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"tether.dev/tether/test/agentbin"
+	"tether.dev/tether/test/agentbin/tetherbin"
 	"tether.dev/tether/test/ociregistry"
 )
 
@@ -84,7 +84,7 @@ func TestTheImageReadBackFromARegistry(t *testing.T) {
 	host := strings.TrimSuffix(strings.TrimPrefix(reg.Repository, "oci://"), "/charts")
 	dir := t.TempDir()
 	binary, imagegen := filepath.Join(dir, "tether"), filepath.Join(dir, "imagegen")
-	if err := agentbin.Build(binary); err != nil {
+	if err := tetherbin.Build(binary); err != nil {
 		t.Fatalf("building the tether binary: %v", err)
 	}
 	buildImagegen(t, imagegen)

@@ -4,8 +4,11 @@
 package tetherbin
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"time"
 )
 
 // Build writes the tether binary of this tree to path, built as the image and
@@ -30,4 +33,25 @@ func Build(path string) error {
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	return cmd.Run()
+}
+
+// Main builds the tether binary into a temporary directory, sets *binary to
+// its path, and returns what run returns, the directory removed after it; name
+// labels the directory and errors. It prints how long the build took (go test
+// -v shows it), since under load it is much of a package's time.
+func Main(name string, binary *string, run func() int) int {
+	dir, err := os.MkdirTemp("", "tether-"+name+"-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	*binary = filepath.Join(dir, "tether")
+	start := time.Now()
+	if err := Build(*binary); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: building the tether binary: %v\n", name, err)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "%s: built the tether binary in %v\n", name, time.Since(start).Round(100*time.Millisecond))
+	return run()
 }
