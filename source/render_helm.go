@@ -134,6 +134,15 @@ func renderChart(fs *inMemoryFS, dir string, h Helm, caps *common.Capabilities, 
 			}
 		}
 	}
+	for _, f := range files {
+		// Helm's loader would refuse the chart's values naming Chart.yaml, in
+		// its decoder's words.
+		if f.Name == "values.yaml" {
+			if _, err := decodeValues(f.Data); err != nil {
+				return nil, &RenderError{File: path.Join(rel, f.Name), Reason: reasonOf(err), Err: err}
+			}
+		}
+	}
 	c, err := loader.LoadFiles(files)
 	if err != nil {
 		return nil, &RenderError{File: path.Join(rel, chartFile), Err: fmt.Errorf("loading the chart: %w", err)}
@@ -323,11 +332,39 @@ func readValues(data []byte, nodes *nodeBudget) (map[string]any, error) {
 	if _, err := nodes.file(data); err != nil {
 		return nil, err
 	}
+	return decodeValues(data)
+}
+
+// decodeValues decodes a values document: a mapping, or nothing. A document
+// that is YAML but not a mapping says what it is instead of the decoder's Go
+// types.
+func decodeValues(data []byte) (map[string]any, error) {
 	vals := map[string]any{}
-	if err := sigsyaml.Unmarshal(data, &vals); err != nil {
-		return nil, fmt.Errorf("values are not a YAML mapping: %w", kubectlYAMLError(err))
+	err := sigsyaml.Unmarshal(data, &vals)
+	if err == nil {
+		return vals, nil
 	}
-	return vals, nil
+	var doc any
+	if sigsyaml.Unmarshal(data, &doc) == nil {
+		return nil, fmt.Errorf("values must be a YAML mapping, not %s", yamlKindOf(doc))
+	}
+	return nil, fmt.Errorf("values are not a YAML mapping: %w", kubectlYAMLError(err))
+}
+
+// yamlKindOf names the kind of a decoded YAML value as a user wrote it.
+func yamlKindOf(v any) string {
+	switch v.(type) {
+	case []any:
+		return "a sequence"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case float64, int64, int:
+		return "a number"
+	default:
+		return "a scalar"
+	}
 }
 
 func releaseName(h Helm, c *chart.Chart) string {

@@ -187,6 +187,31 @@ metadata:
 	}
 }
 
+// TestAChartsValuesMustBeAMapping: values.yaml holding YAML that is not a
+// mapping fails naming values.yaml (not Chart.yaml, as Helm's loader does)
+// and what the document is, in the user's words rather than Go's types.
+func TestAChartsValuesMustBeAMapping(t *testing.T) {
+	for values, want := range map[string]string{
+		"0\n":         "values must be a YAML mapping, not a number",
+		"- a\n- b\n":  "values must be a YAML mapping, not a sequence",
+		"just text\n": "values must be a YAML mapping, not a string",
+		"a: [1, 2\n":  "values are not a YAML mapping",
+	} {
+		dir := writeChart(t, "app", map[string]string{
+			"Chart.yaml":       webChart,
+			"values.yaml":      values,
+			"templates/t.yaml": "{{ .Values }}\n",
+		})
+		_, err := renderChart(t, dir, source.Helm{})
+		if err == nil || !strings.Contains(err.Error(), "app/values.yaml: "+want) {
+			t.Errorf("values %q: want app/values.yaml: %s..., got %v", values, want, err)
+		}
+		if err != nil && strings.Contains(err.Error(), "interface") {
+			t.Errorf("values %q: the error shows Go's types: %v", values, err)
+		}
+	}
+}
+
 // TestHostileChartsAreBounded: each template below would, unbounded, run for
 // hours or take gigabytes; each fails within the render's bounds, naming the
 // chart and the bound.

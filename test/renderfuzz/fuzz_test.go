@@ -131,7 +131,8 @@ func failure(t *testing.T, stderr []byte) {
 		t.Fatalf("a render worker crashed:\n%s", truncated(stderr))
 	}
 	lines := strings.Split(strings.TrimSuffix(msg, "\n"), "\n")
-	if !strings.HasPrefix(lines[0], "tether: c: ") {
+	// The chart, or a file of it ("c/values.yaml: ..."), comes first.
+	if !strings.HasPrefix(lines[0], "tether: c: ") && !strings.HasPrefix(lines[0], "tether: c/") {
 		t.Fatalf("a failed render said, not naming the chart first:\n%s", truncated(stderr))
 	}
 	for _, line := range lines {
