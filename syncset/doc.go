@@ -20,6 +20,10 @@
 // with backoff and the Syncs stay as they are; bad input (a file that does not
 // parse, a template refused) stalls the SyncSet until it or git changes, with the
 // Syncs as they are; a write the API server refuses names the generator entry.
-// It requeues at the shortest interval of its git generators, and a Sync's
-// readiness or revision changing queues its SyncSet (the rollout's next step).
+// It requeues at the shortest interval of its git generators (and, rolling, of
+// its Syncs' sources: a new revision reaches pinned Syncs only through it), and
+// a Sync's readiness or revision changing queues its SyncSet (the rollout's next
+// step). With rollback, a halted step's Syncs are pinned back to the commits
+// they came from (tether.dev/rollout-from) and stay there while their ref names
+// the revision they were rolled back from (tether.dev/rolled-back-from).
 package syncset

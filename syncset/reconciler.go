@@ -141,9 +141,13 @@ func (r *Reconciler) reconcile(ctx context.Context, ss *v1alpha1.SyncSet, live [
 		return requeue, nil
 	}
 	if rs := rolling(ss); rs != nil {
-		if err := r.roll(ctx, ss, rs, desired, live, st); err != nil {
+		every, err := r.roll(ctx, ss, rs, desired, live, st)
+		if err != nil {
 			st.failed(err)
 			return ctrl.Result{}, err
+		}
+		if every > 0 && every < requeue.RequeueAfter {
+			requeue.RequeueAfter = every
 		}
 	} else {
 		unpin(desired, live)

@@ -99,6 +99,8 @@ func (s *status) rollout(ro fleet.Rollout, targets map[string]string) {
 	}
 	s.st.Rollout = &v1alpha1.RolloutStatus{Revision: rev, Step: ro.Step, Steps: ro.Steps}
 	switch {
+	case ro.RolledBack:
+		s.set(v1alpha1.RolloutCondition, metav1.ConditionFalse, v1alpha1.ReasonRolloutRolledBack, ro.Message)
 	case ro.Halted != "":
 		s.set(v1alpha1.RolloutCondition, metav1.ConditionFalse, v1alpha1.ReasonRolloutHalted, ro.Message)
 	case ro.Done():

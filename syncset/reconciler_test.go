@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -230,5 +231,110 @@ func TestARollingSyncHaltsOnADegradedStep(t *testing.T) {
 		if got.Status.Rollout == nil || got.Status.Rollout.Step != 2 {
 			t.Errorf("rollout status %+v; want step 2", got.Status.Rollout)
 		}
+	})
+}
+
+func TestARollingSyncWithRollbackTakesAFailedStepBack(t *testing.T) {
+	c, ns := startController(t)
+	repo := gitserver.Start(t, gitserver.Options{}).CreateRepo(t, "rollback")
+	first := repo.Commit(t, map[string]string{"app/cm.yaml": cm}, "one app")
+	ss := newSyncSet(t, ns, "rollback", repo.URL(), "app-{{env}}", "app",
+		v1alpha1.SyncSetGenerator{List: list(`{"env": "staging"}`, `{"env": "prod"}`)})
+	// The Syncs' interval is how soon the SyncSet looks for a new revision.
+	ss.Spec.Template.Spec.Raw = []byte(strings.Replace(string(ss.Spec.Template.Spec.Raw), `"interval":"1h"`, `"interval":"1s"`, 1))
+	ss.Spec.Template.Metadata.Labels = map[string]string{"env": "{{env}}"}
+	ss.Spec.Strategy = &v1alpha1.SyncSetStrategy{RollingSync: &v1alpha1.RollingSyncStrategy{Rollback: true, Steps: []v1alpha1.RollingSyncStep{
+		{MatchLabels: map[string]string{"env": "staging"}},
+		{MatchLabels: map[string]string{"env": "prod"}},
+	}}}
+	harness.Must(t, c.Create(t.Context(), ss))
+
+	// As in TestARollingSyncHaltsOnADegradedStep, the test writes what the Sync
+	// reconciler would report.
+	report := func(t *testing.T, name, commit string, health v1alpha1.HealthStatusCode) {
+		t.Helper()
+		harness.Eventually(t, waitTimeout, "Sync "+name+"'s status written", func(ctx context.Context) (bool, error) {
+			s := &v1alpha1.Sync{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, s); err != nil {
+				return false, err
+			}
+			s.Status.ObservedGeneration = s.Generation
+			s.Status.LastAppliedRevision = "main@sha1:" + commit
+			s.Status.Health = health
+			err := c.Status().Update(ctx, s)
+			return err == nil, err
+		})
+	}
+	pinned := func(t *testing.T, name, commit string, annotations map[string]string) {
+		t.Helper()
+		harness.Eventually(t, waitTimeout, "Sync "+name+" pinned to "+commit, func(ctx context.Context) (bool, error) {
+			s := &v1alpha1.Sync{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, s); err != nil {
+				return false, err
+			}
+			for k, v := range annotations {
+				if s.Annotations[k] != v {
+					return false, nil
+				}
+			}
+			return !s.Spec.Suspend && s.Annotations[v1alpha1.PinRevisionAnnotation] == commit, nil
+		})
+	}
+
+	waitSyncs(t, c, ns, "rollback", "app-prod", "app-staging")
+	pinned(t, "app-staging", first, nil)
+	report(t, "app-staging", first, v1alpha1.HealthHealthy)
+	pinned(t, "app-prod", first, nil)
+	report(t, "app-prod", first, v1alpha1.HealthHealthy)
+	waitCondition(t, c, ns, "rollback", v1alpha1.RolloutCondition, metav1.ConditionTrue, v1alpha1.ReasonSucceeded)
+
+	second := repo.Commit(t, map[string]string{"app/cm.yaml": cm + "data: {b: two}\n"}, "a bad change")
+	t.Run("a Sync moving to a new revision notes where it came from", func(t *testing.T) {
+		pinned(t, "app-staging", second, map[string]string{v1alpha1.RolloutFromAnnotation: first})
+	})
+	t.Run("a Degraded Sync takes its step back to where it came from", func(t *testing.T) {
+		report(t, "app-staging", second, v1alpha1.HealthDegraded)
+		pinned(t, "app-staging", first, map[string]string{v1alpha1.RolledBackAnnotation: second})
+		got := waitCondition(t, c, ns, "rollback", v1alpha1.RolloutCondition, metav1.ConditionFalse, v1alpha1.ReasonRolloutRolledBack)
+		cond := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.RolloutCondition)
+		if !strings.Contains(cond.Message, "app-staging") || !strings.Contains(cond.Message, second[:12]) {
+			t.Errorf("Rollout condition %q does not name app-staging and %s", cond.Message, second[:12])
+		}
+		pinned(t, "app-prod", first, nil)
+	})
+	t.Run("the step stays back once Healthy again at the old commit", func(t *testing.T) {
+		// The report is Ready as well: the SyncSet counts it in its status
+		// after writing its Syncs in the same reconcile, so that readySyncs
+		// turning 1 proves a reconcile saw the Sync Healthy at the old commit,
+		// where it would move it on if it did not hold the step back.
+		harness.Eventually(t, waitTimeout, "Sync app-staging Healthy and Ready at "+first, func(ctx context.Context) (bool, error) {
+			s := &v1alpha1.Sync{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "app-staging"}, s); err != nil {
+				return false, err
+			}
+			s.Status.ObservedGeneration = s.Generation
+			s.Status.LastAppliedRevision = "main@sha1:" + first
+			s.Status.Health = v1alpha1.HealthHealthy
+			apimeta.SetStatusCondition(&s.Status.Conditions, metav1.Condition{Type: v1alpha1.ReadyCondition, Status: metav1.ConditionTrue,
+				Reason: v1alpha1.ReasonSucceeded, ObservedGeneration: s.Generation})
+			err := c.Status().Update(ctx, s)
+			return err == nil, err
+		})
+		harness.Eventually(t, waitTimeout, "the SyncSet to count app-staging Ready", func(ctx context.Context) (bool, error) {
+			got := &v1alpha1.SyncSet{}
+			err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "rollback"}, got)
+			return err == nil && got.Status.ReadySyncs == 1, err
+		})
+		s := &v1alpha1.Sync{}
+		harness.Must(t, c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "app-staging"}, s))
+		if pin, back := s.Annotations[v1alpha1.PinRevisionAnnotation], s.Annotations[v1alpha1.RolledBackAnnotation]; pin != first || back != second {
+			t.Errorf("app-staging is pinned to %s, rolled back from %q; want %s, from %s", pin, back, first, second)
+		}
+	})
+	t.Run("a newer revision rolls out again", func(t *testing.T) {
+		third := repo.Commit(t, map[string]string{"app/cm.yaml": cm + "data: {b: three}\n"}, "the fix")
+		pinned(t, "app-staging", third, map[string]string{v1alpha1.RolloutFromAnnotation: first, v1alpha1.RolledBackAnnotation: ""})
+		waitCondition(t, c, ns, "rollback", v1alpha1.RolloutCondition, metav1.ConditionUnknown, v1alpha1.ReasonRolloutProgressing)
+		pinned(t, "app-prod", first, nil)
 	})
 }

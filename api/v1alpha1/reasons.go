@@ -283,6 +283,11 @@ const (
 	// ReasonRolloutHalted: a Sync of a rolling sync's step is Degraded at the new
 	// revision; the later steps stay where they are.
 	ReasonRolloutHalted = "RolloutHalted"
+	// ReasonRolloutRolledBack: a Sync of a rolling sync's step failed at the new
+	// revision and, with rollback on, the step went back to the commits its
+	// Syncs had; it stays there, and the later steps where they are, until the
+	// Syncs' ref names another revision.
+	ReasonRolloutRolledBack = "RolloutRolledBack"
 )
 
 // ReasonMeaning is what one reason does to a Sync: whether the Sync is stalled or
@@ -400,6 +405,7 @@ var Reasons = []ReasonMeaning{
 	{Reason: ReasonDeletionsHeld},
 	{Reason: ReasonRolloutProgressing},
 	{Reason: ReasonRolloutHalted, Stalls: true, Failure: true},
+	{Reason: ReasonRolloutRolledBack, Stalls: true, Failure: true},
 }
 
 // MeaningOf returns the meaning of reason, and false for a reason Reasons does

@@ -19,6 +19,17 @@ const SyncSetLabel = "tether.dev/syncset"
 // set, and leaves alone a pin set by hand (`tether rollback`).
 const RolloutPinAnnotation = "tether.dev/rollout-pin"
 
+// RolloutFromAnnotation on a generated Sync names the commit it was at before a
+// rolling sync with rollback moved it to the new revision: where a failed step
+// goes back to.
+const RolloutFromAnnotation = "tether.dev/rollout-from"
+
+// RolledBackAnnotation on a generated Sync names the revision a rolling sync
+// rolled it back from: the step stays at the commits it had (RolloutFromAnnotation)
+// until the SyncSet's Syncs name another revision, rather than trying the failed
+// one again.
+const RolledBackAnnotation = "tether.dev/rolled-back-from"
+
 // DefaultGeneratedLimit is the most of a SyncSet's Syncs one change of its
 // generators may delete when spec.generatedLimit is not set.
 const DefaultGeneratedLimit = "50%"
@@ -31,7 +42,8 @@ const (
 	DeletionsHeldCondition = "DeletionsHeld"
 	// RolloutCondition reports spec.strategy.rollingSync: True when every step is
 	// Healthy at the newest revision, False with reason RolloutHalted when a step's
-	// Sync is Degraded, Unknown (RolloutProgressing) while a step rolls out.
+	// Sync is Degraded (and, with rollback, once the step is rolled back), Unknown
+	// (RolloutProgressing) while a step rolls out.
 	RolloutCondition = "Rollout"
 )
 
@@ -299,6 +311,13 @@ type RollingSyncStrategy struct {
 	// +listType=atomic
 	// +required
 	Steps []RollingSyncStep `json:"steps"`
+	// rollback, when true, moves the Syncs of a halted step back to the commits
+	// they were at before the step began (pinned there), and keeps them there
+	// until the Syncs' ref names a new revision. Syncs that had applied nothing
+	// before stay where they are. Default false: a halted step stays at the new
+	// revision for a person to look at.
+	// +optional
+	Rollback bool `json:"rollback,omitempty"`
 }
 
 // RollingSyncStep selects the Syncs of one step.

@@ -24,14 +24,23 @@ type Member struct {
 	// Healthy and Degraded describe the Sync's health at Applied, when its status
 	// is of its current generation.
 	Healthy, Degraded bool
+	// From is the commit the Sync was at before a rolling sync with rollback
+	// moved it to Pin (tether.dev/rollout-from), and RolledBack the revision
+	// it was rolled back from (tether.dev/rolled-back-from), if any.
+	From, RolledBack string
 }
 
 // Hold is what a rolling sync decides for one Sync: the commit to pin it to,
 // or, for a Sync that never applied anything and whose step has not begun,
-// suspend it.
+// suspend it. With rollback, From is where the Sync goes back to should its
+// step fail, and RolledBack the revision its step was rolled back from; both
+// are empty without rollback, and for a Sync they do not concern.
 type Hold struct {
 	Pin     string
 	Suspend bool
+	From    string
+	// RolledBack is the revision the Sync was rolled back from.
+	RolledBack string
 }
 
 // Rollout is where a rolling sync stands and what it holds each Sync to.
@@ -41,6 +50,9 @@ type Rollout struct {
 	Step, Steps int
 	// Halted names the Degraded Sync that stops the rollout, if one does.
 	Halted string
+	// RolledBack reports that the halted step went back to the commits its
+	// Syncs had before it began.
+	RolledBack bool
 	// Message says where the rollout stands, for the Rollout condition.
 	Message string
 }
@@ -55,9 +67,12 @@ func (r Rollout) Done() bool { return r.Step > r.Steps }
 // their targets, the steps after it are held where they are (at their pin, or
 // the commit they applied, or suspended if they applied none), and the current
 // step's members move to their targets at most maxUpdate at a time, none more
-// once one of them is Degraded at its target.
-func Roll(steps []v1alpha1.RollingSyncStep, members []Member) Rollout {
-	groups := group(steps, members)
+// once one of them is Degraded at its target. With rs.Rollback, a step with a
+// Degraded member goes back: each of its Syncs that moved is pinned to the
+// commit it came from, and stays there while the target is the one it was
+// rolled back from.
+func Roll(rs v1alpha1.RollingSyncStrategy, members []Member) Rollout {
+	groups := group(rs.Steps, members)
 	r := Rollout{Holds: make(map[string]Hold, len(members)), Steps: len(groups), Step: len(groups) + 1}
 	for i, g := range groups {
 		if r.Step <= len(groups) {
@@ -73,7 +88,11 @@ func Roll(steps []v1alpha1.RollingSyncStep, members []Member) Rollout {
 			continue
 		}
 		r.Step = i + 1
-		r.roll(g)
+		if rs.Rollback {
+			r.rollWithRollback(g)
+		} else {
+			r.roll(g)
+		}
 	}
 	if r.Done() {
 		r.Message = fmt.Sprintf("all %d steps are Healthy at their revision", r.Steps)
@@ -175,4 +194,61 @@ func (r *Rollout) roll(g stepGroup) {
 		return
 	}
 	r.Message = fmt.Sprintf("step %d of %d rolling out: %d of its %d Syncs moving at once", r.Step, r.Steps, updating, len(g.members))
+}
+
+// rollWithRollback moves the current step as roll does, noting on each Sync it
+// moves where it came from; once a Sync of the step is Degraded at its target,
+// or the step was rolled back from this target before, every Sync of the step
+// that moved goes back to where it came from.
+func (r *Rollout) rollWithRollback(g stepGroup) {
+	var failed []string
+	target := ""
+	for _, m := range g.members {
+		if (m.Applied == m.Target && m.Degraded) || m.RolledBack == m.Target {
+			failed = append(failed, m.Name)
+			if target == "" {
+				target = m.Target
+			}
+		}
+	}
+	if len(failed) == 0 {
+		r.roll(g)
+		for _, m := range g.members {
+			if h := r.Holds[m.Name]; h.Pin == m.Target {
+				h.From = m.From
+				if m.Pin != m.Target {
+					h.From = held(m).Pin // moving now: from where it is held
+				}
+				r.Holds[m.Name] = h
+			}
+		}
+		return
+	}
+	var stayed []string
+	for _, m := range g.members {
+		moved := m.Pin == m.Target || m.RolledBack == m.Target
+		switch {
+		case moved && m.From != "":
+			r.Holds[m.Name] = Hold{Pin: m.From, From: m.From, RolledBack: m.Target}
+		case moved:
+			// Nothing to go back to: it had applied nothing before.
+			r.Holds[m.Name] = Hold{Pin: m.Target}
+			stayed = append(stayed, m.Name)
+		default:
+			r.Holds[m.Name] = held(m)
+		}
+	}
+	r.Halted, r.RolledBack = failed[0], true
+	r.Message = fmt.Sprintf("step %d of %d rolled back: %s failed at the new revision %s; its Syncs are back at the commits they had, and the later steps stay where they are, until a new revision", r.Step, r.Steps, strings.Join(failed, ", "), short(target))
+	if len(stayed) > 0 {
+		r.Message += fmt.Sprintf("; %s applied nothing before it and stayed there", strings.Join(stayed, ", "))
+	}
+}
+
+// short is a commit as people read it.
+func short(commit string) string {
+	if len(commit) > 12 {
+		return commit[:12]
+	}
+	return commit
 }
