@@ -20,6 +20,8 @@ type treeFlags struct {
 	kube  *kubeFlags
 	color string
 	deps  bool
+	// syncSet names a SyncSet rather than a Sync.
+	syncSet bool
 }
 
 func newTreeCommand(kube *kubeFlags) *cobra.Command {
@@ -31,17 +33,23 @@ func newTreeCommand(kube *kubeFlags) *cobra.Command {
 and kind, with each object's sync and health status and, where the agent has
 something to say, its message. Colours mark what is not Synced and Healthy when
 the output is a terminal (--color). With --deps, show instead the Syncs it depends
-on (spec.dependsOn), and theirs, each with whether it is Ready.`,
+on (spec.dependsOn), and theirs, each with whether it is Ready. With --syncset,
+NAME is a SyncSet: show its Syncs, each with its revision, sync and health and
+what holds it (a rolling sync's pin, a rollback), and where its rollout stands.`,
 		Args:              oneName,
 		ValidArgsFunction: completeSyncNames(kube),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.color != "auto" && f.color != "always" && f.color != "never" {
 				return usageError(cmd, fmt.Sprintf("--color %q: want auto, always or never", f.color))
 			}
+			if f.syncSet && f.deps {
+				return usageError(cmd, "--syncset and --deps: choose one")
+			}
 			return f.run(cmd.Context(), args[0], cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().BoolVar(&f.deps, "deps", false, "Show the Syncs this one depends on (spec.dependsOn), and theirs, instead of its objects.")
+	cmd.Flags().BoolVar(&f.syncSet, "syncset", false, "NAME is a SyncSet: show the Syncs it made, and where its rolling sync stands.")
 	cmd.Flags().StringVar(&f.color, "color", "auto", "Colour the statuses: auto (on a terminal, unless NO_COLOR is set), always or never.")
 	kube.bind(cmd)
 	return cmd
@@ -52,11 +60,15 @@ func (f *treeFlags) run(ctx context.Context, name string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	p := &treePrinter{w: w, color: useColor(f.color, w)}
+	if f.syncSet {
+		p.syncSetTree(ctx, t)
+		return p.err
+	}
 	s, err := t.get(ctx)
 	if err != nil {
 		return err
 	}
-	p := &treePrinter{w: w, color: useColor(f.color, w)}
 	if f.deps {
 		p.printDeps(s, func(n types.NamespacedName) (*v1alpha1.Sync, error) {
 			dep := &v1alpha1.Sync{}
@@ -101,6 +113,9 @@ func (p *treePrinter) print(s *v1alpha1.Sync) {
 		p.status(string(s.Status.Sync)), p.status(string(s.Status.Health)))
 	if s.Spec.Suspend {
 		head += "  " + p.status(string(v1alpha1.HealthSuspended)) + ": not compared with git until resumed"
+	}
+	if set := s.Labels[v1alpha1.SyncSetLabel]; set != "" {
+		head += "  (SyncSet " + set + ")"
 	}
 	p.line("", head)
 	tree := plan.Tree(s)

@@ -91,3 +91,49 @@ func TestTreeColoursWhatIsNotWell(t *testing.T) {
 		t.Error("--color auto colours a buffer, which is no terminal")
 	}
 }
+
+func TestTreeOfASyncSetShowsItsSyncsAndWhatHoldsThem(t *testing.T) {
+	const first, second = "4f2c1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b", "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a291807"
+	ss := &v1alpha1.SyncSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "web"},
+		Status: v1alpha1.SyncSetStatus{Syncs: 3, ReadySyncs: 2,
+			Rollout: &v1alpha1.RolloutStatus{Revision: second, Step: 1, Steps: 2},
+			Conditions: []metav1.Condition{{Type: v1alpha1.RolloutCondition, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonRolloutRolledBack}},
+		},
+	}
+	member := func(name, applied string, health v1alpha1.HealthStatusCode, annotations map[string]string, suspend bool) v1alpha1.Sync {
+		s := v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: name, Annotations: annotations}}
+		s.Spec.Suspend = suspend
+		s.Status.LastAppliedRevision, s.Status.Sync, s.Status.Health = applied, v1alpha1.SyncStatusSynced, health
+		return s
+	}
+	syncs := []v1alpha1.Sync{
+		member("web-prod", "main@sha1:"+first, v1alpha1.HealthHealthy, map[string]string{v1alpha1.PinRevisionAnnotation: first}, false),
+		member("web-staging", "main@sha1:"+first, v1alpha1.HealthHealthy,
+			map[string]string{v1alpha1.PinRevisionAnnotation: first, v1alpha1.RolledBackAnnotation: second}, false),
+		member("web-new", "", "", nil, true),
+	}
+	var out bytes.Buffer
+	p := &treePrinter{w: &out}
+	p.printSyncSet(ss, syncs)
+	want := `SyncSet/platform/web  3 Syncs, 2 Ready
+rollout of 9e8d7c6: step 1 of 2  RolloutRolledBack
+├── Sync/web-new  -  Synced  -  (Suspended)
+├── Sync/web-prod  main@4f2c1a2  Synced  Healthy  (pinned to 4f2c1a2)
+└── Sync/web-staging  main@4f2c1a2  Synced  Healthy  (pinned to 4f2c1a2, rolled back from 9e8d7c6)
+`
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("tree (-want +got):\n%s", diff)
+	}
+}
+
+func TestTreeOfAGeneratedSyncNamesItsSyncSet(t *testing.T) {
+	s := treeFixture()
+	s.Labels = map[string]string{v1alpha1.SyncSetLabel: "services"}
+	var out bytes.Buffer
+	p := &treePrinter{w: &out}
+	p.print(s)
+	if head, _, _ := strings.Cut(out.String(), "\n"); head != "Sync/tether-system/web  main@4f2c1a2  Synced  Degraded  (SyncSet services)" {
+		t.Errorf("head %q; want the SyncSet named", head)
+	}
+}
