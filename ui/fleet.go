@@ -23,17 +23,20 @@ const (
 // row is one Sync as the fleet page and the live stream show it. Every field is
 // text, escaped where the page writes it.
 type row struct {
-	Key            string `json:"key"` // namespace/name
-	Namespace      string `json:"namespace"`
-	Name           string `json:"name"`
-	Sync           string `json:"sync"`
-	Health         string `json:"health"`
-	Ready          string `json:"ready"`
-	Revision       string `json:"revision"`
-	Subject        string `json:"subject"`
-	LastApplied    string `json:"lastApplied"`
-	Suspended      string `json:"suspended"` // "suspended" or ""
-	Pinned         string `json:"pinned"`
+	Key         string `json:"key"` // namespace/name
+	Namespace   string `json:"namespace"`
+	Name        string `json:"name"`
+	Sync        string `json:"sync"`
+	Health      string `json:"health"`
+	Ready       string `json:"ready"`
+	Revision    string `json:"revision"`
+	Subject     string `json:"subject"`
+	LastApplied string `json:"lastApplied"`
+	Suspended   string `json:"suspended"` // "suspended" or ""
+	Pinned      string `json:"pinned"`
+	// SyncSet names the SyncSet that made the Sync (its tether.dev/syncset
+	// label), "" for a Sync written by hand.
+	SyncSet        string `json:"syncSet"`
 	FailingReason  string `json:"failingReason"`
 	FailingMessage string `json:"failingMessage"`
 }
@@ -46,6 +49,7 @@ func rowOf(s *v1alpha1.Sync) row {
 		Revision: orDash(plan.ShortRevision(s.Status.LastAppliedRevision)),
 		Subject:  source.OneLine(plan.AppliedSubject(s), maxSubject),
 		Pinned:   source.OneLine(s.GetAnnotations()[v1alpha1.PinRevisionAnnotation], 80),
+		SyncSet:  source.OneLine(s.GetLabels()[v1alpha1.SyncSetLabel], 80),
 	}
 	if t := s.Status.LastAppliedTime; t != nil {
 		r.LastApplied = t.UTC().Format(time.DateTime) + " UTC"
@@ -174,7 +178,11 @@ func fleetPageOf(syncs []v1alpha1.Sync, f fleetFilter) fleetPage {
 			page.Rows = append(page.Rows, rw)
 		}
 	}
-	slices.SortFunc(page.Rows, func(a, b row) int { return cmp.Compare(a.Key, b.Key) })
+	// By namespace, and in a namespace the Syncs of each SyncSet together
+	// (those written by hand first), as `tether get` lists them.
+	slices.SortFunc(page.Rows, func(a, b row) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.SyncSet, b.SyncSet), cmp.Compare(a.Name, b.Name))
+	})
 	slices.Sort(page.Namespaces)
 	for _, f := range statusFilters {
 		page.Statuses = append(page.Statuses, f.Value)

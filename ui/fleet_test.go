@@ -134,6 +134,38 @@ func TestFleetPageGroupsByNamespaceWithTheirCounts(t *testing.T) {
 	}
 }
 
+func TestFleetPageListsASyncSetsSyncsTogetherAndLinksThem(t *testing.T) {
+	syncs := make([]v1alpha1.Sync, 0, 5)
+	for _, s := range []struct{ name, set string }{{"b-web", "web"}, {"a-hand", ""}, {"a-api", "api"}, {"c-web", "web"}, {"z-hand", ""}} {
+		sy := v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: s.name}}
+		if s.set != "" {
+			sy.Labels = map[string]string{v1alpha1.SyncSetLabel: s.set}
+		}
+		syncs = append(syncs, sy)
+	}
+	page := fleetPageOf(syncs, fleetFilter{})
+	var got []string
+	for _, r := range page.Rows {
+		got = append(got, r.SyncSet+":"+r.Name)
+	}
+	want := []string{":a-hand", ":z-hand", "api:a-api", "web:b-web", "web:c-web"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+	p, err := parsePages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := p.byName["fleet"].ExecuteTemplate(&out, "layout", page); err != nil {
+		t.Fatal(err)
+	}
+	link := `href="/?namespace=platform&amp;label=tether.dev%2fsyncset%3dweb"`
+	if !strings.Contains(strings.ToLower(out.String()), link) || !strings.Contains(out.String(), ">SyncSet web</a>") {
+		t.Errorf("the fleet page lacks the link to SyncSet web's Syncs (%s):\n%s", link, out.String())
+	}
+}
+
 // BenchmarkFleetPageOf1000Syncs renders the fleet page of 1,000 Syncs from
 // memory, as the page is rendered from the shared watch's cache: the issue asks
 // for it within a second.
