@@ -222,3 +222,24 @@ func ReadSourceAuth(ctx context.Context, secrets client.Reader, s *v1alpha1.Sync
 	auth, _, err := readAuth(ctx, Identity{Secrets: secrets}, s.Namespace, s.Spec.Source.SecretRef.Name)
 	return auth, err
 }
+
+// WithAuthAs completes req with the credentials of Secret name in as's
+// namespace, read as the identity as acts as (its serviceAccountName, else the
+// agent's default account, else the agent itself), as a Sync reads its
+// spec.source.secretRef: straight from the API server, never for an identity
+// that may not read it. A SyncSet's git generator reads its credentials so, as
+// the Syncs it makes would. A failure is a *source.FetchError of req with the
+// Secret's reason (SecretNotFound, Forbidden, SecretUnreadable); it names the
+// Secret and never holds its values.
+func (r *Reconciler) WithAuthAs(ctx context.Context, as *v1alpha1.Sync, name string, req source.Request) (source.Request, error) {
+	id, err := r.identity(ctx, as)
+	if err != nil {
+		return req, err
+	}
+	auth, _, err := readAuth(ctx, id, as.Namespace, name)
+	if err != nil {
+		return req, &source.FetchError{URL: req.URL, Ref: refLabel(req.Ref), Reason: secretReason(err), Err: err}
+	}
+	req.Auth = auth
+	return req, nil
+}

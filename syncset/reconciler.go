@@ -35,12 +35,21 @@ type Source interface {
 
 var _ Source = (*source.Source)(nil)
 
+// Credentials reads a git generator's credentials as a Sync of the SyncSet
+// would read its own (sync.Reconciler.WithAuthAs).
+type Credentials interface {
+	WithAuthAs(ctx context.Context, as *v1alpha1.Sync, name string, req source.Request) (source.Request, error)
+}
+
 // Reconciler keeps the Syncs of each SyncSet those its generators make.
 type Reconciler struct {
 	// Client reads SyncSets and Syncs from the manager's cache and writes them.
 	Client client.Client
 	// Source reads the git generators' repositories.
 	Source Source
+	// Credentials reads the Secrets git generators name; nil refuses a
+	// generator's secretRef.
+	Credentials Credentials
 }
 
 // Options configure the controller that runs the Reconciler.

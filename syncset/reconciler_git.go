@@ -2,7 +2,10 @@ package syncset
 
 import (
 	"context"
+	"errors"
 	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/plan/fleet"
@@ -17,7 +20,11 @@ import (
 func (r *Reconciler) read(ctx context.Context, ss *v1alpha1.SyncSet) (map[string]fleet.Listing, error) {
 	listings := map[string]fleet.Listing{}
 	for _, g := range fleet.GitGenerators(&ss.Spec) {
-		rev, err := r.Source.Fetch(ctx, source.Request{URL: g.Git.URL, Ref: g.Git.Ref, MaxAge: g.Git.IntervalOrDefault(), Tenant: ss.Namespace})
+		req, err := r.withAuth(ctx, ss, g.Git, source.Request{URL: g.Git.URL, Ref: g.Git.Ref, MaxAge: g.Git.IntervalOrDefault(), Tenant: ss.Namespace})
+		if err != nil {
+			return nil, fmt.Errorf("%s git: %w", g.Path, err)
+		}
+		rev, err := r.Source.Fetch(ctx, req)
 		if err != nil {
 			return nil, fmt.Errorf("%s git: %w", g.Path, err)
 		}
@@ -74,4 +81,21 @@ func (r *Reconciler) readFiles(rev source.Revision, files []v1alpha1.GitFile) ([
 		out = append(out, fleet.File{Path: p, Data: b})
 	}
 	return out, nil
+}
+
+// withAuth completes req with the credentials g's secretRef names, read as the
+// template's account: the identity the SyncSet's Syncs act as.
+func (r *Reconciler) withAuth(ctx context.Context, ss *v1alpha1.SyncSet, g *v1alpha1.GitGenerator, req source.Request) (source.Request, error) {
+	if g.SecretRef == nil {
+		return req, nil
+	}
+	if r.Credentials == nil {
+		return req, &fleet.Error{Entry: "git " + g.URL, Reason: v1alpha1.ReasonGenerateFailed, Err: errors.New("secretRef is set but this agent reads no Secrets for SyncSets")}
+	}
+	account, err := fleet.TemplateAccount(ss)
+	if err != nil {
+		return req, err
+	}
+	as := &v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: ss.Namespace, Name: ss.Name}, Spec: v1alpha1.SyncSpec{ServiceAccountName: account}}
+	return r.Credentials.WithAuthAs(ctx, as, g.SecretRef.Name, req)
 }

@@ -166,8 +166,8 @@ type ListGenerator struct {
 }
 
 // GitGenerator yields a parameter set per directory, or per file, of one
-// repository at the newest commit of a ref. The repository is read with no
-// credentials (credentials, read as the template's account, are still to come).
+// repository at the newest commit of a ref, with the credentials of secretRef
+// read as the Syncs it makes would read theirs.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.directories) != has(self.files)",message="a git generator lists exactly one of directories or files"
 type GitGenerator struct {
@@ -180,6 +180,13 @@ type GitGenerator struct {
 	// +kubebuilder:default={branch: "main"}
 	// +optional
 	Ref GitRef `json:"ref,omitzero"`
+	// secretRef names a Secret of the SyncSet's namespace holding the
+	// repository's credentials, with the keys of a Sync's spec.source.secretRef.
+	// It is read as the template's spec.serviceAccountName (else the agent's
+	// default account, else the agent itself), as the Syncs it makes read
+	// theirs: a SyncSet reads no Secret its Syncs could not.
+	// +optional
+	SecretRef *LocalObjectReference `json:"secretRef,omitempty"`
 	// interval is how often the repository is listed again. Default 1m.
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`

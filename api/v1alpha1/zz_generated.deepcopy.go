@@ -166,6 +166,11 @@ func (in *GitFile) DeepCopy() *GitFile {
 func (in *GitGenerator) DeepCopyInto(out *GitGenerator) {
 	*out = *in
 	out.Ref = in.Ref
+	if in.SecretRef != nil {
+		in, out := &in.SecretRef, &out.SecretRef
+		*out = new(LocalObjectReference)
+		**out = **in
+	}
 	if in.Interval != nil {
 		in, out := &in.Interval, &out.Interval
 		*out = new(metav1.Duration)

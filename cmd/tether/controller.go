@@ -426,7 +426,7 @@ func setupReconciler(mgr ctrl.Manager, cfg *rest.Config, f *controllerFlags) err
 	// Beside the git cache (source keeps to its git/ subdirectory), which an
 	// emptyDir keeps across container restarts: what was applied survives them too.
 	syncOpts.LastGoodDir = filepath.Join(f.cacheDir, "last-good")
-	if err := setupSyncSets(mgr, src, f); err != nil {
+	if err := setupSyncSets(mgr, src, r, f); err != nil {
 		return err
 	}
 	return r.SetupWithManager(mgr, syncOpts)

@@ -13,8 +13,9 @@ import (
 // setupSyncSets adds the SyncSet controller, over the agent's own Source (so
 // that a SyncSet's listing of a repository is the one its Syncs share), when
 // the cluster has the SyncSet CRD; a cluster installed before SyncSets runs
-// without them, and says so.
-func setupSyncSets(mgr ctrl.Manager, src *source.Source, f *controllerFlags) error {
+// without them, and says so. Git generators' credentials are read by the Sync
+// reconciler, as the Syncs the SyncSet makes would read them.
+func setupSyncSets(mgr ctrl.Manager, src *source.Source, creds syncset.Credentials, f *controllerFlags) error {
 	if f.shard.set && f.shard.name != "" {
 		// The shard's cache holds only its own Syncs: a SyncSet would not see the
 		// Syncs it made. The unsharded agent serves SyncSets.
@@ -31,5 +32,5 @@ func setupSyncSets(mgr ctrl.Manager, src *source.Source, f *controllerFlags) err
 	}
 	opts := syncset.DefaultOptions()
 	opts.Concurrency = max(1, f.concurrency/2)
-	return (&syncset.Reconciler{Client: mgr.GetClient(), Source: src}).SetupWithManager(mgr, opts)
+	return (&syncset.Reconciler{Client: mgr.GetClient(), Source: src, Credentials: creds}).SetupWithManager(mgr, opts)
 }

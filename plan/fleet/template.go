@@ -3,6 +3,7 @@ package fleet
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -223,4 +224,23 @@ func power(at string) bool {
 		}
 	}
 	return false
+}
+
+// TemplateAccount is the template's spec.serviceAccountName as written: the
+// account every Sync of the SyncSet acts as (a power field, never a
+// parameter), "" for none. A git generator's credentials are read as it.
+func TemplateAccount(ss *v1alpha1.SyncSet) (string, error) {
+	var spec struct {
+		ServiceAccountName string `json:"serviceAccountName"`
+	}
+	if len(ss.Spec.Template.Spec.Raw) > 0 {
+		if err := json.Unmarshal(ss.Spec.Template.Spec.Raw, &spec); err != nil {
+			return "", &Error{Entry: "template", Reason: v1alpha1.ReasonGenerateFailed, Err: fmt.Errorf("spec: %w", err)}
+		}
+	}
+	if strings.Contains(spec.ServiceAccountName, "{{") {
+		return "", &Error{Entry: "template", Reason: v1alpha1.ReasonParameterRefused,
+			Err: errors.New("spec.serviceAccountName decides what a Sync may do and comes from the SyncSet as written, never from a parameter")}
+	}
+	return spec.ServiceAccountName, nil
 }
