@@ -74,6 +74,7 @@ func (m *FS) WriteFile(p string, data []byte) error {
 	return nil
 }
 
+// Create makes an empty file at p, which the file returned writes.
 func (m *FS) Create(p string) (filesys.File, error) {
 	if err := m.WriteFile(p, nil); err != nil {
 		return nil, err
@@ -81,9 +82,13 @@ func (m *FS) Create(p string) (filesys.File, error) {
 	return &memFile{fs: m, path: m.clean(p), writable: true}, nil
 }
 
-func (m *FS) Mkdir(p string) error    { return m.addDir(m.clean(p)) }
+// Mkdir makes the directory p and those above it, as MkdirAll does.
+func (m *FS) Mkdir(p string) error { return m.addDir(m.clean(p)) }
+
+// MkdirAll makes the directory p and those above it.
 func (m *FS) MkdirAll(p string) error { return m.addDir(m.clean(p)) }
 
+// RemoveAll removes p and everything below it; never the root.
 func (m *FS) RemoveAll(p string) error {
 	p = m.clean(p)
 	if p == "/" {
@@ -106,6 +111,7 @@ func (m *FS) RemoveAll(p string) error {
 	return nil
 }
 
+// Open opens the file or directory p for reading.
 func (m *FS) Open(p string) (filesys.File, error) {
 	p = m.clean(p)
 	if !m.Exists(p) {
@@ -114,14 +120,17 @@ func (m *FS) Open(p string) (filesys.File, error) {
 	return &memFile{fs: m, path: p}, nil
 }
 
+// IsDir reports whether p is a directory.
 func (m *FS) IsDir(p string) bool { return m.dirs[m.clean(p)] != nil }
 
+// Exists reports whether p is a file or a directory.
 func (m *FS) Exists(p string) bool {
 	p = m.clean(p)
 	_, file := m.files[p]
 	return file || m.dirs[p] != nil
 }
 
+// ReadDir lists the names of p's entries.
 func (m *FS) ReadDir(p string) ([]string, error) {
 	p = m.clean(p)
 	entries := m.dirs[p]
@@ -166,6 +175,7 @@ func (m *FS) Glob(pattern string) ([]string, error) {
 	return out, nil
 }
 
+// ReadFile returns the content of the file p.
 func (m *FS) ReadFile(p string) ([]byte, error) {
 	c := m.clean(p)
 	data, ok := m.files[c]

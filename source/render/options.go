@@ -10,7 +10,7 @@ import (
 
 // Options bound what one render may read, make and cost, wherever it runs:
 // the render fields of source.Options, which the agent's flags set, handed
-// down by source (Options.Render there) so that this package knows nothing
+// down by source (source.Options, which builds them) so that this package knows nothing
 // of the git cache. A worker receives them with its job, so that it holds a
 // render to the bounds the agent was started with.
 type Options struct {

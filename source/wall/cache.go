@@ -12,7 +12,7 @@ import (
 // objects take in memory as it holds them, heldSize: each as its JSON, decoded
 // again on a hit, a fraction of what the decoded maps take). A result larger than the whole
 // budget is not kept. It keeps the failures that a render of the same key would
-// meet again too (see lasting), each counted at the size of its message: a
+// meet again too (the caller says which: source's lasting), each counted at the size of its message: a
 // Sync stalled on a commit that does not render asks again at every interval,
 // and must not cost a render each time.
 //
@@ -60,7 +60,7 @@ type Rendered struct {
 	held compactObjects
 }
 
-// forCaller returns the objects of r for one caller, their top level and
+// ForCaller returns the objects of r for one caller, their top level and
 // metadata its own (ownMetadata): a copy of those maps unless r's are already.
 func (r Rendered) ForCaller() []*unstructured.Unstructured {
 	if r.own {

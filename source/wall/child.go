@@ -25,7 +25,7 @@ const workerEnv = "TETHER_RENDER_WORKER"
 // ServeRenderWorker makes this process a render worker and exits, when the
 // agent started it as one; otherwise it returns at once. main calls it before
 // anything else, and so does every TestMain of a package whose tests render
-// through a Source (the test binary is then the worker, as the tether binary
+// through the wall (the test binary is then the worker, as the tether binary
 // is in a cluster).
 //
 // A worker applies its limits to itself before it reads anything (limits.go),

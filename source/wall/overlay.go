@@ -45,7 +45,7 @@ const overlayDir = "/spec.kustomize"
 // and spec.kustomize (a patch that does not apply, a bad target). A k that
 // puts nothing on top gets snap back as it is.
 //
-// Components are read from a repository: Source.Overlay reads them from
+// Components are read from a repository: source.Source.Overlay reads them from
 // snap's revision; this function, given no repository, refuses them.
 func Overlay(snap *result.Snapshot, k *v1alpha1.Kustomize, opts render.Options) (*result.Snapshot, error) {
 	if k.IsEmpty() {

@@ -473,10 +473,10 @@ func CloseRenderWorkers() {
 }
 
 // ErrRenderTimeout is wrapped by the result.RenderError of a render that did not finish
-// within Options.RenderTimeout.
+// within Options.Timeout (source's --render-timeout).
 var ErrRenderTimeout = errors.New("rendering took too long")
 
-// RenderFS renders dir of the files a treeCopier copied into fs, in a
+// RenderFS renders dir of the files a copier (source's) copied into fs, in a
 // render worker: a chart as helm says, with the cluster's
 // capabilities read once, anything else decrypted with dec, of a plain
 // directory what sel selects. The one way the CLI's renders (a directory on
