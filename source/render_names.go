@@ -29,6 +29,7 @@ type (
 
 // Errors a RenderError may wrap, which callers test with errors.Is.
 var (
+	ErrNoSuchPath             = render.ErrNoSuchPath
 	ErrRemoteReference        = render.ErrRemoteReference
 	ErrNetworkRefused         = render.ErrNetworkRefused
 	ErrChartDependencyMissing = render.ErrChartDependencyMissing

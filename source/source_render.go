@@ -9,7 +9,6 @@ import (
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/source/render"
-	"tether.dev/tether/source/result"
 	"tether.dev/tether/source/wall"
 )
 
@@ -229,18 +228,19 @@ func (s *Source) renderNow(in renderInput) (r wall.Rendered, err error) {
 	if s.beforeRender != nil {
 		s.beforeRender(in.dir)
 	}
-	job := &wall.Job{Dir: in.dir, Directory: in.sel, Helm: wall.HelmJobOf(in.helm), Caps: in.caps, Opts: s.opts.renderOptions()}
+	opts := s.opts.renderOptions()
+	job := &wall.Job{Dir: in.dir, Directory: in.sel, Helm: wall.HelmJobOf(in.helm), Caps: in.caps, Opts: opts}
 	job.SetDecryption(in.dec)
 	if in.pkg != nil {
 		job.Package = in.pkg
-		return wall.Run(job, s.opts.renderOptions())
+		return wall.Run(job, opts)
 	}
 	fs, err := s.tree(in.rev, in.dir)
 	if err != nil {
 		return wall.Rendered{}, err
 	}
 	job.Files, job.Dirs = fs.Contents()
-	return wall.Run(job, s.opts.renderOptions())
+	return wall.Run(job, opts)
 }
 
 // CleanPath checks a path inside the repository and returns it cleaned ("." for the
@@ -264,19 +264,19 @@ func CleanPath(p string) (string, error) {
 // snap's revision as a render reads its path: within the same bounds, every
 // kustomization root they reach copied. A packaged chart's snapshot has no
 // repository to read components from.
-func (s *Source) Overlay(snap *result.Snapshot, k *v1alpha1.Kustomize) (*result.Snapshot, error) {
+func (s *Source) Overlay(snap *Snapshot, k *v1alpha1.Kustomize) (*Snapshot, error) {
 	if k.IsEmpty() {
 		return snap, nil
 	}
 	ov := &wall.OverlayJob{Kustomize: *k}
 	if len(k.Components) > 0 {
 		if snap.Revision.Package != "" || snap.Revision.Commit == "" {
-			return nil, &result.RenderError{File: snap.Path, Err: fmt.Errorf("spec.kustomize.components: %s is a packaged chart, with no repository to read components from", snap.Path)}
+			return nil, &RenderError{File: snap.Path, Err: fmt.Errorf("spec.kustomize.components: %s is a packaged chart, with no repository to read components from", snap.Path)}
 		}
 		for _, c := range k.Components {
 			dir, err := CleanPath(path.Join(snap.Path, c))
 			if err != nil {
-				return nil, &result.RenderError{File: snap.Path, Err: fmt.Errorf("spec.kustomize.components: %q: %w", c, err)}
+				return nil, &RenderError{File: snap.Path, Err: fmt.Errorf("spec.kustomize.components: %q: %w", c, err)}
 			}
 			ov.Components = append(ov.Components, dir)
 		}
@@ -291,10 +291,6 @@ func (s *Source) Overlay(snap *result.Snapshot, k *v1alpha1.Kustomize) (*result.
 
 // Substitute substitutes sub into snap's objects behind the render wall,
 // within the source's render limits (the function Substitute).
-func (s *Source) Substitute(snap *result.Snapshot, sub Substitution) (*result.Snapshot, error) {
+func (s *Source) Substitute(snap *Snapshot, sub Substitution) (*Snapshot, error) {
 	return Substitute(snap, sub, s.opts)
 }
-
-// ErrNoSuchPath is wrapped by the RenderError of a path the revision does not
-// hold (render.ErrNoSuchPath).
-var ErrNoSuchPath = render.ErrNoSuchPath
