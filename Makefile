@@ -153,7 +153,7 @@ MEMORY_TESTS     := ^(TestPeakMemoryOfTheWorstYAML|TestPeakHeapOfHostileRenders|
 
 .PHONY: test-memory
 test-memory: ## The render wall's memory tests without the race detector, every worst shape, reading the real peak RSS.
-	CGO_ENABLED=0 go test -trimpath -count=1 -timeout=30m -run='$(MEMORY_TESTS)' -v ./source/ | grep -E 'peak|^(---|ok|FAIL|panic)'
+	CGO_ENABLED=0 go test -trimpath -count=1 -timeout=30m -run='$(MEMORY_TESTS)' -v ./source/ ./source/render/ | grep -E 'peak|^(---|ok|FAIL|panic)'
 
 .PHONY: test-memory-heap
 test-memory-heap: ## The memory test make test runs without the race detector (TestPeakHeapOfHostileRenders).

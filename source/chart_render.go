@@ -7,6 +7,7 @@ import (
 	"errors"
 
 	"tether.dev/tether/source/chartrepo"
+	"tether.dev/tether/source/render"
 )
 
 // errPackageGone is the cause of a RenderChart of a package the cache no longer
@@ -25,24 +26,24 @@ func (s *Source) RenderChart(ctx context.Context, rev Revision, helm Helm) (*Sna
 	if !ok {
 		return nil, &FetchError{URL: rev.URL, Ref: rev.Ref, Reason: ReasonChartRepositoryFailed, Err: errPackageGone}
 	}
-	digest := helm.digest()
+	digest := helm.Digest()
 	key := "chart\x00" + chartrepo.PackageKey(rev) + "\x00helm:" + digest
 	rev.Digest = chartDigest(rev.Package, digest)
-	if err := s.renders.failure(key); err != nil {
+	if err := s.renders.Failure(key); err != nil {
 		return nil, err
 	}
-	r, ok := s.renders.get(key)
+	r, ok := s.renders.Get(key)
 	if !ok {
 		in := renderInput{rev: rev, dir: rev.Ref, helm: &helm, pkg: pkg, tenant: TenantOf(ctx)}
 		var err error
-		if in.caps, err = readCapabilities(ctx, helm); err != nil {
+		if in.caps, err = render.ReadCapabilities(ctx, helm); err != nil {
 			return nil, err
 		}
 		if r, err = s.render(ctx, in, key); err != nil {
 			return nil, err
 		}
 	}
-	return &Snapshot{Revision: rev, Path: rev.Ref, Objects: r.forCaller()}, nil
+	return &Snapshot{Revision: rev, Path: rev.Ref, Objects: r.ForCaller()}, nil
 }
 
 // chartDigest is the digest a packaged chart's revision reports: of the

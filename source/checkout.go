@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/source/wall"
 )
 
 // Checkout is a local git repository (a clone, as a CI job has one) whose
@@ -63,7 +64,7 @@ func (c *Checkout) RemoteURLs() ([]string, error) {
 // renders what sel (spec.source.directory) selects. k (spec.kustomize, nil
 // for none) goes on top, its components read from commit, as Source.Overlay
 // puts it. A panic in rendering becomes a RenderError, as in the agent, and
-// the render runs in a worker behind the agent's wall (render_worker.go).
+// the render runs in a worker behind the agent's wall (source/wall).
 func (c *Checkout) Render(ctx context.Context, commit, dir string, sel Directory, helm Helm, k *v1alpha1.Kustomize) (objs []*unstructured.Unstructured, err error) {
 	clean, err := CleanPath(dir)
 	if err != nil {
@@ -85,7 +86,7 @@ func (c *Checkout) Render(ctx context.Context, commit, dir string, sel Directory
 	if err := copier.check(clean); err != nil {
 		return nil, err
 	}
-	objs, err = renderInWorker(ctx, copier.fs, clean, sel, helm, c.opts, nil)
+	objs, err = wall.RenderFS(ctx, copier.fs, clean, sel, helm, c.opts.renderOptions(), nil)
 	if errors.Is(err, ErrNoSuchPath) {
 		// A path the commit does not hold renders nothing: an app a pull request
 		// adds has no base.
@@ -94,7 +95,7 @@ func (c *Checkout) Render(ctx context.Context, commit, dir string, sel Directory
 	if err != nil || k.IsEmpty() {
 		return objs, err
 	}
-	ov := &jobOverlay{Kustomize: *k}
+	ov := &wall.OverlayJob{Kustomize: *k}
 	if len(k.Components) > 0 {
 		more := newTreeCopier(gitStore{repo: c.repo}, obj.TreeHash, c.opts)
 		for _, comp := range k.Components {
@@ -110,9 +111,9 @@ func (c *Checkout) Render(ctx context.Context, commit, dir string, sel Directory
 			}
 			ov.Components = append(ov.Components, d)
 		}
-		ov.Files, ov.Dirs = more.fs.contents()
+		ov.Files, ov.Dirs = more.fs.Contents()
 	}
-	snap, err := overlay(&Snapshot{Path: clean, Objects: objs}, ov, c.opts)
+	snap, err := wall.RunOverlay(&Snapshot{Path: clean, Objects: objs}, ov, c.opts.renderOptions())
 	if err != nil {
 		return nil, err
 	}

@@ -99,7 +99,7 @@
 //
 // A render may decrypt SOPS files (RenderDecrypted, with a *Decryption: one Sync's
 // age and OpenPGP keys, parsed by ParseKeys from its keys Secret, and whether a Secret
-// must be encrypted). Every file the render reads then passes through decryptingFS,
+// must be encrypted). Every file the render reads then passes through a decrypting file system (source/render),
 // which decrypts a file that carries SOPS's metadata (YAML, JSON, dotenv or binary, the
 // name picking the format) with Tether's own reading of SOPS's format (the room
 // source/sops, a leaf that knows only the error types: the formats' trees, the metadata, AES-GCM values, the MAC, the data key from age and
@@ -111,9 +111,9 @@
 // values taken out of its message. Renders are cached by (URL, commit, path, digest of
 // the keys): the plaintext lives in the in-memory cache only, never in CacheDir.
 // The render cache's budget is shared fairly between tenants (WithTenant names
-// who asks; render_cache.go): over it, the least recently used render of the
+// who asks; source/wall, cache.go): over it, the least recently used render of the
 // tenant holding the most goes first.
-// A path holding a Chart.yaml renders as a Helm chart (render_helm*.go), in
+// A path holding a Chart.yaml renders as a Helm chart (source/render, helm*.go), in
 // process with the Helm SDK's loader, values and template engine, as `helm
 // template` would: the caller's Helm says the release, the values layered over
 // the chart's (valuesFiles of the commit, valuesFrom the caller read, inline
@@ -132,7 +132,7 @@
 // schema validated, as helm does. Over a bound the render fails with
 // ReasonRenderLimitExceeded.
 //
-// Every render runs behind a wall (render_worker*.go): in a worker process,
+// Every render runs behind a wall (the room source/wall): in a worker process,
 // the agent's own executable started again (ServeRenderWorker), which puts
 // itself under the operating system's limits on memory, processor time and
 // open files before it reads its job, and which the agent kills past the
@@ -177,6 +177,18 @@
 // challenge is answered with a token from its realm, asked with the username
 // and password; tokens are kept per host, scope and credentials until they
 // expire. A registry on a loopback address is spoken to over plain HTTP.
+//
+// Rendering lives in two rooms below this package. source/render turns the
+// files it is handed into objects (plain YAML, kustomize, Helm charts, SOPS
+// decryption, the budgets) and knows no git; source/wall runs every render in
+// a worker process and keeps what workers answer (the render cache). This
+// package keeps what needs the git cache: it copies the files a render reads
+// out of a commit (source_tree*.go, and a directory on disk for
+// RenderDirectory, render_dir.go), asks once per commit and path whether a
+// path holds a chart (render_helm_probe.go), and schedules renders
+// (source_render.go: the cache key, the slots, the deadline, joining a render
+// already running), handing the wall render.Options built from Options. The
+// rooms' exported names are kept here as aliases (render_names.go).
 //
 // The webhook receiver lives in its own room, source/webhook (NewWebhookHandler
 // and Push here are its names under source, for the callers that know them).

@@ -8,12 +8,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"tether.dev/tether/source/wall"
 )
 
 // RenderDirectory renders dir, a directory on disk, the way the agent renders
@@ -59,27 +59,7 @@ func RenderDirectoryDecrypted(ctx context.Context, dir string, helm Helm, opts O
 	if err := c.check(rel); err != nil {
 		return nil, err
 	}
-	return renderInWorker(ctx, c.fs, rel, Directory{}, helm, opts, dec)
-}
-
-// renderInWorker renders dir of the files a treeCopier copied into fs, in a
-// render worker (render_worker.go): a chart as helm says, with the cluster's
-// capabilities read once, anything else decrypted with dec, of a plain
-// directory what sel selects. The one way the CLI's renders (a directory on
-// disk, a commit of a checkout) take the wall.
-func renderInWorker(ctx context.Context, fs *inMemoryFS, dir string, sel Directory, helm Helm, opts Options, dec *Decryption) ([]*unstructured.Unstructured, error) {
-	job := &renderJob{Dir: dir, Directory: sel, Opts: opts}
-	if isChart(fs, path.Join("/", dir)) {
-		caps, err := readCapabilities(ctx, helm)
-		if err != nil {
-			return nil, err
-		}
-		job.Helm, job.Caps = jobHelmOf(&helm), caps
-	}
-	job.setDecryption(dec)
-	job.Files, job.Dirs = fs.contents()
-	r, err := runWorker(job, opts)
-	return r.objs, err
+	return wall.RenderFS(ctx, c.fs, rel, Directory{}, helm, opts.renderOptions(), dec)
 }
 
 // repositoryRoot is the root RenderDirectory reads dir (absolute) in.

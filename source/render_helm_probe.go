@@ -4,6 +4,7 @@ import (
 	"path"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"tether.dev/tether/source/render"
 )
 
 // maxChartProbes bounds the answers holdsChart remembers; past it they are
@@ -50,7 +51,7 @@ func (s *Source) probeChart(rev Revision, dir string) (found, read bool, err err
 		return false, false, nil //nolint:nilerr // the render reports a missing commit
 	}
 	c := newTreeCopier(gitStore{repo: repo, trees: e.trees}, commit.TreeHash, s.opts)
-	entry, ok, err := c.lookup(path.Join(dir, chartFile))
+	entry, ok, err := c.lookup(path.Join(dir, render.ChartFile))
 	switch {
 	case IsRenderError(err):
 		return false, false, err

@@ -13,6 +13,8 @@ import (
 
 	"tether.dev/tether/source/chartrepo"
 	"tether.dev/tether/source/git"
+	"tether.dev/tether/source/render"
+	"tether.dev/tether/source/wall"
 )
 
 // Options bound what the source may cost. Every limit exists because repository
@@ -58,7 +60,7 @@ type Options struct {
 	// render slot is free again at once, as it is when the caller's context ends.
 	RenderTimeout time.Duration
 	// RenderMemoryLimit is the most memory one render's worker process may
-	// hold (render_worker.go): past it the worker ends and the render fails
+	// hold (source/wall): past it the worker ends and the render fails
 	// with RenderLimitExceeded. Workers run beside the agent, in its
 	// container: MaxConcurrentRenders + MaxRendersGivenUp of them at most.
 	RenderMemoryLimit int64
@@ -131,19 +133,20 @@ type Options struct {
 // over as JSON, objects and the caller's copy) and the render cache fit in about
 // 300 MiB.
 func DefaultOptions() Options {
+	r := render.DefaultOptions()
 	return Options{
-		MaxFileSize:           8 << 20,
-		MaxTreeSize:           32 << 20,
+		MaxFileSize:           r.MaxFileSize,
+		MaxTreeSize:           r.MaxTreeSize,
 		MaxTreeEntries:        DefaultMaxTreeEntries,
-		MaxYAMLNodesPerFile:   DefaultMaxYAMLNodesPerFile,
-		MaxYAMLNodesPerRender: DefaultMaxYAMLNodesPerRender,
-		MaxObjects:            20000,
-		MaxRenderedBytes:      16 << 20,
+		MaxYAMLNodesPerFile:   r.MaxYAMLNodesPerFile,
+		MaxYAMLNodesPerRender: r.MaxYAMLNodesPerRender,
+		MaxObjects:            r.MaxObjects,
+		MaxRenderedBytes:      r.MaxRenderedBytes,
 		RenderCacheBytes:      64 << 20,
 		MaxConcurrentRenders:  2,
 		MaxRendersGivenUp:     2,
-		RenderTimeout:         30 * time.Second,
-		RenderMemoryLimit:     DefaultRenderMemoryLimit,
+		RenderTimeout:         r.Timeout,
+		RenderMemoryLimit:     r.MemoryLimit,
 		Timeout:               5 * time.Minute,
 		ListTimeout:           30 * time.Second,
 		MaxFetchesPerHost:     2,
@@ -151,8 +154,8 @@ func DefaultOptions() Options {
 		MaxCacheBytes:         768 << 20,
 		CacheIdle:             time.Hour,
 		MaxChartIndexBytes:    32 << 20,
-		MaxChartPackageBytes:  8 << 20,
-		MaxChartFiles:         5000,
+		MaxChartPackageBytes:  r.MaxChartPackageBytes,
+		MaxChartFiles:         r.MaxChartFiles,
 		ChartCacheBytes:       32 << 20,
 		CacheKeepRecent:       10 * time.Minute,
 	}
@@ -176,7 +179,7 @@ type Source struct {
 	receiving atomic.Int64
 	// remotes works out how to reach a repository with its credentials.
 	remotes *git.Remotes
-	renders *renderCache
+	renders *wall.Cache
 	// rendering holds a token per caller whose render is running.
 	rendering chan struct{}
 	// live holds a token per render running, whether its caller still waits
@@ -314,7 +317,9 @@ func New(opts Options) (*Source, error) {
 	if opts.RenderTimeout <= 0 {
 		opts.RenderTimeout = defaults.RenderTimeout
 	}
-	opts = withWorkerDefaults(opts)
+	if opts.RenderMemoryLimit <= 0 {
+		opts.RenderMemoryLimit = defaults.RenderMemoryLimit
+	}
 	opts = withChartDefaults(opts, defaults)
 	remotes, err := git.NewRemotes(opts.CacheDir)
 	if err != nil {
@@ -330,7 +335,7 @@ func New(opts Options) (*Source, error) {
 		charts:     charts,
 		repos:      map[string]*repoEntry{},
 		hosts:      git.NewHostGate(opts.MaxFetchesPerHost, opts.HostFailureMemory),
-		renders:    newRenderCache(opts.RenderCacheBytes),
+		renders:    wall.NewCache(opts.RenderCacheBytes),
 		rendering:  make(chan struct{}, opts.MaxConcurrentRenders),
 		live:       make(chan struct{}, opts.MaxConcurrentRenders+opts.MaxRendersGivenUp),
 		inflight:   map[string]*renderCall{},
@@ -382,13 +387,13 @@ const (
 	// repository holds costs at most this, in a process the agent does not
 	// depend on. kube-prometheus-stack, the most installed chart, renders in
 	// about 200 MiB (it fails at 152 MiB).
-	DefaultRenderMemoryLimit = 384 << 20
+	DefaultRenderMemoryLimit = render.DefaultMemoryLimit
 	// DefaultMaxYAMLNodesPerFile and DefaultMaxYAMLNodesPerRender fail a
 	// render that reads too much YAML fast and by name, before the worker's
 	// memory would: kube-prometheus-stack reads between 0.8 and 1.6 million
 	// nodes, about a quarter of the bound per render.
-	DefaultMaxYAMLNodesPerFile   = 1 << 18
-	DefaultMaxYAMLNodesPerRender = 1 << 22
+	DefaultMaxYAMLNodesPerFile   = render.DefaultMaxYAMLNodesPerFile
+	DefaultMaxYAMLNodesPerRender = render.DefaultMaxYAMLNodesPerRender
 )
 
 // chartOptions are the bounds of chart repositories among opts.

@@ -4,26 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"path"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/source/render"
+	"tether.dev/tether/source/wall"
 )
-
-// ErrRenderTimeout is wrapped by the RenderError of a render that did not finish
-// within Options.RenderTimeout.
-var ErrRenderTimeout = errors.New("rendering took too long")
-
-// ErrNoSuchPath is wrapped by the RenderError of a path the revision does not
-// hold.
-var ErrNoSuchPath = errors.New("no such directory in the repository")
 
 // Render renders dir (relative to the repository root) of a fetched revision;
 // a dir holding a Chart.yaml renders as a Helm chart as helm says
-// (render_helm.go), any other ignores helm. Results are cached by (URL, commit,
+// (render/helm.go), any other ignores helm. Results are cached by (URL, commit,
 // path), and for a chart by what of helm changes its render too (the values
 // among it): a revision's content never changes, so a resync of an unchanged
 // revision costs no rendering.
@@ -55,23 +46,23 @@ func (s *Source) RenderSelected(ctx context.Context, rev Revision, dir string, s
 	if err != nil {
 		return nil, err
 	}
-	key := renderKey(rev, clean, dec) + sel.key()
+	key := renderKey(rev, clean, dec) + sel.Key()
 	chart, err := s.holdsChart(rev, clean, key)
 	if err != nil {
 		return nil, err
 	}
 	in := renderInput{rev: rev, dir: clean, sel: sel, dec: dec, tenant: TenantOf(ctx)}
 	if chart {
-		key += "\x00helm:" + helm.digest()
+		key += "\x00helm:" + helm.Digest()
 		in.helm = &helm
 	}
-	if err := s.renders.failure(key); err != nil {
+	if err := s.renders.Failure(key); err != nil {
 		return nil, err
 	}
-	r, ok := s.renders.get(key)
+	r, ok := s.renders.Get(key)
 	if !ok {
 		if chart {
-			if in.caps, err = readCapabilities(ctx, helm); err != nil {
+			if in.caps, err = render.ReadCapabilities(ctx, helm); err != nil {
 				return nil, err
 			}
 		}
@@ -79,7 +70,7 @@ func (s *Source) RenderSelected(ctx context.Context, rev Revision, dir string, s
 			return nil, err
 		}
 	}
-	return &Snapshot{Revision: rev, Path: clean, Objects: r.forCaller()}, nil
+	return &Snapshot{Revision: rev, Path: clean, Objects: r.ForCaller()}, nil
 }
 
 // renderInput is what one render reads: a revision's directory, and for a chart
@@ -100,18 +91,6 @@ type renderInput struct {
 	tenant string
 }
 
-// readCapabilities reads the cluster's capabilities for one render of a chart.
-func readCapabilities(ctx context.Context, helm Helm) (Capabilities, error) {
-	if helm.Capabilities == nil {
-		return Capabilities{}, nil
-	}
-	caps, err := helm.Capabilities(ctx)
-	if err != nil {
-		return Capabilities{}, fmt.Errorf("reading the cluster's capabilities for a Helm chart: %w", err)
-	}
-	return caps, nil
-}
-
 // renderKey is the cache key of a render of dir (clean) of rev with dec: the
 // keys' digest keeps renders with other keys, or none, apart.
 func renderKey(rev Revision, dir string, dec *Decryption) string {
@@ -126,14 +105,14 @@ func (s *Source) ForgetKeys(digest string) {
 	if digest == "" {
 		return
 	}
-	s.renders.forgetIf(func(key string) bool { return strings.Contains(key, "\x00"+digest) })
+	s.renders.ForgetIf(func(key string) bool { return strings.Contains(key, "\x00"+digest) })
 }
 
 // renderCall is one render running, which callers of the same key wait for.
 type renderCall struct {
 	done chan struct{}
 	// Set before done is closed.
-	r   rendered
+	r   wall.Rendered
 	err error
 }
 
@@ -151,7 +130,7 @@ type renderCall struct {
 // key, and at most MaxConcurrentRenders + MaxRendersGivenUp renders run at
 // once, given up on or not: a new render waits, within its deadline, while that
 // many are still running.
-func (s *Source) render(ctx context.Context, in renderInput, key string) (rendered, error) {
+func (s *Source) render(ctx context.Context, in renderInput, key string) (wall.Rendered, error) {
 	dir := in.dir
 	ctx, cancel := context.WithTimeoutCause(ctx, s.opts.RenderTimeout, ErrRenderTimeout)
 	defer cancel()
@@ -162,15 +141,15 @@ func (s *Source) render(ctx context.Context, in renderInput, key string) (render
 	case s.rendering <- struct{}{}:
 		defer func() { <-s.rendering }()
 	case <-ctx.Done():
-		return rendered{}, s.ended(ctx, dir)
+		return wall.Rendered{}, s.ended(ctx, dir)
 	}
 	select {
 	case s.live <- struct{}{}:
 	case <-ctx.Done():
 		if errors.Is(context.Cause(ctx), ErrRenderTimeout) {
-			return rendered{}, &RenderError{File: dir, Reason: v1alpha1.ReasonRenderLimitExceeded, Err: fmt.Errorf("%w: not started after %s, waiting for %d renders given up on to finish", ErrRenderTimeout, s.opts.RenderTimeout, s.opts.MaxRendersGivenUp)}
+			return wall.Rendered{}, &RenderError{File: dir, Reason: v1alpha1.ReasonRenderLimitExceeded, Err: fmt.Errorf("%w: not started after %s, waiting for %d renders given up on to finish", ErrRenderTimeout, s.opts.RenderTimeout, s.opts.MaxRendersGivenUp)}
 		}
-		return rendered{}, s.ended(ctx, dir)
+		return wall.Rendered{}, s.ended(ctx, dir)
 	}
 	call, started := s.start(in, key)
 	if !started {
@@ -202,9 +181,9 @@ func (s *Source) start(in renderInput, key string) (*renderCall, bool) {
 		defer func() { <-s.live }()
 		r, err := s.renderNow(in)
 		if err == nil {
-			s.renders.put(key, in.tenant, r)
+			s.renders.Put(key, in.tenant, r)
 		} else if lasting(err) {
-			s.renders.putError(key, in.tenant, err)
+			s.renders.PutError(key, in.tenant, err)
 		}
 		call.r, call.err = r, err
 		s.renderMu.Lock()
@@ -215,12 +194,12 @@ func (s *Source) start(in renderInput, key string) (*renderCall, bool) {
 }
 
 // await waits for call, or for ctx to end.
-func (s *Source) await(ctx context.Context, call *renderCall, dir string) (rendered, error) {
+func (s *Source) await(ctx context.Context, call *renderCall, dir string) (wall.Rendered, error) {
 	select {
 	case <-call.done:
 		return call.r, call.err
 	case <-ctx.Done():
-		return rendered{}, s.ended(ctx, dir)
+		return wall.Rendered{}, s.ended(ctx, dir)
 	}
 }
 
@@ -242,50 +221,26 @@ func lasting(err error) bool {
 	return errors.As(err, &re) && !errors.Is(err, ErrRenderTimeout)
 }
 
-// renderNow renders what in names, in a worker process (render_worker.go):
+// renderNow renders what in names, in a worker process (source/wall):
 // the agent copies the files the render reads out of the commit, within its
 // bounds, and the worker does the rest.
-func (s *Source) renderNow(in renderInput) (r rendered, err error) {
+func (s *Source) renderNow(in renderInput) (r wall.Rendered, err error) {
 	if s.beforeRender != nil {
 		s.beforeRender(in.dir)
 	}
-	job := &renderJob{Dir: in.dir, Directory: in.sel, Helm: jobHelmOf(in.helm), Caps: in.caps, Opts: s.opts}
-	job.setDecryption(in.dec)
+	opts := s.opts.renderOptions()
+	job := &wall.Job{Dir: in.dir, Directory: in.sel, Helm: wall.HelmJobOf(in.helm), Caps: in.caps, Opts: opts}
+	job.SetDecryption(in.dec)
 	if in.pkg != nil {
 		job.Package = in.pkg
-		return runWorker(job, s.opts)
+		return wall.Run(job, opts)
 	}
 	fs, err := s.tree(in.rev, in.dir)
 	if err != nil {
-		return rendered{}, err
+		return wall.Rendered{}, err
 	}
-	job.Files, job.Dirs = fs.contents()
-	return runWorker(job, s.opts)
-}
-
-// renderCopiedChart renders the chart at dir of the files a treeCopier copied:
-// the one way both the agent and RenderDirectory render a chart.
-func renderCopiedChart(fs *inMemoryFS, dir string, h Helm, c Capabilities, opts Options) (rendered, error) {
-	caps, err := capabilitiesOf(c)
-	if err != nil {
-		return rendered{}, &RenderError{File: dir, Err: err}
-	}
-	r, err := renderChart(fs, path.Join("/", dir), h, caps, opts)
-	if err != nil {
-		return rendered{}, err
-	}
-	return rendered{objs: r.objs}, nil
-}
-
-// renderCopied renders dir of the files a treeCopier copied, within opts: the
-// one way both the agent (a commit) and RenderDirectory (a directory on disk)
-// render, so that they cannot disagree.
-func renderCopied(fs *inMemoryFS, dir string, sel Directory, opts Options, dec *Decryption) ([]*unstructured.Unstructured, error) {
-	return Render(fs, "/", path.Join("/", dir), RenderOptions{
-		MaxObjects: opts.MaxObjects, MaxBytes: opts.MaxRenderedBytes,
-		MaxYAMLNodesPerFile: opts.MaxYAMLNodesPerFile, MaxYAMLNodesPerRender: opts.MaxYAMLNodesPerRender,
-		Decryption: dec, Directory: sel,
-	})
+	job.Files, job.Dirs = fs.Contents()
+	return wall.Run(job, opts)
 }
 
 // CleanPath checks a path inside the repository and returns it cleaned ("." for the
@@ -304,17 +259,38 @@ func CleanPath(p string) (string, error) {
 	return clean, nil
 }
 
-// ownMetadata returns copies of objs whose top level and metadata maps are their
-// own: setting a field of either (unstructured's SetX replace the maps they set,
-// labels and annotations included) leaves objs as they were.
-func ownMetadata(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
-	out := make([]*unstructured.Unstructured, len(objs))
-	for i, o := range objs {
-		c := &unstructured.Unstructured{Object: maps.Clone(o.Object)}
-		if m, ok := o.Object["metadata"].(map[string]any); ok {
-			c.Object["metadata"] = maps.Clone(m)
-		}
-		out[i] = c
+// Overlay puts k on top of snap's objects behind the render wall, within the
+// source's render limits (the function Overlay), k's components read from
+// snap's revision as a render reads its path: within the same bounds, every
+// kustomization root they reach copied. A packaged chart's snapshot has no
+// repository to read components from.
+func (s *Source) Overlay(snap *Snapshot, k *v1alpha1.Kustomize) (*Snapshot, error) {
+	if k.IsEmpty() {
+		return snap, nil
 	}
-	return out
+	ov := &wall.OverlayJob{Kustomize: *k}
+	if len(k.Components) > 0 {
+		if snap.Revision.Package != "" || snap.Revision.Commit == "" {
+			return nil, &RenderError{File: snap.Path, Err: fmt.Errorf("spec.kustomize.components: %s is a packaged chart, with no repository to read components from", snap.Path)}
+		}
+		for _, c := range k.Components {
+			dir, err := CleanPath(path.Join(snap.Path, c))
+			if err != nil {
+				return nil, &RenderError{File: snap.Path, Err: fmt.Errorf("spec.kustomize.components: %q: %w", c, err)}
+			}
+			ov.Components = append(ov.Components, dir)
+		}
+		fs, err := s.tree(snap.Revision, ov.Components[0], ov.Components[1:]...)
+		if err != nil {
+			return nil, err
+		}
+		ov.Files, ov.Dirs = fs.Contents()
+	}
+	return wall.RunOverlay(snap, ov, s.opts.renderOptions())
+}
+
+// Substitute substitutes sub into snap's objects behind the render wall,
+// within the source's render limits (the function Substitute).
+func (s *Source) Substitute(snap *Snapshot, sub Substitution) (*Snapshot, error) {
+	return Substitute(snap, sub, s.opts)
 }

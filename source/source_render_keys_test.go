@@ -27,14 +27,27 @@ func TestForgetKeysDropsTheirDecryptedRenders(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n, _ := s.renders.size(); n != 3 {
+	if n, _ := s.renders.Size(); n != 3 {
 		t.Fatalf("%d renders cached, want 3 (two policies with the keys, one without)", n)
 	}
 	s.ForgetKeys(keys.Digest())
-	if n, _ := s.renders.size(); n != 1 {
+	if n, _ := s.renders.Size(); n != 1 {
 		t.Errorf("%d renders cached after ForgetKeys, want only the one without keys", n)
 	}
-	if _, ok := s.renders.get(renderKey(rev, "app", nil)); !ok {
+	if _, ok := s.renders.Get(renderKey(rev, "app", nil)); !ok {
 		t.Error("the render without keys was dropped too")
+	}
+}
+
+func TestCleanPath(t *testing.T) {
+	for in, want := range map[string]string{"": ".", ".": ".", "apps/web/": "apps/web", "apps/../web": "web"} {
+		if got, err := CleanPath(in); err != nil || got != want {
+			t.Errorf("CleanPath(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"/etc", "..", "../other", "apps/../../x"} {
+		if _, err := CleanPath(bad); !IsRenderError(err) {
+			t.Errorf("CleanPath(%q) error = %v, want a render error", bad, err)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/source/render"
 )
 
 // tree copies into an in-memory file system rooted at "/" the files of a commit
@@ -26,7 +27,7 @@ import (
 //
 // More directories than one (spec.kustomize's components) are copied into the
 // same file system, within the same bounds.
-func (s *Source) tree(rev Revision, dir string, more ...string) (*inMemoryFS, error) {
+func (s *Source) tree(rev Revision, dir string, more ...string) (*render.FS, error) {
 	e := s.entry(rev.URL)
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -79,7 +80,7 @@ func (s *Source) unreadable(e *repoEntry, rev Revision, err error) error {
 // reads to find a path. A blob is read only when it is copied.
 type treeCopier struct {
 	store            treeStore
-	fs               *inMemoryFS
+	fs               *render.FS
 	root             plumbing.Hash
 	maxFile, maxTree int64
 	total            int64
@@ -106,7 +107,7 @@ func joinPath(dir, name string) string {
 }
 
 func newTreeCopier(store treeStore, root plumbing.Hash, opts Options) *treeCopier {
-	return &treeCopier{store: store, fs: newInMemoryFS(), root: root,
+	return &treeCopier{store: store, fs: render.NewFS(), root: root,
 		maxFile: opts.MaxFileSize, maxTree: opts.MaxTreeSize,
 		entriesLeft: opts.MaxTreeEntries, maxEntries: opts.MaxTreeEntries,
 		trees: map[plumbing.Hash][]treeEntry{}, copied: map[string]bool{}, refused: map[string]*RenderError{}}
@@ -278,20 +279,11 @@ func (c *treeCopier) copyDir(dir string) ([]string, error) {
 		if err := c.copyFile(name); err != nil {
 			return nil, err
 		}
-		if isKustomizationFile(f.name) {
+		if render.IsKustomizationFile(f.name) {
 			kustomizations = append(kustomizations, name)
 		}
 	}
 	return kustomizations, nil
-}
-
-func isKustomizationFile(base string) bool {
-	for _, k := range kustomizationFiles {
-		if base == k {
-			return true
-		}
-	}
-	return false
 }
 
 // rootsOf lists the directories of the repository that the kustomization file
@@ -301,17 +293,8 @@ func (c *treeCopier) rootsOf(file string) []string {
 	if err != nil {
 		return nil
 	}
-	// As kustomize reads it: a root spelt "Resources" is a root.
-	k, err := decodeKustomization(data)
-	if err != nil {
-		return nil
-	}
 	var roots []string
-	for _, r := range rootRefs(k) {
-		ref := r.ref
-		if ref == "" || strings.Contains(ref, "\n") || remoteShaped(ref) || path.IsAbs(ref) {
-			continue
-		}
+	for _, ref := range render.LocalRoots(data) {
 		p := path.Clean(path.Join(path.Dir(file), ref))
 		if p != ".." && !strings.HasPrefix(p, "../") {
 			roots = append(roots, p)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"tether.dev/tether/source/wall"
 	"tether.dev/tether/test/gitserver"
 )
 
@@ -31,22 +32,23 @@ func TestOneNamespacesRendersCannotPushAnothersOutOfTheRenderCache(t *testing.T)
 		}
 	}
 	render("b", "b0")
-	_, one := s.renders.size()
-	s.renders.maxBytes = 4*one + one/2 // four renders of this size
+	_, one := s.renders.Size()
+	s.renders = wall.NewCache(4*one + one/2) // four renders of this size
+	render("b", "b0")
 
 	for _, p := range paths {
 		render("a", p)
 	}
-	if _, ok := s.renders.get(renderKey(rev, "b0", nil)); !ok {
+	if _, ok := s.renders.Get(renderKey(rev, "b0", nil)); !ok {
 		t.Error("namespace b's render was pushed out of the cache by namespace a's")
 	}
 	for i, p := range paths {
-		_, ok := s.renders.get(renderKey(rev, p, nil))
+		_, ok := s.renders.Get(renderKey(rev, p, nil))
 		if want := i >= len(paths)-3; ok != want {
 			t.Errorf("a's render of %s cached: %t, want %t (a keeps its three most recent)", p, ok, want)
 		}
 	}
-	if n, bytes := s.renders.size(); bytes > s.renders.maxBytes {
-		t.Errorf("the render cache holds %d renders, %d bytes, over its budget of %d", n, bytes, s.renders.maxBytes)
+	if n, bytes := s.renders.Size(); bytes > 4*one+one/2 {
+		t.Errorf("the render cache holds %d renders, %d bytes, over its budget of %d", n, bytes, 4*one+one/2)
 	}
 }

@@ -58,7 +58,7 @@ func (e *exitError) Unwrap() error { return e.err }
 
 func main() {
 	// A render worker the agent started: render one job and exit
-	// (source/render_worker.go).
+	// (source/wall).
 	source.ServeRenderWorker()
 	// Before anything can render: no request leaves rendering, whatever a
 	// kustomization names (see source.IsolateRendering).

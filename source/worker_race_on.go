@@ -1,8 +1,0 @@
-//go:build race
-
-package source
-
-// workerRaceBuild: the race detector's shadow memory is writable private
-// memory that RLIMIT_DATA would refuse, so a race build's workers are held to
-// their memory by the agent's watch alone.
-const workerRaceBuild = true
