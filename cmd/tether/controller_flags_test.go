@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"tether.dev/tether/agent"
 )
 
 func TestNeverTakeOverManagersFlag(t *testing.T) {
@@ -40,7 +42,7 @@ func TestTenancyFlags(t *testing.T) {
 	if diff := cmp.Diff([]string{"team-a", "team-b"}, f.watchNamespaces); diff != "" {
 		t.Errorf("watch namespaces (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"team-a", "team-b"}, sortedKeys(cacheOptions(f.watchNamespaces, f.shard).DefaultNamespaces)); diff != "" {
+	if diff := cmp.Diff([]string{"team-a", "team-b"}, sortedKeys(agent.CacheOptions(f.agentOptions()).DefaultNamespaces)); diff != "" {
 		t.Errorf("cache namespaces (-want +got):\n%s", diff)
 	}
 }
@@ -100,7 +102,7 @@ func TestShardFlagSelectsSyncsAndALeasePerShard(t *testing.T) {
 		if got != tc.selector || f.shard.leaseName() != tc.lease {
 			t.Errorf("%v: selector %q, lease %q; want %q, %q", tc.args, got, f.shard.leaseName(), tc.selector, tc.lease)
 		}
-		if by := cacheOptions(nil, f.shard).ByObject; (len(by) == 1) != (tc.selector != "") {
+		if by := agent.CacheOptions(f.agentOptions()).ByObject; (len(by) == 1) != (tc.selector != "") {
 			t.Errorf("%v: cache options by object = %v", tc.args, by)
 		}
 	}
