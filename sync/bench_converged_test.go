@@ -22,13 +22,13 @@ func BenchmarkConvergedReconcileOfATeam(b *testing.B) {
 	repo := gitserver.NewLocalRepo(b, "teams")
 	commit := repo.Commit(b, workload.Teams(1), "one team")
 	s := a.newSync(b, ns, repo.FileURL(), func(s *v1alpha1.Sync) { s.Spec.Source.Path = "teams/" + workload.TeamName(0) })
-	a.waitApplied(b, s, commit)
-	a.reconcile(b, s) // the first reconcile after Ready may still settle its status
+	a.WaitApplied(b, s, commit)
+	a.Reconcile(b, s) // the first reconcile after Ready may still settle its status
 
 	a.applies.Reset()
 	b.ReportAllocs()
 	for b.Loop() {
-		a.reconcile(b, s)
+		a.Reconcile(b, s)
 	}
 	if got := a.applies.Snapshot(); got.Writes()+got[apicount.DryRun] != 0 {
 		b.Fatalf("a converged reconcile sent writes or dry-runs: %v", got)

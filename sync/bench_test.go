@@ -33,12 +33,12 @@ func BenchmarkSyncThousandObjects(b *testing.B) {
 
 		start := time.Now()
 		s := a.newSync(b, ns, repo.FileURL())
-		a.waitApplied(b, s, commit)
+		a.WaitApplied(b, s, commit)
 		first := time.Since(start)
 
 		a.applies.Reset()
 		start = time.Now()
-		a.reconcile(b, s)
+		a.Reconcile(b, s)
 		resync := time.Since(start)
 		requests := a.applies.Snapshot()
 
@@ -76,8 +76,8 @@ func measureDrift(b *testing.B, a *agent, ns string, edits int) time.Duration {
 	for i := 0; i < edits; i++ {
 		name := fmt.Sprintf("app-%04d", i)
 		start := time.Now()
-		scale(b, a.c, ns, name, 3)
-		for replicas(b.Context(), a.c, ns, name) != 0 {
+		scale(b, a.Client, ns, name, 3)
+		for replicas(b.Context(), a.Client, ns, name) != 0 {
 			if time.Since(start) > waitTimeout {
 				b.Fatalf("%s was not reverted within %s", name, waitTimeout)
 			}

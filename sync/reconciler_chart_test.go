@@ -23,6 +23,7 @@ import (
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/harness"
 	"tether.dev/tether/test/ociregistry"
+	"tether.dev/tether/test/rig"
 )
 
 // newChartSync creates a Sync of chart webapp (version range version) from
@@ -41,7 +42,7 @@ func (a *agent) newChartSync(t *testing.T, ns, name, repo, version, greeting str
 			Helm:        &v1alpha1.HelmSpec{Values: &apiextensionsv1.JSON{Raw: []byte(fmt.Sprintf(`{"greeting":%q}`, greeting))}},
 		},
 	}
-	harness.Must(t, a.c.Create(t.Context(), s))
+	harness.Must(t, a.Client.Create(t.Context(), s))
 	removeWhenDone(t, a, s)
 	return s
 }
@@ -51,8 +52,8 @@ func (a *agent) newChartSync(t *testing.T, ns, name, repo, version, greeting str
 func (a *agent) chartApplied(t *testing.T, s *v1alpha1.Sync, version string) *v1alpha1.Sync {
 	t.Helper()
 	want := regexp.MustCompile(`^webapp@` + regexp.QuoteMeta(version) + `\+sha256:[0-9a-f]{64}$`)
-	return a.waitFor(t, s, "Ready at webapp "+version, func(s *v1alpha1.Sync) bool {
-		return isReady(s) && want.MatchString(s.Status.LastAppliedRevision)
+	return a.WaitFor(t, s, "Ready at webapp "+version, func(s *v1alpha1.Sync) bool {
+		return rig.IsReady(s) && want.MatchString(s.Status.LastAppliedRevision)
 	})
 }
 
@@ -60,7 +61,7 @@ func (a *agent) chartApplied(t *testing.T, s *v1alpha1.Sync, version string) *v1
 func webappConfig(t *testing.T, a *agent, ns, name string) map[string]string {
 	t.Helper()
 	cm := &corev1.ConfigMap{}
-	harness.Must(t, a.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name + "-config"}, cm))
+	harness.Must(t, a.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name + "-config"}, cm))
 	return cm.Data
 }
 
@@ -89,15 +90,15 @@ func TestAPackagedChartIsAppliedFollowedAndItsIndexSharedBetweenSyncs(t *testing
 	})
 
 	t.Run("a new version in range is followed, the index read once for both", func(t *testing.T) {
-		a.reconcile(t, first)
-		a.reconcile(t, second)
+		a.Reconcile(t, first)
+		a.Reconcile(t, second)
 		before := repo.Requests("/index.yaml")
 		repo.Publish(t, webapp, "1.0.1")
 		// A request for a reconcile reads the index again; the other Sync's
 		// next reconcile shares that read.
 		requestReconcile(t, a, first)
 		a.chartApplied(t, first, "1.0.1")
-		a.reconcile(t, second)
+		a.Reconcile(t, second)
 		a.chartApplied(t, second, "1.0.1")
 		if got := repo.Requests("/index.yaml") - before; got != 1 {
 			t.Errorf("the index was read %d times for two Syncs following 1.0.1; want once", got)
@@ -149,7 +150,7 @@ func TestAHostileChartRepositoryFailsNamingTheChartAndKeepsTheLastGoodState(t *t
 		t.Run(tc.name, func(t *testing.T) {
 			tc.hostile()
 			requestReconcile(t, a, s)
-			got := a.waitFor(t, s, tc.reason, func(s *v1alpha1.Sync) bool {
+			got := a.WaitFor(t, s, tc.reason, func(s *v1alpha1.Sync) bool {
 				c := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.ReadyCondition)
 				return c != nil && c.Status == metav1.ConditionFalse && c.Reason == tc.reason && strings.Contains(c.Message, tc.says)
 			})
@@ -162,10 +163,10 @@ func TestAHostileChartRepositoryFailsNamingTheChartAndKeepsTheLastGoodState(t *t
 			}
 			// Drift while the repository is hostile is corrected from the
 			// last good package, which the agent keeps.
-			harness.Must(t, a.c.Delete(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-config"}}))
+			harness.Must(t, a.Client.Delete(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-config"}}))
 			harness.Eventually(t, waitTimeout, "the deleted ConfigMap applied again from the last good package", func(ctx context.Context) (bool, error) {
 				cm := &corev1.ConfigMap{}
-				if err := a.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-config"}, cm); err != nil {
+				if err := a.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-config"}, cm); err != nil {
 					return false, err
 				}
 				if cm.Data["chartVersion"] != "1.0.0" || cm.Data["greeting"] != "hello" {
@@ -187,7 +188,7 @@ func TestAPackagedChartFollowsItsRangeAtItsInterval(t *testing.T) {
 	repo.Publish(t, webapp, "1.0.0")
 	s := a.newChartSync(t, ns, "polling", repo.URL, ">=1.0.0 <2", "hello")
 	patch := []byte(`{"spec":{"source":{"interval":"2s"}}}`)
-	harness.Must(t, a.c.Patch(t.Context(), s, client.RawPatch("application/merge-patch+json", patch)))
+	harness.Must(t, a.Client.Patch(t.Context(), s, client.RawPatch("application/merge-patch+json", patch)))
 	a.chartApplied(t, s, "1.0.0")
 	repo.Publish(t, webapp, "1.3.0")
 	repo.Publish(t, webapp, "2.0.0")
@@ -215,13 +216,13 @@ func TestAChartFromAnOCIRegistryIsAppliedFollowedAndItsTagsSharedBetweenSyncs(t 
 		}
 	})
 	t.Run("a new version in range is followed, the tags listed once for both", func(t *testing.T) {
-		a.reconcile(t, first)
-		a.reconcile(t, second)
+		a.Reconcile(t, first)
+		a.Reconcile(t, second)
 		tags, blobs := reg.Requests("tags"), reg.Requests("blobs")
 		reg.Push(t, "webapp", "1.0.1", chartrepo.Package(t, webapp, "1.0.1"))
 		requestReconcile(t, a, first)
 		a.chartApplied(t, first, "1.0.1")
-		a.reconcile(t, second)
+		a.Reconcile(t, second)
 		a.chartApplied(t, second, "1.0.1")
 		if got := reg.Requests("tags") - tags; got != 1 {
 			t.Errorf("the tags were listed %d times for two Syncs following 1.0.1; want once", got)
@@ -244,15 +245,15 @@ func TestAnOCIRegistryTakesTheSecretsCredentialsAndAFailureKeepsTheLastGoodChart
 		ObjectMeta: metav1.ObjectMeta{Name: "registry-credentials", Namespace: ns},
 		Data:       map[string][]byte{"username": []byte("reader"), "password": []byte(password)},
 	}
-	harness.Must(t, a.c.Create(t.Context(), secret))
+	harness.Must(t, a.Client.Create(t.Context(), secret))
 	s := a.newChartSync(t, ns, "web", reg.Repository, "1.x", "hello")
 	refused := func(t *testing.T) *v1alpha1.Sync {
 		t.Helper()
-		got := a.waitFor(t, s, "Ready False AuthenticationFailed", func(s *v1alpha1.Sync) bool {
+		got := a.WaitFor(t, s, "Ready False AuthenticationFailed", func(s *v1alpha1.Sync) bool {
 			c := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.ReadyCondition)
 			return c != nil && c.Status == metav1.ConditionFalse && c.Reason == v1alpha1.ReasonAuthenticationFailed && strings.Contains(c.Message, "HTTP 401 Unauthorized")
 		})
-		text := describe(got) + strings.Join(a.events(), "\n")
+		text := harness.Describe(got) + strings.Join(a.events(), "\n")
 		for _, secret := range []string{ociregistry.RefusalBody, password, wrong} {
 			if strings.Contains(text, secret) {
 				t.Errorf("status or events quote %q: %s", secret, text)
@@ -265,7 +266,7 @@ func TestAnOCIRegistryTakesTheSecretsCredentialsAndAFailureKeepsTheLastGoodChart
 	var good string
 	t.Run("the Secret's credentials get a token and the chart", func(t *testing.T) {
 		patch := []byte(`{"spec":{"source":{"secretRef":{"name":"registry-credentials"}}}}`)
-		harness.Must(t, a.c.Patch(t.Context(), s, client.RawPatch("application/merge-patch+json", patch)))
+		harness.Must(t, a.Client.Patch(t.Context(), s, client.RawPatch("application/merge-patch+json", patch)))
 		good = a.chartApplied(t, s, "1.0.0").Status.LastAppliedRevision
 	})
 
@@ -276,10 +277,10 @@ func TestAnOCIRegistryTakesTheSecretsCredentialsAndAFailureKeepsTheLastGoodChart
 		if got := refused(t).Status.LastAppliedRevision; got != good {
 			t.Errorf("lastAppliedRevision %s; want the last good %s", got, good)
 		}
-		harness.Must(t, a.c.Delete(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-config"}}))
+		harness.Must(t, a.Client.Delete(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-config"}}))
 		harness.Eventually(t, waitTimeout, "the deleted ConfigMap applied again from the last good package", func(ctx context.Context) (bool, error) {
 			cm := &corev1.ConfigMap{}
-			if err := a.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-config"}, cm); err != nil {
+			if err := a.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-config"}, cm); err != nil {
 				return false, err
 			}
 			return cm.Data["chartVersion"] == "1.0.0", nil

@@ -21,6 +21,7 @@ import (
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
 	"tether.dev/tether/test/harness"
+	"tether.dev/tether/test/rig"
 	"tether.dev/tether/test/sopstools"
 )
 
@@ -65,7 +66,7 @@ func TestSOPSSecretsAreAppliedDecryptedAndStayInTheAgent(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "sops-keys", Namespace: ns},
 		Data:       map[string][]byte{"identity.agekey": []byte(identity)},
 	}
-	harness.Must(t, a.c.Create(t.Context(), keys))
+	harness.Must(t, a.Client.Create(t.Context(), keys))
 	decrypting := func(secret string, require bool) func(*v1alpha1.Sync) {
 		return func(s *v1alpha1.Sync) {
 			s.Spec.Decryption = &v1alpha1.Decryption{Provider: v1alpha1.DecryptionProviderSOPS,
@@ -75,7 +76,7 @@ func TestSOPSSecretsAreAppliedDecryptedAndStayInTheAgent(t *testing.T) {
 	s := a.newSync(t, ns, repo.URL(), decrypting(keys.Name, false))
 
 	t.Run("an age-encrypted Secret and a secretGenerator reading a SOPS .env are applied decrypted", func(t *testing.T) {
-		a.waitApplied(t, s, first)
+		a.WaitApplied(t, s, first)
 		if got := secretValue(t, a, ns, "db", "password"); got != sopsPassword {
 			t.Errorf("Secret db password = %q, want the decrypted value", got)
 		}
@@ -111,12 +112,12 @@ func TestSOPSSecretsAreAppliedDecryptedAndStayInTheAgent(t *testing.T) {
 	t.Run("a missing keys Secret: Stalled DecryptionKeysNotFound; creating it applies at once", func(t *testing.T) {
 		waiting := a.newSync(t, ns, repo.URL(), decrypting("late-keys", false), func(s *v1alpha1.Sync) { s.Name, s.Spec.Source.Path = "late", "late" })
 		waitStalled(t, a, waiting, v1alpha1.ReasonDecryptionKeysNotFound, ns+"/late-keys")
-		harness.Must(t, a.c.Create(t.Context(), &corev1.Secret{
+		harness.Must(t, a.Client.Create(t.Context(), &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Name: "late-keys", Namespace: ns},
 			Data:       map[string][]byte{"main.agekey": []byte(identity)},
 		}))
 		// The interval is an hour: only the watch of the keys Secret brings this.
-		a.waitApplied(t, waiting, first)
+		a.WaitApplied(t, waiting, first)
 		if got := secretValue(t, a, ns, "late", "password"); got != sopsPassword {
 			t.Errorf("Secret late password = %q, want the decrypted value", got)
 		}
@@ -134,9 +135,9 @@ func TestSOPSSecretsAreAppliedDecryptedAndStayInTheAgent(t *testing.T) {
 		}
 		patch := client.MergeFrom(keys.DeepCopy())
 		keys.Data = map[string][]byte{"identity.agekey": []byte(otherIdentity)}
-		harness.Must(t, a.c.Patch(t.Context(), keys, patch))
-		a.waitFor(t, s, "Ready at "+second, func(s *v1alpha1.Sync) bool {
-			return strings.HasSuffix(s.Status.LastAppliedRevision, second) && isReady(s)
+		harness.Must(t, a.Client.Patch(t.Context(), keys, patch))
+		a.WaitFor(t, s, "Ready at "+second, func(s *v1alpha1.Sync) bool {
+			return strings.HasSuffix(s.Status.LastAppliedRevision, second) && rig.IsReady(s)
 		})
 		if got := secretValue(t, a, ns, "db", "password"); got != sopsRotated {
 			t.Errorf("Secret db password = %q, want the value of the rotated commit", got)
@@ -146,15 +147,15 @@ func TestSOPSSecretsAreAppliedDecryptedAndStayInTheAgent(t *testing.T) {
 	t.Run("no status, Event, log line or file of the agent's holds a plaintext", func(t *testing.T) {
 		var logs strings.Builder
 		list := &v1alpha1.SyncList{}
-		harness.Must(t, a.c.List(t.Context(), list, client.InNamespace(ns)))
+		harness.Must(t, a.Client.List(t.Context(), list, client.InNamespace(ns)))
 		for i := range list.Items {
 			logs.WriteString(reconcileLogs(t, a, &list.Items[i]))
 		}
-		harness.Must(t, a.c.List(t.Context(), list, client.InNamespace(ns)))
+		harness.Must(t, a.Client.List(t.Context(), list, client.InNamespace(ns)))
 		syncs, err := json.Marshal(list)
 		harness.Must(t, err)
 		events := &corev1.EventList{}
-		harness.Must(t, a.c.List(t.Context(), events, client.InNamespace(ns)))
+		harness.Must(t, a.Client.List(t.Context(), events, client.InNamespace(ns)))
 		apiEvents, err := json.Marshal(events)
 		harness.Must(t, err)
 		places := map[string][]byte{
@@ -164,7 +165,7 @@ func TestSOPSSecretsAreAppliedDecryptedAndStayInTheAgent(t *testing.T) {
 		for where, text := range places {
 			assertNoPlaintext(t, where, text)
 		}
-		err = filepath.WalkDir(a.cacheDir, func(p string, d fs.DirEntry, err error) error {
+		err = filepath.WalkDir(a.CacheDir, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
 				return err
 			}
@@ -193,7 +194,7 @@ func assertNoPlaintext(t *testing.T, where string, text []byte) {
 // waitStalled waits until s is Stalled with reason and a message saying says.
 func waitStalled(t *testing.T, a *agent, s *v1alpha1.Sync, reason, says string) {
 	t.Helper()
-	a.waitFor(t, s, "Stalled "+reason+" saying "+says, func(s *v1alpha1.Sync) bool {
+	a.WaitFor(t, s, "Stalled "+reason+" saying "+says, func(s *v1alpha1.Sync) bool {
 		c := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.StalledCondition)
 		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == reason && strings.Contains(c.Message, says)
 	})
@@ -203,7 +204,7 @@ func waitStalled(t *testing.T, a *agent, s *v1alpha1.Sync, reason, says string) 
 func assertAbsent(t *testing.T, a *agent, ns, name string) {
 	t.Helper()
 	for _, obj := range []client.Object{&corev1.Secret{}, &corev1.ConfigMap{}} {
-		err := a.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, obj)
+		err := a.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, obj)
 		if !apierrors.IsNotFound(err) {
 			t.Errorf("%T %s/%s: %v, want it never applied", obj, ns, name, err)
 		}
@@ -213,7 +214,7 @@ func assertAbsent(t *testing.T, a *agent, ns, name string) {
 func secretValue(t *testing.T, a *agent, ns, name, key string) string {
 	t.Helper()
 	secret := &corev1.Secret{}
-	harness.Must(t, a.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, secret))
+	harness.Must(t, a.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, secret))
 	return string(secret.Data[key])
 }
 

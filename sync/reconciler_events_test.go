@@ -64,10 +64,10 @@ func TestEveryFailureIsOneWarningEvent(t *testing.T) {
 			// The next reconcile must read the failure from the cache, as a resync would.
 			harness.Eventually(t, waitTimeout, "the manager's cache to see the failure", func(ctx context.Context) (bool, error) {
 				cached := &v1alpha1.Sync{}
-				err := e.a.r.Cluster.Syncs.Get(ctx, client.ObjectKeyFromObject(e.sync), cached)
+				err := e.a.Reconciler.Cluster.Syncs.Get(ctx, client.ObjectKeyFromObject(e.sync), cached)
 				return readyReason(cached) == tc.reason, err
 			})
-			e.a.reconcile(t, e.sync)
+			e.a.Reconcile(t, e.sync)
 			if again := warnings(e.a.events(), tc.reason); len(again) != 0 {
 				t.Errorf("the same failure recorded again: %q", again)
 			}
@@ -78,10 +78,10 @@ func TestEveryFailureIsOneWarningEvent(t *testing.T) {
 		e := newPruneEnv(t, threeConfigMaps())
 		e.a.events()
 		s := &v1alpha1.Sync{}
-		harness.Must(t, e.a.c.Get(t.Context(), client.ObjectKeyFromObject(e.sync), s))
+		harness.Must(t, e.a.Client.Get(t.Context(), client.ObjectKeyFromObject(e.sync), s))
 		s.Spec.Source.Ref = v1alpha1.GitRef{Branch: "no-such-branch"}
-		harness.Must(t, e.a.c.Update(t.Context(), s))
-		e.a.waitFor(t, s, "Ready False for "+source.ReasonRefNotFound, func(s *v1alpha1.Sync) bool {
+		harness.Must(t, e.a.Client.Update(t.Context(), s))
+		e.a.WaitFor(t, s, "Ready False for "+source.ReasonRefNotFound, func(s *v1alpha1.Sync) bool {
 			return readyReason(s) == source.ReasonRefNotFound
 		})
 		got := warnings(e.a.events(), source.ReasonRefNotFound)

@@ -108,9 +108,9 @@ func (h *replicaHistory) get() []int32 {
 func push(t *testing.T, a *agent, repo *gitserver.Repo, s *v1alpha1.Sync, files map[string]string, msg string) {
 	t.Helper()
 	commit := repo.Commit(t, files, msg)
-	a.src.Refresh(repo.FileURL())
-	a.reconcile(t, s)
-	a.waitApplied(t, s, commit)
+	a.Source.Refresh(repo.FileURL())
+	a.Reconcile(t, s)
+	a.WaitApplied(t, s, commit)
 }
 
 func resourceMessage(s *v1alpha1.Sync, kind, name string) string {
@@ -131,19 +131,19 @@ func TestAnIgnoreRuleKeepsScaledReplicasAcrossAGitChange(t *testing.T) {
 		s.Spec.IgnoreAutoscaledReplicas = ptr.To(false) // the rule alone must do it
 		s.Spec.IgnoreDifferences = []v1alpha1.IgnoreRule{{Group: "apps", Kind: "Deployment", JSONPointers: []string{"/spec/replicas"}}}
 	})
-	a.waitApplied(t, s, commit)
+	a.WaitApplied(t, s, commit)
 
-	scaleByHPA(t, a.c, ns, 6)
-	a.reconcile(t, s)
+	scaleByHPA(t, a.Client, ns, 6)
+	a.Reconcile(t, s)
 	push(t, a, repo, s, web(3, "nginx:2"), "new image, replicas: 3 still in git")
 
 	harness.Eventually(t, waitTimeout, "the new image is applied", func(ctx context.Context) (bool, error) {
-		return image(ctx, a.c, ns, "web") == "nginx:2", nil
+		return image(ctx, a.Client, ns, "web") == "nginx:2", nil
 	})
-	if n := replicas(t.Context(), a.c, ns, "web"); n != 6 {
+	if n := replicas(t.Context(), a.Client, ns, "web"); n != 6 {
 		t.Errorf("replicas = %d, want 6", n)
 	}
-	got := a.waitFor(t, s, "status names the owner of spec.replicas", func(s *v1alpha1.Sync) bool {
+	got := a.WaitFor(t, s, "status names the owner of spec.replicas", func(s *v1alpha1.Sync) bool {
 		return resourceMessage(s, "Deployment", "web") == "spec.replicas left to kube-controller-manager"
 	})
 	if got.Status.Sync != v1alpha1.SyncStatusSynced {
@@ -159,20 +159,20 @@ func TestWithAnHPAReplicasAreOnlyEverSetByTheHPA(t *testing.T) {
 	files["apps/hpa.yaml"] = hpa
 	commit := repo.Commit(t, files, "web and its HPA")
 	s := a.newSync(t, ns, repo.FileURL()) // no rule: the default handles it
-	a.waitApplied(t, s, commit)
+	a.WaitApplied(t, s, commit)
 	history := watchReplicas(t, ns, "web")
 
-	scaleByHPA(t, a.c, ns, 6)
-	a.reconcile(t, s)
+	scaleByHPA(t, a.Client, ns, 6)
+	a.Reconcile(t, s)
 	push(t, a, repo, s, web(3, "nginx:2"), "new image")
-	scaleByHPA(t, a.c, ns, 4)
-	a.reconcile(t, s)
+	scaleByHPA(t, a.Client, ns, 4)
+	a.Reconcile(t, s)
 	push(t, a, repo, s, web(5, "nginx:3"), "new image, and replicas: 5 in git")
-	scaleByHPA(t, a.c, ns, 7)
-	a.reconcile(t, s)
+	scaleByHPA(t, a.Client, ns, 7)
+	a.Reconcile(t, s)
 
 	harness.Eventually(t, waitTimeout, "the last image is applied", func(ctx context.Context) (bool, error) {
-		return image(ctx, a.c, ns, "web") == "nginx:3", nil
+		return image(ctx, a.Client, ns, "web") == "nginx:3", nil
 	})
 	harness.Eventually(t, waitTimeout, "the watch sees the last scale", func(context.Context) (bool, error) {
 		h := history.get()
@@ -181,7 +181,7 @@ func TestWithAnHPAReplicasAreOnlyEverSetByTheHPA(t *testing.T) {
 	if diff := cmp.Diff([]int32{3, 6, 4, 7}, history.get()); diff != "" {
 		t.Errorf("replicas over time (-want +got):\n%s", diff)
 	}
-	got := a.waitFor(t, s, "status names the owner of spec.replicas", func(s *v1alpha1.Sync) bool {
+	got := a.WaitFor(t, s, "status names the owner of spec.replicas", func(s *v1alpha1.Sync) bool {
 		return resourceMessage(s, "Deployment", "web") == "spec.replicas left to kube-controller-manager"
 	})
 	if got.Status.Sync != v1alpha1.SyncStatusSynced {
@@ -198,7 +198,7 @@ func TestAnObjectMadeByKubectlApplyLosesAFieldDeletedFromGit(t *testing.T) {
 		}},
 		Data: map[string]string{"keep": "a", "drop": "b"},
 	}
-	harness.Must(t, a.c.Create(t.Context(), cm, client.FieldOwner("kubectl-client-side-apply")))
+	harness.Must(t, a.Client.Create(t.Context(), cm, client.FieldOwner("kubectl-client-side-apply")))
 
 	repo := gitserver.NewLocalRepo(t, "cfg")
 	configMap := func(data string) map[string]string {
@@ -206,12 +206,12 @@ func TestAnObjectMadeByKubectlApplyLosesAFieldDeletedFromGit(t *testing.T) {
 	}
 	commit := repo.Commit(t, configMap("{keep: a, drop: b}"), "the config map kubectl applied")
 	s := a.newSync(t, ns, repo.FileURL())
-	a.waitApplied(t, s, commit)
+	a.WaitApplied(t, s, commit)
 	push(t, a, repo, s, configMap("{keep: a}"), "drop a key")
 
 	harness.Eventually(t, waitTimeout, "the key deleted from git is gone", func(ctx context.Context) (bool, error) {
 		got := &corev1.ConfigMap{}
-		if err := a.c.Get(ctx, client.ObjectKeyFromObject(cm), got); err != nil {
+		if err := a.Client.Get(ctx, client.ObjectKeyFromObject(cm), got); err != nil {
 			return false, err
 		}
 		if diff := cmp.Diff(map[string]string{"keep": "a"}, got.Data); diff != "" {
@@ -230,13 +230,13 @@ func TestAFightEndsInAFieldConflict(t *testing.T) {
 	repo := gitserver.NewLocalRepo(t, "cfg")
 	commit := repo.Commit(t, map[string]string{"apps/cfg.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {greeting: hello}\n"}, "cfg")
 	s := a.newSync(t, ns, repo.FileURL())
-	a.waitApplied(t, s, commit)
+	a.WaitApplied(t, s, commit)
 	a.events()
 
 	key := client.ObjectKey{Namespace: ns, Name: "cfg"}
 	greeting := func(ctx context.Context) string {
 		cm := &corev1.ConfigMap{}
-		if err := a.c.Get(ctx, key, cm); err != nil {
+		if err := a.Client.Get(ctx, key, cm); err != nil {
 			return ""
 		}
 		return cm.Data["greeting"]
@@ -244,13 +244,13 @@ func TestAFightEndsInAFieldConflict(t *testing.T) {
 	// fight is another controller setting the field its way, as an Update.
 	fight := func() {
 		cm := &corev1.ConfigMap{}
-		harness.Must(t, a.c.Get(t.Context(), key, cm))
+		harness.Must(t, a.Client.Get(t.Context(), key, cm))
 		cm.Data["greeting"] = "fight"
-		harness.Must(t, a.c.Update(t.Context(), cm, client.FieldOwner("fighter")))
+		harness.Must(t, a.Client.Update(t.Context(), cm, client.FieldOwner("fighter")))
 	}
 	conflict := func(ctx context.Context) *metav1.Condition {
 		got := &v1alpha1.Sync{}
-		if err := a.c.Get(ctx, client.ObjectKeyFromObject(s), got); err != nil {
+		if err := a.Client.Get(ctx, client.ObjectKeyFromObject(s), got); err != nil {
 			return nil
 		}
 		return apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.FieldConflictCondition)
@@ -267,7 +267,7 @@ func TestAFightEndsInAFieldConflict(t *testing.T) {
 		}
 		harness.Eventually(t, waitTimeout, "the status is written", func(ctx context.Context) (bool, error) {
 			got := &v1alpha1.Sync{}
-			err := a.r.Cluster.Syncs.Get(ctx, client.ObjectKeyFromObject(s), got)
+			err := a.Reconciler.Cluster.Syncs.Get(ctx, client.ObjectKeyFromObject(s), got)
 			return err == nil && got.Status.ObservedGeneration == got.Generation, err
 		})
 	}
@@ -285,7 +285,7 @@ func TestAFightEndsInAFieldConflict(t *testing.T) {
 		t.Errorf("events = %q, want a FieldConflict warning", events)
 	}
 	got := &v1alpha1.Sync{}
-	harness.Must(t, a.c.Get(t.Context(), client.ObjectKeyFromObject(s), got))
+	harness.Must(t, a.Client.Get(t.Context(), client.ObjectKeyFromObject(s), got))
 	wantGivenUp := []v1alpha1.GivenUpField{{ObjectRef: v1alpha1.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: "cfg"}, JSONPointer: "/data/greeting", Manager: "fighter"}}
 	if diff := cmp.Diff(wantGivenUp, got.Status.FieldsGivenUp); diff != "" {
 		t.Errorf("status.fieldsGivenUp, which tether diff reads (-want +got):\n%s", diff)
@@ -296,7 +296,7 @@ func TestAFightEndsInAFieldConflict(t *testing.T) {
 
 	t.Run("the field is left to the other manager from then on", func(t *testing.T) {
 		fight()
-		a.reconcile(t, s)
+		a.Reconcile(t, s)
 		if got := greeting(t.Context()); got != "fight" {
 			t.Errorf("greeting = %q, want the other manager's %q", got, "fight")
 		}
@@ -311,20 +311,20 @@ func TestAManagersRuleLeavesAWebhooksFieldsAlone(t *testing.T) {
 	s := a.newSync(t, ns, repo.FileURL(), func(s *v1alpha1.Sync) {
 		s.Spec.IgnoreDifferences = []v1alpha1.IgnoreRule{{Kind: "*", Managers: []string{"injector"}}}
 	})
-	a.waitApplied(t, s, commit)
+	a.WaitApplied(t, s, commit)
 	a.events()
 
 	// A mutating-webhook-like manager rewrites a field git declares and adds its own.
 	cm := &corev1.ConfigMap{}
-	harness.Must(t, a.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "cfg"}, cm))
+	harness.Must(t, a.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "cfg"}, cm))
 	cm.Data = map[string]string{"greeting": "injected", "sidecar": "on"}
-	harness.Must(t, a.c.Update(t.Context(), cm, client.FieldOwner("injector")))
-	got := a.waitFor(t, s, "status names the injector", func(s *v1alpha1.Sync) bool {
+	harness.Must(t, a.Client.Update(t.Context(), cm, client.FieldOwner("injector")))
+	got := a.WaitFor(t, s, "status names the injector", func(s *v1alpha1.Sync) bool {
 		return resourceMessage(s, "ConfigMap", "cfg") == "data.greeting left to injector"
 	})
-	a.reconcile(t, s)
+	a.Reconcile(t, s)
 
-	harness.Must(t, a.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "cfg"}, cm))
+	harness.Must(t, a.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "cfg"}, cm))
 	if diff := cmp.Diff(map[string]string{"greeting": "injected", "sidecar": "on"}, cm.Data); diff != "" {
 		t.Errorf("data (-want +got):\n%s", diff)
 	}

@@ -34,9 +34,9 @@ func TestATenantNamespaceDeletedWithItsAccountsFinishes(t *testing.T) {
 	// Two accounts: deployer's account will be deleted, builder's right to delete in
 	// the namespace withdrawn while the account stays.
 	for _, name := range []string{"deployer", "builder"} {
-		account(t, a.c, team, name)
-		grant(t, a.c, team, team, name, configMapsAll...)
-		grant(t, a.c, other, team, name, configMapsAll...)
+		account(t, a.Client, team, name)
+		grant(t, a.Client, team, team, name, configMapsAll...)
+		grant(t, a.Client, other, team, name, configMapsAll...)
 	}
 	repo := gitserver.Start(t, gitserver.Options{}).CreateRepo(t, "tenant")
 	commit := repo.Commit(t, map[string]string{
@@ -52,14 +52,14 @@ func TestATenantNamespaceDeletedWithItsAccountsFinishes(t *testing.T) {
 		})
 	}
 	for _, s := range syncs {
-		a.waitApplied(t, s, commit)
+		a.WaitApplied(t, s, commit)
 	}
 	deployer, builder := syncs["deployer"], syncs["builder"]
 
 	t.Run("an account deleted by mistake keeps its Sync waiting", func(t *testing.T) {
-		harness.Must(t, a.c.Delete(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: team, Name: "deployer"}}))
-		harness.Must(t, a.c.Delete(t.Context(), deployer))
-		got := a.waitFor(t, deployer, "deletion blocked: ServiceAccountNotFound", func(s *v1alpha1.Sync) bool {
+		harness.Must(t, a.Client.Delete(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: team, Name: "deployer"}}))
+		harness.Must(t, a.Client.Delete(t.Context(), deployer))
+		got := a.WaitFor(t, deployer, "deletion blocked: ServiceAccountNotFound", func(s *v1alpha1.Sync) bool {
 			c := condition(s, v1alpha1.ReadyCondition)
 			return c.Reason == v1alpha1.ReasonDeletionBlocked && strings.Contains(c.Message, "ServiceAccount "+team+"/deployer does not exist")
 		})
@@ -69,10 +69,10 @@ func TestATenantNamespaceDeletedWithItsAccountsFinishes(t *testing.T) {
 	})
 
 	a.events() // drop the events so far
-	harness.Must(t, a.c.Delete(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: team}}))
+	harness.Must(t, a.Client.Delete(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: team}}))
 	harness.Eventually(t, waitTimeout, "namespace "+team+" to be Terminating", func(ctx context.Context) (bool, error) {
 		ns := &corev1.Namespace{}
-		err := a.c.Get(ctx, client.ObjectKey{Name: team}, ns)
+		err := a.Client.Get(ctx, client.ObjectKey{Name: team}, ns)
 		return ns.DeletionTimestamp != nil, err
 	})
 
@@ -80,14 +80,14 @@ func TestATenantNamespaceDeletedWithItsAccountsFinishes(t *testing.T) {
 		// Its Sync is already being deleted and blocked, retrying with backoff; the
 		// test asks at once rather than wait for the next retry. (A reconcile of the
 		// agent's own may win the race and release it first.)
-		_, _ = a.r.Reconcile(t.Context(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(deployer)})
-		waitGone(t, a.c, deployer)
+		_, _ = a.Reconciler.Reconcile(t.Context(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(deployer)})
+		waitGone(t, a.Client, deployer)
 		if !hasEvent(a.events(), v1alpha1.ReasonObjectsLeftBehind, "ConfigMap/"+other+"/deployer-elsewhere") {
 			t.Errorf("no Warning %s event naming ConfigMap/%s/deployer-elsewhere", v1alpha1.ReasonObjectsLeftBehind, other)
 		}
 		// Never deleted with the agent's own rights.
 		for _, key := range []client.ObjectKey{{Namespace: other, Name: "deployer-elsewhere"}, {Namespace: team, Name: "deployer-mine"}} {
-			if err := a.c.Get(t.Context(), key, &corev1.ConfigMap{}); err != nil {
+			if err := a.Client.Get(t.Context(), key, &corev1.ConfigMap{}); err != nil {
 				t.Errorf("ConfigMap %s, which the account could not delete: %v", key, err)
 			}
 		}
@@ -96,18 +96,18 @@ func TestATenantNamespaceDeletedWithItsAccountsFinishes(t *testing.T) {
 	t.Run("a Sync whose account may no longer delete in the namespace deletes what it still may, and is released", func(t *testing.T) {
 		// (An account that may not even read an object drops it from the inventory
 		// and never blocks; one that may read but not delete used to block.)
-		grant(t, a.c, team, team, "builder", configMapsRead...)
-		waitDenied(t, a.c, team, team, "builder", "delete")
-		harness.Must(t, a.c.Delete(t.Context(), builder))
-		waitGone(t, a.c, builder)
+		grant(t, a.Client, team, team, "builder", configMapsRead...)
+		waitDenied(t, a.Client, team, team, "builder", "delete")
+		harness.Must(t, a.Client.Delete(t.Context(), builder))
+		waitGone(t, a.Client, builder)
 		if events := a.events(); !hasEvent(events, v1alpha1.ReasonObjectsLeftBehind, "nothing outside the namespace was left") {
 			t.Errorf("no Warning %s event saying nothing outside the namespace was left; events: %q", v1alpha1.ReasonObjectsLeftBehind, events)
 		}
-		err := a.c.Get(t.Context(), client.ObjectKey{Namespace: other, Name: "builder-elsewhere"}, &corev1.ConfigMap{})
+		err := a.Client.Get(t.Context(), client.ObjectKey{Namespace: other, Name: "builder-elsewhere"}, &corev1.ConfigMap{})
 		if !apierrors.IsNotFound(err) {
 			t.Errorf("ConfigMap %s/builder-elsewhere, which the account could still delete, is still there: %v", other, err)
 		}
-		if err := a.c.Get(t.Context(), client.ObjectKey{Namespace: team, Name: "builder-mine"}, &corev1.ConfigMap{}); err != nil {
+		if err := a.Client.Get(t.Context(), client.ObjectKey{Namespace: team, Name: "builder-mine"}, &corev1.ConfigMap{}); err != nil {
 			t.Errorf("ConfigMap %s/builder-mine, left to the namespace's deletion: %v", team, err)
 		}
 	})
@@ -120,7 +120,7 @@ func waitGone(t *testing.T, c client.Client, s *v1alpha1.Sync) {
 		got := &v1alpha1.Sync{}
 		err := c.Get(ctx, client.ObjectKeyFromObject(s), got)
 		if err == nil {
-			return false, fmt.Errorf("still there: %s", describe(got))
+			return false, fmt.Errorf("still there: %s", harness.Describe(got))
 		}
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})

@@ -15,6 +15,7 @@ import (
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
 	"tether.dev/tether/test/harness"
+	"tether.dev/tether/test/rig"
 )
 
 // TestASyncMeetsTheCommitPushedJustBeforeIt is what a user does every day: push
@@ -28,7 +29,7 @@ func TestASyncMeetsTheCommitPushedJustBeforeIt(t *testing.T) {
 	repo := gitserver.Start(t, gitserver.Options{}).CreateRepo(t, "deploy")
 	first := repo.Commit(t, map[string]string{"one/cm.yaml": configMapYAML("one", "hello"), "spare/cm.yaml": configMapYAML("spare", "hello")}, "one app")
 	one := a.newSync(t, ns, repo.URL(), func(s *v1alpha1.Sync) { s.Name, s.Spec.Source.Path = "one", "one" })
-	a.waitApplied(t, one, first)
+	a.WaitApplied(t, one, first)
 	statuses := watchSyncs(t, ns)
 
 	t.Run("a Sync created right after a push applies it, without an error on the way", func(t *testing.T) {
@@ -52,9 +53,9 @@ func TestASyncMeetsTheCommitPushedJustBeforeIt(t *testing.T) {
 		// prune limit stands in the way.
 		moved := repo.Commit(t, map[string]string{"three/one.yaml": configMapYAML("one", "hello"), "three/cm.yaml": configMapYAML("three", "hello")}, "a third app")
 		changed := &v1alpha1.Sync{}
-		harness.Must(t, a.c.Get(t.Context(), client.ObjectKeyFromObject(one), changed))
+		harness.Must(t, a.Client.Get(t.Context(), client.ObjectKeyFromObject(one), changed))
 		changed.Spec.Source.Path = "three"
-		harness.Must(t, a.c.Update(t.Context(), changed))
+		harness.Must(t, a.Client.Update(t.Context(), changed))
 		statuses.untilApplied(t, one.Name, moved)
 	})
 
@@ -73,7 +74,7 @@ func TestASyncMeetsTheCommitPushedJustBeforeIt(t *testing.T) {
 		// awaited is the clock itself (the API server's timestamps), and what
 		// follows asserts that something does happen, not that nothing did.
 		created := &v1alpha1.Sync{}
-		harness.Must(t, a.c.Get(t.Context(), client.ObjectKeyFromObject(mover), created))
+		harness.Must(t, a.Client.Get(t.Context(), client.ObjectKeyFromObject(mover), created))
 		select {
 		case <-time.After(time.Until(created.CreationTimestamp.Add(2 * time.Second))):
 		case <-t.Context().Done():
@@ -83,9 +84,9 @@ func TestASyncMeetsTheCommitPushedJustBeforeIt(t *testing.T) {
 		statuses.untilApplied(t, later.Name, before)
 		after := repo.Commit(t, map[string]string{"seven/cm.yaml": configMapYAML("seven", "bonjour")}, "seven says bonjour")
 		changed := &v1alpha1.Sync{}
-		harness.Must(t, a.c.Get(t.Context(), client.ObjectKeyFromObject(mover), changed))
+		harness.Must(t, a.Client.Get(t.Context(), client.ObjectKeyFromObject(mover), changed))
 		changed.Spec.Source.Path = "seven"
-		harness.Must(t, a.c.Update(t.Context(), changed))
+		harness.Must(t, a.Client.Update(t.Context(), changed))
 		statuses.untilApplied(t, mover.Name, after)
 	})
 
@@ -95,20 +96,20 @@ func TestASyncMeetsTheCommitPushedJustBeforeIt(t *testing.T) {
 		// path is pushed, its next reconcile (a resync, here run directly) must
 		// find it without waiting for that listing to expire.
 		early := a.newSync(t, ns, repo.URL(), func(s *v1alpha1.Sync) { s.Name, s.Spec.Source.Path = "early", "four" })
-		a.waitFor(t, early, "the path reported missing", func(s *v1alpha1.Sync) bool {
+		a.WaitFor(t, early, "the path reported missing", func(s *v1alpha1.Sync) bool {
 			c := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.ReadyCondition)
 			return c != nil && c.Status == "False" && strings.Contains(c.Message, "no such directory")
 		})
 		fourth := repo.Commit(t, map[string]string{"four/cm.yaml": configMapYAML("four", "hello")}, "the path it waits for")
-		a.reconcile(t, early)
-		a.waitApplied(t, early, fourth)
+		a.Reconcile(t, early)
+		a.WaitApplied(t, early, fourth)
 	})
 
 	t.Run("a Sync that failed before applying anything holds no finalizer", func(t *testing.T) {
 		// Without one, no reconcile after the failure searches every kind for
 		// objects of an inventory that never existed.
 		lost := a.newSync(t, ns, repo.URL(), func(s *v1alpha1.Sync) { s.Name, s.Spec.Source.Path = "lost", "nowhere" })
-		got := a.waitFor(t, lost, "the path reported missing", func(s *v1alpha1.Sync) bool {
+		got := a.WaitFor(t, lost, "the path reported missing", func(s *v1alpha1.Sync) bool {
 			c := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.ReadyCondition)
 			return c != nil && c.Status == "False"
 		})
@@ -152,12 +153,12 @@ func (s *syncStatuses) untilApplied(t *testing.T, name, commit string) (applied 
 			}
 			ready := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.ReadyCondition)
 			if ready != nil && ready.Status == "False" || apimeta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.StalledCondition) {
-				t.Fatalf("Sync %s reported an error before it applied %s: %s", name, commit, describe(got))
+				t.Fatalf("Sync %s reported an error before it applied %s: %s", name, commit, harness.Describe(got))
 			}
 			if rev := got.Status.LastAppliedRevision; rev != "" && (len(applied) == 0 || applied[len(applied)-1] != rev) {
 				applied = append(applied, rev)
 			}
-			if strings.HasSuffix(got.Status.LastAppliedRevision, commit) && isReady(got) {
+			if strings.HasSuffix(got.Status.LastAppliedRevision, commit) && rig.IsReady(got) {
 				return applied
 			}
 		case <-deadline:

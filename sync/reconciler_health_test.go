@@ -40,14 +40,14 @@ func TestHealthReadsPodsAsTheSyncsAccount(t *testing.T) {
 	a := startAgent(t, tethersync.DefaultTenancyOptions())
 	cfg := controlplane.Shared(t).Config()
 	team := controlplane.NewNamespace(t, cfg)
-	account(t, a.c, team, "deployer")
+	account(t, a.Client, team, "deployer")
 	jobs := rbacv1.PolicyRule{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"*"}}
-	grant(t, a.c, team, team, "deployer", append(configMapsAll, jobs)...) // grant waits on the first rule
+	grant(t, a.Client, team, team, "deployer", append(configMapsAll, jobs)...) // grant waits on the first rule
 	repo := gitserver.Start(t, gitserver.Options{}).CreateRepo(t, "tenant")
 	commit := repo.Commit(t, map[string]string{"apps/job.yaml": stuckJob}, "a job")
 	s := a.newSync(t, team, repo.URL(), func(s *v1alpha1.Sync) { s.Spec.ServiceAccountName = "deployer" })
-	a.waitApplied(t, s, commit)
-	pod := stuckPodOf(t, a.c, team, "migrate")
+	a.WaitApplied(t, s, commit)
+	pod := stuckPodOf(t, a.Client, team, "migrate")
 
 	jobHealth := func(s *v1alpha1.Sync) (v1alpha1.HealthStatusCode, string) {
 		for _, r := range s.Status.Resources {
@@ -59,19 +59,19 @@ func TestHealthReadsPodsAsTheSyncsAccount(t *testing.T) {
 	}
 
 	t.Run("an account that may not list pods gets a health that names none", func(t *testing.T) {
-		a.reconcile(t, s)
+		a.Reconcile(t, s)
 		got := &v1alpha1.Sync{}
-		harness.Must(t, a.c.Get(t.Context(), client.ObjectKeyFromObject(s), got))
+		harness.Must(t, a.Client.Get(t.Context(), client.ObjectKeyFromObject(s), got))
 		if code, msg := jobHealth(got); strings.Contains(msg, pod) || code == v1alpha1.HealthDegraded {
 			t.Errorf("Job health %s %q: the pod was read with rights the account does not have", code, msg)
 		}
 	})
 
 	t.Run("an account that may list pods names the pod that holds the Job up", func(t *testing.T) {
-		grant(t, a.c, team, team, "deployer", append(configMapsAll, jobs, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list"}})...)
-		waitAllowed(t, a.c, team, team, "deployer", rbacv1.PolicyRule{Resources: []string{"pods"}, Verbs: []string{"list"}})
-		a.reconcile(t, s)
-		a.waitFor(t, s, "the Job Degraded, naming its pod", func(s *v1alpha1.Sync) bool {
+		grant(t, a.Client, team, team, "deployer", append(configMapsAll, jobs, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list"}})...)
+		waitAllowed(t, a.Client, team, team, "deployer", rbacv1.PolicyRule{Resources: []string{"pods"}, Verbs: []string{"list"}})
+		a.Reconcile(t, s)
+		a.WaitFor(t, s, "the Job Degraded, naming its pod", func(s *v1alpha1.Sync) bool {
 			code, msg := jobHealth(s)
 			return code == v1alpha1.HealthDegraded && strings.Contains(msg, "pod "+pod) && strings.Contains(msg, "ImagePullBackOff")
 		})
@@ -111,12 +111,12 @@ func stuckPodOf(t *testing.T, c client.Client, ns, job string) string {
 func TestAStuckWorkloadsPodsComeFromAWatch(t *testing.T) {
 	a := startAgent(t)
 	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
-	account(t, a.c, ns, "deployer") // the account stuckPodOf's pod names
+	account(t, a.Client, ns, "deployer") // the account stuckPodOf's pod names
 	repo := gitserver.Start(t, gitserver.Options{}).CreateRepo(t, "stuck")
 	commit := repo.Commit(t, map[string]string{"apps/job.yaml": stuckJob}, "a job")
 	s := a.newSync(t, ns, repo.URL())
-	a.waitApplied(t, s, commit)
-	pod := stuckPodOf(t, a.c, ns, "migrate")
+	a.WaitApplied(t, s, commit)
+	pod := stuckPodOf(t, a.Client, ns, "migrate")
 	jobSays := func(text string) func(*v1alpha1.Sync) bool {
 		return func(s *v1alpha1.Sync) bool {
 			for _, r := range s.Status.Resources {
@@ -129,22 +129,22 @@ func TestAStuckWorkloadsPodsComeFromAWatch(t *testing.T) {
 	}
 
 	for range 10 {
-		a.reconcile(t, s)
+		a.Reconcile(t, s)
 	}
-	a.waitFor(t, s, "the Job Degraded, naming its pod", jobSays("ImagePullBackOff"))
+	a.WaitFor(t, s, "the Job Degraded, naming its pod", jobSays("ImagePullBackOff"))
 	if n := a.manager.Paths(apicount.List)["/api/v1/namespaces/"+ns+"/pods"]; n > 1 {
 		t.Errorf("%d LISTs of the pods of %s over ten reconciles of a stuck Job, want at most the watch's one", n, ns)
 	}
 
 	t.Run("a change of the pod is seen through the watch", func(t *testing.T) {
 		got := &corev1.Pod{}
-		harness.Must(t, a.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: pod}, got))
+		harness.Must(t, a.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: pod}, got))
 		got.Status.ContainerStatuses[0].State.Waiting.Reason = "ErrImagePull"
-		harness.Must(t, a.c.Status().Update(t.Context(), got))
+		harness.Must(t, a.Client.Status().Update(t.Context(), got))
 		harness.Eventually(t, waitTimeout, "the Job's message names ErrImagePull", func(ctx context.Context) (bool, error) {
-			a.reconcile(t, s)
+			a.Reconcile(t, s)
 			cur := &v1alpha1.Sync{}
-			err := a.c.Get(ctx, client.ObjectKeyFromObject(s), cur)
+			err := a.Client.Get(ctx, client.ObjectKeyFromObject(s), cur)
 			return err == nil && jobSays("ErrImagePull")(cur), err
 		})
 		if n := a.manager.Paths(apicount.List)["/api/v1/namespaces/"+ns+"/pods"]; n > 1 {

@@ -45,7 +45,7 @@ data:
 func palette(t *testing.T, a *agent, ns, name string) map[string]string {
 	t.Helper()
 	cm := &corev1.ConfigMap{}
-	harness.Must(t, a.c.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: name}, cm))
+	harness.Must(t, a.Client.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: name}, cm))
 	return cm.Data
 }
 
@@ -55,7 +55,7 @@ func TestAChartsValuesFromAreReadAsTheSyncAndLayered(t *testing.T) {
 	git := gitserver.Start(t, gitserver.Options{})
 	repo := git.CreateRepo(t, "palette")
 	first := repo.Commit(t, paletteChart, "a chart")
-	harness.Must(t, a.c.Create(t.Context(), &corev1.ConfigMap{
+	harness.Must(t, a.Client.Create(t.Context(), &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "palette-values", Namespace: ns},
 		Data:       map[string]string{"values.yaml": "size: large\nowner: configmap\n"},
 	}))
@@ -63,7 +63,7 @@ func TestAChartsValuesFromAreReadAsTheSyncAndLayered(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "palette-secret", Namespace: ns},
 		Data:       map[string][]byte{"custom": []byte("owner: secret\n")},
 	}
-	harness.Must(t, a.c.Create(t.Context(), secret))
+	harness.Must(t, a.Client.Create(t.Context(), secret))
 	s := a.newSync(t, ns, repo.URL(), func(s *v1alpha1.Sync) {
 		s.Name = "shop"
 		s.Spec.Helm = &v1alpha1.HelmSpec{
@@ -77,7 +77,7 @@ func TestAChartsValuesFromAreReadAsTheSyncAndLayered(t *testing.T) {
 	removeWhenDone(t, a, s)
 
 	t.Run("the chart's values, then valuesFrom in order, then the inline values; the cluster's capabilities", func(t *testing.T) {
-		a.waitApplied(t, s, first)
+		a.WaitApplied(t, s, first)
 		dc, err := discovery.NewDiscoveryClientForConfig(controlplane.Shared(t).Config())
 		harness.Must(t, err)
 		version, err := dc.ServerVersion()
@@ -91,9 +91,9 @@ func TestAChartsValuesFromAreReadAsTheSyncAndLayered(t *testing.T) {
 
 	t.Run("a change of a ConfigMap's values renders the same commit again", func(t *testing.T) {
 		cm := &corev1.ConfigMap{}
-		harness.Must(t, a.c.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "palette-values"}, cm))
+		harness.Must(t, a.Client.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "palette-values"}, cm))
 		cm.Data["values.yaml"] = "size: huge\n"
-		harness.Must(t, a.c.Update(t.Context(), cm))
+		harness.Must(t, a.Client.Update(t.Context(), cm))
 		harness.Eventually(t, waitTimeout, "the new values applied", func(ctx context.Context) (bool, error) {
 			a.reconcileQuietly(ctx, s)
 			if got := palette(t, a, ns, "shop")["size"]; got != "huge" {
@@ -104,9 +104,9 @@ func TestAChartsValuesFromAreReadAsTheSyncAndLayered(t *testing.T) {
 	})
 
 	t.Run("a Secret gone: ValuesNotFound naming it, the objects kept", func(t *testing.T) {
-		harness.Must(t, a.c.Delete(t.Context(), secret))
+		harness.Must(t, a.Client.Delete(t.Context(), secret))
 		a.reconcileQuietly(t.Context(), s)
-		got := a.waitFor(t, s, "ValuesNotFound", func(s *v1alpha1.Sync) bool {
+		got := a.WaitFor(t, s, "ValuesNotFound", func(s *v1alpha1.Sync) bool {
 			c := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.SourceReadyCondition)
 			return c != nil && c.Reason == v1alpha1.ReasonValuesNotFound
 		})
@@ -135,7 +135,7 @@ func TestAHostileChartStallsAndKeepsTheLastGoodState(t *testing.T) {
 	// The Sync polls git every two seconds, to see each hostile commit.
 	s := a.newSync(t, ns, repo.URL(), func(s *v1alpha1.Sync) { s.Spec.Source.Interval = &metav1.Duration{Duration: 2 * time.Second} })
 	removeWhenDone(t, a, s)
-	a.waitApplied(t, s, first)
+	a.WaitApplied(t, s, first)
 
 	// A loop without end meets the worker's deadline or its processor time
 	// (the deadline and a second more), whichever comes first: on two cores the
@@ -149,7 +149,7 @@ func TestAHostileChartStallsAndKeepsTheLastGoodState(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			commit := repo.Commit(t, map[string]string{"apps/templates/evil.yaml": tc.tmpl, "apps/values.yaml": "color: red\nsize: small\nowner: chart\nextra: none\nx: \"{{ tpl .Values.x . }}\"\n"}, name)
-			got := a.waitFor(t, s, "Stalled at "+commit, func(s *v1alpha1.Sync) bool {
+			got := a.WaitFor(t, s, "Stalled at "+commit, func(s *v1alpha1.Sync) bool {
 				return strings.HasSuffix(s.Status.SourceRevision, commit) && apimeta.IsStatusConditionTrue(s.Status.Conditions, v1alpha1.StalledCondition)
 			})
 			c := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.StalledCondition)
@@ -161,7 +161,7 @@ func TestAHostileChartStallsAndKeepsTheLastGoodState(t *testing.T) {
 				t.Errorf("reason %s, want %s", c.Reason, v1alpha1.ReasonRenderLimitExceeded)
 			}
 			if !strings.HasSuffix(got.Status.LastAppliedRevision, first) || palette(t, a, ns, "app")["color"] != "red" {
-				t.Errorf("the last good state moved: %s", describe(got))
+				t.Errorf("the last good state moved: %s", harness.Describe(got))
 			}
 		})
 	}
@@ -170,7 +170,7 @@ func TestAHostileChartStallsAndKeepsTheLastGoodState(t *testing.T) {
 // reconcileQuietly runs one reconcile of s, whatever it returns: the test reads
 // the outcome from the status.
 func (a *agent) reconcileQuietly(ctx context.Context, s *v1alpha1.Sync) {
-	_, _ = a.r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(s)})
+	_, _ = a.Reconciler.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(s)})
 }
 
 // A packaged chart is accepted by the API (exclusive with a git URL, which the
@@ -186,7 +186,7 @@ func TestAnOCIRepositoryThatIsNoRepositoryPathIsRefused(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "both", Namespace: ns},
 		Spec:       v1alpha1.SyncSpec{Source: v1alpha1.SourceSpec{URL: "https://git.example.com/x.git", Chart: chart}},
 	}
-	if err := a.c.Create(t.Context(), both); err == nil || !strings.Contains(err.Error(), "exactly one of url or chart") {
+	if err := a.Client.Create(t.Context(), both); err == nil || !strings.Contains(err.Error(), "exactly one of url or chart") {
 		t.Errorf("a Sync with both url and chart: %v, want the CRD's rule to refuse it", err)
 	}
 
@@ -194,9 +194,9 @@ func TestAnOCIRepositoryThatIsNoRepositoryPathIsRefused(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "packaged", Namespace: ns},
 		Spec:       v1alpha1.SyncSpec{Source: v1alpha1.SourceSpec{Chart: chart}, Destination: v1alpha1.DestinationSpec{Namespace: ns}},
 	}
-	harness.Must(t, a.c.Create(t.Context(), s))
+	harness.Must(t, a.Client.Create(t.Context(), s))
 	removeWhenDone(t, a, s)
-	got := a.waitFor(t, s, "UnsupportedURL", func(s *v1alpha1.Sync) bool {
+	got := a.WaitFor(t, s, "UnsupportedURL", func(s *v1alpha1.Sync) bool {
 		c := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.ReadyCondition)
 		return c != nil && c.Reason == v1alpha1.ReasonUnsupportedURL
 	})

@@ -23,11 +23,11 @@ func TestHistoryRecordsEveryAppliedRevision(t *testing.T) {
 	repo := gitserver.NewLocalRepo(t, "apps")
 	commits := []string{repo.Commit(t, map[string]string{"apps/cm.yaml": configMapYAML("web", "one")}, "First greeting")}
 	s := a.newSync(t, ns, repo.FileURL(), pollEverySecond)
-	a.waitApplied(t, s, commits[0])
+	a.WaitApplied(t, s, commits[0])
 	commits = append(commits, repo.Commit(t, map[string]string{"apps/cm.yaml": configMapYAML("web", "two")}, "Second greeting\n\nwith a body"))
-	a.waitApplied(t, s, commits[1])
+	a.WaitApplied(t, s, commits[1])
 	commits = append(commits, repo.Commit(t, map[string]string{"apps/cm.yaml": configMapYAML("web", "three")}, "\x1b[2J\x1b[HThird\u202e greeting"))
-	got := a.waitFor(t, s, "three entries, the newest Healthy", func(s *v1alpha1.Sync) bool {
+	got := a.WaitFor(t, s, "three entries, the newest Healthy", func(s *v1alpha1.Sync) bool {
 		h := s.Status.History
 		return len(h) == 3 && strings.HasSuffix(h[0].Revision, commits[2]) && h[0].Health == v1alpha1.HealthHealthy
 	})

@@ -13,12 +13,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
 )
 
 func TestAnIntervalBelowTheMinimumPollsAtTheMinimum(t *testing.T) {
@@ -41,8 +41,8 @@ func TestAnIntervalBelowTheMinimumPollsAtTheMinimum(t *testing.T) {
 	ready := a.newSync(t, ns, healthy.URL(), tight("ready"))
 	stalled := a.newSync(t, ns, broken.URL(), tight("stalled"))
 	removeWhenDone(t, a, ready, stalled)
-	a.waitApplied(t, ready, first)
-	a.waitFor(t, stalled, "Stalled", func(s *v1alpha1.Sync) bool {
+	a.WaitApplied(t, ready, first)
+	a.WaitFor(t, stalled, "Stalled", func(s *v1alpha1.Sync) bool {
 		return apimeta.IsStatusConditionTrue(s.Status.Conditions, v1alpha1.StalledCondition)
 	})
 
@@ -99,7 +99,7 @@ func TestHostileRepositoriesStallAloneAndReachNothing(t *testing.T) {
 
 	for _, tc := range cases {
 		t.Run(tc.name+" is Stalled with "+tc.reason+" naming "+tc.file, func(t *testing.T) {
-			got := a.waitFor(t, syncs[tc.name], "Stalled", func(s *v1alpha1.Sync) bool {
+			got := a.WaitFor(t, syncs[tc.name], "Stalled", func(s *v1alpha1.Sync) bool {
 				return apimeta.IsStatusConditionTrue(s.Status.Conditions, v1alpha1.StalledCondition)
 			})
 			c := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.StalledCondition)
@@ -109,10 +109,10 @@ func TestHostileRepositoriesStallAloneAndReachNothing(t *testing.T) {
 		})
 	}
 	t.Run("the healthy Sync beside them applies a push", func(t *testing.T) {
-		a.waitApplied(t, fine, first)
+		a.WaitApplied(t, fine, first)
 		second := healthy.Commit(t, map[string]string{"apps/cm.yaml": configMapYAML("fine", "bonjour")}, "push")
 		requestReconcile(t, a, fine)
-		a.waitApplied(t, fine, second)
+		a.WaitApplied(t, fine, second)
 	})
 	if n := requests.Load(); n != 0 {
 		t.Errorf("the hostile repositories made %d requests to the cluster's network; want none", n)
@@ -128,18 +128,15 @@ func removeWhenDone(t *testing.T, a *agent, syncs ...*v1alpha1.Sync) {
 	t.Cleanup(func() {
 		ctx := context.WithoutCancel(t.Context()) // the test's own context has ended
 		for _, s := range syncs {
-			if err := a.c.Delete(ctx, s); err != nil && !apierrors.IsNotFound(err) {
+			if err := a.Client.Delete(ctx, s); err != nil && !apierrors.IsNotFound(err) {
 				t.Errorf("deleting Sync %s: %v", s.Name, err)
 			}
 		}
 		for _, s := range syncs {
-			err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, waitTimeout, true, func(ctx context.Context) (bool, error) {
-				err := a.c.Get(ctx, client.ObjectKeyFromObject(s), &v1alpha1.Sync{})
+			harness.Eventually(t, waitTimeout, "Sync "+s.Name+" is gone", func(ctx context.Context) (bool, error) {
+				err := a.Client.Get(ctx, client.ObjectKeyFromObject(s), &v1alpha1.Sync{})
 				return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 			})
-			if err != nil {
-				t.Errorf("waiting for Sync %s to be gone: %v", s.Name, err)
-			}
 		}
 	})
 }

@@ -19,6 +19,7 @@ import (
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
 	"tether.dev/tether/test/harness"
+	"tether.dev/tether/test/rig"
 )
 
 func TestAStatusConflictMergesWithTheNewestCopy(t *testing.T) {
@@ -30,14 +31,14 @@ func TestAStatusConflictMergesWithTheNewestCopy(t *testing.T) {
 	t.Run("an inventory entry another writer added during the reconcile is kept", func(t *testing.T) {
 		hook := func() {
 			cur := &v1alpha1.Sync{}
-			harness.Must(t, e.a.c.Get(context.WithoutCancel(t.Context()), client.ObjectKeyFromObject(e.sync), cur))
+			harness.Must(t, e.a.Client.Get(context.WithoutCancel(t.Context()), client.ObjectKeyFromObject(e.sync), cur))
 			plan.SetInventory(&cur.Status, append(plan.Inventory(cur.Status), elsewhere))
-			harness.Must(t, e.a.c.Status().Update(context.WithoutCancel(t.Context()), cur))
+			harness.Must(t, e.a.Client.Status().Update(context.WithoutCancel(t.Context()), cur))
 		}
 		e.a.hooked.hook.Store(&hook)
 		e.push(t, map[string]string{"apps/a.yaml": configMap("a", "note", "changed")})
 		got := &v1alpha1.Sync{}
-		harness.Must(t, e.a.c.Get(t.Context(), client.ObjectKeyFromObject(e.sync), got))
+		harness.Must(t, e.a.Client.Get(t.Context(), client.ObjectKeyFromObject(e.sync), got))
 		if inv := plan.Inventory(got.Status); !slices.Contains(inv, elsewhere) {
 			t.Errorf("inventory = %v: the entry written by another writer was overwritten", inv)
 		}
@@ -50,15 +51,15 @@ func TestAStatusConflictMergesWithTheNewestCopy(t *testing.T) {
 		var generation int64
 		hook := func() {
 			cur := &v1alpha1.Sync{}
-			harness.Must(t, e.a.c.Get(context.WithoutCancel(t.Context()), client.ObjectKeyFromObject(e.sync), cur))
+			harness.Must(t, e.a.Client.Get(context.WithoutCancel(t.Context()), client.ObjectKeyFromObject(e.sync), cur))
 			cur.Spec.IgnoreDifferences = append(cur.Spec.IgnoreDifferences, v1alpha1.IgnoreRule{Kind: "ConfigMap", JSONPointers: []string{"/data/note"}})
-			harness.Must(t, e.a.c.Update(context.WithoutCancel(t.Context()), cur))
+			harness.Must(t, e.a.Client.Update(context.WithoutCancel(t.Context()), cur))
 			generation = cur.Generation
 		}
 		e.a.hooked.hook.Store(&hook)
 		e.push(t, map[string]string{"apps/b.yaml": configMap("b", "note", "changed")})
-		e.a.waitFor(t, e.sync, "status observes the newest spec", func(s *v1alpha1.Sync) bool {
-			return generation > 1 && s.Status.ObservedGeneration == generation && isReady(s)
+		e.a.WaitFor(t, e.sync, "status observes the newest spec", func(s *v1alpha1.Sync) bool {
+			return generation > 1 && s.Status.ObservedGeneration == generation && rig.IsReady(s)
 		})
 	})
 }
@@ -66,9 +67,9 @@ func TestAStatusConflictMergesWithTheNewestCopy(t *testing.T) {
 func TestAWipedInventoryIsRebuiltFromTheLabel(t *testing.T) {
 	e := newPruneEnv(t, threeConfigMaps())
 	s := &v1alpha1.Sync{}
-	harness.Must(t, e.a.c.Get(t.Context(), client.ObjectKeyFromObject(e.sync), s))
+	harness.Must(t, e.a.Client.Get(t.Context(), client.ObjectKeyFromObject(e.sync), s))
 	s.Status = v1alpha1.SyncStatus{} // as a restore from a backup without status would leave it
-	harness.Must(t, e.a.c.Status().Update(t.Context(), s))
+	harness.Must(t, e.a.Client.Status().Update(t.Context(), s))
 
 	e.push(t, map[string]string{"apps/c.yaml": ""})
 	harness.Eventually(t, waitTimeout, "c is pruned", func(context.Context) (bool, error) { return !e.exists(t, "c"), nil })
@@ -82,31 +83,31 @@ func TestAWipedInventoryIsRebuiltFromTheLabel(t *testing.T) {
 
 func TestAnUpgradedAgentReadsTheInventoryAnOlderOneWrote(t *testing.T) {
 	e := newPruneEnv(t, threeConfigMaps())
-	e.a.stop()
+	e.a.Stop()
 	// What an agent from before status.objects left: one id per object in
 	// status.inventory.
 	s := &v1alpha1.Sync{}
-	harness.Must(t, e.a.c.Get(t.Context(), client.ObjectKeyFromObject(e.sync), s))
+	harness.Must(t, e.a.Client.Get(t.Context(), client.ObjectKeyFromObject(e.sync), s))
 	var ids []string
 	for _, r := range plan.Inventory(s.Status) {
 		ids = append(ids, r.ID())
 	}
 	s.Status.Objects, s.Status.LegacyInventory = nil, ids
-	harness.Must(t, e.a.c.Status().Update(t.Context(), s))
+	harness.Must(t, e.a.Client.Status().Update(t.Context(), s))
 	// c loses its label: only the old inventory still knows it, no search would find it.
 	c := &corev1.ConfigMap{}
-	harness.Must(t, e.a.c.Get(t.Context(), client.ObjectKey{Namespace: e.ns, Name: "c"}, c))
+	harness.Must(t, e.a.Client.Get(t.Context(), client.ObjectKey{Namespace: e.ns, Name: "c"}, c))
 	delete(c.Labels, v1alpha1.SyncLabel)
-	harness.Must(t, e.a.c.Update(t.Context(), c))
+	harness.Must(t, e.a.Client.Update(t.Context(), c))
 	second := e.repo.Commit(t, map[string]string{"apps/c.yaml": ""}, "drop c while the agent is upgraded")
 
 	e.a = startAgent(t)
-	e.a.waitApplied(t, e.sync, second)
+	e.a.WaitApplied(t, e.sync, second)
 	harness.Eventually(t, waitTimeout, "c is pruned", func(context.Context) (bool, error) { return !e.exists(t, "c"), nil })
 	if !e.exists(t, "a") || !e.exists(t, "b") {
 		t.Errorf("a or b was deleted with c")
 	}
-	got := e.a.waitFor(t, e.sync, "the inventory moved to status.objects", func(s *v1alpha1.Sync) bool {
+	got := e.a.WaitFor(t, e.sync, "the inventory moved to status.objects", func(s *v1alpha1.Sync) bool {
 		return s.Status.LegacyInventory == nil && len(s.Status.Objects) > 0
 	})
 	if names := inventoryNames(t, got); !slices.Equal(names, []string{"ConfigMap/a", "ConfigMap/b"}) {
@@ -119,9 +120,9 @@ func TestAVanishedKindNeverBlocks(t *testing.T) {
 	cfg := controlplane.Shared(t).Config()
 	ns := controlplane.NewNamespace(t, cfg)
 	crd := widgetCRD(ns)
-	harness.Must(t, a.c.Create(t.Context(), crd))
+	harness.Must(t, a.Client.Create(t.Context(), crd))
 	harness.Eventually(t, waitTimeout, "the Widget CRD is established", func(ctx context.Context) (bool, error) {
-		return true, a.c.List(ctx, widgets(crd))
+		return true, a.Client.List(ctx, widgets(crd))
 	})
 	repo := gitserver.NewLocalRepo(t, "apps")
 	first := repo.Commit(t, map[string]string{
@@ -129,23 +130,23 @@ func TestAVanishedKindNeverBlocks(t *testing.T) {
 		"apps/widget.yaml": "apiVersion: " + crd.Spec.Group + "/v1\nkind: Widget\nmetadata: {name: w}\n",
 	}, "a config map and a widget")
 	s := a.newSync(t, ns, repo.FileURL())
-	if got := inventoryNames(t, a.waitApplied(t, s, first)); !slices.Equal(got, []string{"ConfigMap/a", "Widget/w"}) {
+	if got := inventoryNames(t, a.WaitApplied(t, s, first)); !slices.Equal(got, []string{"ConfigMap/a", "Widget/w"}) {
 		t.Fatalf("inventory = %v, want ConfigMap/a and Widget/w", got)
 	}
 
 	// The CRD is deleted out of band while no agent runs; the next agent has never seen its kind.
-	a.stop()
-	harness.Must(t, a.c.Delete(t.Context(), crd))
+	a.Stop()
+	harness.Must(t, a.Client.Delete(t.Context(), crd))
 	harness.Eventually(t, waitTimeout, "the Widget kind is gone", func(ctx context.Context) (bool, error) {
-		err := a.c.Get(ctx, client.ObjectKeyFromObject(crd), &apiextensionsv1.CustomResourceDefinition{})
+		err := a.Client.Get(ctx, client.ObjectKeyFromObject(crd), &apiextensionsv1.CustomResourceDefinition{})
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})
 	b := startAgent(t)
 
 	second := repo.Commit(t, map[string]string{"apps/widget.yaml": ""}, "remove the widget")
-	b.src.Refresh(repo.FileURL())
-	b.reconcile(t, s)
-	got := b.waitApplied(t, s, second)
+	b.Source.Refresh(repo.FileURL())
+	b.Reconcile(t, s)
+	got := b.WaitApplied(t, s, second)
 	if names := inventoryNames(t, got); !slices.Equal(names, []string{"ConfigMap/a"}) {
 		t.Errorf("inventory = %v, want only ConfigMap/a", names)
 	}
@@ -154,9 +155,9 @@ func TestAVanishedKindNeverBlocks(t *testing.T) {
 	}
 
 	t.Run("and deleting the Sync completes", func(t *testing.T) {
-		harness.Must(t, b.c.Delete(t.Context(), s))
+		harness.Must(t, b.Client.Delete(t.Context(), s))
 		harness.Eventually(t, waitTimeout, "the Sync is gone", func(ctx context.Context) (bool, error) {
-			err := b.c.Get(ctx, client.ObjectKeyFromObject(s), &v1alpha1.Sync{})
+			err := b.Client.Get(ctx, client.ObjectKeyFromObject(s), &v1alpha1.Sync{})
 			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 		})
 	})

@@ -17,6 +17,7 @@ import (
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
 	"tether.dev/tether/test/harness"
+	"tether.dev/tether/test/rig"
 )
 
 const kustomizeDeployment = `apiVersion: apps/v1
@@ -58,10 +59,10 @@ func TestKustomizeOnTopOfTheRender(t *testing.T) {
 	removeWhenDone(t, a, s)
 
 	t.Run("applies the objects renamed, their image overridden, patched", func(t *testing.T) {
-		a.waitApplied(t, s, commit)
+		a.WaitApplied(t, s, commit)
 		checkKustomized(t, a, ns, "a-")
 		for _, name := range []string{"web", "web-config"} {
-			if err := a.c.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: name}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+			if err := a.Client.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: name}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
 				t.Errorf("ConfigMap %s, unprefixed: %v; want it never applied", name, err)
 			}
 		}
@@ -69,11 +70,11 @@ func TestKustomizeOnTopOfTheRender(t *testing.T) {
 
 	t.Run("a new prefix applies the objects under their new names and prunes the old ones", func(t *testing.T) {
 		gen := updateKustomize(t, a, s, func(k *v1alpha1.Kustomize) { k.NamePrefix = "b-" })
-		a.waitFor(t, s, "Ready at generation", func(s *v1alpha1.Sync) bool { return s.Status.ObservedGeneration >= gen && isReady(s) })
+		a.WaitFor(t, s, "Ready at generation", func(s *v1alpha1.Sync) bool { return s.Status.ObservedGeneration >= gen && rig.IsReady(s) })
 		checkKustomized(t, a, ns, "b-")
 		harness.Eventually(t, waitTimeout, "a-web and a-web-config pruned", func(ctx context.Context) (bool, error) {
-			errD := a.c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "a-web"}, &appsv1.Deployment{})
-			errC := a.c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "a-web-config"}, &corev1.ConfigMap{})
+			errD := a.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "a-web"}, &appsv1.Deployment{})
+			errC := a.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "a-web-config"}, &corev1.ConfigMap{})
 			return apierrors.IsNotFound(errD) && apierrors.IsNotFound(errC), nil
 		})
 	})
@@ -82,7 +83,7 @@ func TestKustomizeOnTopOfTheRender(t *testing.T) {
 		gen := updateKustomize(t, a, s, func(k *v1alpha1.Kustomize) {
 			k.Patches = append(k.Patches, v1alpha1.KustomizePatch{Patch: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: gone}\ndata: {a: b}\n"})
 		})
-		got := a.waitFor(t, s, "Stalled at generation", func(s *v1alpha1.Sync) bool {
+		got := a.WaitFor(t, s, "Stalled at generation", func(s *v1alpha1.Sync) bool {
 			return s.Status.ObservedGeneration >= gen && apimeta.IsStatusConditionTrue(s.Status.Conditions, v1alpha1.StalledCondition)
 		})
 		c := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.StalledCondition)
@@ -96,22 +97,22 @@ func TestKustomizeOnTopOfTheRender(t *testing.T) {
 		var gen int64
 		harness.Eventually(t, waitTimeout, "the Sync updated", func(ctx context.Context) (bool, error) {
 			live := &v1alpha1.Sync{}
-			if err := a.c.Get(ctx, client.ObjectKeyFromObject(s), live); err != nil {
+			if err := a.Client.Get(ctx, client.ObjectKeyFromObject(s), live); err != nil {
 				return false, err
 			}
 			live.Spec.Kustomize.Patches = live.Spec.Kustomize.Patches[:1]
 			live.Spec.Source.Directory = &v1alpha1.DirectorySpec{Exclude: "deployment.yaml"}
-			if err := a.c.Update(ctx, live); err != nil {
+			if err := a.Client.Update(ctx, live); err != nil {
 				return false, nil
 			}
 			gen = live.Generation
 			return true, nil
 		})
-		a.waitFor(t, s, "Ready at generation", func(s *v1alpha1.Sync) bool { return s.Status.ObservedGeneration >= gen && isReady(s) })
+		a.WaitFor(t, s, "Ready at generation", func(s *v1alpha1.Sync) bool { return s.Status.ObservedGeneration >= gen && rig.IsReady(s) })
 		harness.Eventually(t, waitTimeout, "b-web pruned", func(ctx context.Context) (bool, error) {
-			return apierrors.IsNotFound(a.c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "b-web"}, &appsv1.Deployment{})), nil
+			return apierrors.IsNotFound(a.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "b-web"}, &appsv1.Deployment{})), nil
 		})
-		harness.Must(t, a.c.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "b-web-config"}, &corev1.ConfigMap{}))
+		harness.Must(t, a.Client.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "b-web-config"}, &corev1.ConfigMap{}))
 	})
 }
 
@@ -121,7 +122,7 @@ func TestKustomizeOnTopOfTheRender(t *testing.T) {
 func checkKustomized(t *testing.T, a *agent, ns, prefix string) {
 	t.Helper()
 	d := &appsv1.Deployment{}
-	harness.Must(t, a.c.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: prefix + "web"}, d))
+	harness.Must(t, a.Client.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: prefix + "web"}, d))
 	if got := d.Spec.Template.Spec.Containers[0].Image; got != "ghcr.io/acme/web:2.0" {
 		t.Errorf("image %s; want ghcr.io/acme/web:2.0", got)
 	}
@@ -129,7 +130,7 @@ func checkKustomized(t *testing.T, a *agent, ns, prefix string) {
 		t.Errorf("the Deployment mounts ConfigMap %s; want %sweb-config", got, prefix)
 	}
 	cm := &corev1.ConfigMap{}
-	harness.Must(t, a.c.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: prefix + "web-config"}, cm))
+	harness.Must(t, a.Client.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: prefix + "web-config"}, cm))
 	if cm.Data["color"] != "blue" {
 		t.Errorf("ConfigMap %sweb-config holds %v; want the patch's color blue", prefix, cm.Data)
 	}
@@ -142,11 +143,11 @@ func updateKustomize(t *testing.T, a *agent, s *v1alpha1.Sync, change func(*v1al
 	var gen int64
 	harness.Eventually(t, waitTimeout, "the Sync updated", func(ctx context.Context) (bool, error) {
 		live := &v1alpha1.Sync{}
-		if err := a.c.Get(ctx, client.ObjectKeyFromObject(s), live); err != nil {
+		if err := a.Client.Get(ctx, client.ObjectKeyFromObject(s), live); err != nil {
 			return false, err
 		}
 		change(live.Spec.Kustomize)
-		if err := a.c.Update(ctx, live); err != nil {
+		if err := a.Client.Update(ctx, live); err != nil {
 			return false, nil
 		}
 		gen = live.Generation

@@ -32,14 +32,14 @@ func TestASilentGitHostDoesNotStallItsNeighbours(t *testing.T) {
 		s.Spec.Source.Interval = &metav1.Duration{Duration: interval}
 	})
 	removeWhenDone(t, a, healthy)
-	a.waitApplied(t, healthy, first)
+	a.WaitApplied(t, healthy, first)
 
 	pushAndWait := func(t *testing.T, n int) time.Duration {
 		var slowest time.Duration
 		for i := range n {
 			commit := repo.Commit(t, map[string]string{"apps/app-0000.yaml": app("app-0000", fmt.Sprintf("push %s %d", t.Name(), i))}, "a push")
 			pushed := time.Now()
-			a.waitFor(t, healthy, "applied "+commit, func(s *v1alpha1.Sync) bool { return strings.HasSuffix(s.Status.LastAppliedRevision, commit) })
+			a.WaitFor(t, healthy, "applied "+commit, func(s *v1alpha1.Sync) bool { return strings.HasSuffix(s.Status.LastAppliedRevision, commit) })
 			took := time.Since(pushed)
 			t.Logf("push %d applied %s after it was pushed", i+1, took.Round(10*time.Millisecond))
 			slowest = max(slowest, took)

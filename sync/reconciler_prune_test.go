@@ -45,7 +45,7 @@ func newPruneEnv(t *testing.T, files map[string]string, mutate ...func(*v1alpha1
 	e := &pruneEnv{a: startAgent(t), ns: controlplane.NewNamespace(t, controlplane.Shared(t).Config()), repo: gitserver.NewLocalRepo(t, "apps")}
 	commit := e.repo.Commit(t, files, "initial")
 	e.sync = e.a.newSync(t, e.ns, e.repo.FileURL(), mutate...)
-	e.a.waitApplied(t, e.sync, commit)
+	e.a.WaitApplied(t, e.sync, commit)
 	return e
 }
 
@@ -53,13 +53,13 @@ func newPruneEnv(t *testing.T, files map[string]string, mutate ...func(*v1alpha1
 func (e *pruneEnv) push(t *testing.T, files map[string]string) {
 	t.Helper()
 	e.repo.Commit(t, files, "change")
-	e.a.src.Refresh(e.repo.FileURL())
-	e.a.reconcile(t, e.sync)
+	e.a.Source.Refresh(e.repo.FileURL())
+	e.a.Reconcile(t, e.sync)
 }
 
 func (e *pruneEnv) exists(t *testing.T, name string) bool {
 	t.Helper()
-	err := e.a.c.Get(t.Context(), client.ObjectKey{Namespace: e.ns, Name: name}, &corev1.ConfigMap{})
+	err := e.a.Client.Get(t.Context(), client.ObjectKey{Namespace: e.ns, Name: name}, &corev1.ConfigMap{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func (e *pruneEnv) exists(t *testing.T, name string) bool {
 func (e *pruneEnv) inventory(t *testing.T) []string {
 	t.Helper()
 	s := &v1alpha1.Sync{}
-	harness.Must(t, e.a.c.Get(t.Context(), client.ObjectKeyFromObject(e.sync), s))
+	harness.Must(t, e.a.Client.Get(t.Context(), client.ObjectKeyFromObject(e.sync), s))
 	return inventoryNames(t, s)
 }
 
@@ -86,7 +86,7 @@ func inventoryNames(t *testing.T, s *v1alpha1.Sync) []string {
 // stalledBy waits for a Stalled Sync and returns its Ready condition.
 func (e *pruneEnv) stalledBy(t *testing.T, reason string) *metav1.Condition {
 	t.Helper()
-	s := e.a.waitFor(t, e.sync, "Stalled by "+reason, func(s *v1alpha1.Sync) bool {
+	s := e.a.WaitFor(t, e.sync, "Stalled by "+reason, func(s *v1alpha1.Sync) bool {
 		c := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.StalledCondition)
 		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == reason
 	})
@@ -114,7 +114,7 @@ func TestPruneRemovesWhatLeftGit(t *testing.T) {
 
 func TestPruneSurvivesARestart(t *testing.T) {
 	e := newPruneEnv(t, threeConfigMaps())
-	e.a.stop()
+	e.a.Stop()
 	e.repo.Commit(t, map[string]string{"apps/b.yaml": ""}, "drop b while the agent is down")
 
 	// A new agent knows nothing but what the API holds: the inventory in status. Its
@@ -170,9 +170,9 @@ func TestPruneGuards(t *testing.T) {
 		}
 
 		s := &v1alpha1.Sync{}
-		harness.Must(t, e.a.c.Get(t.Context(), client.ObjectKeyFromObject(e.sync), s))
+		harness.Must(t, e.a.Client.Get(t.Context(), client.ObjectKeyFromObject(e.sync), s))
 		s.Spec.PruneLimit = ptr.To(intstr.FromString("100%"))
-		harness.Must(t, e.a.c.Update(t.Context(), s))
+		harness.Must(t, e.a.Client.Update(t.Context(), s))
 		harness.Eventually(t, waitTimeout, "b and c are pruned once the limit allows it", func(context.Context) (bool, error) {
 			return !e.exists(t, "b") && !e.exists(t, "c"), nil
 		})
@@ -185,7 +185,7 @@ func TestPruneLeavesWhatIsNotTethers(t *testing.T) {
 		files["apps/keep.yaml"] = configMap("keep", v1alpha1.PruneAnnotation, "disabled")
 		e := newPruneEnv(t, files)
 		e.push(t, map[string]string{"apps/keep.yaml": ""})
-		e.a.waitFor(t, e.sync, "keep leaves the inventory", func(s *v1alpha1.Sync) bool { return len(plan.Inventory(s.Status)) == 3 })
+		e.a.WaitFor(t, e.sync, "keep leaves the inventory", func(s *v1alpha1.Sync) bool { return len(plan.Inventory(s.Status)) == 3 })
 		if !e.exists(t, "keep") {
 			t.Errorf("the protected ConfigMap was deleted")
 		}
@@ -200,7 +200,7 @@ func TestPruneLeavesWhatIsNotTethers(t *testing.T) {
 			t.Errorf("the second Sync's Ready message = %q, want it to name the owner (%q)", ready.Message, want)
 		}
 		cm := &corev1.ConfigMap{}
-		harness.Must(t, e.a.c.Get(t.Context(), client.ObjectKey{Namespace: e.ns, Name: "a"}, cm))
+		harness.Must(t, e.a.Client.Get(t.Context(), client.ObjectKey{Namespace: e.ns, Name: "a"}, cm))
 		if got := cm.Annotations[v1alpha1.OwnedByAnnotation]; got != e.ns+"/app" {
 			t.Errorf("owned-by = %q, want the first Sync to keep it", got)
 		}
@@ -232,7 +232,7 @@ spec:
 		gadgets := &unstructured.Unstructured{}
 		gadgets.SetAPIVersion("apiextensions.k8s.io/v1")
 		gadgets.SetKind("CustomResourceDefinition")
-		err := e.a.c.Get(ctx, client.ObjectKey{Name: "gadgets.prune.tether.dev"}, gadgets)
+		err := e.a.Client.Get(ctx, client.ObjectKey{Name: "gadgets.prune.tether.dev"}, gadgets)
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})
 	deletes := e.a.applies.Log(apicount.Delete)
@@ -249,10 +249,10 @@ func TestDeletingASync(t *testing.T) {
 	t.Run("with deletionPolicy Delete, exactly its objects go and then the Sync", func(t *testing.T) {
 		e := newPruneEnv(t, threeConfigMaps())
 		bystander := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bystander", Namespace: e.ns}}
-		harness.Must(t, e.a.c.Create(t.Context(), bystander))
-		harness.Must(t, e.a.c.Delete(t.Context(), e.sync))
+		harness.Must(t, e.a.Client.Create(t.Context(), bystander))
+		harness.Must(t, e.a.Client.Delete(t.Context(), e.sync))
 		harness.Eventually(t, waitTimeout, "the Sync is gone", func(ctx context.Context) (bool, error) {
-			err := e.a.c.Get(ctx, client.ObjectKeyFromObject(e.sync), &v1alpha1.Sync{})
+			err := e.a.Client.Get(ctx, client.ObjectKeyFromObject(e.sync), &v1alpha1.Sync{})
 			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 		})
 		for _, name := range []string{"a", "b", "c"} {
@@ -267,14 +267,14 @@ func TestDeletingASync(t *testing.T) {
 
 	t.Run("with deletionPolicy Orphan, objects stay without Tether's marks", func(t *testing.T) {
 		e := newPruneEnv(t, threeConfigMaps(), func(s *v1alpha1.Sync) { s.Spec.DeletionPolicy = v1alpha1.DeletionPolicyOrphan })
-		harness.Must(t, e.a.c.Delete(t.Context(), e.sync))
+		harness.Must(t, e.a.Client.Delete(t.Context(), e.sync))
 		harness.Eventually(t, waitTimeout, "the Sync is gone", func(ctx context.Context) (bool, error) {
-			err := e.a.c.Get(ctx, client.ObjectKeyFromObject(e.sync), &v1alpha1.Sync{})
+			err := e.a.Client.Get(ctx, client.ObjectKeyFromObject(e.sync), &v1alpha1.Sync{})
 			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 		})
 		for _, name := range []string{"a", "b", "c"} {
 			cm := &corev1.ConfigMap{}
-			harness.Must(t, e.a.c.Get(t.Context(), client.ObjectKey{Namespace: e.ns, Name: name}, cm))
+			harness.Must(t, e.a.Client.Get(t.Context(), client.ObjectKey{Namespace: e.ns, Name: name}, cm))
 			if _, ok := cm.Annotations[v1alpha1.OwnedByAnnotation]; ok || cm.Data["owner"] != name {
 				t.Errorf("%s: annotations %v, data %v; want the data kept and no owned-by", name, cm.Annotations, cm.Data)
 			}
@@ -289,23 +289,23 @@ func TestDeletingASync(t *testing.T) {
 	t.Run("a deletion that cannot finish says what it waits for", func(t *testing.T) {
 		e := newPruneEnv(t, threeConfigMaps())
 		held := &corev1.ConfigMap{}
-		harness.Must(t, e.a.c.Get(t.Context(), client.ObjectKey{Namespace: e.ns, Name: "b"}, held))
+		harness.Must(t, e.a.Client.Get(t.Context(), client.ObjectKey{Namespace: e.ns, Name: "b"}, held))
 		held.Finalizers = []string{"example.com/hold"}
-		harness.Must(t, e.a.c.Update(t.Context(), held))
-		harness.Must(t, e.a.c.Delete(t.Context(), e.sync))
+		harness.Must(t, e.a.Client.Update(t.Context(), held))
+		harness.Must(t, e.a.Client.Delete(t.Context(), e.sync))
 		// The first pass deletes all three; later passes find a and c gone and wait for b.
-		s := e.a.waitFor(t, e.sync, "the Sync waits for b alone", func(s *v1alpha1.Sync) bool {
+		s := e.a.WaitFor(t, e.sync, "the Sync waits for b alone", func(s *v1alpha1.Sync) bool {
 			return slices.Equal(inventoryNames(t, s), []string{"ConfigMap/b"})
 		})
 		ready := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.ReadyCondition)
 		if ready == nil || ready.Reason != "Deleting" || !strings.Contains(ready.Message, "Waiting for 1 objects to be deleted: ConfigMap/"+e.ns+"/b") {
 			t.Errorf("Ready = %+v, want reason Deleting naming ConfigMap/%s/b", ready, e.ns)
 		}
-		harness.Must(t, e.a.c.Get(t.Context(), client.ObjectKeyFromObject(held), held))
+		harness.Must(t, e.a.Client.Get(t.Context(), client.ObjectKeyFromObject(held), held))
 		held.Finalizers = nil
-		harness.Must(t, e.a.c.Update(t.Context(), held))
+		harness.Must(t, e.a.Client.Update(t.Context(), held))
 		harness.Eventually(t, waitTimeout, "the Sync is gone once b is", func(ctx context.Context) (bool, error) {
-			err := e.a.c.Get(ctx, client.ObjectKeyFromObject(e.sync), &v1alpha1.Sync{})
+			err := e.a.Client.Get(ctx, client.ObjectKeyFromObject(e.sync), &v1alpha1.Sync{})
 			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 		})
 	})

@@ -18,6 +18,7 @@ import (
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/test/harness"
+	"tether.dev/tether/test/rig"
 )
 
 // holdFinalizer keeps a pruned object terminating until the test lets it go, as a
@@ -83,7 +84,7 @@ func TestPruneDeletesTheHighestWaveFirst(t *testing.T) {
 	}
 
 	e.hold(t, "mid", false)
-	e.a.waitFor(t, e.sync, "Ready with every wave pruned", isReady)
+	e.a.WaitFor(t, e.sync, "Ready with every wave pruned", rig.IsReady)
 	if e.exists(t, "early") || e.exists(t, "mid") || !e.exists(t, "keep") {
 		t.Errorf("after the prune: early %v, mid %v, keep %v; want only keep", e.exists(t, "early"), e.exists(t, "mid"), e.exists(t, "keep"))
 	}
@@ -105,14 +106,14 @@ func (e *pruneEnv) hold(t *testing.T, name string, on bool) {
 	cm := &corev1.ConfigMap{}
 	cm.Namespace, cm.Name = e.ns, name
 	patch := fmt.Sprintf(`{"metadata":{"finalizers":%s}}`, finalizers)
-	harness.Must(t, e.a.c.Patch(t.Context(), cm, client.RawPatch(types.MergePatchType, []byte(patch))))
+	harness.Must(t, e.a.Client.Patch(t.Context(), cm, client.RawPatch(types.MergePatchType, []byte(patch))))
 }
 
 // configMap reads a ConfigMap, nil when it does not exist.
 func (e *pruneEnv) configMap(t *testing.T, name string) *corev1.ConfigMap {
 	t.Helper()
 	cm := &corev1.ConfigMap{}
-	err := e.a.c.Get(t.Context(), client.ObjectKey{Namespace: e.ns, Name: name}, cm)
+	err := e.a.Client.Get(t.Context(), client.ObjectKey{Namespace: e.ns, Name: name}, cm)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -126,17 +127,17 @@ func (e *pruneEnv) waitPruneWaiting(t *testing.T, msg string) {
 	t.Helper()
 	harness.Eventually(t, waitTimeout, "the prune to wait: "+msg, func(ctx context.Context) (bool, error) {
 		s := &v1alpha1.Sync{}
-		if err := e.a.c.Get(ctx, client.ObjectKeyFromObject(e.sync), s); err != nil {
+		if err := e.a.Client.Get(ctx, client.ObjectKeyFromObject(e.sync), s); err != nil {
 			return false, err
 		}
 		c := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.ReadyCondition)
 		switch {
 		case c != nil && strings.Contains(c.Message, msg):
 			return true, nil
-		case isReady(s) && strings.Contains(s.Status.LastAppliedRevision, e.repo.Head(t)):
-			t.Fatalf("the Sync is Ready without waiting for the prune: %s", describe(s))
+		case rig.IsReady(s) && strings.Contains(s.Status.LastAppliedRevision, e.repo.Head(t)):
+			t.Fatalf("the Sync is Ready without waiting for the prune: %s", harness.Describe(s))
 		}
-		return false, fmt.Errorf("status: %s", describe(s))
+		return false, fmt.Errorf("status: %s", harness.Describe(s))
 	})
 }
 
@@ -158,7 +159,7 @@ func TestPruneIsDoneBeforePostSyncHooks(t *testing.T) {
 	}
 	released := time.Now().Truncate(time.Second)
 	e.hold(t, "old", false)
-	e.a.waitFor(t, e.sync, "Ready after the PostSync hook", isReady)
+	e.a.WaitFor(t, e.sync, "Ready after the PostSync hook", rig.IsReady)
 	after := e.configMap(t, "after")
 	if after == nil || e.exists(t, "old") {
 		t.Fatalf("after %v, old still there %v; want the hook run and old gone", after, e.exists(t, "old"))
@@ -184,8 +185,8 @@ func TestWithPruneOffARemovalRunsNoHook(t *testing.T) {
 		t.Fatal("the PreSync hook did not run for the first revision")
 	}
 	e.push(t, map[string]string{"apps/old.yaml": ""})
-	e.a.waitFor(t, e.sync, "Ready at the revision without old", func(s *v1alpha1.Sync) bool {
-		return isReady(s) && strings.Contains(s.Status.LastAppliedRevision, e.repo.Head(t))
+	e.a.WaitFor(t, e.sync, "Ready at the revision without old", func(s *v1alpha1.Sync) bool {
+		return rig.IsReady(s) && strings.Contains(s.Status.LastAppliedRevision, e.repo.Head(t))
 	})
 	if !e.exists(t, "old") {
 		t.Error("old was pruned with prune off")

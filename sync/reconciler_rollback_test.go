@@ -18,13 +18,14 @@ import (
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
 	"tether.dev/tether/test/harness"
+	"tether.dev/tether/test/rig"
 )
 
 // setPin sets (or, with "", removes) the pin annotation of s.
 func (a *agent) setPin(t *testing.T, s *v1alpha1.Sync, commit string) {
 	t.Helper()
 	cur := &v1alpha1.Sync{}
-	harness.Must(t, a.c.Get(t.Context(), client.ObjectKeyFromObject(s), cur))
+	harness.Must(t, a.Client.Get(t.Context(), client.ObjectKeyFromObject(s), cur))
 	patch := client.MergeFrom(cur.DeepCopy())
 	ann := cur.GetAnnotations()
 	if ann == nil {
@@ -36,7 +37,7 @@ func (a *agent) setPin(t *testing.T, s *v1alpha1.Sync, commit string) {
 		ann[v1alpha1.PinRevisionAnnotation] = commit
 	}
 	cur.SetAnnotations(ann)
-	harness.Must(t, a.c.Patch(t.Context(), cur, patch))
+	harness.Must(t, a.Client.Patch(t.Context(), cur, patch))
 }
 
 func hasCondition(s *v1alpha1.Sync, typ, reason string) bool {
@@ -52,20 +53,20 @@ func TestAPinAppliesItsCommitUntilItIsRemoved(t *testing.T) {
 	// An hour between polls: the pin's changes are seen by the watch of Syncs,
 	// new commits through requests for a reconcile.
 	s := a.newSync(t, ns, repo.FileURL())
-	a.waitApplied(t, s, first)
+	a.WaitApplied(t, s, first)
 	second := repo.Commit(t, map[string]string{"apps/cm.yaml": configMapYAML("web", "two"), "apps/extra.yaml": configMapYAML("extra", "x")}, "two")
 	requestReconcile(t, a, s)
-	a.waitApplied(t, s, second)
+	a.WaitApplied(t, s, second)
 
 	t.Run("pinned, the Sync applies the pinned commit and reports git's", func(t *testing.T) {
 		a.setPin(t, s, first)
-		got := a.waitFor(t, s, "pinned at the first commit", func(s *v1alpha1.Sync) bool {
-			return strings.HasSuffix(s.Status.LastAppliedRevision, first) && isReady(s) && hasCondition(s, v1alpha1.PinnedCondition, v1alpha1.ReasonPinned)
+		got := a.WaitFor(t, s, "pinned at the first commit", func(s *v1alpha1.Sync) bool {
+			return strings.HasSuffix(s.Status.LastAppliedRevision, first) && rig.IsReady(s) && hasCondition(s, v1alpha1.PinnedCondition, v1alpha1.ReasonPinned)
 		})
 		if g := configMapData(t, a, ns, "web"); g != "one" {
 			t.Errorf("ConfigMap web says %q, want the pinned commit's %q", g, "one")
 		}
-		if err := a.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "extra"}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+		if err := a.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "extra"}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
 			t.Errorf("the ConfigMap the pinned commit does not hold: %v, want it pruned", err)
 		}
 		if !strings.HasSuffix(got.Status.SourceRevision, second) {
@@ -79,7 +80,7 @@ func TestAPinAppliesItsCommitUntilItIsRemoved(t *testing.T) {
 	third := repo.Commit(t, map[string]string{"apps/cm.yaml": configMapYAML("web", "three")}, "three")
 	requestReconcile(t, a, s)
 	t.Run("a new commit is reported, not applied, while pinned", func(t *testing.T) {
-		a.waitFor(t, s, "git's newest reported", func(s *v1alpha1.Sync) bool {
+		a.WaitFor(t, s, "git's newest reported", func(s *v1alpha1.Sync) bool {
 			return strings.HasSuffix(s.Status.SourceRevision, third)
 		})
 		if g := configMapData(t, a, ns, "web"); g != "one" {
@@ -89,7 +90,7 @@ func TestAPinAppliesItsCommitUntilItIsRemoved(t *testing.T) {
 
 	t.Run("a pin that is no commit hash stalls the Sync and keeps the cluster", func(t *testing.T) {
 		a.setPin(t, s, "HEAD~1")
-		got := a.waitFor(t, s, "Stalled, PinInvalid", func(s *v1alpha1.Sync) bool {
+		got := a.WaitFor(t, s, "Stalled, PinInvalid", func(s *v1alpha1.Sync) bool {
 			return hasCondition(s, v1alpha1.StalledCondition, v1alpha1.ReasonPinInvalid)
 		})
 		if c := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.ReadyCondition); c == nil || !strings.Contains(c.Message, v1alpha1.PinRevisionAnnotation) {
@@ -102,9 +103,9 @@ func TestAPinAppliesItsCommitUntilItIsRemoved(t *testing.T) {
 
 	t.Run("without the pin, the Sync follows its ref again", func(t *testing.T) {
 		a.setPin(t, s, "")
-		got := a.waitApplied(t, s, third)
+		got := a.WaitApplied(t, s, third)
 		if hasCondition(got, v1alpha1.PinnedCondition, "") {
-			t.Errorf("still Pinned: %s", describe(got))
+			t.Errorf("still Pinned: %s", harness.Describe(got))
 		}
 		if g := configMapData(t, a, ns, "web"); g != "three" {
 			t.Errorf("ConfigMap web says %q, want %q", g, "three")
@@ -133,14 +134,14 @@ func TestARevisionNotHealthyInTimeIsRolledBack(t *testing.T) {
 	s := a.newSync(t, ns, repo.FileURL(), pollEverySecond, func(s *v1alpha1.Sync) {
 		s.Spec.Rollback = &v1alpha1.RollbackSpec{OnFailure: true, HealthTimeout: &metav1.Duration{Duration: 3 * time.Second}}
 	})
-	a.waitApplied(t, s, good)
+	a.WaitApplied(t, s, good)
 	bad := repo.Commit(t, map[string]string{"apps/web.yaml": stuckDeployment("web"), "apps/cm.yaml": configMapYAML("web", "two")}, "a rollout that never ends")
 
 	var got *v1alpha1.Sync
 	t.Run("the revision not Healthy in time is rolled back to the last Healthy one", func(t *testing.T) {
-		got = a.waitFor(t, s, "rolled back to the good commit", func(s *v1alpha1.Sync) bool {
+		got = a.WaitFor(t, s, "rolled back to the good commit", func(s *v1alpha1.Sync) bool {
 			return hasCondition(s, v1alpha1.RolledBackCondition, v1alpha1.ReasonHealthTimeout) &&
-				strings.HasSuffix(s.Status.LastAppliedRevision, good) && isReady(s)
+				strings.HasSuffix(s.Status.LastAppliedRevision, good) && rig.IsReady(s)
 		})
 		c := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.RolledBackCondition)
 		if !strings.Contains(c.Message, bad) || !strings.Contains(c.Message, "not Healthy within 3s") {
@@ -152,7 +153,7 @@ func TestARevisionNotHealthyInTimeIsRolledBack(t *testing.T) {
 		if g := configMapData(t, a, ns, "web"); g != "one" {
 			t.Errorf("ConfigMap web says %q, want the good commit's %q", g, "one")
 		}
-		err := a.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "web"}, &appsv1.Deployment{})
+		err := a.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "web"}, &appsv1.Deployment{})
 		if !apierrors.IsNotFound(err) {
 			t.Errorf("the failed revision's Deployment: %v, want it pruned", err)
 		}
@@ -170,10 +171,10 @@ func TestARevisionNotHealthyInTimeIsRolledBack(t *testing.T) {
 
 	t.Run("the failed revision is not tried again while git still names it", func(t *testing.T) {
 		for range 3 {
-			a.reconcile(t, s)
+			a.Reconcile(t, s)
 		}
 		now := &v1alpha1.Sync{}
-		harness.Must(t, a.c.Get(t.Context(), client.ObjectKeyFromObject(s), now))
+		harness.Must(t, a.Client.Get(t.Context(), client.ObjectKeyFromObject(s), now))
 		if !strings.HasSuffix(now.Status.LastAppliedRevision, good) || !strings.HasSuffix(now.Status.SourceRevision, bad) {
 			t.Errorf("applied %s (git at %s), want the good commit kept while git names the failed one", now.Status.LastAppliedRevision, now.Status.SourceRevision)
 		}
@@ -185,9 +186,9 @@ func TestARevisionNotHealthyInTimeIsRolledBack(t *testing.T) {
 
 	fixed := repo.Commit(t, map[string]string{"apps/web.yaml": "", "apps/cm.yaml": configMapYAML("web", "three")}, "fixed")
 	t.Run("the next commit is applied and the rollback is over", func(t *testing.T) {
-		got := a.waitApplied(t, s, fixed)
+		got := a.WaitApplied(t, s, fixed)
 		harness.Eventually(t, waitTimeout, "the RolledBack condition gone", func(ctx context.Context) (bool, error) {
-			harness.Must(t, a.c.Get(ctx, client.ObjectKeyFromObject(s), got))
+			harness.Must(t, a.Client.Get(ctx, client.ObjectKeyFromObject(s), got))
 			return !hasCondition(got, v1alpha1.RolledBackCondition, "") && got.Status.Rollback == nil, nil
 		})
 		if g := configMapData(t, a, ns, "web"); g != "three" {
@@ -199,7 +200,7 @@ func TestARevisionNotHealthyInTimeIsRolledBack(t *testing.T) {
 // rollbacks is tether_rollbacks_total of the Syncs of namespace ns for reason.
 func (a *agent) rollbacks(t *testing.T, ns, reason string) float64 {
 	t.Helper()
-	families, err := a.registry.Gather()
+	families, err := a.Registry.Gather()
 	harness.Must(t, err)
 	var n float64
 	for _, f := range families {

@@ -44,7 +44,7 @@ func TestASyncOfManyObjects(t *testing.T) {
 	}
 	a := startAgent(t)
 	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
-	served := denyingWebhook(t, a.c, ns, 3000)
+	served := denyingWebhook(t, a.Client, ns, 3000)
 	repo := gitserver.NewLocalRepo(t, "many")
 	denied := n / 20
 	files := map[string]string{}
@@ -55,7 +55,7 @@ func TestASyncOfManyObjects(t *testing.T) {
 	s := a.newSync(t, ns, repo.FileURL())
 
 	t.Run(fmt.Sprintf("%d denied with 3 KB messages: nothing is written, and the status fits", denied), func(t *testing.T) {
-		got := a.waitFor(t, s, "Stalled", func(s *v1alpha1.Sync) bool {
+		got := a.WaitFor(t, s, "Stalled", func(s *v1alpha1.Sync) bool {
 			return apimeta.IsStatusConditionTrue(s.Status.Conditions, v1alpha1.StalledCondition)
 		})
 		if r := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.ReadyCondition); r.Reason != v1alpha1.ReasonValidationFailed {
@@ -75,11 +75,11 @@ func TestASyncOfManyObjects(t *testing.T) {
 		files[fmt.Sprintf("apps/cm-%05d.yaml", i)] = labelledConfigMap(fmt.Sprintf("app-%05d-config", i), false)
 	}
 	fixed := repo.Commit(t, files, "nothing denied")
-	a.src.Refresh(repo.FileURL())
-	a.reconcile(t, s)
+	a.Source.Refresh(repo.FileURL())
+	a.Reconcile(t, s)
 
 	t.Run(fmt.Sprintf("once fixed, %d objects converge with a status under 768 KiB", n), func(t *testing.T) {
-		got := a.waitApplied(t, s, fixed)
+		got := a.WaitApplied(t, s, fixed)
 		if inv := len(plan.Inventory(got.Status)); inv != n || got.Status.Summary == nil || got.Status.Summary.Total != int32(n) {
 			t.Errorf("inventory %d, summary %+v; want %d objects", inv, got.Status.Summary, n)
 		}
@@ -92,19 +92,19 @@ func TestASyncOfManyObjects(t *testing.T) {
 			removed[fmt.Sprintf("apps/cm-%05d.yaml", i)] = ""
 		}
 		second := repo.Commit(t, removed, "remove a tenth")
-		a.src.Refresh(repo.FileURL())
-		a.reconcile(t, s)
-		got := a.waitApplied(t, s, second)
+		a.Source.Refresh(repo.FileURL())
+		a.Reconcile(t, s)
+		got := a.WaitApplied(t, s, second)
 		if inv := len(plan.Inventory(got.Status)); inv != n-n/10 {
 			t.Errorf("inventory holds %d objects, want %d", inv, n-n/10)
 		}
 	})
 
 	t.Run("deleting the Sync deletes the rest", func(t *testing.T) {
-		harness.Must(t, a.c.Delete(t.Context(), s))
+		harness.Must(t, a.Client.Delete(t.Context(), s))
 		// A guard against hangs that grows with the work: 10 ms per object deleted.
 		harness.Eventually(t, waitTimeout+time.Duration(n)*time.Millisecond*10, "the Sync is gone", func(ctx context.Context) (bool, error) {
-			err := a.c.Get(ctx, client.ObjectKeyFromObject(s), &v1alpha1.Sync{})
+			err := a.Client.Get(ctx, client.ObjectKeyFromObject(s), &v1alpha1.Sync{})
 			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 		})
 		if managed := managedConfigMaps(t, a, s); managed != 0 {
@@ -133,6 +133,6 @@ func managedConfigMaps(t *testing.T, a *agent, s *v1alpha1.Sync) int {
 	t.Helper()
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
-	harness.Must(t, a.c.List(t.Context(), list, client.InNamespace(s.Namespace), client.MatchingLabels{v1alpha1.SyncLabel: v1alpha1.SyncLabelValue(s.Namespace, s.Name)}))
+	harness.Must(t, a.Client.List(t.Context(), list, client.InNamespace(s.Namespace), client.MatchingLabels{v1alpha1.SyncLabel: v1alpha1.SyncLabelValue(s.Namespace, s.Name)}))
 	return len(list.Items)
 }

@@ -20,6 +20,7 @@ import (
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
 	"tether.dev/tether/test/harness"
+	"tether.dev/tether/test/rig"
 )
 
 func TestHundredSyncsOnOneRepositoryShareOnePollPerInterval(t *testing.T) {
@@ -92,18 +93,18 @@ func TestCredentialsComeFromTheSecretAndStayInIt(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "git-credentials", Namespace: ns},
 		Data:       map[string][]byte{"username": []byte("tether"), "password": []byte(password)},
 	}
-	harness.Must(t, a.c.Create(t.Context(), secret))
+	harness.Must(t, a.Client.Create(t.Context(), secret))
 	s := a.newSync(t, ns, repo.URL(), func(s *v1alpha1.Sync) { s.Spec.Source.SecretRef = &v1alpha1.LocalObjectReference{Name: secret.Name} })
 
 	t.Run("a Sync applies a private repository with the Secret's credentials", func(t *testing.T) {
-		a.waitApplied(t, s, first)
+		a.WaitApplied(t, s, first)
 	})
 
 	t.Run("bad credentials: SourceReady=False AuthenticationFailed, the last good revision stays applied", func(t *testing.T) {
 		setPassword(t, a, secret, wrong)
 		second := repo.Commit(t, map[string]string{"apps/app-0000.yaml": app("app-0000", "bonjour")}, "a change")
 		requestReconcile(t, a, s)
-		got := a.waitFor(t, s, "SourceReady=False AuthenticationFailed", func(s *v1alpha1.Sync) bool {
+		got := a.WaitFor(t, s, "SourceReady=False AuthenticationFailed", func(s *v1alpha1.Sync) bool {
 			c := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.SourceReadyCondition)
 			return c != nil && c.Status == metav1.ConditionFalse && c.Reason == source.ReasonAuthenticationFailed
 		})
@@ -115,7 +116,7 @@ func TestCredentialsComeFromTheSecretAndStayInIt(t *testing.T) {
 		}
 
 		logs := reconcileLogs(t, a, s)
-		for where, text := range map[string]string{"status": describe(got), "events": strings.Join(a.events(), "\n"), "logs": logs} {
+		for where, text := range map[string]string{"status": harness.Describe(got), "events": strings.Join(a.events(), "\n"), "logs": logs} {
 			if strings.Contains(text, wrong) || strings.Contains(text, password) {
 				t.Errorf("the %s show a password: %s", where, text)
 			}
@@ -126,15 +127,15 @@ func TestCredentialsComeFromTheSecretAndStayInIt(t *testing.T) {
 
 		t.Run("fixing the Secret recovers by itself", func(t *testing.T) {
 			setPassword(t, a, secret, password)
-			a.waitFor(t, s, "Ready at "+second, func(s *v1alpha1.Sync) bool {
-				return strings.HasSuffix(s.Status.LastAppliedRevision, second) && isReady(s)
+			a.WaitFor(t, s, "Ready at "+second, func(s *v1alpha1.Sync) bool {
+				return strings.HasSuffix(s.Status.LastAppliedRevision, second) && rig.IsReady(s)
 			})
 		})
 	})
 
 	t.Run("a Sync without the credentials does not ride on the other's resolution", func(t *testing.T) {
 		stranger := a.newSync(t, ns, repo.URL(), func(s *v1alpha1.Sync) { s.Name = "stranger" })
-		a.waitFor(t, stranger, "SourceReady=False AuthenticationFailed", func(s *v1alpha1.Sync) bool {
+		a.WaitFor(t, stranger, "SourceReady=False AuthenticationFailed", func(s *v1alpha1.Sync) bool {
 			c := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.SourceReadyCondition)
 			return c != nil && c.Status == metav1.ConditionFalse && c.Reason == source.ReasonAuthenticationFailed
 		})
@@ -145,7 +146,7 @@ func TestCredentialsComeFromTheSecretAndStayInIt(t *testing.T) {
 			s.Name = "missing"
 			s.Spec.Source.SecretRef = &v1alpha1.LocalObjectReference{Name: "nope"}
 		})
-		a.waitFor(t, missing, "SourceReady=False SecretNotFound", func(s *v1alpha1.Sync) bool {
+		a.WaitFor(t, missing, "SourceReady=False SecretNotFound", func(s *v1alpha1.Sync) bool {
 			c := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.SourceReadyCondition)
 			return c != nil && c.Reason == v1alpha1.ReasonSecretNotFound && strings.Contains(c.Message, ns+"/nope")
 		})
@@ -157,12 +158,12 @@ func waitAllApplied(t *testing.T, a *agent, syncs []*v1alpha1.Sync, commit strin
 	t.Helper()
 	harness.Eventually(t, waitTimeout, fmt.Sprintf("%d Syncs are Ready at %s", len(syncs), commit), func(ctx context.Context) (bool, error) {
 		list := &v1alpha1.SyncList{}
-		if err := a.c.List(ctx, list, client.InNamespace(syncs[0].Namespace)); err != nil {
+		if err := a.Client.List(ctx, list, client.InNamespace(syncs[0].Namespace)); err != nil {
 			return false, err
 		}
 		ready := 0
 		for i := range list.Items {
-			if strings.HasSuffix(list.Items[i].Status.LastAppliedRevision, commit) && isReady(&list.Items[i]) {
+			if strings.HasSuffix(list.Items[i].Status.LastAppliedRevision, commit) && rig.IsReady(&list.Items[i]) {
 				ready++
 			}
 		}
@@ -176,7 +177,7 @@ func waitAllApplied(t *testing.T, a *agent, syncs []*v1alpha1.Sync, commit strin
 // reconcileCount is how many reconciles the agent has observed.
 func reconcileCount(t *testing.T, a *agent) uint64 {
 	t.Helper()
-	families, err := a.registry.Gather()
+	families, err := a.Registry.Gather()
 	harness.Must(t, err)
 	var n uint64
 	for _, f := range families {
@@ -193,7 +194,7 @@ func setPassword(t *testing.T, a *agent, secret *corev1.Secret, password string)
 	t.Helper()
 	patch := client.MergeFrom(secret.DeepCopy())
 	secret.Data["password"] = []byte(password)
-	harness.Must(t, a.c.Patch(t.Context(), secret, patch))
+	harness.Must(t, a.Client.Patch(t.Context(), secret, patch))
 }
 
 // requestReconcile asks for a reconcile that looks at git at once, the way a user
@@ -201,7 +202,7 @@ func setPassword(t *testing.T, a *agent, secret *corev1.Secret, password string)
 func requestReconcile(t *testing.T, a *agent, s *v1alpha1.Sync) {
 	t.Helper()
 	patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, tethersync.ReconcileRequestedAnnotation, time.Now().Format(time.RFC3339Nano)))
-	harness.Must(t, a.c.Patch(t.Context(), s, client.RawPatch("application/merge-patch+json", patch)))
+	harness.Must(t, a.Client.Patch(t.Context(), s, client.RawPatch("application/merge-patch+json", patch)))
 }
 
 // reconcileLogs runs one reconcile of s with a logger that records what it writes.
@@ -209,14 +210,14 @@ func reconcileLogs(t *testing.T, a *agent, s *v1alpha1.Sync) string {
 	t.Helper()
 	var b strings.Builder
 	log := funcr.New(func(prefix, args string) { b.WriteString(prefix + " " + args + "\n") }, funcr.Options{Verbosity: 10})
-	_, _ = a.r.Reconcile(ctrl.LoggerInto(t.Context(), log), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(s)})
+	_, _ = a.Reconciler.Reconcile(ctrl.LoggerInto(t.Context(), log), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(s)})
 	return b.String()
 }
 
 func configMapData(t *testing.T, a *agent, ns, name string) string {
 	t.Helper()
 	cm := &corev1.ConfigMap{}
-	harness.Must(t, a.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, cm))
+	harness.Must(t, a.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, cm))
 	return cm.Data["greeting"]
 }
 

@@ -38,11 +38,11 @@ func TestPostBuildSubstitutesAsFlux(t *testing.T) {
 	a := startAgent(t)
 	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
 	const token = "s3cr3t-t0ken-from-a-secret"
-	harness.Must(t, a.c.Create(t.Context(), &corev1.ConfigMap{
+	harness.Must(t, a.Client.Create(t.Context(), &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "cluster-vars", Namespace: ns},
 		Data:       map[string]string{"cluster_region": "eu-central-1"},
 	}))
-	harness.Must(t, a.c.Create(t.Context(), &corev1.Secret{
+	harness.Must(t, a.Client.Create(t.Context(), &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "cluster-secret-vars", Namespace: ns},
 		Data:       map[string][]byte{"token": []byte(token)},
 	}))
@@ -72,19 +72,19 @@ func TestPostBuildSubstitutesAsFlux(t *testing.T) {
 	removeWhenDone(t, a, s)
 
 	t.Run("applies the objects as Flux documents their output", func(t *testing.T) {
-		a.waitApplied(t, s, first)
+		a.WaitApplied(t, s, first)
 		var want map[string]any
 		harness.Must(t, yaml.Unmarshal([]byte(fluxFile(t, "namespace.out.yaml")), &want))
 		wantLabels := (&unstructured.Unstructured{Object: want}).GetLabels()
 		live := &corev1.Namespace{}
-		harness.Must(t, a.c.Get(t.Context(), types.NamespacedName{Name: "apps"}, live))
+		harness.Must(t, a.Client.Get(t.Context(), types.NamespacedName{Name: "apps"}, live))
 		for k, v := range wantLabels {
 			if live.Labels[k] != v {
 				t.Errorf("Namespace apps label %s = %q, want %q (Flux's documented output)", k, live.Labels[k], v)
 			}
 		}
 		secret := &corev1.Secret{}
-		harness.Must(t, a.c.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "secret"}, secret))
+		harness.Must(t, a.Client.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "secret"}, secret))
 		if got := string(secret.Data["token"]); got != token {
 			t.Errorf("Secret token = %q, want the value of the Secret's variable", got)
 		}
@@ -92,7 +92,7 @@ func TestPostBuildSubstitutesAsFlux(t *testing.T) {
 
 	t.Run("an object with the opt-out annotation keeps its ${}", func(t *testing.T) {
 		cm := &corev1.ConfigMap{}
-		harness.Must(t, a.c.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "script"}, cm))
+		harness.Must(t, a.Client.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "script"}, cm))
 		if got := cm.Data["run.sh"]; got != "echo ${HOME}" {
 			t.Errorf("run.sh = %q, want echo ${HOME} kept", got)
 		}
@@ -102,7 +102,7 @@ func TestPostBuildSubstitutesAsFlux(t *testing.T) {
 		commit := repo.Commit(t, map[string]string{
 			"apps/zone.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: zone\ndata:\n  zone: ${cluster_zone}\n  token: ${token}\n",
 		}, "a variable nobody set")
-		got := a.waitFor(t, s, "Stalled at "+commit, func(s *v1alpha1.Sync) bool {
+		got := a.WaitFor(t, s, "Stalled at "+commit, func(s *v1alpha1.Sync) bool {
 			return strings.HasSuffix(s.Status.SourceRevision, commit) && apimeta.IsStatusConditionTrue(s.Status.Conditions, v1alpha1.StalledCondition)
 		})
 		c := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.StalledCondition)
@@ -113,7 +113,7 @@ func TestPostBuildSubstitutesAsFlux(t *testing.T) {
 			t.Errorf("Stalled message %q, want it to name ConfigMap/zone and cluster_zone", c.Message)
 		}
 		if !strings.HasSuffix(got.Status.LastAppliedRevision, first) {
-			t.Errorf("the last good state moved: %s", describe(got))
+			t.Errorf("the last good state moved: %s", harness.Describe(got))
 		}
 		var events []string
 		harness.Eventually(t, waitTimeout, "the Warning Event", func(context.Context) (bool, error) {
@@ -135,28 +135,28 @@ func TestPostBuildSubstitutesAsFlux(t *testing.T) {
 	t.Run("inline values override substituteFrom and fill what strict mode missed", func(t *testing.T) {
 		harness.Eventually(t, waitTimeout, "the Sync updated", func(ctx context.Context) (bool, error) {
 			live := &v1alpha1.Sync{}
-			if err := a.c.Get(ctx, types.NamespacedName{Namespace: ns, Name: s.Name}, live); err != nil {
+			if err := a.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: s.Name}, live); err != nil {
 				return false, err
 			}
 			live.Spec.PostBuild.Substitute = map[string]string{"cluster_zone": "b", "cluster_region": "us-east-1"}
-			return a.c.Update(ctx, live) == nil, nil
+			return a.Client.Update(ctx, live) == nil, nil
 		})
-		a.waitApplied(t, s, repo.Head(t))
+		a.WaitApplied(t, s, repo.Head(t))
 		zone := &corev1.ConfigMap{}
-		harness.Must(t, a.c.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "zone"}, zone))
+		harness.Must(t, a.Client.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "zone"}, zone))
 		if zone.Data["zone"] != "b" || zone.Data["token"] != token {
 			t.Errorf("ConfigMap zone holds %v, want zone b and the Secret's token", zone.Data)
 		}
 		live := &corev1.Namespace{}
-		harness.Must(t, a.c.Get(t.Context(), types.NamespacedName{Name: "apps"}, live))
+		harness.Must(t, a.Client.Get(t.Context(), types.NamespacedName{Name: "apps"}, live))
 		if live.Labels["region"] != "us-east-1" {
 			t.Errorf("Namespace apps region = %q, want the inline us-east-1 over the ConfigMap's", live.Labels["region"])
 		}
 	})
 
 	t.Run("a ConfigMap gone: VariablesNotFound naming it, the objects kept", func(t *testing.T) {
-		harness.Must(t, a.c.Delete(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cluster-vars", Namespace: ns}}))
-		got := a.waitFor(t, s, "VariablesNotFound", func(s *v1alpha1.Sync) bool {
+		harness.Must(t, a.Client.Delete(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cluster-vars", Namespace: ns}}))
+		got := a.WaitFor(t, s, "VariablesNotFound", func(s *v1alpha1.Sync) bool {
 			c := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.SourceReadyCondition)
 			return c != nil && c.Reason == v1alpha1.ReasonVariablesNotFound
 		})
@@ -165,7 +165,7 @@ func TestPostBuildSubstitutesAsFlux(t *testing.T) {
 			t.Errorf("SourceReady message %q, want it to name the ConfigMap", c.Message)
 		}
 		zone := &corev1.ConfigMap{}
-		harness.Must(t, a.c.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "zone"}, zone))
+		harness.Must(t, a.Client.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "zone"}, zone))
 		if zone.Data["zone"] != "b" {
 			t.Errorf("the applied objects changed: %v", zone.Data)
 		}
@@ -173,7 +173,7 @@ func TestPostBuildSubstitutesAsFlux(t *testing.T) {
 
 	t.Run("the Secret's value is in no status", func(t *testing.T) {
 		live := &v1alpha1.Sync{}
-		harness.Must(t, a.c.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: s.Name}, live))
+		harness.Must(t, a.Client.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: s.Name}, live))
 		status, err := yaml.Marshal(live.Status)
 		harness.Must(t, err)
 		if strings.Contains(string(status), token) {

@@ -25,17 +25,17 @@ func TestASuspendedSyncSaysSoInEveryField(t *testing.T) {
 	repo := gitserver.NewLocalRepo(t, "web")
 	first := repo.Commit(t, map[string]string{"apps/cm.yaml": configMapYAML("web", "hello")}, "web")
 	s := a.newSync(t, ns, repo.FileURL())
-	a.waitApplied(t, s, first)
+	a.WaitApplied(t, s, first)
 
 	harness.Eventually(t, waitTimeout, "the Sync is suspended", func(ctx context.Context) (bool, error) {
 		cur := &v1alpha1.Sync{}
-		if err := a.c.Get(ctx, client.ObjectKeyFromObject(s), cur); err != nil {
+		if err := a.Client.Get(ctx, client.ObjectKeyFromObject(s), cur); err != nil {
 			return false, err
 		}
 		cur.Spec.Suspend = true
-		return true, a.c.Update(ctx, cur)
+		return true, a.Client.Update(ctx, cur)
 	})
-	got := a.waitFor(t, s, "a status of the suspended spec", func(s *v1alpha1.Sync) bool {
+	got := a.WaitFor(t, s, "a status of the suspended spec", func(s *v1alpha1.Sync) bool {
 		return s.Status.ObservedGeneration == s.Generation
 	})
 	for _, c := range []struct {

@@ -20,6 +20,7 @@ import (
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
 	"tether.dev/tether/test/harness"
+	"tether.dev/tether/test/rig"
 )
 
 func TestConvergedResyncOfAThousandObjectsCostsNothing(t *testing.T) {
@@ -31,7 +32,7 @@ func TestConvergedResyncOfAThousandObjectsCostsNothing(t *testing.T) {
 	repo := gitserver.NewLocalRepo(t, "apps")
 	first := repo.Commit(t, apps(250), "250 apps")
 	s := a.newSync(t, ns, repo.FileURL())
-	if got := a.waitApplied(t, s, first); len(plan.Inventory(got.Status)) != 1000 || got.Status.Sync != v1alpha1.SyncStatusSynced {
+	if got := a.WaitApplied(t, s, first); len(plan.Inventory(got.Status)) != 1000 || got.Status.Sync != v1alpha1.SyncStatusSynced {
 		t.Fatalf("after the first sync: %d objects in the inventory, sync %s; want 1000, Synced", len(plan.Inventory(got.Status)), got.Status.Sync)
 	}
 
@@ -39,10 +40,10 @@ func TestConvergedResyncOfAThousandObjectsCostsNothing(t *testing.T) {
 		// The reconciles the first sync's own writes trigger (by watch) may still be
 		// writing status; one more reconcile settles them, and the one after it is
 		// the converged resync measured.
-		a.reconcile(t, s)
+		a.Reconcile(t, s)
 		a.applies.Reset()
 		a.manager.Reset()
-		a.reconcile(t, s)
+		a.Reconcile(t, s)
 		if got := a.applies.Snapshot(); len(got) != 0 {
 			t.Errorf("apply requests = %v, want none", got)
 		}
@@ -60,9 +61,9 @@ func TestConvergedResyncOfAThousandObjectsCostsNothing(t *testing.T) {
 
 	t.Run("after one object changes in git, exactly that object is dry-run and applied", func(t *testing.T) {
 		second := repo.Commit(t, map[string]string{"apps/app-0042.yaml": app("app-0042", "bonjour")}, "one greeting")
-		a.src.Refresh(repo.FileURL()) // what a push webhook does; otherwise the next interval
+		a.Source.Refresh(repo.FileURL()) // what a push webhook does; otherwise the next interval
 		a.applies.Reset()
-		a.reconcile(t, s)
+		a.Reconcile(t, s)
 		path := "/api/v1/namespaces/" + ns + "/configmaps/app-0042"
 		for _, kind := range []string{apicount.DryRun, apicount.Patch} {
 			if diff := cmp.Diff(map[string]int{path: 1}, a.applies.Paths(kind)); diff != "" {
@@ -72,7 +73,7 @@ func TestConvergedResyncOfAThousandObjectsCostsNothing(t *testing.T) {
 		if got := a.applies.Snapshot(); got.Writes() != 1 {
 			t.Errorf("apply requests = %v, want exactly one write", got)
 		}
-		a.waitApplied(t, s, second)
+		a.WaitApplied(t, s, second)
 	})
 }
 
@@ -82,13 +83,13 @@ func TestDriftIsCorrectedByTheWatchWithSelfHeal(t *testing.T) {
 	repo := gitserver.NewLocalRepo(t, "web")
 	commit := repo.Commit(t, apps(1), "one app")
 	s := a.newSync(t, ns, repo.FileURL())
-	a.waitApplied(t, s, commit)
+	a.WaitApplied(t, s, commit)
 	a.events()
 
 	// The interval is an hour: only the watch can bring the Sync back here.
-	scale(t, a.c, ns, "app-0000", 5)
+	scale(t, a.Client, ns, "app-0000", 5)
 	harness.Eventually(t, waitTimeout, "the edit to spec.replicas is reverted", func(ctx context.Context) (bool, error) {
-		return replicas(ctx, a.c, ns, "app-0000") == 0, nil
+		return replicas(ctx, a.Client, ns, "app-0000") == 0, nil
 	})
 	// The event and the metric follow the write, at the end of the same reconcile.
 	var events []string
@@ -104,11 +105,11 @@ func TestDriftIsOnlyReportedWithoutSelfHeal(t *testing.T) {
 	repo := gitserver.NewLocalRepo(t, "web")
 	commit := repo.Commit(t, apps(1), "one app")
 	s := a.newSync(t, ns, repo.FileURL(), func(s *v1alpha1.Sync) { s.Spec.SelfHeal = ptr.To(false) })
-	a.waitApplied(t, s, commit)
+	a.WaitApplied(t, s, commit)
 
 	a.applies.Reset()
-	scale(t, a.c, ns, "app-0000", 5)
-	got := a.waitFor(t, s, "the Sync reports OutOfSync", func(s *v1alpha1.Sync) bool {
+	scale(t, a.Client, ns, "app-0000", 5)
+	got := a.WaitFor(t, s, "the Sync reports OutOfSync", func(s *v1alpha1.Sync) bool {
 		return s.Status.Sync == v1alpha1.SyncStatusOutOfSync
 	})
 	var drifted []string
@@ -121,10 +122,10 @@ func TestDriftIsOnlyReportedWithoutSelfHeal(t *testing.T) {
 	if diff := cmp.Diff(want, drifted); diff != "" {
 		t.Errorf("out-of-sync resources (-want +got):\n%s", diff)
 	}
-	if !isReady(got) {
-		t.Errorf("Ready is not True: the revision is applied, only drift is reported (%s)", describe(got))
+	if !rig.IsReady(got) {
+		t.Errorf("Ready is not True: the revision is applied, only drift is reported (%s)", harness.Describe(got))
 	}
-	if n := replicas(t.Context(), a.c, ns, "app-0000"); n != 5 {
+	if n := replicas(t.Context(), a.Client, ns, "app-0000"); n != 5 {
 		t.Errorf("replicas = %d, want the edited 5 left alone", n)
 	}
 	if w := a.applies.Snapshot().Writes(); w != 0 {
@@ -138,7 +139,7 @@ func TestAnInvalidObjectAmongFortyWritesNothing(t *testing.T) {
 	repo := gitserver.NewLocalRepo(t, "web")
 	first := repo.Commit(t, apps(10), "ten apps")
 	s := a.newSync(t, ns, repo.FileURL())
-	a.waitApplied(t, s, first)
+	a.WaitApplied(t, s, first)
 	before := configMapVersions(t, a, ns)
 
 	// Forty objects: every ConfigMap changes, two apps are new, and one Service is invalid.
@@ -150,8 +151,8 @@ func TestAnInvalidObjectAmongFortyWritesNothing(t *testing.T) {
 	files["apps/app-0009.yaml"] = strings.Replace(app("app-0009", "bonjour"), "port: 80,", "port: 70000,", 1)
 	a.applies.Reset()
 	repo.Commit(t, files, "nine changed greetings, a new app and a bad port")
-	a.src.Refresh(repo.FileURL())
-	a.reconcile(t, s) // a revision that fails validation stalls the Sync: not an error to retry
+	a.Source.Refresh(repo.FileURL())
+	a.Reconcile(t, s) // a revision that fails validation stalls the Sync: not an error to retry
 
 	t.Run("nothing of the revision is written", func(t *testing.T) {
 		if got := a.applies.Snapshot(); got.Writes() != 0 {
@@ -163,7 +164,7 @@ func TestAnInvalidObjectAmongFortyWritesNothing(t *testing.T) {
 	})
 
 	t.Run("the Sync is Stalled with ValidationFailed naming the object", func(t *testing.T) {
-		got := a.waitFor(t, s, "Stalled", func(s *v1alpha1.Sync) bool {
+		got := a.WaitFor(t, s, "Stalled", func(s *v1alpha1.Sync) bool {
 			return apimeta.IsStatusConditionTrue(s.Status.Conditions, v1alpha1.StalledCondition)
 		})
 		ready := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.ReadyCondition)
@@ -181,14 +182,14 @@ func TestAnInvalidObjectAmongFortyWritesNothing(t *testing.T) {
 
 	t.Run("the next valid commit applies in full", func(t *testing.T) {
 		third := repo.Commit(t, map[string]string{"apps/app-0009.yaml": app("app-0009", "bonjour")}, "fix the port")
-		a.src.Refresh(repo.FileURL())
-		a.reconcile(t, s)
-		got := a.waitApplied(t, s, third)
+		a.Source.Refresh(repo.FileURL())
+		a.Reconcile(t, s)
+		got := a.WaitApplied(t, s, third)
 		if n := len(plan.Inventory(got.Status)); n != 44 {
 			t.Errorf("inventory holds %d objects, want 44", n)
 		}
 		cm := &corev1.ConfigMap{}
-		harness.Must(t, a.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "app-0010"}, cm))
+		harness.Must(t, a.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "app-0010"}, cm))
 		if cm.Data["greeting"] != "new" {
 			t.Errorf("app-0010 greeting = %q", cm.Data["greeting"])
 		}
@@ -199,7 +200,7 @@ func TestAnInvalidObjectAmongFortyWritesNothing(t *testing.T) {
 func configMapVersions(t *testing.T, a *agent, ns string) map[string]string {
 	t.Helper()
 	list := &corev1.ConfigMapList{}
-	harness.Must(t, a.c.List(t.Context(), list, client.InNamespace(ns), client.HasLabels{v1alpha1.SyncLabel}))
+	harness.Must(t, a.Client.List(t.Context(), list, client.InNamespace(ns), client.HasLabels{v1alpha1.SyncLabel}))
 	out := map[string]string{}
 	for _, cm := range list.Items {
 		out[cm.Name] = cm.ResourceVersion
@@ -227,7 +228,7 @@ func replicas(ctx context.Context, c client.Client, ns, name string) int32 {
 
 func counterValue(t *testing.T, a *agent, name string) float64 {
 	t.Helper()
-	families, err := a.registry.Gather()
+	families, err := a.Registry.Gather()
 	harness.Must(t, err)
 	for _, f := range families {
 		if f.GetName() == name {
@@ -247,7 +248,7 @@ func TestAnUnparsableSemverRangeStallsInsteadOfRetrying(t *testing.T) {
 	repo := gitserver.NewLocalRepo(t, "web")
 	repo.Commit(t, apps(1), "one app")
 	s := a.newSync(t, ns, repo.FileURL(), func(s *v1alpha1.Sync) { s.Spec.Source.Ref = v1alpha1.GitRef{SemVer: "not a range"} })
-	got := a.waitFor(t, s, "the Sync stalls on the range", func(s *v1alpha1.Sync) bool {
+	got := a.WaitFor(t, s, "the Sync stalls on the range", func(s *v1alpha1.Sync) bool {
 		return apimeta.IsStatusConditionTrue(s.Status.Conditions, v1alpha1.StalledCondition)
 	})
 	stalled := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.StalledCondition)

@@ -35,7 +35,7 @@ func orderedConfigMap(name string, annotations ...string) string {
 func hookConfigMaps(t *testing.T, a *agent, ns string) []corev1.ConfigMap {
 	t.Helper()
 	list := &corev1.ConfigMapList{}
-	harness.Must(t, a.c.List(t.Context(), list, client.InNamespace(ns), client.HasLabels{plan.HookLabel}))
+	harness.Must(t, a.Client.List(t.Context(), list, client.InNamespace(ns), client.HasLabels{plan.HookLabel}))
 	return list.Items
 }
 
@@ -55,7 +55,7 @@ func TestHooksStayOutOfTheInventoryAndDriftCorrection(t *testing.T) {
 		"apps/test.yaml":   orderedConfigMap("test", "helm.sh/hook: test"),
 	}, "hooks and waves")
 	s := a.newSync(t, ns, repo.FileURL())
-	got := a.waitApplied(t, s, commit)
+	got := a.WaitApplied(t, s, commit)
 
 	if inv := plan.Inventory(got.Status); len(inv) != 2 || strings.Contains(fmt.Sprint(inv), "pre-") {
 		t.Errorf("inventory %v, want cfg and early alone: hooks are not inventoried", inv)
@@ -67,7 +67,7 @@ func TestHooksStayOutOfTheInventoryAndDriftCorrection(t *testing.T) {
 	if len(got.Status.Hooks) != 1 || got.Status.Hooks[0].Name != hooks[0].Name {
 		t.Errorf("status.hooks = %+v, want %s", got.Status.Hooks, hooks[0].Name)
 	}
-	if err := a.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "test"}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+	if err := a.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "test"}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
 		t.Errorf("Helm's test hook: %v, want NotFound: test hooks are skipped", err)
 	}
 
@@ -76,13 +76,13 @@ func TestHooksStayOutOfTheInventoryAndDriftCorrection(t *testing.T) {
 	// and no hook runs again.
 	pre := hooks[0]
 	pre.Data = map[string]string{"value": "edited"}
-	harness.Must(t, a.c.Update(t.Context(), &pre))
-	harness.Must(t, a.c.Delete(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cfg"}}))
+	harness.Must(t, a.Client.Update(t.Context(), &pre))
+	harness.Must(t, a.Client.Delete(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cfg"}}))
 	harness.Eventually(t, waitTimeout, "cfg recreated by drift correction", func(ctx context.Context) (bool, error) {
-		err := a.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cfg"}, &corev1.ConfigMap{})
+		err := a.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cfg"}, &corev1.ConfigMap{})
 		return err == nil, client.IgnoreNotFound(err)
 	})
-	got = a.waitApplied(t, s, commit)
+	got = a.WaitApplied(t, s, commit)
 	hooks = hookConfigMaps(t, a, ns)
 	if len(hooks) != 1 || hooks[0].Data["value"] != "edited" {
 		t.Errorf("hooks after drift correction: %v, want the PreSync one, still edited", cmNames(hooks))
@@ -91,7 +91,7 @@ func TestHooksStayOutOfTheInventoryAndDriftCorrection(t *testing.T) {
 		t.Errorf("sync = %s, want Synced: an edited hook is not OutOfSync", got.Status.Sync)
 	}
 
-	harness.Must(t, a.c.Delete(t.Context(), got))
+	harness.Must(t, a.Client.Delete(t.Context(), got))
 	harness.Eventually(t, waitTimeout, "the Sync's deletion removes its hooks", func(context.Context) (bool, error) {
 		return len(hookConfigMaps(t, a, ns)) == 0, nil
 	})
@@ -109,7 +109,7 @@ func TestAnOrderThatCannotBeReadOrValidatedWritesNothing(t *testing.T) {
 		"apps/late.yaml": orderedConfigMap("late", "argocd.argoproj.io/sync-wave: soon"),
 	}, "a wave that is no number")
 	s := a.newSync(t, ns, repo.FileURL(), func(s *v1alpha1.Sync) { s.Spec.Source.Interval.Duration = 2 * time.Second })
-	a.waitFor(t, s, "Stalled with InvalidOrdering", func(s *v1alpha1.Sync) bool {
+	a.WaitFor(t, s, "Stalled with InvalidOrdering", func(s *v1alpha1.Sync) bool {
 		c := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.StalledCondition)
 		return c != nil && c.Reason == v1alpha1.ReasonInvalidOrdering && strings.Contains(c.Message, "ConfigMap/late") && strings.Contains(c.Message, "argocd.argoproj.io/sync-wave")
 	})
@@ -118,12 +118,12 @@ func TestAnOrderThatCannotBeReadOrValidatedWritesNothing(t *testing.T) {
 		"apps/late.yaml": orderedConfigMap("late", "argocd.argoproj.io/sync-wave: \"1\""),
 		"apps/bad.yaml":  orderedConfigMap("Bad-", "argocd.argoproj.io/hook: PreSync"),
 	}, "a hook the API server refuses")
-	a.waitFor(t, s, "Stalled with ValidationFailed naming the hook", func(s *v1alpha1.Sync) bool {
+	a.WaitFor(t, s, "Stalled with ValidationFailed naming the hook", func(s *v1alpha1.Sync) bool {
 		c := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.StalledCondition)
 		return c != nil && c.Reason == v1alpha1.ReasonValidationFailed && strings.Contains(c.Message, "ConfigMap/"+ns+"/Bad-")
 	})
 	for _, name := range []string{"cfg", "late"} {
-		if err := a.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+		if err := a.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
 			t.Errorf("ConfigMap %s: %v, want NotFound: nothing is written before the whole revision passed its dry-run", name, err)
 		}
 	}

@@ -13,41 +13,17 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"tether.dev/tether/api/v1alpha1"
-	"tether.dev/tether/apply"
 	tethersync "tether.dev/tether/sync"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
 	"tether.dev/tether/test/harness"
+	"tether.dev/tether/test/rig"
 )
-
-// impersonating builds identities the way `tether controller` does: one client per
-// account, impersonating it, with the agent's mapper and watch cache. Their
-// requests count with the agent's applies.
-func impersonating(tb testing.TB, cfg *rest.Config, scheme *runtime.Scheme, mapper apimeta.RESTMapper, disco discovery.ServerResourcesInterface, a *agent) tethersync.IdentityFunc {
-	return func(user string) (tethersync.Identity, error) {
-		icfg := a.applies.Wrap(cfg)
-		icfg.Impersonate = rest.ImpersonationConfig{UserName: user}
-		c, err := client.NewWithWatch(icfg, client.Options{Scheme: scheme, Mapper: mapper})
-		if err != nil {
-			return tethersync.Identity{}, err
-		}
-		managerOpts, err := apply.ManagerOptions{LiveVersions: a.watcher, Discovery: disco}.WithClientsFor(icfg)
-		if err != nil {
-			return tethersync.Identity{}, err
-		}
-		tb.Logf("acting as %s", user)
-		m := apply.NewManager(c, managerOpts)
-		return tethersync.Identity{Applier: m, Secrets: c, Finder: m, Pods: c}, nil
-	}
-}
 
 // Rules a test grants an account in a namespace.
 var (
@@ -160,14 +136,14 @@ func TestSyncActsAsItsServiceAccount(t *testing.T) {
 	a := startAgent(t, tethersync.DefaultTenancyOptions())
 	cfg := controlplane.Shared(t).Config()
 	team, other := controlplane.NewNamespace(t, cfg), controlplane.NewNamespace(t, cfg)
-	account(t, a.c, team, "deployer")
-	grant(t, a.c, team, team, "deployer", append(configMapsAll,
+	account(t, a.Client, team, "deployer")
+	grant(t, a.Client, team, team, "deployer", append(configMapsAll,
 		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}, ResourceNames: []string{"git-credentials"}})...)
 	git := gitserver.Start(t, gitserver.Options{Username: "tenant", Password: "s3cret"})
 	repo := git.CreateRepo(t, "tenant")
 	first := repo.Commit(t, map[string]string{"apps/mine.yaml": configMapYAML("mine", "hello")}, "mine")
 	for _, name := range []string{"git-credentials", "platform-credentials"} {
-		harness.Must(t, a.c.Create(t.Context(), &corev1.Secret{
+		harness.Must(t, a.Client.Create(t.Context(), &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Namespace: team, Name: name},
 			Data:       map[string][]byte{"username": []byte("tenant"), "password": []byte("s3cret")},
 		}))
@@ -178,49 +154,49 @@ func TestSyncActsAsItsServiceAccount(t *testing.T) {
 	})
 
 	t.Run("applies what its account may, with credentials its account may read", func(t *testing.T) {
-		a.waitApplied(t, s, first)
+		a.WaitApplied(t, s, first)
 		cm := &corev1.ConfigMap{}
-		harness.Must(t, a.c.Get(t.Context(), client.ObjectKey{Namespace: team, Name: "mine"}, cm))
+		harness.Must(t, a.Client.Get(t.Context(), client.ObjectKey{Namespace: team, Name: "mine"}, cm))
 	})
 
 	t.Run("another account does not ride on what the first one verified", func(t *testing.T) {
 		// Nothing changed in git or in the cluster, so the first account's verified
 		// objects would need no request at all; a read-only account must still be
 		// refused the apply.
-		account(t, a.c, team, "reader")
-		grant(t, a.c, team, team, "reader", append(configMapsRead,
+		account(t, a.Client, team, "reader")
+		grant(t, a.Client, team, team, "reader", append(configMapsRead,
 			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}, ResourceNames: []string{"git-credentials"}})...)
-		setSpec(t, a.c, s, func(s *v1alpha1.Sync) { s.Spec.ServiceAccountName = "reader" })
-		a.waitFor(t, s, "Stalled: Forbidden to patch", func(s *v1alpha1.Sync) bool {
+		setSpec(t, a.Client, s, func(s *v1alpha1.Sync) { s.Spec.ServiceAccountName = "reader" })
+		a.WaitFor(t, s, "Stalled: Forbidden to patch", func(s *v1alpha1.Sync) bool {
 			return stalledWith(s, v1alpha1.ReasonForbidden, "ConfigMap/"+team+"/mine",
 				`User "system:serviceaccount:`+team+`:reader"`, `cannot patch resource "configmaps"`)
 		})
-		setSpec(t, a.c, s, func(s *v1alpha1.Sync) { s.Spec.ServiceAccountName = "deployer" })
-		a.waitFor(t, s, "Ready again as deployer", func(s *v1alpha1.Sync) bool {
-			return isReady(s) && condition(s, v1alpha1.ReadyCondition).ObservedGeneration == s.Generation
+		setSpec(t, a.Client, s, func(s *v1alpha1.Sync) { s.Spec.ServiceAccountName = "deployer" })
+		a.WaitFor(t, s, "Ready again as deployer", func(s *v1alpha1.Sync) bool {
+			return rig.IsReady(s) && condition(s, v1alpha1.ReadyCondition).ObservedGeneration == s.Generation
 		})
 	})
 
 	t.Run("an object where its account has no rights fails by name, verb and account, and is not written", func(t *testing.T) {
-		before := configMapsIn(t, a.c, other)
+		before := configMapsIn(t, a.Client, other)
 		repo.Commit(t, map[string]string{"apps/intruder.yaml": configMapIn(other, "intruder", "hi")}, "reach into another namespace")
-		a.src.Refresh(repo.URL()) // what a push webhook does; otherwise the next interval
-		a.reconcile(t, s)
-		a.waitFor(t, s, "Stalled: Forbidden", func(s *v1alpha1.Sync) bool {
+		a.Source.Refresh(repo.URL()) // what a push webhook does; otherwise the next interval
+		a.Reconcile(t, s)
+		a.WaitFor(t, s, "Stalled: Forbidden", func(s *v1alpha1.Sync) bool {
 			return stalledWith(s, v1alpha1.ReasonForbidden, "ConfigMap/"+other+"/intruder",
 				// The watch says the object does not exist, so the first request made as
 				// the account is the dry-run of the apply.
 				`User "system:serviceaccount:`+team+`:deployer"`, `cannot patch resource "configmaps"`)
 		})
-		if diff := cmp.Diff(before, configMapsIn(t, a.c, other)); diff != "" {
+		if diff := cmp.Diff(before, configMapsIn(t, a.Client, other)); diff != "" {
 			t.Errorf("ConfigMaps of %s changed (-before +after):\n%s", other, diff)
 		}
 	})
 
 	t.Run("a Secret its account may not read is refused, and git never sees it", func(t *testing.T) {
 		before := repo.Requests()
-		setSpec(t, a.c, s, func(s *v1alpha1.Sync) { s.Spec.Source.SecretRef.Name = "platform-credentials" })
-		got := a.waitFor(t, s, "SourceReady: Forbidden", func(s *v1alpha1.Sync) bool {
+		setSpec(t, a.Client, s, func(s *v1alpha1.Sync) { s.Spec.Source.SecretRef.Name = "platform-credentials" })
+		got := a.WaitFor(t, s, "SourceReady: Forbidden", func(s *v1alpha1.Sync) bool {
 			c := condition(s, v1alpha1.SourceReadyCondition)
 			return c.Status == metav1.ConditionFalse && c.Reason == v1alpha1.ReasonForbidden && c.ObservedGeneration == s.Generation
 		})
@@ -239,8 +215,8 @@ func TestSyncActsAsItsServiceAccount(t *testing.T) {
 	})
 
 	t.Run("an account that does not exist stalls the Sync", func(t *testing.T) {
-		setSpec(t, a.c, s, func(s *v1alpha1.Sync) { s.Spec.ServiceAccountName = "nobody" })
-		a.waitFor(t, s, "Stalled: ServiceAccountNotFound", func(s *v1alpha1.Sync) bool {
+		setSpec(t, a.Client, s, func(s *v1alpha1.Sync) { s.Spec.ServiceAccountName = "nobody" })
+		a.WaitFor(t, s, "Stalled: ServiceAccountNotFound", func(s *v1alpha1.Sync) bool {
 			return stalledWith(s, v1alpha1.ReasonServiceAccountNotFound, "ServiceAccount "+team+"/nobody does not exist")
 		})
 	})
@@ -253,10 +229,10 @@ func TestCrossNamespaceObjectsAreRefusedWhole(t *testing.T) {
 	a := startAgent(t, opts)
 	cfg := controlplane.Shared(t).Config()
 	team, other := controlplane.NewNamespace(t, cfg), controlplane.NewNamespace(t, cfg)
-	account(t, a.c, team, "deployer")
+	account(t, a.Client, team, "deployer")
 	// Even an account with rights in the other namespace may not go there.
-	grant(t, a.c, team, team, "deployer", configMapsAll...)
-	grant(t, a.c, other, team, "deployer", configMapsAll...)
+	grant(t, a.Client, team, team, "deployer", configMapsAll...)
+	grant(t, a.Client, other, team, "deployer", configMapsAll...)
 	repo := gitserver.Start(t, gitserver.Options{}).CreateRepo(t, "tenant")
 	repo.Commit(t, map[string]string{
 		"apps/mine.yaml":     configMapYAML("mine", "hello"),
@@ -267,13 +243,13 @@ func TestCrossNamespaceObjectsAreRefusedWhole(t *testing.T) {
 
 	t.Run("names every object outside the namespace and writes nothing", func(t *testing.T) {
 		before := a.applies.Snapshot()
-		a.waitFor(t, s, "Stalled: CrossNamespaceRefused", func(s *v1alpha1.Sync) bool {
+		a.WaitFor(t, s, "Stalled: CrossNamespaceRefused", func(s *v1alpha1.Sync) bool {
 			return stalledWith(s, v1alpha1.ReasonCrossNamespace, "ConfigMap/"+other+"/intruder", "ClusterRole/"+team+"-everything (cluster-scoped)")
 		})
-		if got := configMapsIn(t, a.c, team); got["mine"] != "" {
+		if got := configMapsIn(t, a.Client, team); got["mine"] != "" {
 			t.Errorf("ConfigMap %s/mine was applied from a refused revision", team)
 		}
-		if got := configMapsIn(t, a.c, other); got["intruder"] != "" {
+		if got := configMapsIn(t, a.Client, other); got["intruder"] != "" {
 			t.Errorf("ConfigMap %s/intruder was applied", other)
 		}
 		if diff := cmp.Diff(before, a.applies.Snapshot()); diff != "" {
@@ -283,26 +259,26 @@ func TestCrossNamespaceObjectsAreRefusedWhole(t *testing.T) {
 
 	t.Run("a revision within the namespace applies, as the default account", func(t *testing.T) {
 		second := repo.Commit(t, map[string]string{"apps/intruder.yaml": "", "apps/cluster.yaml": ""}, "stay home")
-		a.src.Refresh(repo.URL())
-		a.reconcile(t, s)
-		a.waitApplied(t, s, second)
+		a.Source.Refresh(repo.URL())
+		a.Reconcile(t, s)
+		a.WaitApplied(t, s, second)
 	})
 
 	t.Run("a wiped inventory is rebuilt as the account, within the namespace", func(t *testing.T) {
 		// A reconcile that starts with an inventory forgets the earlier search that
 		// found nothing (while the revision was refused).
-		a.reconcile(t, s)
+		a.Reconcile(t, s)
 		got := &v1alpha1.Sync{}
-		harness.Must(t, a.c.Get(t.Context(), client.ObjectKeyFromObject(s), got))
+		harness.Must(t, a.Client.Get(t.Context(), client.ObjectKeyFromObject(s), got))
 		got.Status = v1alpha1.SyncStatus{} // as a restore from a backup without status would leave it
-		harness.Must(t, a.c.Status().Update(t.Context(), got))
+		harness.Must(t, a.Client.Status().Update(t.Context(), got))
 		a.events() // drop the events so far
 		harness.Eventually(t, waitTimeout, "the manager's cache to see the wiped status", func(ctx context.Context) (bool, error) {
 			cached := &v1alpha1.Sync{}
-			err := a.r.Cluster.Syncs.Get(ctx, client.ObjectKeyFromObject(s), cached)
+			err := a.Reconciler.Cluster.Syncs.Get(ctx, client.ObjectKeyFromObject(s), cached)
 			return err == nil && cached.ResourceVersion == got.ResourceVersion, err
 		})
-		a.reconcile(t, s)
+		a.Reconcile(t, s)
 		if !hasEvent(a.events(), v1alpha1.ReasonInventoryRebuilt, "rebuilt it from 1 objects") {
 			t.Errorf("no %s event for ConfigMap mine, found by label in %s", v1alpha1.ReasonInventoryRebuilt, team)
 		}
@@ -316,18 +292,18 @@ func TestAnAuthorWithoutRightsChangesNothingThroughTether(t *testing.T) {
 	a := startAgent(t, tethersync.DefaultTenancyOptions())
 	cfg := controlplane.Shared(t).Config()
 	team, victim := controlplane.NewNamespace(t, cfg), controlplane.NewNamespace(t, cfg)
-	account(t, a.c, team, "deployer")
-	grant(t, a.c, team, team, "deployer", configMapsAll...)
+	account(t, a.Client, team, "deployer")
+	grant(t, a.Client, team, team, "deployer", configMapsAll...)
 	// An object made by `kubectl apply` (client-side), which Tether would take over.
 	existing := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: victim, Name: "existing"}, Data: map[string]string{"greeting": "theirs"}}
-	harness.Must(t, a.c.Create(t.Context(), existing, client.FieldOwner("kubectl-client-side-apply")))
+	harness.Must(t, a.Client.Create(t.Context(), existing, client.FieldOwner("kubectl-client-side-apply")))
 	repo := gitserver.Start(t, gitserver.Options{}).CreateRepo(t, "tenant")
 	repo.Commit(t, map[string]string{
 		"apps/mine.yaml":     configMapYAML("mine", "hello"),
 		"apps/existing.yaml": configMapIn(victim, "existing", "ours"),
 		"apps/new.yaml":      configMapIn(victim, "new", "ours"),
 	}, "reach into the victim")
-	before := configMapsIn(t, a.c, victim)
+	before := configMapsIn(t, a.Client, victim)
 	s := a.newSync(t, team, repo.URL(), func(s *v1alpha1.Sync) {
 		s.Spec.ServiceAccountName = "deployer"
 		all := intstr.FromString("100%") // the failed objects of the first revisions leave git at once
@@ -336,13 +312,13 @@ func TestAnAuthorWithoutRightsChangesNothingThroughTether(t *testing.T) {
 	account := `User "system:serviceaccount:` + team + `:deployer"`
 	unchanged := func(t *testing.T) {
 		t.Helper()
-		if diff := cmp.Diff(before, configMapsIn(t, a.c, victim)); diff != "" {
+		if diff := cmp.Diff(before, configMapsIn(t, a.Client, victim)); diff != "" {
 			t.Errorf("ConfigMaps of %s changed (-before +after):\n%s", victim, diff)
 		}
 	}
 
 	t.Run("get: no rights, nothing read or written", func(t *testing.T) {
-		a.waitFor(t, s, "Stalled: Forbidden to get", func(s *v1alpha1.Sync) bool {
+		a.WaitFor(t, s, "Stalled: Forbidden to get", func(s *v1alpha1.Sync) bool {
 			return stalledWith(s, v1alpha1.ReasonForbidden, account, "ConfigMap/"+victim+"/existing",
 				"ConfigMap/"+victim+"/new", `cannot get resource "configmaps"`)
 		})
@@ -350,9 +326,9 @@ func TestAnAuthorWithoutRightsChangesNothingThroughTether(t *testing.T) {
 	})
 
 	t.Run("patch: read-only rights, no dry-run, apply or take-over", func(t *testing.T) {
-		grant(t, a.c, victim, team, "deployer", configMapsRead...)
-		a.reconcile(t, s)
-		a.waitFor(t, s, "Stalled: Forbidden to patch", func(s *v1alpha1.Sync) bool {
+		grant(t, a.Client, victim, team, "deployer", configMapsRead...)
+		a.Reconcile(t, s)
+		a.WaitFor(t, s, "Stalled: Forbidden to patch", func(s *v1alpha1.Sync) bool {
 			return stalledWith(s, v1alpha1.ReasonForbidden, account, "ConfigMap/"+victim+"/existing",
 				"ConfigMap/"+victim+"/new", `cannot patch resource "configmaps"`)
 		})
@@ -360,29 +336,29 @@ func TestAnAuthorWithoutRightsChangesNothingThroughTether(t *testing.T) {
 	})
 
 	// What the account applied while it had rights stays, once they are withdrawn.
-	grant(t, a.c, victim, team, "deployer", configMapsAll...)
+	grant(t, a.Client, victim, team, "deployer", configMapsAll...)
 	applied := repo.Commit(t, map[string]string{"apps/existing.yaml": "", "apps/new.yaml": "", "apps/temp.yaml": configMapIn(victim, "temp", "ours")}, "one object there")
-	a.src.Refresh(repo.URL())
-	a.reconcile(t, s)
-	a.waitApplied(t, s, applied)
-	grant(t, a.c, victim, team, "deployer", configMapsRead...)
-	waitDenied(t, a.c, victim, team, "deployer", "delete")
-	before = configMapsIn(t, a.c, victim)
+	a.Source.Refresh(repo.URL())
+	a.Reconcile(t, s)
+	a.WaitApplied(t, s, applied)
+	grant(t, a.Client, victim, team, "deployer", configMapsRead...)
+	waitDenied(t, a.Client, victim, team, "deployer", "delete")
+	before = configMapsIn(t, a.Client, victim)
 
 	t.Run("delete: prune of an object it applied is refused", func(t *testing.T) {
 		repo.Commit(t, map[string]string{"apps/temp.yaml": ""}, "prune it")
-		a.src.Refresh(repo.URL())
-		a.reconcile(t, s)
-		a.waitFor(t, s, "Stalled: Forbidden to delete", func(s *v1alpha1.Sync) bool {
+		a.Source.Refresh(repo.URL())
+		a.Reconcile(t, s)
+		a.WaitFor(t, s, "Stalled: Forbidden to delete", func(s *v1alpha1.Sync) bool {
 			return stalledWith(s, v1alpha1.ReasonForbidden, account, "ConfigMap/"+victim+"/temp: delete failed", `cannot delete resource "configmaps"`)
 		})
 		unchanged(t)
 	})
 
 	t.Run("patch: orphaning on deletion is refused", func(t *testing.T) {
-		setSpec(t, a.c, s, func(s *v1alpha1.Sync) { s.Spec.DeletionPolicy = v1alpha1.DeletionPolicyOrphan })
-		harness.Must(t, a.c.Delete(t.Context(), s))
-		a.waitFor(t, s, "deletion blocked: Forbidden to patch", func(s *v1alpha1.Sync) bool {
+		setSpec(t, a.Client, s, func(s *v1alpha1.Sync) { s.Spec.DeletionPolicy = v1alpha1.DeletionPolicyOrphan })
+		harness.Must(t, a.Client.Delete(t.Context(), s))
+		a.WaitFor(t, s, "deletion blocked: Forbidden to patch", func(s *v1alpha1.Sync) bool {
 			c := condition(s, v1alpha1.ReadyCondition)
 			return c.Reason == v1alpha1.ReasonDeletionBlocked && strings.Contains(c.Message, "ConfigMap/"+victim+"/temp: orphan failed") &&
 				strings.Contains(c.Message, `cannot patch resource "configmaps"`) && strings.Contains(c.Message, account)
@@ -391,8 +367,8 @@ func TestAnAuthorWithoutRightsChangesNothingThroughTether(t *testing.T) {
 	})
 
 	t.Run("delete: deleting the Sync is refused", func(t *testing.T) {
-		setSpec(t, a.c, s, func(s *v1alpha1.Sync) { s.Spec.DeletionPolicy = v1alpha1.DeletionPolicyDelete })
-		a.waitFor(t, s, "deletion blocked: Forbidden to delete", func(s *v1alpha1.Sync) bool {
+		setSpec(t, a.Client, s, func(s *v1alpha1.Sync) { s.Spec.DeletionPolicy = v1alpha1.DeletionPolicyDelete })
+		a.WaitFor(t, s, "deletion blocked: Forbidden to delete", func(s *v1alpha1.Sync) bool {
 			c := condition(s, v1alpha1.ReadyCondition)
 			return c.Reason == v1alpha1.ReasonDeletionBlocked && strings.Contains(c.Message, "ConfigMap/"+victim+"/temp: delete failed") &&
 				strings.Contains(c.Message, `cannot delete resource "configmaps"`)
@@ -401,12 +377,12 @@ func TestAnAuthorWithoutRightsChangesNothingThroughTether(t *testing.T) {
 	})
 
 	t.Run("with the rights back, deletion completes", func(t *testing.T) {
-		grant(t, a.c, victim, team, "deployer", configMapsAll...)
+		grant(t, a.Client, victim, team, "deployer", configMapsAll...)
 		harness.Eventually(t, waitTimeout, "the Sync to be gone", func(ctx context.Context) (bool, error) {
-			err := a.c.Get(ctx, client.ObjectKeyFromObject(s), &v1alpha1.Sync{})
+			err := a.Client.Get(ctx, client.ObjectKeyFromObject(s), &v1alpha1.Sync{})
 			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 		})
-		if _, ok := configMapsIn(t, a.c, victim)["temp"]; ok {
+		if _, ok := configMapsIn(t, a.Client, victim)["temp"]; ok {
 			t.Errorf("ConfigMap %s/temp survived the deletion of its Sync", victim)
 		}
 	})

@@ -63,8 +63,8 @@ func TestAPushReachesTheSyncsThatFollowIt(t *testing.T) {
 	first := repo.Commit(t, apps(1), "one app")
 	// The interval is an hour: only a push can bring the Sync to a new commit here.
 	s := a.newSync(t, ns, repo.URL())
-	a.waitApplied(t, s, first)
-	receiver := startReceiver(t, a.trigger)
+	a.WaitApplied(t, s, first)
+	receiver := startReceiver(t, a.Trigger)
 	second := repo.Commit(t, map[string]string{"apps/app-0000.yaml": app("app-0000", "pushed")}, "a push")
 
 	t.Run("unsigned, wrongly signed, and other branches' pushes do nothing", func(t *testing.T) {
@@ -92,16 +92,16 @@ func TestAPushReachesTheSyncsThatFollowIt(t *testing.T) {
 		if code := postPush(t, receiver, strings.ToUpper(repo.URL()[:10])+repo.URL()[10:]+"/", "main", hookSecret); code != http.StatusAccepted {
 			t.Fatalf("signed push: status %d, want 202", code)
 		}
-		a.waitApplied(t, s, second)
+		a.WaitApplied(t, s, second)
 	})
 
 	t.Run("a push received by a replica that is not the leader reaches the leader", func(t *testing.T) {
-		standby := tethersync.NewTrigger(a.c, nil, a.src, make(chan struct{}))
+		standby := tethersync.NewTrigger(a.Client, nil, a.Source, make(chan struct{}))
 		third := repo.Commit(t, map[string]string{"apps/app-0000.yaml": app("app-0000", "via-standby")}, "another push")
 		if code := postPush(t, startReceiver(t, standby), repo.URL(), "main", hookSecret); code != http.StatusAccepted {
 			t.Fatalf("signed push: status %d, want 202", code)
 		}
-		got := a.waitApplied(t, s, third)
+		got := a.WaitApplied(t, s, third)
 		if got.Annotations[tethersync.ReconcileRequestedAnnotation] == "" {
 			t.Errorf("annotations = %v, want %s set by the standby", got.Annotations, tethersync.ReconcileRequestedAnnotation)
 		}
@@ -115,10 +115,10 @@ func TestATagPushReachesTheSyncsThatFollowARange(t *testing.T) {
 	repo.Commit(t, apps(1), "one app")
 	first := repo.Tag(t, "v1.0.0")
 	s := a.newSync(t, ns, repo.URL(), func(s *v1alpha1.Sync) { s.Spec.Source.Ref = v1alpha1.GitRef{SemVer: ">=1.0 <2"} })
-	if got := a.waitApplied(t, s, first); got.Status.LastAppliedRevision != "v1.0.0@sha1:"+first {
+	if got := a.WaitApplied(t, s, first); got.Status.LastAppliedRevision != "v1.0.0@sha1:"+first {
 		t.Errorf("revision = %s, want v1.0.0@sha1:%s", got.Status.LastAppliedRevision, first)
 	}
-	receiver := startReceiver(t, a.trigger)
+	receiver := startReceiver(t, a.Trigger)
 
 	repo.Commit(t, map[string]string{"apps/app-0000.yaml": app("app-0000", "v1.1")}, "release 1.1")
 	second := repo.Tag(t, "v1.1.0")
@@ -132,7 +132,7 @@ func TestATagPushReachesTheSyncsThatFollowARange(t *testing.T) {
 	if resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("tag push: status %d, want 202", resp.StatusCode)
 	}
-	if got := a.waitApplied(t, s, second); got.Status.LastAppliedRevision != "v1.1.0@sha1:"+second {
+	if got := a.WaitApplied(t, s, second); got.Status.LastAppliedRevision != "v1.1.0@sha1:"+second {
 		t.Errorf("revision = %s, want v1.1.0@sha1:%s", got.Status.LastAppliedRevision, second)
 	}
 }
@@ -148,8 +148,8 @@ func BenchmarkWebhookToReconcile(b *testing.B) {
 		ns := controlplane.NewNamespace(b, controlplane.Shared(b).Config())
 		repo := gitserver.Start(b, gitserver.Options{}).CreateRepo(b, "web")
 		s := a.newSync(b, ns, repo.URL())
-		a.waitApplied(b, s, repo.Commit(b, apps(1), "one app"))
-		receiver := startReceiver(b, a.trigger)
+		a.WaitApplied(b, s, repo.Commit(b, apps(1), "one app"))
+		receiver := startReceiver(b, a.Trigger)
 
 		var started, applied []time.Duration
 		for i := 0; i < pushes; i++ {
@@ -168,7 +168,7 @@ func BenchmarkWebhookToReconcile(b *testing.B) {
 					b.Fatalf("%s was not applied within %s", commit, waitTimeout)
 				}
 				time.Sleep(2 * time.Millisecond)
-				harness.Must(b, a.c.Get(b.Context(), client.ObjectKeyFromObject(s), got))
+				harness.Must(b, a.Client.Get(b.Context(), client.ObjectKeyFromObject(s), got))
 			}
 			applied = append(applied, time.Since(start))
 		}
@@ -194,7 +194,7 @@ func TestALoopOfReconcileRequestsListsNoMoreOftenThanTheMinimumInterval(t *testi
 	repo := gitserver.Start(t, gitserver.Options{}).CreateRepo(t, "web")
 	first := repo.Commit(t, apps(1), "one app")
 	s := a.newSync(t, ns, repo.URL()) // interval of an hour: only the requests ask git
-	a.waitApplied(t, s, first)
+	a.WaitApplied(t, s, first)
 
 	const requests = 40
 	before, start := repo.Requests(), time.Now()
@@ -206,12 +206,12 @@ func TestALoopOfReconcileRequestsListsNoMoreOftenThanTheMinimumInterval(t *testi
 		last = fmt.Sprintf("loop-%d", i)
 		patch := client.MergeFrom(s.DeepCopy())
 		s.Annotations = map[string]string{tethersync.ReconcileRequestedAnnotation: last}
-		harness.Must(t, a.c.Patch(t.Context(), s, patch))
+		harness.Must(t, a.Client.Patch(t.Context(), s, patch))
 		// The loop's cadence, not a wait for anything: the assertion below counts
 		// listings over the window this loop and its answer actually took.
 		time.Sleep(50 * time.Millisecond)
 	}
-	got := a.waitFor(t, s, "the last request answered", func(s *v1alpha1.Sync) bool {
+	got := a.WaitFor(t, s, "the last request answered", func(s *v1alpha1.Sync) bool {
 		return s.Status.LastHandledReconcileAt == last
 	})
 	window := time.Since(start)

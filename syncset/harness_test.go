@@ -12,14 +12,13 @@ import (
 	"github.com/go-logr/logr"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
+	"tether.dev/tether/agent"
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/source"
 	"tether.dev/tether/syncset"
@@ -36,21 +35,21 @@ func TestMain(m *testing.M) {
 const waitTimeout = 90 * time.Second
 
 // startController runs a manager with the SyncSet controller, wired as `tether
-// controller` wires it (the agent's Source, the manager's client), until the
+// controller` wires it (the agent's manager options, Source and client), until the
 // test ends, and returns a plain client for the test and a fresh namespace.
 func startController(t *testing.T) (client.Client, string) {
 	t.Helper()
 	cp := controlplane.Shared(t)
 	cfg := cp.Config()
 	controlplane.InstallCRDs(t, cfg, filepath.Join("..", "deploy", "base", "crd"))
-	scheme := runtime.NewScheme()
-	harness.Must(t, clientgoscheme.AddToScheme(scheme))
-	harness.Must(t, v1alpha1.AddToScheme(scheme))
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-	})
+	// The manager the agent runs the controller on (its scheme, its cache's
+	// transform), with its listeners off.
+	mgrOpts, err := agent.ManagerOptions(agent.DefaultOptions())
+	harness.Must(t, err)
+	mgrOpts.Metrics = metricsserver.Options{BindAddress: "0"}
+	mgrOpts.HealthProbeBindAddress = "0"
+	scheme := mgrOpts.Scheme
+	mgr, err := ctrl.NewManager(cfg, mgrOpts)
 	harness.Must(t, err)
 	src, err := source.New(source.Options{CacheDir: t.TempDir()})
 	harness.Must(t, err)

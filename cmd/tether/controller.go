@@ -17,20 +17,15 @@ import (
 	"github.com/spf13/cobra"
 	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/discovery"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/client-go/util/flowcontrol"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"tether.dev/tether/agent"
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/apply"
 	"tether.dev/tether/source"
@@ -227,7 +222,7 @@ func runController(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := setupReconciler(mgr, cfg, f); err != nil {
+	if err := setupAgent(mgr, cfg, f); err != nil {
 		return err
 	}
 	if err := addNotifier(mgr, f); err != nil {
@@ -271,19 +266,11 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 	return withOwnTransport(cfg), nil
 }
 
-func newScheme() (*runtime.Scheme, error) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	return scheme, nil
-}
+// newScheme returns the types the agent and the CLI read typed.
+func newScheme() (*runtime.Scheme, error) { return agent.NewScheme() }
 
 func newManager(cfg *rest.Config, f *controllerFlags) (ctrl.Manager, error) {
-	scheme, err := newScheme()
+	opts, err := agent.ManagerOptions(f.agentOptions())
 	if err != nil {
 		return nil, err
 	}
@@ -292,20 +279,17 @@ func newManager(cfg *rest.Config, f *controllerFlags) (ctrl.Manager, error) {
 			return nil, err
 		}
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                        scheme,
-		Cache:                         cacheOptions(f.watchNamespaces, f.shard),
-		Metrics:                       metricsOptions(f),
-		HealthProbeBindAddress:        f.probeAddr,
-		PprofBindAddress:              f.pprofAddr,
-		LeaderElection:                f.leaderElect,
-		LeaderElectionID:              f.shard.leaseName(),
-		LeaderElectionNamespace:       f.leaderNamespace,
-		LeaderElectionReleaseOnCancel: true,
-		LeaseDuration:                 &f.lease.duration,
-		RenewDeadline:                 &f.lease.renewDeadline,
-		RetryPeriod:                   &f.lease.retryPeriod,
-	})
+	opts.Metrics = metricsOptions(f)
+	opts.HealthProbeBindAddress = f.probeAddr
+	opts.PprofBindAddress = f.pprofAddr
+	opts.LeaderElection = f.leaderElect
+	opts.LeaderElectionID = f.shard.leaseName()
+	opts.LeaderElectionNamespace = f.leaderNamespace
+	opts.LeaderElectionReleaseOnCancel = true
+	opts.LeaseDuration = &f.lease.duration
+	opts.RenewDeadline = &f.lease.renewDeadline
+	opts.RetryPeriod = &f.lease.retryPeriod
+	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
@@ -318,118 +302,36 @@ func newManager(cfg *rest.Config, f *controllerFlags) (ctrl.Manager, error) {
 	return mgr, nil
 }
 
-// cacheOptions confines the manager's cache, and with it the Syncs reconciled and
-// the drift watches, to namespaces (none means the whole cluster), and its Syncs to
-// those of the agent's shard. What the cache keeps of each object is trimmed to
-// what the agent reads (tethersync.CacheTransform).
-func cacheOptions(namespaces []string, shard shardFlag) cache.Options {
-	opts := cache.Options{DefaultTransform: tethersync.CacheTransform}
-	if sel := shard.selector(); sel != nil {
-		opts.ByObject = map[client.Object]cache.ByObject{&v1alpha1.Sync{}: {Label: sel}}
-	}
-	if len(namespaces) == 0 {
-		return opts
-	}
-	opts.DefaultNamespaces = map[string]cache.Config{}
-	for _, ns := range namespaces {
-		opts.DefaultNamespaces[ns] = cache.Config{}
-	}
-	return opts
-}
-
-// impersonator returns the IdentityFunc that builds, per service account, a client
-// whose every request impersonates it, and an apply.Manager over that client with
-// the agent's own ManagerOptions (each account's verified cache has the same bound). The
-// clients share the agent's RESTMapper, one rate limiter (--kube-api-qps and
-// --kube-api-burst for all accounts together, not for each), and client-go shares
-// the TLS transport.
-func impersonator(cfg *rest.Config, mgr ctrl.Manager, opts apply.ManagerOptions) tethersync.IdentityFunc {
-	var limiter flowcontrol.RateLimiter
-	if cfg.QPS > 0 {
-		limiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, cfg.Burst)
-	}
-	return func(user string) (tethersync.Identity, error) {
-		icfg := rest.CopyConfig(cfg)
-		icfg.Impersonate = rest.ImpersonationConfig{UserName: user}
-		icfg.RateLimiter = limiter
-		c, err := client.NewWithWatch(icfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
-		if err != nil {
-			return tethersync.Identity{}, fmt.Errorf("creating a client acting as %s: %w", user, err)
-		}
-		own, err := opts.WithClientsFor(icfg) // the agent's, but for the clients acting as user
-		if err != nil {
-			return tethersync.Identity{}, fmt.Errorf("acting as %s: %w", user, err)
-		}
-		m := apply.NewManager(c, own)
-		return tethersync.Identity{Applier: m, Secrets: c, Finder: m, Pods: c}, nil
+// agentOptions are the agent's options as the flags set them.
+func (f *controllerFlags) agentOptions() agent.Options {
+	return agent.Options{
+		Source:                f.source,
+		CacheDir:              f.cacheDir,
+		Concurrency:           f.concurrency,
+		MinInterval:           f.minInterval,
+		ApplyConcurrency:      f.applyConcurrency,
+		DryRunConcurrency:     f.dryRunConcurrency,
+		NeverTakeOver:         f.neverTakeOver,
+		VerifiedCacheBytes:    f.verifiedBytes,
+		DefaultServiceAccount: f.defaultServiceAccount,
+		AllowCrossNamespace:   f.allowCrossNamespace,
+		WatchNamespaces:       f.watchNamespaces,
+		SyncSelector:          f.shard.selector(),
+		LeaseName:             f.shard.leaseName(),
+		SyncSets:              !f.shard.set || f.shard.name == "",
+		Home:                  homeOf(f, inClusterNamespaceFile),
+		Version:               version,
 	}
 }
 
-// setupReconciler builds the Sync reconciler from its concrete parts.
-func setupReconciler(mgr ctrl.Manager, cfg *rest.Config, f *controllerFlags) error {
-	opts := f.source
-	opts.CacheDir = f.cacheDir
-	src, err := source.New(opts)
+// setupAgent builds the agent (agent.New, the one wiring the test rigs use too)
+// and serves its push webhook receiver.
+func setupAgent(mgr ctrl.Manager, cfg *rest.Config, f *controllerFlags) error {
+	a, err := agent.New(mgr, cfg, f.agentOptions())
 	if err != nil {
 		return err
 	}
-	// Applies read live objects straight from the API server: the manager's cache
-	// would start an informer for every kind Tether ever applies.
-	applyClient, err := client.New(cfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
-	if err != nil {
-		return fmt.Errorf("creating apply client: %w", err)
-	}
-	watcher := tethersync.NewWatcher(mgr.GetCache(), tethersync.WatcherOptions{Namespaces: f.watchNamespaces})
-	trigger := tethersync.NewTrigger(mgr.GetClient(), mgr.GetCache(), src, mgr.Elected())
-	if err := addWebhookServer(mgr, f, trigger); err != nil {
-		return err
-	}
-	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("creating discovery client: %w", err)
-	}
-	metrics, err := addMetrics(mgr, f)
-	if err != nil {
-		return err
-	}
-	managerOpts, err := apply.ManagerOptions{LiveVersions: watcher, Discovery: disco, VerifiedCacheBytes: f.verifiedBytes}.WithClientsFor(cfg)
-	if err != nil {
-		return err
-	}
-	applier := apply.NewManager(applyClient, managerOpts)
-	applyOpts := apply.DefaultOptions()
-	applyOpts.NeverTakeOver = f.neverTakeOver
-	applyOpts.Concurrency, applyOpts.DryRunConcurrency = f.applyConcurrency, f.dryRunConcurrency
-	r, err := tethersync.NewReconciler(mgr, tethersync.Parts{
-		Source:       src,
-		Applier:      applier,
-		Finder:       applier,
-		ApplyOptions: applyOpts,
-		Tenancy: tethersync.NewTenancy(tethersync.TenancyOptions{
-			Impersonate:           impersonator(cfg, mgr, managerOpts),
-			Accounts:              mgr.GetAPIReader(),
-			Mapper:                mgr.GetRESTMapper(),
-			DefaultServiceAccount: f.defaultServiceAccount,
-			AllowCrossNamespace:   f.allowCrossNamespace,
-		}),
-		Watcher: watcher,
-		Trigger: trigger,
-		Metrics: metrics,
-		Home:    homeOf(f, inClusterNamespaceFile),
-	})
-	if err != nil {
-		return err
-	}
-	syncOpts := tethersync.DefaultOptions()
-	syncOpts.Concurrency = f.concurrency
-	syncOpts.MinInterval = f.minInterval
-	// Beside the git cache (source keeps to its git/ subdirectory), which an
-	// emptyDir keeps across container restarts: what was applied survives them too.
-	syncOpts.LastGoodDir = filepath.Join(f.cacheDir, "last-good")
-	if err := setupSyncSets(mgr, src, r, f); err != nil {
-		return err
-	}
-	return r.SetupWithManager(mgr, syncOpts)
+	return addWebhookServer(mgr, f, a.Trigger)
 }
 
 // metricsOptions says how /metrics is served: in plain HTTP to anyone who reaches
@@ -444,18 +346,6 @@ func metricsOptions(f *controllerFlags) metricsserver.Options {
 		opts.FilterProvider = metricsAuthFilter(defaultMetricsAuthOptions())
 	}
 	return opts
-}
-
-// addMetrics registers Tether's metrics with controller-runtime's registry (served
-// at /metrics on every replica), and the collector of the Syncs' state, which runs
-// on every replica too.
-func addMetrics(mgr ctrl.Manager, f *controllerFlags) (*tethersync.Metrics, error) {
-	metrics := tethersync.NewMetrics(ctrlmetrics.Registry, tethersync.MetricsOptions{Version: version, FetchTimeout: f.source.Timeout})
-	state := tethersync.NewStateCollector(mgr.GetCache(), metrics, mgr.Elected(), f.shard.leaseName())
-	if err := ctrlmetrics.Registry.Register(state); err != nil {
-		return nil, fmt.Errorf("registering the Sync state metrics: %w", err)
-	}
-	return metrics, mgr.Add(state)
 }
 
 // addWebhookServer serves the push webhook receiver on every replica, leader or

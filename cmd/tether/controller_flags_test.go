@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"tether.dev/tether/agent"
 )
 
 func TestNeverTakeOverManagersFlag(t *testing.T) {
@@ -40,7 +43,7 @@ func TestTenancyFlags(t *testing.T) {
 	if diff := cmp.Diff([]string{"team-a", "team-b"}, f.watchNamespaces); diff != "" {
 		t.Errorf("watch namespaces (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"team-a", "team-b"}, sortedKeys(cacheOptions(f.watchNamespaces, f.shard).DefaultNamespaces)); diff != "" {
+	if diff := cmp.Diff([]string{"team-a", "team-b"}, sortedKeys(agent.CacheOptions(f.agentOptions()).DefaultNamespaces)); diff != "" {
 		t.Errorf("cache namespaces (-want +got):\n%s", diff)
 	}
 }
@@ -100,7 +103,7 @@ func TestShardFlagSelectsSyncsAndALeasePerShard(t *testing.T) {
 		if got != tc.selector || f.shard.leaseName() != tc.lease {
 			t.Errorf("%v: selector %q, lease %q; want %q, %q", tc.args, got, f.shard.leaseName(), tc.selector, tc.lease)
 		}
-		if by := cacheOptions(nil, f.shard).ByObject; (len(by) == 1) != (tc.selector != "") {
+		if by := agent.CacheOptions(f.agentOptions()).ByObject; (len(by) == 1) != (tc.selector != "") {
 			t.Errorf("%v: cache options by object = %v", tc.args, by)
 		}
 	}
@@ -147,4 +150,23 @@ func TestAnyPortBecomesThePortTaken(t *testing.T) {
 		t.Fatalf("the port taken cannot be bound: %v", err)
 	}
 	_ = l.Close()
+}
+
+// The agent a test rig runs (agent.DefaultOptions) is the agent `tether
+// controller` runs without flags: their defaults must not drift apart.
+func TestFlagDefaultsAreTheAgentDefaults(t *testing.T) {
+	f, err := parseControllerFlags(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := f.agentOptions()
+	// The cache directory and home are the machine's; the version is the build's.
+	ignore := cmpopts.IgnoreFields(agent.Options{}, "Source", "CacheDir", "Home", "Version")
+	if diff := cmp.Diff(agent.DefaultOptions(), got, ignore); diff != "" {
+		t.Errorf("agent options of tether controller without flags (-agent.DefaultOptions +flags):\n%s", diff)
+	}
+	if want := agent.DefaultOptions().Source; got.Source.Timeout != want.Timeout || got.Source.MaxCacheBytes != want.MaxCacheBytes || got.Source.AllowFileURLs != want.AllowFileURLs {
+		t.Errorf("source options: timeout %v, max cache bytes %d, file URLs %v; want %v, %d, %v",
+			got.Source.Timeout, got.Source.MaxCacheBytes, got.Source.AllowFileURLs, want.Timeout, want.MaxCacheBytes, want.AllowFileURLs)
+	}
 }

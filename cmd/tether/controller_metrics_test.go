@@ -17,13 +17,13 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"tether.dev/tether/test/controlplane"
+	"tether.dev/tether/test/harness"
 )
 
 func TestMetricsAreServedPlainByDefault(t *testing.T) {
@@ -202,8 +202,5 @@ func waitAllowed(t *testing.T, cs kubernetes.Interface, ns, name string, spec au
 // waitUntil polls cond until it holds, failing t after a minute.
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) { return cond(), nil })
-	if err != nil {
-		t.Fatalf("waiting until %s: %v", what, err)
-	}
+	harness.Eventually(t, time.Minute, what, func(context.Context) (bool, error) { return cond(), nil })
 }

@@ -166,10 +166,7 @@ func noSelfHeal(s *v1alpha1.Sync) { s.Spec.SelfHeal = ptr.To(false) }
 // waitForSync waits until the agent has brought s where cond says.
 func waitForSync(t *testing.T, c client.Client, s *v1alpha1.Sync, what string, cond func(*v1alpha1.Sync) bool) {
 	t.Helper()
-	got := &v1alpha1.Sync{}
-	harness.Eventually(t, waitLong, s.Name+" "+what, func(ctx context.Context) (bool, error) {
-		return cond(got), c.Get(ctx, client.ObjectKeyFromObject(s), got)
-	})
+	harness.WaitForSync(t, c, s, waitLong, s.Name+" "+what, cond)
 }
 
 func isReady(s *v1alpha1.Sync) bool {

@@ -11,9 +11,9 @@ import (
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
+	"tether.dev/tether/test/harness"
 )
 
 // InstallCRDs creates every CustomResourceDefinition in the YAML files of dir (for
@@ -42,7 +42,7 @@ func InstallCRDs(t testing.TB, cfg *rest.Config, dir string) {
 		if _, err := crds.Create(t.Context(), crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatalf("installing %s: %v", crd.Name, err)
 		}
-		err = wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		harness.Eventually(t, time.Minute, "CRD "+crd.Name+" is established", func(ctx context.Context) (bool, error) {
 			live, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})
 			if err != nil {
 				return false, err
@@ -54,8 +54,5 @@ func InstallCRDs(t testing.TB, cfg *rest.Config, dir string) {
 			}
 			return false, nil
 		})
-		if err != nil {
-			t.Fatalf("waiting for CRD %s to be established: %v", crd.Name, err)
-		}
 	}
 }

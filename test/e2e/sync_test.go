@@ -193,19 +193,10 @@ func TestSyncTakesCommitsIntoTheCluster(t *testing.T) {
 	a.running(t)
 }
 
+// waitForSync waits until the agent has brought sync where cond says.
 func waitForSync(t *testing.T, c client.Client, sync *v1alpha1.Sync, what string, cond func(*v1alpha1.Sync) bool) *v1alpha1.Sync {
 	t.Helper()
-	s := &v1alpha1.Sync{}
-	harness.Eventually(t, waitTimeout, what, func(ctx context.Context) (bool, error) {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(sync), s); err != nil {
-			return false, err
-		}
-		if !cond(s) {
-			return false, fmt.Errorf("status is %+v", s.Status)
-		}
-		return true, nil
-	})
-	return s
+	return harness.WaitForSync(t, c, sync, waitTimeout, what, cond)
 }
 
 func isReady(s *v1alpha1.Sync) bool {

@@ -1,7 +1,8 @@
 // Package harness holds what every test package of Tether waits and fails with:
-// one Eventually with one deadline rule, Must, and free loopback addresses. The
-// control plane (test/controlplane), the git server (test/gitserver) and the agent
-// binary (test/agentbin) are packages of their own; this one has no state.
+// one Eventually with one deadline rule, WaitForSync over it, Must, and free
+// loopback addresses. The control plane (test/controlplane), the git server
+// (test/gitserver), the agent binary (test/agentbin) and the in-process agent
+// (test/rig) are packages of their own; this one has no state.
 package harness
 
 import (

@@ -185,9 +185,9 @@ func (e *argoApp) times(t *testing.T, o argoObject) (written, done time.Time, jo
 		return job.CreationTimestamp.Time, job.Status.CompletionTime.Time, job
 	case "ReplicaSet":
 		rs := &appsv1.ReplicaSet{}
-		harness.Must(t, e.a.c.Get(ctx, key, rs))
+		harness.Must(t, e.a.Client.Get(ctx, key, rs))
 		pods := &corev1.PodList{}
-		harness.Must(t, e.a.c.List(ctx, pods, client.InNamespace(e.ns), client.MatchingLabels(rs.Spec.Selector.MatchLabels)))
+		harness.Must(t, e.a.Client.List(ctx, pods, client.InNamespace(e.ns), client.MatchingLabels(rs.Spec.Selector.MatchLabels)))
 		for _, p := range pods.Items {
 			for _, c := range p.Status.Conditions {
 				if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue && c.LastTransitionTime.After(done) {
@@ -199,7 +199,7 @@ func (e *argoApp) times(t *testing.T, o argoObject) (written, done time.Time, jo
 		return written, latest([]time.Time{written, done}), nil
 	}
 	svc := &corev1.Service{}
-	harness.Must(t, e.a.c.Get(ctx, key, svc))
+	harness.Must(t, e.a.Client.Get(ctx, key, svc))
 	return appliedAt(t, svc), appliedAt(t, svc), nil
 }
 

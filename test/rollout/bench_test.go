@@ -56,7 +56,7 @@ func BenchmarkHealthFollowsRollout(b *testing.B) {
 // the Sync Healthy.
 func measureRollouts(b *testing.B, opts agentOptions, repo *gitserver.Repo, rollouts, lanes int) []time.Duration {
 	a := startAgent(b, opts)
-	defer a.stop()
+	defer a.Stop()
 	namespaces := make(chan string, rollouts)
 	for range rollouts {
 		namespaces <- controlplane.NewNamespace(b, controlplane.Shared(b).Config())
@@ -127,10 +127,10 @@ func measureRollout(b *testing.B, a *agent, repo *gitserver.Repo, ns string) (ti
 			}
 		case <-deadline:
 			s := &v1alpha1.Sync{}
-			if err := a.c.Get(b.Context(), client.ObjectKey{Namespace: ns, Name: "app"}, s); err != nil {
+			if err := a.Client.Get(b.Context(), client.ObjectKey{Namespace: ns, Name: "app"}, s); err != nil {
 				return 0, fmt.Errorf("%s: no Healthy Sync within %s: %w", ns, waitTimeout, err)
 			}
-			return 0, fmt.Errorf("%s: no Healthy Sync within %s (Deployment ready: %t): %s", ns, waitTimeout, !ready.IsZero(), describe(s))
+			return 0, fmt.Errorf("%s: no Healthy Sync within %s (Deployment ready: %t): %s", ns, waitTimeout, !ready.IsZero(), harness.Describe(s))
 		}
 	}
 	return healthy.Sub(ready), nil

@@ -52,7 +52,7 @@ spec:
 	s := a.newSync(t, ns, repo)
 
 	t.Run("without an address they are Progressing", func(t *testing.T) {
-		got := a.waitFor(t, s, "the load balancer and the ingress Progressing", func(s *v1alpha1.Sync) bool {
+		got := a.WaitFor(t, s, "the load balancer and the ingress Progressing", func(s *v1alpha1.Sync) bool {
 			lb, _ := resource(s.Status, "Service", "web-lb")
 			ing, _ := resource(s.Status, "Ingress", "web")
 			return strings.HasSuffix(s.Status.LastAppliedRevision, commit) && lb.Health == v1alpha1.HealthProgressing &&
@@ -64,18 +64,18 @@ spec:
 		if r, _ := resource(got.Status, "Ingress", "web"); !strings.Contains(r.Message, "address") {
 			t.Errorf("Ingress/web says %q, want it to wait for an address", r.Message)
 		}
-		capture(t, a.c, serviceKind, ns, "web", "service/healthy-cluster-ip", false)
-		capture(t, a.c, serviceKind, ns, "web-lb", "service/progressing-no-address", false)
-		capture(t, a.c, ingressKind, ns, "web", "ingress/progressing-no-address", false)
+		capture(t, a.Client, serviceKind, ns, "web", "service/healthy-cluster-ip", false)
+		capture(t, a.Client, serviceKind, ns, "web-lb", "service/progressing-no-address", false)
+		capture(t, a.Client, ingressKind, ns, "web", "ingress/progressing-no-address", false)
 	})
 
 	t.Run("once their controllers publish an address they are Healthy", func(t *testing.T) {
-		setStatus(t, a.c, serviceKind, ns, "web-lb", `{"loadBalancer": {"ingress": [{"ip": "203.0.113.10"}]}}`)
-		setStatus(t, a.c, ingressKind, ns, "web", `{"loadBalancer": {"ingress": [{"hostname": "lb-1234.example.net"}]}}`)
+		setStatus(t, a.Client, serviceKind, ns, "web-lb", `{"loadBalancer": {"ingress": [{"ip": "203.0.113.10"}]}}`)
+		setStatus(t, a.Client, ingressKind, ns, "web", `{"loadBalancer": {"ingress": [{"hostname": "lb-1234.example.net"}]}}`)
 		a.waitHealth(t, s, commit, v1alpha1.HealthHealthy)
-		capture(t, a.c, serviceKind, ns, "web-lb", "service/healthy-address", false,
+		capture(t, a.Client, serviceKind, ns, "web-lb", "service/healthy-address", false,
 			"status.loadBalancer written through the status subresource by the test, as a cloud controller would (none runs here).")
-		capture(t, a.c, ingressKind, ns, "web", "ingress/healthy-address", false,
+		capture(t, a.Client, ingressKind, ns, "web", "ingress/healthy-address", false,
 			"status.loadBalancer written through the status subresource by the test, as an ingress controller would (none runs here).")
 	})
 }
@@ -98,7 +98,7 @@ func setStatus(t testing.TB, c client.Client, gvk schema.GroupVersionKind, ns, n
 func TestAutoscalersAndAggregatedAPIsAreJudged(t *testing.T) {
 	a := startAgent(t, agentOptions{})
 	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
-	metrics := startMetricsAPI(t, a.c, func(labels map[string]string) (string, bool) { return "50Mi", labels["app"] == "web" })
+	metrics := startMetricsAPI(t, a.Client, func(labels map[string]string) (string, bool) { return "50Mi", labels["app"] == "web" })
 	workload := func(name string, replicas int) string {
 		return fmt.Sprintf(`apiVersion: apps/v1
 kind: Deployment
@@ -159,7 +159,7 @@ spec:
 	// after this one, and stall the deletion of their namespaces.
 	a.deleteWhenDone(t, s, apiServiceKind, "v1beta1.metrics.k8s.io", "v1alpha1.broken.tether.dev")
 
-	got := a.waitFor(t, s, "the autoscalers and the API services judged", func(s *v1alpha1.Sync) bool {
+	got := a.WaitFor(t, s, "the autoscalers and the API services judged", func(s *v1alpha1.Sync) bool {
 		batch, _ := resource(s.Status, "HorizontalPodAutoscaler", "batch")
 		idle, _ := resource(s.Status, "HorizontalPodAutoscaler", "idle")
 		broken, _ := resource(s.Status, "APIService", "v1alpha1.broken.tether.dev")
@@ -177,20 +177,20 @@ spec:
 			t.Errorf("%s/%s says %q, want it to name %q", want.kind, want.name, r.Message, want.says)
 		}
 	}
-	capture(t, a.c, hpaKind, ns, "web", "horizontalpodautoscaler/healthy-scaling", false,
+	capture(t, a.Client, hpaKind, ns, "web", "horizontalpodautoscaler/healthy-scaling", false,
 		"Its metrics come from the resource metrics API the test serves in place of metrics-server (metrics_test.go).")
-	capture(t, a.c, hpaKind, ns, "batch", "horizontalpodautoscaler/degraded-no-metrics", false,
+	capture(t, a.Client, hpaKind, ns, "batch", "horizontalpodautoscaler/degraded-no-metrics", false,
 		"The resource metrics API the test serves in place of metrics-server has no metrics for its pods.")
-	capture(t, a.c, hpaKind, ns, "idle", "horizontalpodautoscaler/suspended-target-scaled-to-zero", false)
-	capture(t, a.c, apiServiceKind, "", "v1beta1.metrics.k8s.io", "apiservice/healthy-available", false,
+	capture(t, a.Client, hpaKind, ns, "idle", "horizontalpodautoscaler/suspended-target-scaled-to-zero", false)
+	capture(t, a.Client, apiServiceKind, "", "v1beta1.metrics.k8s.io", "apiservice/healthy-available", false,
 		"Its backend is the resource metrics API the test serves in place of metrics-server (metrics_test.go).")
-	capture(t, a.c, apiServiceKind, "", "v1.apps", "apiservice/healthy-local", false)
-	capture(t, a.c, apiServiceKind, "", "v1alpha1.broken.tether.dev", "apiservice/degraded-service-not-found", false)
+	capture(t, a.Client, apiServiceKind, "", "v1.apps", "apiservice/healthy-local", false)
+	capture(t, a.Client, apiServiceKind, "", "v1alpha1.broken.tether.dev", "apiservice/degraded-service-not-found", false)
 
 	t.Run("before their controllers assess them, they are Progressing", func(t *testing.T) {
-		hpa := createObject(t, a.c, ns, strings.SplitN(workload("fresh", 1), "---\n", 2)[1])
+		hpa := createObject(t, a.Client, ns, strings.SplitN(workload("fresh", 1), "---\n", 2)[1])
 		captureObject(t, hpa, "horizontalpodautoscaler/progressing-not-assessed", "As the API server answered its creation, before the autoscaler controller saw it.")
-		api := createObject(t, a.c, "", fmt.Sprintf(`apiVersion: apiregistration.k8s.io/v1
+		api := createObject(t, a.Client, "", fmt.Sprintf(`apiVersion: apiregistration.k8s.io/v1
 kind: APIService
 metadata: {name: v1alpha1.fresh.tether.dev}
 spec:
@@ -230,11 +230,11 @@ func (a *agent) deleteWhenDone(t *testing.T, s *v1alpha1.Sync, gvk schema.GroupV
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), time.Minute)
 		defer cancel()
-		if err := a.c.Delete(ctx, s); err != nil && !apierrors.IsNotFound(err) {
+		if err := a.Client.Delete(ctx, s); err != nil && !apierrors.IsNotFound(err) {
 			t.Errorf("deleting the Sync: %v", err)
 		}
 		for ctx.Err() == nil {
-			if err := a.c.Get(ctx, client.ObjectKeyFromObject(s), &v1alpha1.Sync{}); apierrors.IsNotFound(err) {
+			if err := a.Client.Get(ctx, client.ObjectKeyFromObject(s), &v1alpha1.Sync{}); apierrors.IsNotFound(err) {
 				break
 			}
 			time.Sleep(100 * time.Millisecond)
@@ -243,7 +243,7 @@ func (a *agent) deleteWhenDone(t *testing.T, s *v1alpha1.Sync, gvk schema.GroupV
 			obj := &unstructured.Unstructured{}
 			obj.SetGroupVersionKind(gvk)
 			obj.SetName(name)
-			if err := a.c.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
+			if err := a.Client.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
 				t.Errorf("deleting %s %s: %v", gvk.Kind, name, err)
 			}
 		}
@@ -272,7 +272,7 @@ spec:
 	s := a.newSync(t, ns, repo, func(s *v1alpha1.Sync) { s.Spec.DeletionPolicy = v1alpha1.DeletionPolicyDelete })
 	a.deleteWhenDone(t, s, crdKind, "widgets.example.tether.dev", "gizmos.example.tether.dev")
 
-	got := a.waitFor(t, s, "the definitions judged", func(s *v1alpha1.Sync) bool {
+	got := a.WaitFor(t, s, "the definitions judged", func(s *v1alpha1.Sync) bool {
 		gizmos, _ := resource(s.Status, "CustomResourceDefinition", "gizmos.example.tether.dev")
 		return strings.HasSuffix(s.Status.LastAppliedRevision, commit) && gizmos.Health == v1alpha1.HealthDegraded &&
 			healthOf(s.Status, "CustomResourceDefinition", "widgets.example.tether.dev") == v1alpha1.HealthHealthy
@@ -280,9 +280,9 @@ spec:
 	if r, _ := resource(got.Status, "CustomResourceDefinition", "gizmos.example.tether.dev"); !strings.Contains(r.Message, "KindConflict") {
 		t.Errorf("CustomResourceDefinition/gizmos says %q, want it to name KindConflict", r.Message)
 	}
-	capture(t, a.c, crdKind, "", "widgets.example.tether.dev", "customresourcedefinition/healthy-established", false)
-	capture(t, a.c, crdKind, "", "gizmos.example.tether.dev", "customresourcedefinition/degraded-names-conflict", false)
+	capture(t, a.Client, crdKind, "", "widgets.example.tether.dev", "customresourcedefinition/healthy-established", false)
+	capture(t, a.Client, crdKind, "", "gizmos.example.tether.dev", "customresourcedefinition/degraded-names-conflict", false)
 
-	fresh := createObject(t, a.c, "", crd("sprockets", "Sprocket"))
+	fresh := createObject(t, a.Client, "", crd("sprockets", "Sprocket"))
 	captureObject(t, fresh, "customresourcedefinition/progressing-not-established", "As the API server answered its creation, before the naming and establishing controllers saw it.")
 }

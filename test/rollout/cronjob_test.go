@@ -54,8 +54,8 @@ spec:
 	// controllers' and kwok's.
 	year := time.Now().UTC().Year()
 	missed := fmt.Sprintf(`{"lastScheduleTime": "%d-12-31T00:00:00Z"}`, year-1)
-	setStatus(t, a.c, cronJobKind, ns, "report", missed)
-	setStatus(t, a.c, cronJobKind, ns, "cleanup", missed)
+	setStatus(t, a.Client, cronJobKind, ns, "report", missed)
+	setStatus(t, a.Client, cronJobKind, ns, "cleanup", missed)
 	// Until the controller runs it, the status moved back reads as a run that did
 	// not succeed: wait for the controller's own lastScheduleTime, its Job finished.
 	ran := fmt.Sprintf("%d-01-01T00:00:00Z", year)
@@ -65,17 +65,17 @@ spec:
 		return last == ran && len(active) == 0
 	}
 	how := "Its status.lastScheduleTime was moved back through the status subresource by the test, so that the cronjob controller ran its missed schedule at once; the status is the controller's since."
-	report := waitLive(t, a.c, ns, "report", "the report's Job failed", func(obj *unstructured.Unstructured) bool {
+	report := waitLive(t, a.Client, ns, "report", "the report's Job failed", func(obj *unstructured.Unstructured) bool {
 		return finished(obj) && health.Compute(obj).Code == v1alpha1.HealthDegraded
 	})
 	captureObject(t, report, "cronjob/degraded-last-job-failed", how)
-	cleanup := waitLive(t, a.c, ns, "cleanup", "the cleanup's Job succeeded", func(obj *unstructured.Unstructured) bool {
+	cleanup := waitLive(t, a.Client, ns, "cleanup", "the cleanup's Job succeeded", func(obj *unstructured.Unstructured) bool {
 		return finished(obj) && health.Compute(obj).Code == v1alpha1.HealthHealthy
 	})
 	captureObject(t, cleanup, "cronjob/healthy-last-job-succeeded", how)
 
 	want := "the job scheduled at " + ran + " did not succeed"
-	got := a.waitFor(t, s, "the Sync Degraded by the failed run", func(s *v1alpha1.Sync) bool {
+	got := a.WaitFor(t, s, "the Sync Degraded by the failed run", func(s *v1alpha1.Sync) bool {
 		r, _ := resource(s.Status, "CronJob", "report")
 		return s.Status.Health == v1alpha1.HealthDegraded && strings.Contains(r.Message, want)
 	})

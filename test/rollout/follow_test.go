@@ -47,7 +47,7 @@ func TestAHealthyWorkloadThatBreaksIsDegradedAtOnce(t *testing.T) {
 	s := a.newSync(t, ns, repo)
 	a.waitHealth(t, s, commit, v1alpha1.HealthHealthy)
 
-	setStatus(t, a.c, podKind, ns, firstPod(t, a.c, ns, "web"), crashStatus)
+	setStatus(t, a.Client, podKind, ns, firstPod(t, a.Client, ns, "web"), crashStatus)
 	got := a.waitHealth(t, s, commit, v1alpha1.HealthDegraded)
 	if r, _ := resource(got.Status, "Deployment", "web"); !strings.Contains(r.Message, "container app: CrashLoopBackOff") {
 		t.Errorf("Deployment/web says %q, want it to name the crashing container", r.Message)
@@ -91,12 +91,12 @@ type followMeasure struct {
 
 func measureFollowing(b *testing.B, opts agentOptions, files map[string]string, deployments int, quiet time.Duration) followMeasure {
 	a := startAgent(b, opts)
-	defer a.stop()
+	defer a.Stop()
 	ns := controlplane.NewNamespace(b, controlplane.Shared(b).Config())
 	repo := gitserver.NewLocalRepo(b, "app")
 	repo.Commit(b, prefixed(files), "first")
 	s := a.newSync(b, ns, repo)
-	a.waitFor(b, s, "Healthy", func(s *v1alpha1.Sync) bool {
+	a.WaitFor(b, s, "Healthy", func(s *v1alpha1.Sync) bool {
 		return s.Status.LastAppliedRevision != "" && s.Status.Health == v1alpha1.HealthHealthy
 	})
 	cost := func(since followCost) followCost {
@@ -111,12 +111,12 @@ func measureFollowing(b *testing.B, opts agentOptions, files map[string]string, 
 	m.churn = cost(followCost{})
 	for i := range deployments {
 		pod := &corev1.Pod{}
-		pod.Namespace, pod.Name = ns, firstPod(b, a.c, ns, fmt.Sprintf("web%d", i))
-		harness.Must(b, a.c.Delete(b.Context(), pod))
+		pod.Namespace, pod.Name = ns, firstPod(b, a.Client, ns, fmt.Sprintf("web%d", i))
+		harness.Must(b, a.Client.Delete(b.Context(), pod))
 	}
 	harness.Eventually(b, waitTimeout, "every Deployment ready again", func(ctx context.Context) (bool, error) {
 		list := &appsv1.DeploymentList{}
-		if err := a.c.List(ctx, list, client.InNamespace(ns)); err != nil {
+		if err := a.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
 			return false, err
 		}
 		for _, d := range list.Items {
@@ -132,13 +132,13 @@ func measureFollowing(b *testing.B, opts agentOptions, files map[string]string, 
 	m.churn = cost(m.churn)
 
 	began := time.Now()
-	setStatus(b, a.c, podKind, ns, firstPod(b, a.c, ns, "web0"), crashStatus)
+	setStatus(b, a.Client, podKind, ns, firstPod(b, a.Client, ns, "web0"), crashStatus)
 	ctx, cancel := context.WithTimeout(b.Context(), 30*time.Second)
 	defer cancel()
 	m.lag = "not within 30 s (the Sync's interval is an hour)"
 	for ctx.Err() == nil {
 		got := &v1alpha1.Sync{}
-		if err := a.c.Get(ctx, client.ObjectKeyFromObject(s), got); err != nil {
+		if err := a.Client.Get(ctx, client.ObjectKeyFromObject(s), got); err != nil {
 			if ctx.Err() != nil {
 				break
 			}

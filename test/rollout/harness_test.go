@@ -1,11 +1,9 @@
 package rollout
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	gosync "sync"
 	"sync/atomic"
@@ -13,27 +11,23 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/discovery"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	tetheragent "tether.dev/tether/agent"
 	"tether.dev/tether/api/v1alpha1"
-	"tether.dev/tether/apply"
 	"tether.dev/tether/source"
 	tethersync "tether.dev/tether/sync"
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
 	"tether.dev/tether/test/harness"
+	"tether.dev/tether/test/rig"
 )
 
 func TestMain(m *testing.M) {
@@ -55,79 +49,31 @@ type agentOptions struct {
 	onlyUnsettledStatus bool
 }
 
-// agent is the reconciler wired as `tether controller` wires it, in process, with
-// Events recorded through the API server.
+// agent is the agent `tether controller` runs (test/rig), in process, with
+// Events recorded through the API server and every request it sends counted.
 type agent struct {
-	c client.Client // a plain client for the test itself
-	// metrics is the agent's registry, to count its reconciles.
-	metrics *prometheus.Registry
+	*rig.Agent
 	// requests counts the requests the agent sent the API server.
 	requests *atomic.Int64
-	// stop stops the agent before the test ends: a second agent in the same
-	// process would reconcile the same Syncs.
-	stop func()
 }
 
 func startAgent(tb testing.TB, opts agentOptions) *agent {
 	tb.Helper()
-	cfg := controlplane.Shared(tb).Config()
-	cfg.QPS, cfg.Burst = 500, 1000
-	controlplane.InstallCRDs(tb, cfg, filepath.Join("..", "..", "deploy", "base", "crd"))
-	scheme := runtime.NewScheme()
-	harness.Must(tb, clientgoscheme.AddToScheme(scheme))
-	harness.Must(tb, v1alpha1.AddToScheme(scheme))
-	harness.Must(tb, apiextensionsv1.AddToScheme(scheme))
-	a := &agent{metrics: prometheus.NewRegistry(), requests: &atomic.Int64{}}
-	var err error
-	a.c, err = client.New(cfg, client.Options{Scheme: scheme})
-	harness.Must(tb, err)
+	a := &agent{requests: &atomic.Int64{}}
 	// Every request of the agent (watches included, counted once) is counted; the
-	// test's own client above is not.
-	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{rt, a.requests} })
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-	})
-	harness.Must(tb, err)
-	applyClient, err := client.New(cfg, client.Options{Scheme: scheme, Mapper: mgr.GetRESTMapper()})
-	harness.Must(tb, err)
-	src, err := source.New(source.Options{CacheDir: tb.TempDir(), AllowFileURLs: true})
-	harness.Must(tb, err)
-	watcher := tethersync.NewWatcher(mgr.GetCache(), tethersync.WatcherOptions{IgnoreStatus: opts.ignoreStatus, OnlyUnsettledStatus: opts.onlyUnsettledStatus})
-	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
-	harness.Must(tb, err)
-	managerOpts, err := apply.ManagerOptions{LiveVersions: watcher, Discovery: disco}.WithClientsFor(cfg)
-	harness.Must(tb, err)
-	applier := apply.NewManager(applyClient, managerOpts)
-	r, err := tethersync.NewReconciler(mgr, tethersync.Parts{
-		Source:       src,
-		Applier:      applier,
-		Finder:       applier,
-		ApplyOptions: apply.DefaultOptions(),
-		Watcher:      watcher,
-		Metrics:      tethersync.NewMetrics(a.metrics, tethersync.DefaultMetricsOptions()),
-	})
-	harness.Must(tb, err)
-	syncOpts := tethersync.DefaultOptions()
-	syncOpts.SkipNameValidation = true
-	syncOpts.MinInterval = time.Second
-	harness.Must(tb, r.SetupWithManager(mgr, syncOpts))
-
-	ctx, cancel := context.WithCancel(context.WithoutCancel(tb.Context()))
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	var once gosync.Once
-	a.stop = func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				tb.Errorf("manager: %v", err)
-			}
-		})
+	// test's own client is not.
+	counted := func(cfg *rest.Config) *rest.Config {
+		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{rt, a.requests} })
+		return cfg
 	}
-	tb.Cleanup(a.stop)
+	a.Agent = rig.Start(tb, rig.Options{
+		Agent: func(o *tetheragent.Options) {
+			o.Overrides.Watcher = tethersync.WatcherOptions{IgnoreStatus: opts.ignoreStatus, OnlyUnsettledStatus: opts.onlyUnsettledStatus}
+		},
+		ManagerConfig: counted,
+		ApplyConfig:   counted,
+		WaitTimeout:   waitTimeout,
+	})
 	return a
 }
 
@@ -145,7 +91,7 @@ func (t countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // finished.
 func (a *agent) reconciles(tb testing.TB, ns string) uint64 {
 	tb.Helper()
-	families, err := a.metrics.Gather()
+	families, err := a.Registry.Gather()
 	harness.Must(tb, err)
 	var n uint64
 	for _, f := range families {
@@ -181,30 +127,14 @@ func (a *agent) newSync(tb testing.TB, ns string, repo *gitserver.Repo, mutate .
 	for _, m := range mutate {
 		m(s)
 	}
-	harness.Must(tb, a.c.Create(tb.Context(), s))
+	harness.Must(tb, a.Client.Create(tb.Context(), s))
 	return s
-}
-
-// waitFor polls the Sync until cond holds and returns it.
-func (a *agent) waitFor(tb testing.TB, s *v1alpha1.Sync, what string, cond func(*v1alpha1.Sync) bool) *v1alpha1.Sync {
-	tb.Helper()
-	got := &v1alpha1.Sync{}
-	harness.Eventually(tb, waitTimeout, what, func(ctx context.Context) (bool, error) {
-		if err := a.c.Get(ctx, client.ObjectKeyFromObject(s), got); err != nil {
-			return false, err
-		}
-		if !cond(got) {
-			return false, fmt.Errorf("status: %s", describe(got))
-		}
-		return true, nil
-	})
-	return got
 }
 
 // waitHealth waits until the Sync has applied commit and its health is code.
 func (a *agent) waitHealth(tb testing.TB, s *v1alpha1.Sync, commit string, code v1alpha1.HealthStatusCode) *v1alpha1.Sync {
 	tb.Helper()
-	return a.waitFor(tb, s, fmt.Sprintf("%s at %.12s", code, commit), func(s *v1alpha1.Sync) bool {
+	return a.WaitFor(tb, s, fmt.Sprintf("%s at %.12s", code, commit), func(s *v1alpha1.Sync) bool {
 		return strings.HasSuffix(s.Status.LastAppliedRevision, commit) && s.Status.Health == code
 	})
 }
@@ -214,7 +144,7 @@ func (a *agent) waitHealth(tb testing.TB, s *v1alpha1.Sync, commit string, code 
 func (a *agent) events(tb testing.TB, s *v1alpha1.Sync) []event {
 	tb.Helper()
 	list := &corev1.EventList{}
-	harness.Must(tb, a.c.List(tb.Context(), list, client.InNamespace(s.Namespace),
+	harness.Must(tb, a.Client.List(tb.Context(), list, client.InNamespace(s.Namespace),
 		client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("involvedObject.name", s.Name)}))
 	var out []event
 	for _, e := range list.Items {
@@ -310,16 +240,4 @@ func healthOf(s v1alpha1.SyncStatus, kind, name string) v1alpha1.HealthStatusCod
 
 func condition(s v1alpha1.SyncStatus, condType string) *metav1.Condition {
 	return apimeta.FindStatusCondition(s.Conditions, condType)
-}
-
-func describe(s *v1alpha1.Sync) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "revision %q sync %s health %s", s.Status.LastAppliedRevision, s.Status.Sync, s.Status.Health)
-	for _, c := range s.Status.Conditions {
-		fmt.Fprintf(&b, "; %s=%s %s: %.300s", c.Type, c.Status, c.Reason, c.Message)
-	}
-	for _, r := range s.Status.Resources {
-		fmt.Fprintf(&b, "; %s/%s %s %s: %.200s", r.Kind, r.Name, r.Sync, r.Health, r.Message)
-	}
-	return b.String()
 }

@@ -89,7 +89,7 @@ func TestAChartInGitRollsOutAndFollowsItsValues(t *testing.T) {
 	t.Run("the chart's pre-install hook runs first, then the Deployment rolls out, Synced and Healthy", func(t *testing.T) {
 		got := a.waitHealth(t, s, first, v1alpha1.HealthHealthy)
 		if got.Status.Sync != v1alpha1.SyncStatusSynced {
-			t.Errorf("sync = %s, want Synced: %s", got.Status.Sync, describe(got))
+			t.Errorf("sync = %s, want Synced: %s", got.Status.Sync, harness.Describe(got))
 		}
 		a.checkHookRanFirst(t, ns, first)
 		if slices.ContainsFunc(plan.Inventory(got.Status), func(r v1alpha1.ObjectRef) bool { return r.Kind == "Job" }) {
@@ -99,7 +99,7 @@ func TestAChartInGitRollsOutAndFollowsItsValues(t *testing.T) {
 		if c := condition(got.Status, v1alpha1.SourceReadyCondition); c == nil || !strings.Contains(c.Message, "hooks skipped (not applied): Pod/web-test") {
 			t.Errorf("SourceReady = %+v, want its message to name the test hook skipped", c)
 		}
-		if err := a.c.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "web-test"}, &corev1.Pod{}); !apierrors.IsNotFound(err) {
+		if err := a.Client.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "web-test"}, &corev1.Pod{}); !apierrors.IsNotFound(err) {
 			t.Errorf("the test hook's Pod: %v, want it not applied", err)
 		}
 	})
@@ -110,7 +110,7 @@ func TestAChartInGitRollsOutAndFollowsItsValues(t *testing.T) {
 		a.waitHealth(t, s, second, v1alpha1.HealthHealthy)
 		a.checkHookRanFirst(t, ns, second)
 		d := &appsv1.Deployment{}
-		harness.Must(t, a.c.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "web"}, d))
+		harness.Must(t, a.Client.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "web"}, d))
 		if v := d.Spec.Template.Annotations["version"]; v != "2" {
 			t.Errorf("the pod template's version = %q, want 2", v)
 		}
@@ -122,7 +122,7 @@ func TestAChartInGitRollsOutAndFollowsItsValues(t *testing.T) {
 		a.waitHealth(t, s, third, v1alpha1.HealthHealthy)
 		replicas := func(_ context.Context) (bool, error) {
 			d := &appsv1.Deployment{}
-			if err := a.c.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "web"}, d); err != nil {
+			if err := a.Client.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "web"}, d); err != nil {
 				return false, err
 			}
 			if d.Spec.Replicas == nil || *d.Spec.Replicas != 3 {
@@ -171,9 +171,9 @@ func rollsOutAndFollows(t *testing.T, repository string, publish func(t *testing
 			Helm:        &v1alpha1.HelmSpec{ReleaseName: "web"},
 		},
 	}
-	harness.Must(t, a.c.Create(t.Context(), s))
+	harness.Must(t, a.Client.Create(t.Context(), s))
 	healthyAt := func(t *testing.T, version string) *v1alpha1.Sync {
-		return a.waitFor(t, s, "Healthy at web "+version, func(s *v1alpha1.Sync) bool {
+		return a.WaitFor(t, s, "Healthy at web "+version, func(s *v1alpha1.Sync) bool {
 			return strings.HasPrefix(s.Status.LastAppliedRevision, "web@"+version+"+sha256:") &&
 				s.Status.Health == v1alpha1.HealthHealthy && s.Status.Sync == v1alpha1.SyncStatusSynced
 		})
@@ -191,7 +191,7 @@ func rollsOutAndFollows(t *testing.T, repository string, publish func(t *testing
 		publish(t, chartrepo.ChartOf(t, next), "0.2.0")
 		healthyAt(t, "0.2.0")
 		d := &appsv1.Deployment{}
-		harness.Must(t, a.c.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "web"}, d))
+		harness.Must(t, a.Client.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "web"}, d))
 		if v := d.Spec.Template.Annotations["version"]; v != "2" {
 			t.Errorf("the pod template's version = %q, want 2", v)
 		}
@@ -203,12 +203,12 @@ func rollsOutAndFollows(t *testing.T, repository string, publish func(t *testing
 func (a *agent) checkHookRanFirst(t *testing.T, ns, commit string) {
 	t.Helper()
 	job := &batchv1.Job{}
-	harness.Must(t, a.c.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "migrate"}, job))
+	harness.Must(t, a.Client.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "migrate"}, job))
 	if run := job.Annotations[plan.HookRunAnnotation]; run != revisionOf(commit)+"/PreSync" || job.Status.CompletionTime == nil {
 		t.Fatalf("Job migrate: run %q, completionTime %v; want the completed PreSync hook of %.12s", run, job.Status.CompletionTime, commit)
 	}
 	d := &appsv1.Deployment{}
-	harness.Must(t, a.c.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "web"}, d))
+	harness.Must(t, a.Client.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "web"}, d))
 	written := appliedAt(t, d)
 	t.Logf("API server timestamps, %.12s: hook Job migrate created %s, completed %s; Deployment web written %s", commit,
 		clock(job.CreationTimestamp.Time), clock(job.Status.CompletionTime.Time), clock(written))

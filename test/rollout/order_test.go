@@ -71,7 +71,7 @@ spec:
 func (a *agent) hookJobs(t *testing.T, ns string) map[string][]batchv1.Job {
 	t.Helper()
 	list := &batchv1.JobList{}
-	harness.Must(t, a.c.List(t.Context(), list, client.InNamespace(ns), client.HasLabels{plan.HookLabel}))
+	harness.Must(t, a.Client.List(t.Context(), list, client.InNamespace(ns), client.HasLabels{plan.HookLabel}))
 	out := map[string][]batchv1.Job{}
 	for _, j := range list.Items {
 		if j.DeletionTimestamp == nil {
@@ -88,7 +88,7 @@ func (a *agent) finishPods(t *testing.T, ns, fault string) {
 	t.Helper()
 	harness.Eventually(t, waitTimeout, "a Job's pod with "+fault+" to finish", func(ctx context.Context) (bool, error) {
 		pods := &corev1.PodList{}
-		if err := a.c.List(ctx, pods, client.InNamespace(ns), client.HasLabels{"batch.kubernetes.io/job-name"}); err != nil {
+		if err := a.Client.List(ctx, pods, client.InNamespace(ns), client.HasLabels{"batch.kubernetes.io/job-name"}); err != nil {
 			return false, err
 		}
 		finished := 0
@@ -99,7 +99,7 @@ func (a *agent) finishPods(t *testing.T, ns, fault string) {
 			}
 			patch := client.MergeFrom(p.DeepCopy())
 			delete(p.Annotations, fault)
-			if err := a.c.Patch(ctx, p, patch); err != nil {
+			if err := a.Client.Patch(ctx, p, patch); err != nil {
 				return false, err
 			}
 			finished++
@@ -150,12 +150,12 @@ func TestAMigrationJobCompletesBeforeTheDeploymentChanges(t *testing.T) {
 		"web.yaml":     deployment("2", 1, nil),
 		"migrate.yaml": hookJob("migrate-", controlplane.NeverReadyAnnotation, "argocd.argoproj.io/hook: PreSync"),
 	}), "second")
-	a.waitFor(t, s, "the second run waiting for its migration Job", func(s *v1alpha1.Sync) bool {
+	a.WaitFor(t, s, "the second run waiting for its migration Job", func(s *v1alpha1.Sync) bool {
 		r := s.Status.Run
 		return r != nil && r.Revision == revisionOf(second) && r.Phase == "PreSync" && strings.Contains(r.Message, "waiting for Job/"+ns+"/migrate-")
 	})
 	web := &appsv1.Deployment{}
-	harness.Must(t, a.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "web"}, web))
+	harness.Must(t, a.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "web"}, web))
 	if v := web.Spec.Template.Annotations["version"]; v != "1" {
 		t.Fatalf("Deployment web is at version %q while the migration runs, want still 1", v)
 	}
@@ -170,7 +170,7 @@ func TestAMigrationJobCompletesBeforeTheDeploymentChanges(t *testing.T) {
 	if !strings.HasPrefix(job.Name, "migrate-") || job.Status.CompletionTime == nil {
 		t.Fatalf("Job %s: completionTime %v; want a completed migrate- Job", job.Name, job.Status.CompletionTime)
 	}
-	harness.Must(t, a.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "web"}, web))
+	harness.Must(t, a.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "web"}, web))
 	changed := appliedAt(t, web)
 	t.Logf("API server timestamps: Job %s created %s, completed %s; Deployment web changed by tether %s",
 		job.Name, job.CreationTimestamp.UTC().Format(time.RFC3339), job.Status.CompletionTime.UTC().Format(time.RFC3339), changed.UTC().Format(time.RFC3339))
@@ -183,7 +183,7 @@ func TestAMigrationJobCompletesBeforeTheDeploymentChanges(t *testing.T) {
 
 	// A commit outside the Sync's path: a new revision with no object changed.
 	third := repo.Commit(t, map[string]string{"README.md": "notes\n"}, "third")
-	a.waitFor(t, s, "the third revision applied", func(s *v1alpha1.Sync) bool {
+	a.WaitFor(t, s, "the third revision applied", func(s *v1alpha1.Sync) bool {
 		return s.Status.LastAppliedRevision == revisionOf(third)
 	})
 	if jobs := a.hookJobs(t, ns); len(jobs) != 1 || len(jobs[revisionOf(second)+"/PreSync"]) != 1 {
@@ -219,7 +219,7 @@ func TestAFailingPreSyncHookStopsTheRevision(t *testing.T) {
 		"migrate.yaml":  hookJob("migrate-", controlplane.FailAnnotation, "argocd.argoproj.io/hook: PreSync"),
 		"notify.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: failed-note\n  annotations: {argocd.argoproj.io/hook: SyncFail}\n",
 	}), "second")
-	got := a.waitFor(t, s, "Stalled by the failed PreSync hook", func(s *v1alpha1.Sync) bool {
+	got := a.WaitFor(t, s, "Stalled by the failed PreSync hook", func(s *v1alpha1.Sync) bool {
 		c := condition(s.Status, v1alpha1.StalledCondition)
 		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == v1alpha1.ReasonHookFailed
 	})
@@ -236,14 +236,14 @@ func TestAFailingPreSyncHookStopsTheRevision(t *testing.T) {
 		t.Errorf("lastAppliedRevision = %s, want still the first", got.Status.LastAppliedRevision)
 	}
 	cm := &corev1.ConfigMap{}
-	harness.Must(t, a.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "settings"}, cm))
+	harness.Must(t, a.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "settings"}, cm))
 	if cm.Data["level"] != "1" {
 		t.Errorf("ConfigMap settings says level %q: the revision was written past its failed PreSync hook", cm.Data["level"])
 	}
-	if err := a.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "added"}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+	if err := a.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "added"}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
 		t.Errorf("ConfigMap added: %v, want NotFound: the revision was written past its failed PreSync hook", err)
 	}
-	harness.Must(t, a.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "failed-note"}, &corev1.ConfigMap{}))
+	harness.Must(t, a.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "failed-note"}, &corev1.ConfigMap{}))
 	if n := a.counter(t, "tether_hook_failures_total", ns, "PreSync"); n != 1 {
 		t.Errorf("tether_hook_failures_total{phase=PreSync} = %v, want 1", n)
 	}
@@ -257,29 +257,29 @@ func TestAFailingPreSyncHookStopsTheRevision(t *testing.T) {
 	requested := time.Now().Format(time.RFC3339Nano)
 	patch := client.MergeFrom(got.DeepCopy())
 	got.Annotations = map[string]string{v1alpha1.ReconcileRequestedAnnotation: requested}
-	harness.Must(t, a.c.Patch(t.Context(), got, patch))
+	harness.Must(t, a.Client.Patch(t.Context(), got, patch))
 	harness.Eventually(t, waitTimeout, "the requested reconcile runs the PreSync hook again", func(ctx context.Context) (bool, error) {
 		run := a.hookJobs(t, ns)[revisionOf(second)+"/PreSync"]
 		if len(run) == 1 && run[0].UID != failedRun[0].UID && run[0].Status.Failed > 0 {
 			return true, nil
 		}
 		now := &v1alpha1.Sync{}
-		if err := a.c.Get(ctx, client.ObjectKeyFromObject(s), now); err != nil {
+		if err := a.Client.Get(ctx, client.ObjectKeyFromObject(s), now); err != nil {
 			return false, err
 		}
 		var jobs []string
 		for _, j := range run {
 			jobs = append(jobs, fmt.Sprintf("%s uid %s failed %d", j.Name, j.UID, j.Status.Failed))
 		}
-		return false, fmt.Errorf("jobs %v (failed run's uid %s); run %+v; handled %q; %s", jobs, failedRun[0].UID, now.Status.Run, now.Status.LastHandledReconcileAt, describe(now))
+		return false, fmt.Errorf("jobs %v (failed run's uid %s); run %+v; handled %q; %s", jobs, failedRun[0].UID, now.Status.Run, now.Status.LastHandledReconcileAt, harness.Describe(now))
 	})
 
 	// The next commit fixes the migration and goes through.
 	third := repo.Commit(t, prefixed(map[string]string{"migrate.yaml": hookJob("migrate-", "", "argocd.argoproj.io/hook: PreSync")}), "third")
-	a.waitFor(t, s, "the third revision applied", func(s *v1alpha1.Sync) bool {
+	a.WaitFor(t, s, "the third revision applied", func(s *v1alpha1.Sync) bool {
 		return s.Status.LastAppliedRevision == revisionOf(third) && isReady(s)
 	})
-	harness.Must(t, a.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "settings"}, cm))
+	harness.Must(t, a.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "settings"}, cm))
 	if cm.Data["level"] != "2" {
 		t.Errorf("ConfigMap settings says level %q after the fixed revision, want 2", cm.Data["level"])
 	}
@@ -314,7 +314,7 @@ func TestWavesRollOutInOrder(t *testing.T) {
 	var prevReady time.Time
 	for _, name := range []string{"first", "second", "third"} {
 		d := &appsv1.Deployment{}
-		harness.Must(t, a.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, d))
+		harness.Must(t, a.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, d))
 		t.Logf("API server timestamps: Deployment %s created %s, Available %s", name, d.CreationTimestamp.UTC().Format(time.RFC3339), availableAt(d).UTC().Format(time.RFC3339))
 		if d.CreationTimestamp.Time.Before(prevReady) {
 			t.Errorf("Deployment %s created at %s, before the wave before it was Available at %s", name, d.CreationTimestamp, prevReady)
@@ -356,7 +356,7 @@ func availableAt(d *appsv1.Deployment) time.Time {
 // counter reads a counter of the agent's for the Syncs of ns at phase.
 func (a *agent) counter(t *testing.T, name, ns, phase string) float64 {
 	t.Helper()
-	families, err := a.metrics.Gather()
+	families, err := a.Registry.Gather()
 	harness.Must(t, err)
 	var n float64
 	for _, f := range families {
@@ -418,7 +418,7 @@ spec:
 	t.Cleanup(func() {
 		obj := &apiextensionsv1.CustomResourceDefinition{}
 		obj.SetName("widgets." + group)
-		_ = a.c.Delete(context.WithoutCancel(t.Context()), obj)
+		_ = a.Client.Delete(context.WithoutCancel(t.Context()), obj)
 	})
 	repo := gitserver.NewLocalRepo(t, "deps")
 	repo.Commit(t, map[string]string{
@@ -433,19 +433,19 @@ spec:
 		})
 	}
 	widgets := syncOf(apps, "widgets", "widgets", v1alpha1.DependencyReference{Namespace: platform, Name: "operator"})
-	a.waitFor(t, widgets, "waiting for a dependency that does not exist", func(s *v1alpha1.Sync) bool {
+	a.WaitFor(t, widgets, "waiting for a dependency that does not exist", func(s *v1alpha1.Sync) bool {
 		c := condition(s.Status, v1alpha1.ReadyCondition)
 		return c != nil && c.Reason == v1alpha1.ReasonDependencyNotReady && strings.Contains(c.Message, "Sync "+platform+"/operator does not exist")
 	})
 	operator := syncOf(platform, "operator", "operator", v1alpha1.DependencyReference{Name: "crds"})
-	a.waitFor(t, widgets, "waiting for the operator, not Ready", func(s *v1alpha1.Sync) bool {
+	a.WaitFor(t, widgets, "waiting for the operator, not Ready", func(s *v1alpha1.Sync) bool {
 		c := condition(s.Status, v1alpha1.ReadyCondition)
 		return c != nil && c.Reason == v1alpha1.ReasonDependencyNotReady && strings.Contains(c.Message, "Sync "+platform+"/operator is not Ready")
 	})
 	crds := syncOf(platform, "crds", "crds")
 	// The Syncs poll git hourly: only the dependencies' changes queue them now.
 	for _, s := range []*v1alpha1.Sync{crds, operator, widgets} {
-		a.waitFor(t, s, s.Name+" Ready", func(s *v1alpha1.Sync) bool {
+		a.WaitFor(t, s, s.Name+" Ready", func(s *v1alpha1.Sync) bool {
 			c := condition(s.Status, v1alpha1.ReadyCondition)
 			return c != nil && c.Status == metav1.ConditionTrue
 		})
@@ -460,7 +460,7 @@ spec:
 
 	x := syncOf(apps, "x", "cycle", v1alpha1.DependencyReference{Name: "y"})
 	syncOf(apps, "y", "cycle", v1alpha1.DependencyReference{Name: "x"})
-	a.waitFor(t, x, "refused for the cycle", func(s *v1alpha1.Sync) bool {
+	a.WaitFor(t, x, "refused for the cycle", func(s *v1alpha1.Sync) bool {
 		c := condition(s.Status, v1alpha1.StalledCondition)
 		return c != nil && c.Reason == v1alpha1.ReasonDependencyCycle && strings.Contains(c.Message, apps+"/x → "+apps+"/y → "+apps+"/x")
 	})
@@ -470,6 +470,6 @@ spec:
 func (a *agent) readyAt(t *testing.T, s *v1alpha1.Sync) time.Time {
 	t.Helper()
 	got := &v1alpha1.Sync{}
-	harness.Must(t, a.c.Get(t.Context(), client.ObjectKeyFromObject(s), got))
+	harness.Must(t, a.Client.Get(t.Context(), client.ObjectKeyFromObject(s), got))
 	return condition(got.Status, v1alpha1.ReadyCondition).LastTransitionTime.Time
 }

@@ -21,7 +21,7 @@ import (
 func (a *agent) versionOf(t *testing.T, ns string) string {
 	t.Helper()
 	d := &appsv1.Deployment{}
-	harness.Must(t, a.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "web"}, d))
+	harness.Must(t, a.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "web"}, d))
 	return d.Spec.Template.Annotations["version"]
 }
 
@@ -41,7 +41,7 @@ func TestAnImageThatNeverRollsOutIsRolledBack(t *testing.T) {
 	bad := repo.Commit(t, prefixed(map[string]string{"web.yaml": deployment("2", 1,
 		map[string]string{controlplane.NeverReadyAnnotation: "true"}, "progressDeadlineSeconds: 3")}), "An image that never becomes ready")
 	t.Run("the revision that turns Degraded is rolled back to the last Healthy one", func(t *testing.T) {
-		got := a.waitFor(t, s, "rolled back to the first commit, Healthy", func(s *v1alpha1.Sync) bool {
+		got := a.WaitFor(t, s, "rolled back to the first commit, Healthy", func(s *v1alpha1.Sync) bool {
 			c := condition(s.Status, v1alpha1.RolledBackCondition)
 			return c != nil && c.Status == metav1.ConditionTrue && strings.HasSuffix(s.Status.LastAppliedRevision, first) &&
 				s.Status.Health == v1alpha1.HealthHealthy
@@ -66,7 +66,7 @@ func TestAnImageThatNeverRollsOutIsRolledBack(t *testing.T) {
 
 	good := repo.Commit(t, prefixed(map[string]string{"web.yaml": deployment("3", 1, nil)}), "A good image")
 	t.Run("the next commit is applied, and the rollback is over", func(t *testing.T) {
-		got := a.waitFor(t, s, "Healthy at the third commit, no rollback", func(s *v1alpha1.Sync) bool {
+		got := a.WaitFor(t, s, "Healthy at the third commit, no rollback", func(s *v1alpha1.Sync) bool {
 			return strings.HasSuffix(s.Status.LastAppliedRevision, good) && s.Status.Health == v1alpha1.HealthHealthy &&
 				condition(s.Status, v1alpha1.RolledBackCondition) == nil && s.Status.Rollback == nil
 		})
@@ -94,7 +94,7 @@ func TestAnImageThatNeverRollsOutIsRolledBack(t *testing.T) {
 	t.Run("a pin rolls the Deployment back by hand, and its removal forward", func(t *testing.T) {
 		setPin := func(commit string) {
 			cur := &v1alpha1.Sync{}
-			harness.Must(t, a.c.Get(t.Context(), client.ObjectKeyFromObject(s), cur))
+			harness.Must(t, a.Client.Get(t.Context(), client.ObjectKeyFromObject(s), cur))
 			patch := client.MergeFrom(cur.DeepCopy())
 			ann := cur.GetAnnotations()
 			if ann == nil {
@@ -105,10 +105,10 @@ func TestAnImageThatNeverRollsOutIsRolledBack(t *testing.T) {
 				delete(ann, v1alpha1.PinRevisionAnnotation)
 			}
 			cur.SetAnnotations(ann)
-			harness.Must(t, a.c.Patch(t.Context(), cur, patch))
+			harness.Must(t, a.Client.Patch(t.Context(), cur, patch))
 		}
 		setPin(first)
-		a.waitFor(t, s, "pinned to the first commit, Healthy", func(s *v1alpha1.Sync) bool {
+		a.WaitFor(t, s, "pinned to the first commit, Healthy", func(s *v1alpha1.Sync) bool {
 			c := condition(s.Status, v1alpha1.PinnedCondition)
 			return c != nil && c.Status == metav1.ConditionTrue && strings.HasSuffix(s.Status.LastAppliedRevision, first) &&
 				strings.HasSuffix(s.Status.SourceRevision, good) && s.Status.Health == v1alpha1.HealthHealthy
@@ -117,7 +117,7 @@ func TestAnImageThatNeverRollsOutIsRolledBack(t *testing.T) {
 			t.Errorf("pinned, the Deployment is at version %q, want 1", v)
 		}
 		setPin("")
-		a.waitFor(t, s, "following the branch again, Healthy", func(s *v1alpha1.Sync) bool {
+		a.WaitFor(t, s, "following the branch again, Healthy", func(s *v1alpha1.Sync) bool {
 			return condition(s.Status, v1alpha1.PinnedCondition) == nil && strings.HasSuffix(s.Status.LastAppliedRevision, good) &&
 				s.Status.Health == v1alpha1.HealthHealthy
 		})

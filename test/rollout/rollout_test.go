@@ -78,8 +78,8 @@ func TestRolloutGoesProgressingThenHealthy(t *testing.T) {
 
 	t.Run("the first rollout is Progressing, then Healthy", func(t *testing.T) {
 		got := a.waitHealth(t, s, first, v1alpha1.HealthHealthy)
-		capture(t, a.c, deploymentKind, ns, "web", "deployment/healthy-rolled-out", true)
-		capture(t, a.c, podKind, ns, firstPod(t, a.c, ns, "web"), "pod/healthy-running", false)
+		capture(t, a.Client, deploymentKind, ns, "web", "deployment/healthy-rolled-out", true)
+		capture(t, a.Client, podKind, ns, firstPod(t, a.Client, ns, "web"), "pod/healthy-running", false)
 		if c := condition(got.Status, v1alpha1.HealthyCondition); c == nil || c.Status != metav1.ConditionTrue {
 			t.Errorf("Healthy condition = %+v, want True", c)
 		}
@@ -164,8 +164,8 @@ func TestPodsThatNeverBecomeReadyAreDegradedAfterTheProgressDeadline(t *testing.
 	s := a.newSync(t, ns, repo)
 
 	got := a.waitHealth(t, s, commit, v1alpha1.HealthDegraded)
-	capture(t, a.c, deploymentKind, ns, "web", "deployment/degraded-progress-deadline", true)
-	capture(t, a.c, podKind, ns, firstPod(t, a.c, ns, "web"), "pod/progressing-never-ready", false)
+	capture(t, a.Client, deploymentKind, ns, "web", "deployment/degraded-progress-deadline", true)
+	capture(t, a.Client, podKind, ns, firstPod(t, a.Client, ns, "web"), "pod/progressing-never-ready", false)
 	r, _ := resource(got.Status, "Deployment", "web")
 	for _, why := range []string{"ProgressDeadlineExceeded", "container app not ready"} {
 		if !strings.Contains(r.Message, why) {
@@ -194,9 +194,9 @@ func TestContainersThatCannotStartAreDegradedNamingTheContainer(t *testing.T) {
 				map[string]string{controlplane.ContainerWaitingAnnotation: reason})})
 			s := a.newSync(t, ns, repo)
 			got := a.waitHealth(t, s, commit, v1alpha1.HealthDegraded)
-			capture(t, a.c, deploymentKind, ns, "web", "deployment/degraded-"+strings.ToLower(reason), true)
-			capture(t, a.c, deploymentKind, ns, "web", "deployment/progressing-"+strings.ToLower(reason)+"-without-pods", false)
-			capture(t, a.c, podKind, ns, firstPod(t, a.c, ns, "web"), "pod/degraded-"+strings.ToLower(reason), false)
+			capture(t, a.Client, deploymentKind, ns, "web", "deployment/degraded-"+strings.ToLower(reason), true)
+			capture(t, a.Client, deploymentKind, ns, "web", "deployment/progressing-"+strings.ToLower(reason)+"-without-pods", false)
+			capture(t, a.Client, podKind, ns, firstPod(t, a.Client, ns, "web"), "pod/degraded-"+strings.ToLower(reason), false)
 			r, _ := resource(got.Status, "Deployment", "web")
 			if want := "container app: " + reason; !strings.Contains(r.Message, want) {
 				t.Errorf("Deployment/web says %q, want it to name %q", r.Message, want)
@@ -241,7 +241,7 @@ spec:
       containers: [{name: serve, image: "registry.k8s.io/pause:3.10"}]
 `, controlplane.FailAnnotation, controlplane.NeverReadyAnnotation)})
 	s := a.newSync(t, ns, repo)
-	got := a.waitFor(t, s, "Job/migrate Degraded and Job/seed done", func(s *v1alpha1.Sync) bool {
+	got := a.WaitFor(t, s, "Job/migrate Degraded and Job/seed done", func(s *v1alpha1.Sync) bool {
 		migrate, _ := resource(s.Status, "Job", "migrate")
 		return strings.HasSuffix(s.Status.LastAppliedRevision, commit) && migrate.Health == v1alpha1.HealthDegraded &&
 			healthOf(s.Status, "Job", "seed") == v1alpha1.HealthHealthy
@@ -249,9 +249,9 @@ spec:
 	if r, _ := resource(got.Status, "Job", "serve"); r.Health != v1alpha1.HealthProgressing {
 		t.Errorf("Job/serve, still running, is %+v, want Progressing", r)
 	}
-	capture(t, a.c, jobKind, ns, "migrate", "job/degraded-backoff-limit", true)
-	capture(t, a.c, jobKind, ns, "seed", "job/healthy-complete", true)
-	capture(t, a.c, jobKind, ns, "serve", "job/progressing-running", true)
+	capture(t, a.Client, jobKind, ns, "migrate", "job/degraded-backoff-limit", true)
+	capture(t, a.Client, jobKind, ns, "seed", "job/healthy-complete", true)
+	capture(t, a.Client, jobKind, ns, "serve", "job/progressing-running", true)
 	r, _ := resource(got.Status, "Job", "migrate")
 	for _, why := range []string{"BackoffLimitExceeded", "container migrate: exited with code 1"} {
 		if !strings.Contains(r.Message, why) {
@@ -311,10 +311,10 @@ spec:
 	if h := healthOf(got.Status, "CronJob", "hourly"); h != v1alpha1.HealthHealthy {
 		t.Errorf("CronJob/hourly is %s, want Healthy", h)
 	}
-	capture(t, a.c, deploymentKind, ns, "web", "deployment/suspended-paused", false)
-	capture(t, a.c, cronJobKind, ns, "nightly", "cronjob/suspended", false)
-	capture(t, a.c, cronJobKind, ns, "hourly", "cronjob/healthy-scheduled", false)
-	capture(t, a.c, jobKind, ns, "later", "job/suspended", false)
+	capture(t, a.Client, deploymentKind, ns, "web", "deployment/suspended-paused", false)
+	capture(t, a.Client, cronJobKind, ns, "nightly", "cronjob/suspended", false)
+	capture(t, a.Client, cronJobKind, ns, "hourly", "cronjob/healthy-scheduled", false)
+	capture(t, a.Client, jobKind, ns, "later", "job/suspended", false)
 }
 
 func TestAClaimThatNeverBindsIsProgressing(t *testing.T) {
@@ -355,7 +355,7 @@ spec:
   hostPath: {path: /tmp/tether-rollout-pv}
 `})
 	// The volume of the claim lost is not in git, so that it can be lost for good.
-	pv := createObject(t, a.c, "", fmt.Sprintf(`apiVersion: v1
+	pv := createObject(t, a.Client, "", fmt.Sprintf(`apiVersion: v1
 kind: PersistentVolume
 metadata: {name: tether-rollout-lost-pv}
 spec:
@@ -366,14 +366,14 @@ spec:
   claimRef: {namespace: %s, name: lost}
 `, ns))
 	s := a.newSync(t, ns, repo, func(s *v1alpha1.Sync) { s.Spec.DeletionPolicy = v1alpha1.DeletionPolicyDelete })
-	t.Cleanup(func() { _ = a.c.Delete(context.WithoutCancel(t.Context()), s) })
-	got := a.waitFor(t, s, "Progressing, with only the claim without a volume unhealthy", func(s *v1alpha1.Sync) bool {
+	t.Cleanup(func() { _ = a.Client.Delete(context.WithoutCancel(t.Context()), s) })
+	got := a.WaitFor(t, s, "Progressing, with only the claim without a volume unhealthy", func(s *v1alpha1.Sync) bool {
 		return strings.HasSuffix(s.Status.LastAppliedRevision, commit) && s.Status.Health == v1alpha1.HealthProgressing &&
 			healthOf(s.Status, "PersistentVolumeClaim", "bound") == v1alpha1.HealthHealthy &&
 			healthOf(s.Status, "PersistentVolumeClaim", "lost") == v1alpha1.HealthHealthy
 	})
-	capture(t, a.c, pvcKind, ns, "bound", "persistentvolumeclaim/healthy-bound", false)
-	capture(t, a.c, pvcKind, ns, "data", "persistentvolumeclaim/progressing-unbound", false)
+	capture(t, a.Client, pvcKind, ns, "bound", "persistentvolumeclaim/healthy-bound", false)
+	capture(t, a.Client, pvcKind, ns, "data", "persistentvolumeclaim/progressing-unbound", false)
 	r, _ := resource(got.Status, "PersistentVolumeClaim", "data")
 	if !strings.Contains(r.Message, "waiting for a volume to bind") {
 		t.Errorf("PersistentVolumeClaim/data says %q, want it to wait for a volume", r.Message)
@@ -384,16 +384,16 @@ spec:
 		// protection finalizer that keeps it while it is bound. Deleted first: the
 		// protection controller puts the finalizer back on a volume that is not
 		// being deleted.
-		harness.Must(t, a.c.Delete(t.Context(), pv))
-		harness.Must(t, a.c.Patch(t.Context(), pv, client.RawPatch(types.MergePatchType, []byte(`{"metadata": {"finalizers": null}}`))))
-		got := a.waitFor(t, s, "the claim lost Degraded", func(s *v1alpha1.Sync) bool {
+		harness.Must(t, a.Client.Delete(t.Context(), pv))
+		harness.Must(t, a.Client.Patch(t.Context(), pv, client.RawPatch(types.MergePatchType, []byte(`{"metadata": {"finalizers": null}}`))))
+		got := a.WaitFor(t, s, "the claim lost Degraded", func(s *v1alpha1.Sync) bool {
 			lost, _ := resource(s.Status, "PersistentVolumeClaim", "lost")
 			return lost.Health == v1alpha1.HealthDegraded
 		})
 		if r, _ := resource(got.Status, "PersistentVolumeClaim", "lost"); !strings.Contains(r.Message, "lost") {
 			t.Errorf("PersistentVolumeClaim/lost says %q, want it to say its volume is lost", r.Message)
 		}
-		capture(t, a.c, pvcKind, ns, "lost", "persistentvolumeclaim/degraded-lost", false)
+		capture(t, a.Client, pvcKind, ns, "lost", "persistentvolumeclaim/degraded-lost", false)
 	})
 }
 
@@ -464,7 +464,7 @@ status: {phase: "On"}
 		bad := check
 		bad.Failed = "status.phase = 'Broken'"
 		s := a.newSync(t, ns, repo, func(s *v1alpha1.Sync) { s.Spec.HealthChecks = []v1alpha1.HealthCheck{bad} })
-		got := a.waitFor(t, s, "Stalled", func(s *v1alpha1.Sync) bool {
+		got := a.WaitFor(t, s, "Stalled", func(s *v1alpha1.Sync) bool {
 			c := condition(s.Status, v1alpha1.StalledCondition)
 			return c != nil && c.Status == metav1.ConditionTrue
 		})
@@ -486,7 +486,7 @@ status: {phase: "On"}
 				HealthChecks: []v1alpha1.HealthCheck{check, check},
 			},
 		}
-		err := a.c.Create(t.Context(), s)
+		err := a.Client.Create(t.Context(), s)
 		if err == nil || !strings.Contains(err.Error(), "each apiVersion and kind may have one health check") {
 			t.Errorf("creating a Sync with two checks of one kind: %v, want it refused", err)
 		}
@@ -528,7 +528,7 @@ spec:
 	s := a.newSync(t, ns, repo, func(s *v1alpha1.Sync) { s.Spec.Source.Interval = &metav1.Duration{Duration: 2 * time.Second} })
 
 	t.Run("ready sets are Healthy, a set whose pods crash is Degraded, one whose pods never get ready Progressing", func(t *testing.T) {
-		got := a.waitFor(t, s, "the sets settled", func(s *v1alpha1.Sync) bool {
+		got := a.WaitFor(t, s, "the sets settled", func(s *v1alpha1.Sync) bool {
 			crash, _ := resource(s.Status, "StatefulSet", "crash")
 			crashd, _ := resource(s.Status, "DaemonSet", "crashd")
 			broken, _ := resource(s.Status, "DaemonSet", "broken")
@@ -541,21 +541,21 @@ spec:
 				t.Errorf("%s/%s says %q, want it to name the container", set[0], set[1], r.Message)
 			}
 		}
-		capture(t, a.c, statefulSetKind, ns, "crash", "statefulset/degraded-crashloopbackoff", true)
-		capture(t, a.c, statefulSetKind, ns, "db", "statefulset/healthy-ready", true)
-		capture(t, a.c, daemonSetKind, ns, "agent", "daemonset/healthy-ready", true)
-		capture(t, a.c, daemonSetKind, ns, "broken", "daemonset/progressing-never-ready", true)
-		capture(t, a.c, daemonSetKind, ns, "crashd", "daemonset/degraded-crashloopbackoff", true)
+		capture(t, a.Client, statefulSetKind, ns, "crash", "statefulset/degraded-crashloopbackoff", true)
+		capture(t, a.Client, statefulSetKind, ns, "db", "statefulset/healthy-ready", true)
+		capture(t, a.Client, daemonSetKind, ns, "agent", "daemonset/healthy-ready", true)
+		capture(t, a.Client, daemonSetKind, ns, "broken", "daemonset/progressing-never-ready", true)
+		capture(t, a.Client, daemonSetKind, ns, "crashd", "daemonset/degraded-crashloopbackoff", true)
 	})
 
 	second := repo.Commit(t, prefixed(files("2")), "version 2")
 	t.Run("a partitioned StatefulSet is Healthy once the replicas above its partition are updated", func(t *testing.T) {
-		got := a.waitFor(t, s, "StatefulSet/db Healthy at the second commit", func(s *v1alpha1.Sync) bool {
+		got := a.WaitFor(t, s, "StatefulSet/db Healthy at the second commit", func(s *v1alpha1.Sync) bool {
 			return strings.HasSuffix(s.Status.LastAppliedRevision, second) && healthOf(s.Status, "StatefulSet", "db") == v1alpha1.HealthHealthy
 		})
 		if r, _ := resource(got.Status, "StatefulSet", "db"); !strings.Contains(r.Message, "partitioned rollout done: 1 of 2 replicas updated (partition 1)") {
 			t.Errorf("StatefulSet/db says %q, want it to tell the partitioned rollout is done", r.Message)
 		}
-		capture(t, a.c, statefulSetKind, ns, "db", "statefulset/healthy-partitioned", true)
+		capture(t, a.Client, statefulSetKind, ns, "db", "statefulset/healthy-partitioned", true)
 	})
 }

@@ -1,4 +1,4 @@
-package main
+package agent
 
 import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -12,11 +12,12 @@ import (
 
 // setupSyncSets adds the SyncSet controller, over the agent's own Source (so
 // that a SyncSet's listing of a repository is the one its Syncs share), when
-// the cluster has the SyncSet CRD; a cluster installed before SyncSets runs
-// without them, and says so. Git generators' credentials are read by the Sync
-// reconciler, as the Syncs the SyncSet makes would read them.
-func setupSyncSets(mgr ctrl.Manager, src *source.Source, creds syncset.Credentials, f *controllerFlags) error {
-	if f.shard.set && f.shard.name != "" {
+// the agent serves SyncSets and the cluster has their CRD; a cluster installed
+// before SyncSets runs without them, and says so. Git generators' credentials
+// are read by the Sync reconciler, as the Syncs the SyncSet makes would read
+// them.
+func setupSyncSets(mgr ctrl.Manager, src *source.Source, creds syncset.Credentials, o Options) error {
+	if !o.SyncSets {
 		// The shard's cache holds only its own Syncs: a SyncSet would not see the
 		// Syncs it made. The unsharded agent serves SyncSets.
 		ctrl.Log.WithName("setup").Info("SyncSets are served by the agent without --shard or with --shard \"\", not by this one")
@@ -31,6 +32,7 @@ func setupSyncSets(mgr ctrl.Manager, src *source.Source, creds syncset.Credentia
 		return err
 	}
 	opts := syncset.DefaultOptions()
-	opts.Concurrency = max(1, f.concurrency/2)
+	opts.Concurrency = max(1, o.Concurrency/2)
+	opts.SkipNameValidation = o.Overrides.SkipNameValidation
 	return (&syncset.Reconciler{Client: mgr.GetClient(), Source: src, Credentials: creds}).SetupWithManager(mgr, opts)
 }
