@@ -97,7 +97,7 @@ func TestTreeOfASyncSetShowsItsSyncsAndWhatHoldsThem(t *testing.T) {
 	ss := &v1alpha1.SyncSet{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "web"},
 		Status: v1alpha1.SyncSetStatus{Syncs: 3, ReadySyncs: 2,
-			Rollout: &v1alpha1.RolloutStatus{Revision: second, Step: 1, Steps: 2},
+			Rollout:    &v1alpha1.RolloutStatus{Revision: second, Step: 1, Steps: 2},
 			Conditions: []metav1.Condition{{Type: v1alpha1.RolloutCondition, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonRolloutRolledBack}},
 		},
 	}
