@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
+	gosync "sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -238,24 +241,61 @@ func (r *Reconciler) write(ctx context.Context, ch fleet.Changes, entries map[st
 		}
 		return fmt.Errorf("%s Sync %s/%s: %w", verb, s.Namespace, s.Name, err)
 	}
-	var errs []error
+	// The writes go out writeWorkers at a time: one SyncSet over a thousand
+	// directories makes a thousand Syncs in its first reconcile, and one after
+	// the other they took longer than the Syncs took to apply.
+	var (
+		mu   gosync.Mutex
+		errs []error
+		wg   gosync.WaitGroup
+	)
+	slots := make(chan struct{}, writeWorkers)
+	send := func(write func() error) {
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			if err := write(); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
 	for _, s := range ch.Create {
-		if err := r.Client.Create(ctx, s); err != nil {
-			errs = append(errs, refused(s, "creating", err))
-		}
+		send(func() error {
+			if err := r.Client.Create(ctx, s); err != nil {
+				return refused(s, "creating", err)
+			}
+			return nil
+		})
 	}
 	for _, s := range ch.Update {
-		if err := r.Client.Update(ctx, s); err != nil {
-			errs = append(errs, refused(s, "updating", err))
-		}
+		send(func() error {
+			if err := r.Client.Update(ctx, s); err != nil {
+				return refused(s, "updating", err)
+			}
+			return nil
+		})
 	}
 	for _, s := range ch.Delete {
-		if err := r.Client.Delete(ctx, s, client.PropagationPolicy("Background")); client.IgnoreNotFound(err) != nil {
-			errs = append(errs, fmt.Errorf("deleting Sync %s/%s: %w", s.Namespace, s.Name, err))
-		}
+		send(func() error {
+			if err := r.Client.Delete(ctx, s, client.PropagationPolicy("Background")); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("deleting Sync %s/%s: %w", s.Namespace, s.Name, err)
+			}
+			return nil
+		})
 	}
+	wg.Wait()
+	// In a stable order, whichever write finished first: the status message
+	// must not change from one reconcile to the next for the same failures.
+	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return errors.Join(errs...)
 }
+
+// writeWorkers is how many writes of Syncs one reconcile has in flight, as
+// `kubectl apply` of a directory of Syncs in a pipeline would send them.
+const writeWorkers = 8
 
 // ownedElsewhere reports whether the Sync named like s exists with no label of
 // this SyncSet (one written by hand, or another SyncSet's); one that is this
