@@ -87,7 +87,7 @@ type Options struct {
 	// again: Fetches of its repositories fail at once with its last failure.
 	HostFailureMemory time.Duration
 	// MaxCacheBytes caps the disk the git cache takes, shared fairly between the
-	// tenants (Request.Tenant) that use it (see source_share.go): a Fetch that
+	// tenants (Request.Tenant) that use it (see source/gitcache, share.go): a Fetch that
 	// would take the cache past the cap, or its tenant past its share, stops with
 	// ReasonCacheFull. Only repositories of tenants over their share, or of none,
 	// are removed to make room for a tenant within its own, and a tenant over its

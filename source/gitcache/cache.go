@@ -186,11 +186,11 @@ func (c *Cache) sweep() {
 		// directory under c.mu keeps a new entry of the same URL from opening it
 		// meanwhile.
 		if now.Sub(e.used) < c.opts.CacheIdle || !e.mu.TryLock() {
-			keep[filepath.Base(c.cacheDir(key))] = true
+			keep[filepath.Base(c.dir.of(key))] = true
 			continue
 		}
 		if err := c.discardCache(e, key); err != nil {
-			keep[filepath.Base(c.cacheDir(key))] = true // retried at the next sweep
+			keep[filepath.Base(c.dir.of(key))] = true // retried at the next sweep
 		} else {
 			delete(c.repos, key)
 		}

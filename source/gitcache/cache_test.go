@@ -91,7 +91,7 @@ func TestGitCacheRemovesRepositoriesNoOneUses(t *testing.T) {
 	if _, err := s.Tree(oldRev, "."); err != nil {
 		t.Fatal(err)
 	}
-	oldDir := s.cacheDir(old.URL())
+	oldDir := s.dir.of(old.URL())
 	if open := openFilesUnder(t, oldDir); len(open) == 0 {
 		t.Fatalf("no file of %s open after a render; want its pack kept open", oldDir)
 	}

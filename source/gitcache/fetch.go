@@ -142,7 +142,7 @@ func (c *Cache) cached(e *repoEntry, req Request, r *git.Remote, ref v1alpha1.Gi
 		return resolution{}, false, err
 	}
 	res, ok := e.resolved[key]
-	if ok && c.fresh(res.at, req.MaxAge) && hasCommit(repo, res.commit) {
+	if ok && fresh(c.now(), res.at, req.MaxAge) && hasCommit(repo, res.commit) {
 		return res, true, nil
 	}
 	if res, ok := c.fromListing(e, r, ref, req.MaxAge); ok && hasCommit(repo, res.commit) {
@@ -374,7 +374,7 @@ func (c *Cache) fetchInto(ctx context.Context, url string, repo *gogit.Repositor
 		Force:      true,
 	})
 	if err != nil && !errors.Is(err, gogit.NoErrAlreadyUpToDate) {
-		removePartialPacks(c.cacheDir(url))
+		removePartialPacks(c.dir.of(url))
 		var full *cacheFullError
 		if errors.As(err, &full) {
 			return v1alpha1.ReasonCacheFull, full
@@ -420,7 +420,7 @@ func (c *Cache) openCache(e *repoEntry, url string) (*gogit.Repository, error) {
 	if e.repo != nil {
 		return e.repo, nil
 	}
-	dir := c.cacheDir(url)
+	dir := c.dir.of(url)
 	remoteURL, _ := git.SplitCredentials(url)
 	objects := git.NewObjectLRU(repoObjectCache)
 	repo, err := openRepository(dir, objects)
@@ -489,11 +489,15 @@ func openRepository(dir string, objects cache.Object) (*gogit.Repository, error)
 	return gogit.Open(repositoryStorage(dir, objects), nil)
 }
 
-// cacheDir is where the bare repository caching url lives: one directory for
-// every spelling of the URL that cacheKey deems the same.
-func (c *Cache) cacheDir(url string) string {
+// reposDir is the directory holding the cache's bare repositories
+// (Options.CacheDir/git), one directory a repository.
+type reposDir string
+
+// of is where the bare repository caching url lives: one directory for every
+// spelling of the URL that cacheKey deems the same (a cache key names it too).
+func (d reposDir) of(url string) string {
 	sum := sha256.Sum256([]byte(cacheKey(url)))
-	return filepath.Join(c.opts.CacheDir, "git", hex.EncodeToString(sum[:12]))
+	return filepath.Join(string(d), hex.EncodeToString(sum[:12]))
 }
 
 // discardCache forgets and deletes the cache of url; the next openCache re-creates it.
@@ -503,8 +507,8 @@ func (c *Cache) discardCache(e *repoEntry, url string) error {
 	}
 	e.repo, e.objects, e.trees = nil, nil, nil
 	e.resolved = map[string]resolution{}
-	if err := os.RemoveAll(c.cacheDir(url)); err != nil {
-		return fmt.Errorf("discarding cache %s: %w", c.cacheDir(url), err)
+	if err := os.RemoveAll(c.dir.of(url)); err != nil {
+		return fmt.Errorf("discarding cache %s: %w", c.dir.of(url), err)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package gitcache
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	gosync "sync"
 	"sync/atomic"
 	"time"
@@ -20,6 +21,8 @@ import (
 type Cache struct {
 	opts Options
 
+	// dir holds the bare repositories, one directory a repository.
+	dir   reposDir
 	mu    gosync.Mutex
 	repos map[string]*repoEntry // by cacheKey of the URL
 	// swept is when idle repositories were last looked for.
@@ -50,6 +53,7 @@ func New(opts Options) (*Cache, error) {
 	}
 	return &Cache{
 		opts:    opts,
+		dir:     reposDir(filepath.Join(opts.CacheDir, "git")),
 		remotes: remotes,
 		repos:   map[string]*repoEntry{},
 		hosts:   git.NewHostGate(opts.MaxFetchesPerHost, opts.HostFailureMemory),

@@ -28,7 +28,7 @@ const (
 // Glob lists the paths of the fetched commit rev that pattern matches, sorted;
 // each part of pattern ("apps/*", "clusters/*/config.yaml") is matched against
 // the names of one level of the tree as path.Match does ("**" is no special
-// case). Only the trees on the way are read, within Options.MaxTreeEntries, as
+// case). Only the trees on the way are read, within TreeBounds.MaxTreeEntries, as
 // a render reads them: a SyncSet over a monorepo lists the repository the agent
 // already holds for its Syncs, with no request to the git host.
 func (c *Cache) Glob(rev Revision, pattern string, kind GlobKind) ([]string, error) {
@@ -48,7 +48,7 @@ func (c *Cache) Glob(rev Revision, pattern string, kind GlobKind) ([]string, err
 }
 
 // ReadFiles reads files of the fetched commit rev (as Glob named them), each
-// within Options.MaxFileSize and all within Options.MaxTreeSize; a symlink is
+// within TreeBounds.MaxFileSize and all within TreeBounds.MaxTreeSize; a symlink is
 // read as its target when that lies inside the repository.
 func (c *Cache) ReadFiles(rev Revision, paths []string) (map[string][]byte, error) {
 	out := make(map[string][]byte, len(paths))

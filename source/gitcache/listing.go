@@ -29,7 +29,7 @@ func (c *Cache) refs(ctx context.Context, e *repoEntry, r *git.Remote, maxAge ti
 	e.mu.Lock()
 	l, ok := e.listed[r.Key]
 	e.mu.Unlock()
-	if ok && c.fresh(l.at, maxAge) {
+	if ok && fresh(c.now(), l.at, maxAge) {
 		return l.refs, l.at, nil
 	}
 	asked := c.now()
@@ -49,7 +49,7 @@ func (c *Cache) refs(ctx context.Context, e *repoEntry, r *git.Remote, maxAge ti
 // that the commit is cached.
 func (c *Cache) fromListing(e *repoEntry, r *git.Remote, ref v1alpha1.GitRef, maxAge time.Duration) (resolution, bool) {
 	l, ok := e.listed[r.Key]
-	if !ok || !c.fresh(l.at, maxAge) {
+	if !ok || !fresh(c.now(), l.at, maxAge) {
 		return resolution{}, false
 	}
 	if ref.Commit != "" {
@@ -64,8 +64,8 @@ func (c *Cache) fromListing(e *repoEntry, r *git.Remote, ref v1alpha1.GitRef, ma
 }
 
 // fresh reports whether something learnt from the remote at at may still be
-// used by a caller that accepts answers up to maxAge old. A maxAge of zero
-// always asks.
-func (c *Cache) fresh(at time.Time, maxAge time.Duration) bool {
-	return maxAge > 0 && c.now().Sub(at) < maxAge
+// used, now, by a caller that accepts answers up to maxAge old. A maxAge of
+// zero always asks.
+func fresh(now, at time.Time, maxAge time.Duration) bool {
+	return maxAge > 0 && now.Sub(at) < maxAge
 }

@@ -52,10 +52,10 @@ type dirUsage struct {
 	modTime time.Time
 }
 
-// measureCache walks the git cache, leaving out packs being written (fetches in
+// measure walks the git cache, leaving out packs being written (fetches in
 // flight count those themselves; see packCap).
-func (c *Cache) measureCache() (cacheUsage, error) {
-	root := filepath.Join(c.opts.CacheDir, "git")
+func (d reposDir) measure() (cacheUsage, error) {
+	root := string(d)
 	u := cacheUsage{dirs: map[string]dirUsage{}}
 	dirs, err := os.ReadDir(root)
 	if err != nil {
@@ -126,7 +126,7 @@ func (c *Cache) sharesOf(u cacheUsage, now time.Time, asker string) shares {
 	sh := shares{taken: map[string]int64{}, repos: map[string]int{}, users: map[string][]string{}}
 	seen := map[string]bool{asker: true}
 	for key, e := range c.repos {
-		dir := filepath.Base(c.cacheDir(key))
+		dir := filepath.Base(c.dir.of(key))
 		users := e.activeTenants(now, c.opts.CacheIdle)
 		sh.users[dir] = users
 		du := u.dirs[dir]
@@ -151,7 +151,7 @@ func (sh shares) over(tenant string) bool {
 }
 
 // activeTenants lists the tenants that fetched the entry within idle. The caller
-// holds Source.mu.
+// holds Cache.mu.
 func (e *repoEntry) activeTenants(now time.Time, idle time.Duration) []string {
 	var out []string
 	for t, at := range e.tenants {
@@ -181,7 +181,7 @@ func (c *Cache) reserve(url, tenant string) (*packCap, error) {
 	if c.opts.MaxCacheBytes <= 0 {
 		return nil, nil
 	}
-	key, dir := cacheKey(url), filepath.Base(c.cacheDir(url))
+	key, dir := cacheKey(url), filepath.Base(c.dir.of(url))
 	u, sh, err := c.sharesNow(tenant)
 	if err != nil {
 		return nil, err
@@ -209,7 +209,7 @@ func (c *Cache) reserve(url, tenant string) (*packCap, error) {
 
 // sharesNow measures the cache and works out its shares for a fetch by tenant.
 func (c *Cache) sharesNow(tenant string) (cacheUsage, shares, error) {
-	u, err := c.measureCache()
+	u, err := c.dir.measure()
 	if err != nil {
 		return u, shares{}, fmt.Errorf("measuring the git cache: %w", err)
 	}
@@ -263,7 +263,7 @@ func (t *tenantShare) gaveUp(freed int64) {
 // (least recently used first); never a tenant's only repository, nor one in use
 // (its lock held), nor the one being fetched into.
 func (c *Cache) makeRoom(key, tenant string, need int64) int64 {
-	u, err := c.measureCache()
+	u, err := c.dir.measure()
 	if err != nil {
 		return 0
 	}
@@ -274,8 +274,8 @@ func (c *Cache) makeRoom(key, tenant string, need int64) int64 {
 	if sh.over(tenant) {
 		return 0
 	}
-	entries := c.entriesByDir()
-	self := filepath.Base(c.cacheDir(key))
+	entries := c.dir.byName(c.repos)
+	self := filepath.Base(c.dir.of(key))
 	type candidate struct {
 		dir      string
 		unused   bool
@@ -344,7 +344,7 @@ func (c *Cache) freeRoom(key, tenant string, need int64) int64 {
 // key: never that one, nor one in use (its lock held). It returns the bytes it
 // removed, all of them counted to tenant.
 func (c *Cache) giveUpOwn(key, tenant string, need int64) int64 {
-	u, err := c.measureCache()
+	u, err := c.dir.measure()
 	if err != nil {
 		return 0
 	}
@@ -352,8 +352,8 @@ func (c *Cache) giveUpOwn(key, tenant string, need int64) int64 {
 	defer c.mu.Unlock()
 	now := c.now()
 	sh := c.sharesOf(u, now, tenant)
-	entries := c.entriesByDir()
-	self := filepath.Base(c.cacheDir(key))
+	entries := c.dir.byName(c.repos)
+	self := filepath.Base(c.dir.of(key))
 	type candidate struct {
 		dir   string
 		asked time.Time
@@ -381,12 +381,12 @@ func (c *Cache) giveUpOwn(key, tenant string, need int64) int64 {
 	return freed
 }
 
-// entriesByDir maps the base name of each cache entry's directory to its key.
-// The caller holds c.mu.
-func (c *Cache) entriesByDir() map[string]string {
+// byName maps the base name of each cache entry's directory to its key. The
+// caller holds Cache.mu, which guards repos.
+func (d reposDir) byName(repos map[string]*repoEntry) map[string]string {
 	entries := map[string]string{}
-	for k := range c.repos {
-		entries[filepath.Base(c.cacheDir(k))] = k
+	for k := range repos {
+		entries[filepath.Base(d.of(k))] = k
 	}
 	return entries
 }

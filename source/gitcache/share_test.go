@@ -37,7 +37,7 @@ func TestOneNamespaceCannotTakeAnothersShareOfTheGitCache(t *testing.T) {
 			t.Fatalf("namespace a fetching %s alone: %v", name, err)
 		}
 	}
-	u, err := s.measureCache()
+	u, err := s.dir.measure()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,13 +106,13 @@ func TestOneNamespaceCannotTakeAnothersShareOfTheGitCache(t *testing.T) {
 
 // dirOf is the base name of url's cache directory.
 func dirOf(s *Cache, url string) string {
-	return filepath.Base(s.cacheDir(url))
+	return filepath.Base(s.dir.of(url))
 }
 
 // cached reports whether url's repository holds a commit in the cache.
 func cached(t *testing.T, s *Cache, url string) bool {
 	t.Helper()
-	u, err := s.measureCache()
+	u, err := s.dir.measure()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func cached(t *testing.T, s *Cache, url string) bool {
 
 func assertUnderCap(t *testing.T, s *Cache) {
 	t.Helper()
-	u, err := s.measureCache()
+	u, err := s.dir.measure()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestAShareCountsSharedRepositoriesFairlyAndAlwaysAllowsOne(t *testing.T) {
 		}
 	}
 	must("a", "shared")
-	u, err := s.measureCache()
+	u, err := s.dir.measure()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestAShareCountsSharedRepositoriesFairlyAndAlwaysAllowsOne(t *testing.T) {
 
 func mustMeasure(t *testing.T, s *Cache) cacheUsage {
 	t.Helper()
-	u, err := s.measureCache()
+	u, err := s.dir.measure()
 	if err != nil {
 		t.Fatal(err)
 	}

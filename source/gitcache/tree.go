@@ -84,7 +84,7 @@ type treeCopier struct {
 	root             plumbing.Hash
 	maxFile, maxTree int64
 	total            int64
-	// entriesLeft is what is left to read of Options.MaxTreeEntries.
+	// entriesLeft is what is left to read of TreeBounds.MaxTreeEntries.
 	entriesLeft, maxEntries int
 	trees                   map[plumbing.Hash][]treeEntry // trees read, by id
 	copied                  map[string]bool               // directories copied, "." for all
@@ -146,7 +146,7 @@ func (c *treeCopier) isCopied(dir string) bool {
 	}
 }
 
-// tooMany is the error of a render whose trees are over Options.MaxTreeEntries,
+// tooMany is the error of a render whose trees are over TreeBounds.MaxTreeEntries,
 // naming the directory being read when the count ran out.
 func (c *treeCopier) tooMany(dir string) error {
 	return &RenderError{File: dir, Reason: v1alpha1.ReasonRenderLimitExceeded,
