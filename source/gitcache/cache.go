@@ -170,8 +170,9 @@ func dirSize(dir string) (int64, error) {
 }
 
 // sweep removes, at most every tenth of Options.CacheIdle, the cached
-// repositories no Fetch or Render has asked for in Options.CacheIdle: from
-// memory, and from disk, including directories a previous run of the agent left.
+// repositories that no Fetch nor read of their commits (Tree, Glob, ...) has
+// asked for in Options.CacheIdle: from memory, and from disk, including
+// directories a previous run of the agent left.
 func (c *Cache) sweep() {
 	now := c.now()
 	c.mu.Lock()

@@ -29,8 +29,8 @@ type repoEntry struct {
 	// listed remembers, by credentials, the remote's last ref listing and when:
 	// one listing answers every ref of the repository (see refs).
 	listed map[string]listing
-	// used is when a Fetch or Render last asked for the entry; guarded by
-	// Cache.mu.
+	// used is when a Fetch or a read of its commits last asked for the
+	// entry; guarded by Cache.mu.
 	used time.Time
 	// tenants records, by tenant, when it last fetched the repository (its
 	// share of the cache counts the repository; see share.go); guarded
