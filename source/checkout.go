@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/source/gitcache"
 	"tether.dev/tether/source/wall"
 )
 
@@ -79,14 +80,14 @@ func (c *Checkout) Render(ctx context.Context, commit, dir string, sel Directory
 	if err != nil {
 		return nil, fmt.Errorf("reading commit %s: %w", commit, err)
 	}
-	copier := newTreeCopier(gitStore{repo: c.repo}, obj.TreeHash, c.opts)
-	if err := copier.copyFor(clean); err != nil {
+	copier := gitcache.NewCommitCopier(c.repo, obj.TreeHash, treeBounds(c.opts))
+	if err := copier.CopyFor(clean); err != nil {
 		return nil, err
 	}
-	if err := copier.check(clean); err != nil {
+	if err := copier.Check(clean); err != nil {
 		return nil, err
 	}
-	objs, err = wall.RenderFS(ctx, copier.fs, clean, sel, helm, c.opts.renderOptions(), nil)
+	objs, err = wall.RenderFS(ctx, copier.FS(), clean, sel, helm, c.opts.renderOptions(), nil)
 	if errors.Is(err, ErrNoSuchPath) {
 		// A path the commit does not hold renders nothing: an app a pull request
 		// adds has no base.
@@ -97,21 +98,21 @@ func (c *Checkout) Render(ctx context.Context, commit, dir string, sel Directory
 	}
 	ov := &wall.OverlayJob{Kustomize: *k}
 	if len(k.Components) > 0 {
-		more := newTreeCopier(gitStore{repo: c.repo}, obj.TreeHash, c.opts)
+		more := gitcache.NewCommitCopier(c.repo, obj.TreeHash, treeBounds(c.opts))
 		for _, comp := range k.Components {
 			d, err := CleanPath(path.Join(clean, comp))
 			if err != nil {
 				return nil, &RenderError{File: clean, Err: fmt.Errorf("spec.kustomize.components: %q: %w", comp, err)}
 			}
-			if err := more.copyFor(d); err != nil {
+			if err := more.CopyFor(d); err != nil {
 				return nil, err
 			}
-			if err := more.check(d); err != nil {
+			if err := more.Check(d); err != nil {
 				return nil, err
 			}
 			ov.Components = append(ov.Components, d)
 		}
-		ov.Files, ov.Dirs = more.fs.Contents()
+		ov.Files, ov.Dirs = more.FS().Contents()
 	}
 	snap, err := wall.RunOverlay(&Snapshot{Path: clean, Objects: objs}, ov, c.opts.renderOptions())
 	if err != nil {

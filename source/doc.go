@@ -26,7 +26,7 @@
 // repository per repository, whatever the spelling of its URL; repositories unused
 // for CacheIdle are removed, and MaxCacheBytes holds while a pack is received: the
 // Fetch that would pass it stops with ReasonCacheFull and leaves nothing of its
-// pack. The cap is shared fairly between tenants (source_share.go): while N
+// pack. The cap is shared fairly between tenants (source/gitcache, share.go): while N
 // tenants use the cache, each may hold MaxCacheBytes/N (a repository several
 // use counts to each in equal parts; one repository of any size within the cap
 // is always allowed), a fetch that would take its tenant past its share stops
@@ -181,14 +181,22 @@
 // Rendering lives in two rooms below this package. source/render turns the
 // files it is handed into objects (plain YAML, kustomize, Helm charts, SOPS
 // decryption, the budgets) and knows no git; source/wall runs every render in
-// a worker process and keeps what workers answer (the render cache). This
-// package keeps what needs the git cache: it copies the files a render reads
-// out of a commit (source_tree*.go, and a directory on disk for
-// RenderDirectory, render_dir.go), asks once per commit and path whether a
-// path holds a chart (render_helm_probe.go), and schedules renders
+// a worker process and keeps what workers answer (the render cache).
+//
+// The git cache is the room source/gitcache (gitcache.Cache, which Source
+// holds and its Fetch, Refresh, Glob, ReadFiles, Descends and Subject forward
+// to, git_cache.go): fetches, ref listings, the cache's share between
+// tenants, and copying the files a render reads out of a commit (Tree; a
+// local clone's commit for Checkout and a directory on disk for
+// RenderDirectory through gitcache.Copier, render_dir.go), within the bounds
+// Options gives it (gitOptions). How it speaks to hosts (remotes,
+// credentials, transport, the host gate) is the room below it, source/git.
+// This package composes them: it asks once per commit and path whether a path
+// holds a chart (render_helm_probe.go), and schedules renders
 // (source_render.go: the cache key, the slots, the deadline, joining a render
 // already running), handing the wall render.Options built from Options. The
-// rooms' exported names are kept here as aliases (render_names.go).
+// rooms' exported names are kept here as aliases (render_names.go,
+// git_cache.go).
 //
 // The webhook receiver lives in its own room, source/webhook (NewWebhookHandler
 // and Push here are its names under source, for the callers that know them).

@@ -3,7 +3,6 @@ package source
 import (
 	"path"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"tether.dev/tether/source/render"
 )
 
@@ -39,24 +38,5 @@ func (s *Source) holdsChart(rev Revision, dir, key string) (bool, error) {
 // probeChart looks for dir/Chart.yaml in rev's tree; read is false when the
 // cache could not tell (the render reports why).
 func (s *Source) probeChart(rev Revision, dir string) (found, read bool, err error) {
-	e := s.entry(rev.URL)
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	repo, err := s.openCache(e, rev.URL)
-	if err != nil {
-		return false, false, nil //nolint:nilerr // the render reports an unreadable cache
-	}
-	commit, err := repo.CommitObject(plumbing.NewHash(rev.Commit))
-	if err != nil {
-		return false, false, nil //nolint:nilerr // the render reports a missing commit
-	}
-	c := newTreeCopier(gitStore{repo: repo, trees: e.trees}, commit.TreeHash, s.opts)
-	entry, ok, err := c.lookup(path.Join(dir, render.ChartFile))
-	switch {
-	case IsRenderError(err):
-		return false, false, err
-	case err != nil:
-		return false, false, nil // the render reports an unreadable tree
-	}
-	return ok && entry.kind != entryTree, true, nil
+	return s.git.HoldsFile(rev, path.Join(dir, render.ChartFile))
 }

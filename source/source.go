@@ -1,18 +1,13 @@
 package source
 
 import (
-	"context"
 	"fmt"
 	"os"
 	gosync "sync"
-	"sync/atomic"
 	"time"
 
-	gogit "github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing/cache"
-
 	"tether.dev/tether/source/chartrepo"
-	"tether.dev/tether/source/git"
+	"tether.dev/tether/source/gitcache"
 	"tether.dev/tether/source/render"
 	"tether.dev/tether/source/wall"
 )
@@ -92,7 +87,7 @@ type Options struct {
 	// again: Fetches of its repositories fail at once with its last failure.
 	HostFailureMemory time.Duration
 	// MaxCacheBytes caps the disk the git cache takes, shared fairly between the
-	// tenants (Request.Tenant) that use it (see source_share.go): a Fetch that
+	// tenants (Request.Tenant) that use it (see source/gitcache, share.go): a Fetch that
 	// would take the cache past the cap, or its tenant past its share, stops with
 	// ReasonCacheFull. Only repositories of tenants over their share, or of none,
 	// are removed to make room for a tenant within its own, and a tenant over its
@@ -133,11 +128,11 @@ type Options struct {
 // over as JSON, objects and the caller's copy) and the render cache fit in about
 // 300 MiB.
 func DefaultOptions() Options {
-	r := render.DefaultOptions()
+	r, g := render.DefaultOptions(), gitcache.DefaultOptions()
 	return Options{
-		MaxFileSize:           r.MaxFileSize,
-		MaxTreeSize:           r.MaxTreeSize,
-		MaxTreeEntries:        DefaultMaxTreeEntries,
+		MaxFileSize:           g.MaxFileSize,
+		MaxTreeSize:           g.MaxTreeSize,
+		MaxTreeEntries:        g.MaxTreeEntries,
 		MaxYAMLNodesPerFile:   r.MaxYAMLNodesPerFile,
 		MaxYAMLNodesPerRender: r.MaxYAMLNodesPerRender,
 		MaxObjects:            r.MaxObjects,
@@ -147,38 +142,32 @@ func DefaultOptions() Options {
 		MaxRendersGivenUp:     2,
 		RenderTimeout:         r.Timeout,
 		RenderMemoryLimit:     r.MemoryLimit,
-		Timeout:               5 * time.Minute,
-		ListTimeout:           30 * time.Second,
-		MaxFetchesPerHost:     2,
-		HostFailureMemory:     30 * time.Second,
-		MaxCacheBytes:         768 << 20,
-		CacheIdle:             time.Hour,
+		Timeout:               g.Timeout,
+		ListTimeout:           g.ListTimeout,
+		MaxFetchesPerHost:     g.MaxFetchesPerHost,
+		HostFailureMemory:     g.HostFailureMemory,
+		MaxCacheBytes:         g.MaxCacheBytes,
+		CacheIdle:             g.CacheIdle,
 		MaxChartIndexBytes:    32 << 20,
 		MaxChartPackageBytes:  r.MaxChartPackageBytes,
 		MaxChartFiles:         r.MaxChartFiles,
 		ChartCacheBytes:       32 << 20,
-		CacheKeepRecent:       10 * time.Minute,
+		CacheKeepRecent:       g.CacheKeepRecent,
 	}
 }
 
 // Source fetches and renders git repositories. It is safe for concurrent use: work
-// on one URL is serialized, different URLs proceed in parallel.
+// on one URL is serialized, different URLs proceed in parallel. It composes its
+// parts: the git cache (source/gitcache) fetches and reads commits, the render
+// wall (source/wall) runs renders and keeps their results, chart repositories
+// (source/chartrepo) are read for packaged charts, and the fields below
+// schedule renders (source_render.go).
 type Source struct {
 	opts Options
 
-	mu    gosync.Mutex
-	repos map[string]*repoEntry // by cacheKey of the URL
-	// swept is when idle repositories were last looked for.
-	swept time.Time
-	// started is when New made the Source (see removeStrayDirs).
-	started time.Time
-
-	hosts *git.HostGate
-	// receiving counts the pack bytes written by the fetches in flight, which
-	// count against Options.MaxCacheBytes (see packCap).
-	receiving atomic.Int64
-	// remotes works out how to reach a repository with its credentials.
-	remotes *git.Remotes
+	// git holds the fetched repositories: fetches, listings, the host gate,
+	// the cache's share between tenants, and reading commits' trees.
+	git     *gitcache.Cache
 	renders *wall.Cache
 	// rendering holds a token per caller whose render is running.
 	rendering chan struct{}
@@ -196,65 +185,6 @@ type Source struct {
 	charts *chartrepo.Repositories
 	// beforeRender, when set (by tests), runs before each render starts.
 	beforeRender func(dir string)
-	now          func() time.Time
-}
-
-type repoEntry struct {
-	// network is held by the one network conversation with the URL at a time.
-	network chan struct{}
-	// mu guards the fields below and the cache on disk; it is held during network
-	// I/O only while a pack is being written into the cache.
-	mu   gosync.Mutex
-	repo *gogit.Repository
-	// objects is repo's cache of decoded objects (see forgetObjects).
-	objects cache.Object
-	// trees keeps the trees renders of repo read, parsed (see treeCache).
-	trees *treeCache
-	// resolved remembers, by credentials and ref, the commit the remote last named
-	// and when.
-	resolved map[string]resolution
-	// listed remembers, by credentials, the remote's last ref listing and when:
-	// one listing answers every ref of the repository (see refs).
-	listed map[string]listing
-	// used is when a Fetch or Render last asked for the entry; guarded by
-	// Source.mu.
-	used time.Time
-	// tenants records, by tenant, when it last fetched the repository (its
-	// share of the cache counts the repository; see source_share.go); guarded
-	// by Source.mu.
-	tenants map[string]time.Time
-}
-
-// forgetObjects empties the cache of the entry's decoded objects. A render
-// copies the files it reads (source_tree.go) and its result goes to the render
-// cache, so once a tree is copied, the blobs, trees and delta bases it decoded
-// serve only a later read of the same objects; held, they stay in the agent's
-// heap while the revision is applied (up to repoObjectCache a repository, ~0.8
-// MiB of anonymous memory at a path of 1,000 objects). The next render of
-// another path of the same commit (a fleet of Syncs on one repository) decodes
-// the commit and the blobs' delta bases again from the pack; the trees on the way
-// to its directory it finds parsed in e.trees, which is not cleared. Callers hold
-// e.mu.
-func (e *repoEntry) forgetObjects() {
-	if e.objects != nil {
-		e.objects.Clear()
-	}
-}
-
-type resolution struct {
-	commit string
-	// tag is the tag a semver range resolved to.
-	tag string
-	at  time.Time
-}
-
-// revision completes rev with what the resolution found.
-func (r resolution) revision(rev Revision) Revision {
-	rev.Commit = r.commit
-	if r.tag != "" {
-		rev.Ref = r.tag
-	}
-	return rev
 }
 
 // New returns a Source that caches repositories under opts.CacheDir.
@@ -321,7 +251,7 @@ func New(opts Options) (*Source, error) {
 		opts.RenderMemoryLimit = defaults.RenderMemoryLimit
 	}
 	opts = withChartDefaults(opts, defaults)
-	remotes, err := git.NewRemotes(opts.CacheDir)
+	cache, err := gitcache.New(gitOptions(opts))
 	if err != nil {
 		return nil, fmt.Errorf("source: %w", err)
 	}
@@ -331,58 +261,22 @@ func New(opts Options) (*Source, error) {
 	}
 	return &Source{
 		opts:       opts,
-		remotes:    remotes,
+		git:        cache,
 		charts:     charts,
-		repos:      map[string]*repoEntry{},
-		hosts:      git.NewHostGate(opts.MaxFetchesPerHost, opts.HostFailureMemory),
 		renders:    wall.NewCache(opts.RenderCacheBytes),
 		rendering:  make(chan struct{}, opts.MaxConcurrentRenders),
 		live:       make(chan struct{}, opts.MaxConcurrentRenders+opts.MaxRendersGivenUp),
 		inflight:   map[string]*renderCall{},
 		chartPaths: map[string]bool{},
-		now:        time.Now,
-		started:    time.Now(),
 	}, nil
-}
-
-// lockNetwork waits at most wait for the URL's network conversation to be free,
-// and takes it.
-func (e *repoEntry) lockNetwork(ctx context.Context, wait time.Duration) bool {
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case e.network <- struct{}{}:
-		return true
-	case <-t.C:
-		return false
-	case <-ctx.Done():
-		return false
-	}
-}
-
-func (e *repoEntry) unlockNetwork() { <-e.network }
-
-// entry returns the lockable cache entry of one URL, shared by every spelling of
-// it that cacheKey deems the same, and marks it used.
-func (s *Source) entry(url string) *repoEntry {
-	key := cacheKey(url)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e, ok := s.repos[key]
-	if !ok {
-		e = &repoEntry{network: make(chan struct{}, 1), resolved: map[string]resolution{}, listed: map[string]listing{}}
-		s.repos[key] = e
-	}
-	e.used = s.now()
-	return e
 }
 
 // Defaults of the bounds on what one render reads (see Options).
 const (
 	// DefaultMaxTreeEntries: ten times the entries of a large deploy repository
 	// (20,000 manifests in nested directories), and at a few hundred bytes an
-	// entry a few tens of MiB at most.
-	DefaultMaxTreeEntries = 100_000
+	// entry a few tens of MiB at most (gitcache.DefaultMaxTreeEntries).
+	DefaultMaxTreeEntries = gitcache.DefaultMaxTreeEntries
 	// DefaultRenderMemoryLimit bounds one render's worker: whatever a
 	// repository holds costs at most this, in a process the agent does not
 	// depend on. kube-prometheus-stack, the most installed chart, renders in
@@ -395,6 +289,19 @@ const (
 	DefaultMaxYAMLNodesPerFile   = render.DefaultMaxYAMLNodesPerFile
 	DefaultMaxYAMLNodesPerRender = render.DefaultMaxYAMLNodesPerRender
 )
+
+// gitOptions are the git cache's options among opts.
+func gitOptions(opts Options) gitcache.Options {
+	return gitcache.Options{CacheDir: opts.CacheDir, Timeout: opts.Timeout, ListTimeout: opts.ListTimeout,
+		MaxFetchesPerHost: opts.MaxFetchesPerHost, HostFailureMemory: opts.HostFailureMemory,
+		MaxCacheBytes: opts.MaxCacheBytes, CacheIdle: opts.CacheIdle, CacheKeepRecent: opts.CacheKeepRecent,
+		AllowFileURLs: opts.AllowFileURLs, TreeBounds: treeBounds(opts)}
+}
+
+// treeBounds are the bounds of reading one tree among opts.
+func treeBounds(opts Options) gitcache.TreeBounds {
+	return gitcache.TreeBounds{MaxFileSize: opts.MaxFileSize, MaxTreeSize: opts.MaxTreeSize, MaxTreeEntries: opts.MaxTreeEntries}
+}
 
 // chartOptions are the bounds of chart repositories among opts.
 func chartOptions(opts Options) chartrepo.Options {

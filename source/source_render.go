@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/source/gitcache"
 	"tether.dev/tether/source/render"
 	"tether.dev/tether/source/wall"
 )
@@ -235,7 +236,7 @@ func (s *Source) renderNow(in renderInput) (r wall.Rendered, err error) {
 		job.Package = in.pkg
 		return wall.Run(job, opts)
 	}
-	fs, err := s.tree(in.rev, in.dir)
+	fs, err := s.git.Tree(in.rev, in.dir)
 	if err != nil {
 		return wall.Rendered{}, err
 	}
@@ -244,20 +245,9 @@ func (s *Source) renderNow(in renderInput) (r wall.Rendered, err error) {
 }
 
 // CleanPath checks a path inside the repository and returns it cleaned ("." for the
-// root). Absolute paths and paths that climb out of the repository are refused.
-func CleanPath(p string) (string, error) {
-	if p == "" {
-		return ".", nil
-	}
-	if path.IsAbs(p) {
-		return "", &RenderError{File: p, Err: errors.New("path must be relative to the repository root")}
-	}
-	clean := path.Clean(p)
-	if clean == ".." || strings.HasPrefix(clean, "../") {
-		return "", &RenderError{File: p, Err: errors.New("path leaves the repository")}
-	}
-	return clean, nil
-}
+// root). Absolute paths and paths that climb out of the repository are refused
+// (gitcache.CleanPath, which Glob and the tree copier use too).
+func CleanPath(p string) (string, error) { return gitcache.CleanPath(p) }
 
 // Overlay puts k on top of snap's objects behind the render wall, within the
 // source's render limits (the function Overlay), k's components read from
@@ -280,7 +270,7 @@ func (s *Source) Overlay(snap *Snapshot, k *v1alpha1.Kustomize) (*Snapshot, erro
 			}
 			ov.Components = append(ov.Components, dir)
 		}
-		fs, err := s.tree(snap.Revision, ov.Components[0], ov.Components[1:]...)
+		fs, err := s.git.Tree(snap.Revision, ov.Components[0], ov.Components[1:]...)
 		if err != nil {
 			return nil, err
 		}

@@ -20,9 +20,7 @@
 // ParseRange resolve a semver range against a listing's tags; ObjectLRU is the
 // bounded cache of decoded objects a repository opened from the cache uses.
 //
-// What is still source's: the on-disk cache of repositories and its fair
-// share between tenants, fetches and ref listings (source_fetch.go,
-// source_cache.go, source_share.go, source_listing.go), and reading a commit's
-// trees for a render (source_tree*.go), which the split of source moves here
-// next.
+// The on-disk cache of repositories that uses all this (fetches, ref
+// listings, the cache's fair share between tenants, reading a commit's trees
+// for a render) is the room above it, source/gitcache.
 package git

@@ -1,4 +1,4 @@
-package source
+package gitcache
 
 import (
 	"encoding/base64"
@@ -16,17 +16,21 @@ import (
 
 var mainBranch = v1alpha1.GitRef{Branch: "main"}
 
-func newCacheTestSource(t *testing.T, opts Options) *Source {
+func newTestCache(t *testing.T, opts Options) *Cache {
 	t.Helper()
-	opts.CacheDir, opts.AllowFileURLs = t.TempDir(), true
-	s, err := New(opts)
+	d := DefaultOptions()
+	if opts.CacheIdle != 0 {
+		d.CacheIdle = opts.CacheIdle
+	}
+	d.CacheDir, d.AllowFileURLs = t.TempDir(), true
+	s, err := New(d)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
 
-func cachedRepos(t *testing.T, s *Source) int {
+func cachedRepos(t *testing.T, s *Cache) int {
 	t.Helper()
 	dirs, err := os.ReadDir(filepath.Join(s.opts.CacheDir, "git"))
 	if err != nil && !os.IsNotExist(err) {
@@ -52,7 +56,7 @@ func openFilesUnder(t *testing.T, dir string) []string {
 	return open
 }
 
-func mustFetch(t *testing.T, s *Source, url string) Revision {
+func mustFetch(t *testing.T, s *Cache, url string) Revision {
 	t.Helper()
 	rev, err := s.Fetch(t.Context(), Request{URL: url, Ref: mainBranch})
 	if err != nil {
@@ -64,7 +68,7 @@ func mustFetch(t *testing.T, s *Source, url string) Revision {
 func TestGitCacheIsKeyedByNormalisedURL(t *testing.T) {
 	repo := gitserver.Start(t, gitserver.Options{}).CreateRepo(t, "deploy")
 	repo.Commit(t, map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"}, "one")
-	s := newCacheTestSource(t, Options{})
+	s := newTestCache(t, Options{})
 	plain := repo.URL()
 	for _, url := range []string{plain, strings.Replace(plain, "http://", "http://someone:token@", 1)} {
 		mustFetch(t, s, url)
@@ -82,12 +86,12 @@ func TestGitCacheRemovesRepositoriesNoOneUses(t *testing.T) {
 	for _, r := range []*gitserver.Repo{old, current} {
 		r.Commit(t, map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"}, "one")
 	}
-	s := newCacheTestSource(t, Options{CacheIdle: time.Hour})
+	s := newTestCache(t, Options{CacheIdle: time.Hour})
 	oldRev := mustFetch(t, s, old.URL())
-	if _, err := s.Render(t.Context(), oldRev, ".", Helm{}); err != nil {
+	if _, err := s.Tree(oldRev, "."); err != nil {
 		t.Fatal(err)
 	}
-	oldDir := s.cacheDir(old.URL())
+	oldDir := s.dir.of(old.URL())
 	if open := openFilesUnder(t, oldDir); len(open) == 0 {
 		t.Fatalf("no file of %s open after a render; want its pack kept open", oldDir)
 	}
@@ -117,7 +121,7 @@ func TestGitCacheOverItsCapFailsClearlyAndEvictsNothing(t *testing.T) {
 	for _, r := range []*gitserver.Repo{first, second} {
 		r.Commit(t, map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"}, "one")
 	}
-	s := newCacheTestSource(t, Options{})
+	s := newTestCache(t, Options{})
 	firstRev := mustFetch(t, s, first.URL())
 	used, err := dirSize(filepath.Join(s.opts.CacheDir, "git"))
 	if err != nil {
@@ -127,16 +131,16 @@ func TestGitCacheOverItsCapFailsClearlyAndEvictsNothing(t *testing.T) {
 
 	_, err = s.Fetch(t.Context(), Request{URL: second.URL(), Ref: mainBranch})
 	var fe *FetchError
-	if !errors.As(err, &fe) || fe.Reason != ReasonCacheFull || !strings.Contains(err.Error(), "over the agent's limit") {
-		t.Fatalf("Fetch over the cap: %v; want a FetchError with reason %s", err, ReasonCacheFull)
+	if !errors.As(err, &fe) || fe.Reason != v1alpha1.ReasonCacheFull || !strings.Contains(err.Error(), "over the agent's limit") {
+		t.Fatalf("Fetch over the cap: %v; want a FetchError with reason %s", err, v1alpha1.ReasonCacheFull)
 	}
 	t.Run("a repository cached already still polls and renders", func(t *testing.T) {
 		s.now = func() time.Time { return time.Now().Add(time.Minute) } // past MaxAge: asks the remote
 		if rev := mustFetch(t, s, first.URL()); rev.Commit != firstRev.Commit {
 			t.Errorf("Fetch = %s, want %s", rev.Commit, firstRev.Commit)
 		}
-		if _, err := s.Render(t.Context(), firstRev, ".", Helm{}); err != nil {
-			t.Errorf("Render: %v", err)
+		if _, err := s.Tree(firstRev, "."); err != nil {
+			t.Errorf("Tree: %v", err)
 		}
 	})
 	t.Run("with the cap raised, the fetch succeeds", func(t *testing.T) {
@@ -150,7 +154,7 @@ func TestTheCacheCapHoldsWhileAFetchRuns(t *testing.T) {
 	small, big := srv.CreateRepo(t, "small"), srv.CreateRepo(t, "big")
 	small.Commit(t, map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"}, "one")
 	big.Commit(t, map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n", "blob.txt": randomText(1, 4<<20)}, "four MiB")
-	s := newCacheTestSource(t, Options{})
+	s := newTestCache(t, Options{})
 	mustFetch(t, s, small.URL())
 	used, err := dirSize(filepath.Join(s.opts.CacheDir, "git"))
 	if err != nil {
@@ -162,8 +166,8 @@ func TestTheCacheCapHoldsWhileAFetchRuns(t *testing.T) {
 	t.Run("the fetch that would pass the cap stops and says so", func(t *testing.T) {
 		_, err := s.Fetch(t.Context(), Request{URL: big.URL(), Ref: mainBranch})
 		var fe *FetchError
-		if !errors.As(err, &fe) || fe.Reason != ReasonCacheFull || !strings.Contains(err.Error(), "was stopped after") {
-			t.Fatalf("Fetch of 4 MiB under a cap with 1 MiB of room: %v; want a FetchError with reason %s, stopped while fetching", err, ReasonCacheFull)
+		if !errors.As(err, &fe) || fe.Reason != v1alpha1.ReasonCacheFull || !strings.Contains(err.Error(), "was stopped after") {
+			t.Fatalf("Fetch of 4 MiB under a cap with 1 MiB of room: %v; want a FetchError with reason %s, stopped while fetching", err, v1alpha1.ReasonCacheFull)
 		}
 		t.Logf("%v", err)
 	})
@@ -201,6 +205,3 @@ func randomText(seed uint64, n int) string {
 	}
 	return base64.StdEncoding.EncodeToString(b)[:n]
 }
-
-// RandomText is randomText, for the tests outside the package.
-var RandomText = randomText

@@ -1,4 +1,4 @@
-package source
+package gitcache
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/test/gitserver"
 )
 
@@ -27,7 +28,7 @@ func TestOneNamespaceCannotTakeAnothersShareOfTheGitCache(t *testing.T) {
 		repos[name] = srv.CreateRepo(t, name)
 		repos[name].Commit(t, files, "one")
 	}
-	s := newCacheTestSource(t, Options{})
+	s := newTestCache(t, Options{})
 	fetch := func(tenant, repo string) (Revision, error) {
 		return s.Fetch(t.Context(), Request{URL: repos[repo].URL(), Ref: mainBranch, Tenant: tenant})
 	}
@@ -36,7 +37,7 @@ func TestOneNamespaceCannotTakeAnothersShareOfTheGitCache(t *testing.T) {
 			t.Fatalf("namespace a fetching %s alone: %v", name, err)
 		}
 	}
-	u, err := s.measureCache()
+	u, err := s.dir.measure()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,8 +53,8 @@ func TestOneNamespaceCannotTakeAnothersShareOfTheGitCache(t *testing.T) {
 		if bRev, err = fetch("b", "b1"); err != nil {
 			t.Fatalf("namespace b's fetch: %v; want it to succeed, a being over its share", err)
 		}
-		if _, err := s.Render(t.Context(), bRev, ".", Helm{}); err != nil {
-			t.Errorf("Render: %v", err)
+		if _, err := s.Tree(bRev, "."); err != nil {
+			t.Errorf("Tree: %v", err)
 		}
 		assertUnderCap(t, s)
 	})
@@ -67,8 +68,8 @@ func TestOneNamespaceCannotTakeAnothersShareOfTheGitCache(t *testing.T) {
 	t.Run("a's fetch that would pass its share stops on a's Sync only, naming the share", func(t *testing.T) {
 		_, err := fetch("a", "a1")
 		var fe *FetchError
-		if !errors.As(err, &fe) || fe.Reason != ReasonCacheFull {
-			t.Fatalf("a's fetch of a1 again: %v; want a FetchError with reason %s", err, ReasonCacheFull)
+		if !errors.As(err, &fe) || fe.Reason != v1alpha1.ReasonCacheFull {
+			t.Fatalf("a's fetch of a1 again: %v; want a FetchError with reason %s", err, v1alpha1.ReasonCacheFull)
 		}
 		for _, want := range []string{"was stopped after", "namespace a's repositories", "its share of", "shared by the 2 namespaces"} {
 			if !strings.Contains(err.Error(), want) {
@@ -87,8 +88,8 @@ func TestOneNamespaceCannotTakeAnothersShareOfTheGitCache(t *testing.T) {
 		if err != nil || rev.Commit != next {
 			t.Fatalf("b's fetch of a new commit: %v, %v; want %s", rev.Commit, err, next)
 		}
-		if _, err := s.Render(t.Context(), rev, ".", Helm{}); err != nil {
-			t.Errorf("Render: %v", err)
+		if _, err := s.Tree(rev, "."); err != nil {
+			t.Errorf("Tree: %v", err)
 		}
 	})
 	t.Run("a's repositories within its share still poll and render", func(t *testing.T) {
@@ -97,30 +98,30 @@ func TestOneNamespaceCannotTakeAnothersShareOfTheGitCache(t *testing.T) {
 		if err != nil {
 			t.Fatalf("a's fetch of a2: %v", err)
 		}
-		if _, err := s.Render(t.Context(), rev, ".", Helm{}); err != nil {
-			t.Errorf("Render: %v", err)
+		if _, err := s.Tree(rev, "."); err != nil {
+			t.Errorf("Tree: %v", err)
 		}
 	})
 }
 
 // dirOf is the base name of url's cache directory.
-func dirOf(s *Source, url string) string {
-	return filepath.Base(s.cacheDir(url))
+func dirOf(s *Cache, url string) string {
+	return filepath.Base(s.dir.of(url))
 }
 
 // cached reports whether url's repository holds a commit in the cache.
-func cached(t *testing.T, s *Source, url string) bool {
+func cached(t *testing.T, s *Cache, url string) bool {
 	t.Helper()
-	u, err := s.measureCache()
+	u, err := s.dir.measure()
 	if err != nil {
 		t.Fatal(err)
 	}
 	return u.dirs[dirOf(s, url)].packed
 }
 
-func assertUnderCap(t *testing.T, s *Source) {
+func assertUnderCap(t *testing.T, s *Cache) {
 	t.Helper()
-	u, err := s.measureCache()
+	u, err := s.dir.measure()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func TestAShareCountsSharedRepositoriesFairlyAndAlwaysAllowsOne(t *testing.T) {
 		repos[r.name] = srv.CreateRepo(t, r.name)
 		repos[r.name].Commit(t, files, "one")
 	}
-	s := newCacheTestSource(t, Options{})
+	s := newTestCache(t, Options{})
 	fetch := func(tenant, repo string) error {
 		_, err := s.Fetch(t.Context(), Request{URL: repos[repo].URL(), Ref: mainBranch, Tenant: tenant})
 		return err
@@ -160,7 +161,7 @@ func TestAShareCountsSharedRepositoriesFairlyAndAlwaysAllowsOne(t *testing.T) {
 		}
 	}
 	must("a", "shared")
-	u, err := s.measureCache()
+	u, err := s.dir.measure()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,8 +194,8 @@ func TestAShareCountsSharedRepositoriesFairlyAndAlwaysAllowsOne(t *testing.T) {
 	t.Run("a second repository of a namespace past its share is refused, naming the share", func(t *testing.T) {
 		err := fetch("c", "c2")
 		var fe *FetchError
-		if !errors.As(err, &fe) || fe.Reason != ReasonCacheFull {
-			t.Fatalf("c's second repository: %v; want a FetchError with reason %s", err, ReasonCacheFull)
+		if !errors.As(err, &fe) || fe.Reason != v1alpha1.ReasonCacheFull {
+			t.Fatalf("c's second repository: %v; want a FetchError with reason %s", err, v1alpha1.ReasonCacheFull)
 		}
 		for _, want := range []string{"namespace c's repositories take", "over its share of", "shared by the 3 namespaces"} {
 			if !strings.Contains(err.Error(), want) {
@@ -205,9 +206,9 @@ func TestAShareCountsSharedRepositoriesFairlyAndAlwaysAllowsOne(t *testing.T) {
 	})
 }
 
-func mustMeasure(t *testing.T, s *Source) cacheUsage {
+func mustMeasure(t *testing.T, s *Cache) cacheUsage {
 	t.Helper()
-	u, err := s.measureCache()
+	u, err := s.dir.measure()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +232,7 @@ func TestANamespaceOverItsShareGivesUpARepositoryItNoLongerAsksFor(t *testing.T)
 			"blob.txt": randomText(uint64(i+20), large),
 		}, "one")
 	}
-	s := newCacheTestSource(t, Options{})
+	s := newTestCache(t, Options{})
 	start := time.Now()
 	clock := start
 	s.now = func() time.Time { return clock }
@@ -261,8 +262,8 @@ func TestANamespaceOverItsShareGivesUpARepositoryItNoLongerAsksFor(t *testing.T)
 
 	t.Run("a's Sync moved to a3: a1, which a no longer asks for, makes the room", func(t *testing.T) {
 		rev := must(t, "a", "a3")
-		if _, err := s.Render(t.Context(), rev, ".", Helm{}); err != nil {
-			t.Errorf("Render: %v", err)
+		if _, err := s.Tree(rev, "."); err != nil {
+			t.Errorf("Tree: %v", err)
 		}
 		for name, want := range map[string]bool{"a1": false, "a2": true, "a3": true, "b1": true} {
 			if got := cached(t, s, repos[name].URL()); got != want {
@@ -274,8 +275,8 @@ func TestANamespaceOverItsShareGivesUpARepositoryItNoLongerAsksFor(t *testing.T)
 	t.Run("a repository a asked for lately is never given up for another of a's", func(t *testing.T) {
 		_, err := fetch("a", "a1")
 		var fe *FetchError
-		if !errors.As(err, &fe) || fe.Reason != ReasonCacheFull {
-			t.Fatalf("a's fetch of a1 again: %v; want a FetchError with reason %s", err, ReasonCacheFull)
+		if !errors.As(err, &fe) || fe.Reason != v1alpha1.ReasonCacheFull {
+			t.Fatalf("a's fetch of a1 again: %v; want a FetchError with reason %s", err, v1alpha1.ReasonCacheFull)
 		}
 		for _, want := range []string{"namespace a's repositories take", "its share of", "asked for within the last " + keep.String()} {
 			if !strings.Contains(err.Error(), want) {
@@ -295,8 +296,8 @@ func TestANamespaceOverItsShareGivesUpARepositoryItNoLongerAsksFor(t *testing.T)
 		if rev.Commit != next {
 			t.Fatalf("b fetched %s, want %s", rev.Commit, next)
 		}
-		if _, err := s.Render(t.Context(), rev, ".", Helm{}); err != nil {
-			t.Errorf("Render: %v", err)
+		if _, err := s.Tree(rev, "."); err != nil {
+			t.Errorf("Tree: %v", err)
 		}
 	})
 	t.Run("a third namespace leaves a over its share: a gives up a2, which it no longer asks for, to poll a3", func(t *testing.T) {
@@ -344,7 +345,7 @@ func TestAFullCacheTakesAFetchersOwnUnaskedRepositoryFirst(t *testing.T) {
 			"blob.txt": randomText(uint64(i+40), r.size),
 		}, "one")
 	}
-	s := newCacheTestSource(t, Options{})
+	s := newTestCache(t, Options{})
 	start := time.Now()
 	clock := start
 	s.now = func() time.Time { return clock }
@@ -369,8 +370,8 @@ func TestAFullCacheTakesAFetchersOwnUnaskedRepositoryFirst(t *testing.T) {
 	if err != nil {
 		t.Fatalf("namespace a fetching a2: %v; want a1, which a no longer asks for, to make the room", err)
 	}
-	if _, err := s.Render(t.Context(), rev, ".", Helm{}); err != nil {
-		t.Errorf("Render: %v", err)
+	if _, err := s.Tree(rev, "."); err != nil {
+		t.Errorf("Tree: %v", err)
 	}
 	for name, want := range map[string]bool{"a1": false, "a2": true, "b1": true} {
 		if got := cached(t, s, repos[name].URL()); got != want {

@@ -1,4 +1,4 @@
-package source
+package gitcache
 
 import (
 	"cmp"
@@ -52,10 +52,10 @@ type dirUsage struct {
 	modTime time.Time
 }
 
-// measureCache walks the git cache, leaving out packs being written (fetches in
+// measure walks the git cache, leaving out packs being written (fetches in
 // flight count those themselves; see packCap).
-func (s *Source) measureCache() (cacheUsage, error) {
-	root := filepath.Join(s.opts.CacheDir, "git")
+func (d reposDir) measure() (cacheUsage, error) {
+	root := string(d)
 	u := cacheUsage{dirs: map[string]dirUsage{}}
 	dirs, err := os.ReadDir(root)
 	if err != nil {
@@ -122,12 +122,12 @@ type shares struct {
 // counted are asker and those holding a repository with a commit: a namespace
 // whose Syncs never fetched anything (a wrong URL) takes no share from the
 // others. The caller holds s.mu.
-func (s *Source) sharesOf(u cacheUsage, now time.Time, asker string) shares {
+func (c *Cache) sharesOf(u cacheUsage, now time.Time, asker string) shares {
 	sh := shares{taken: map[string]int64{}, repos: map[string]int{}, users: map[string][]string{}}
 	seen := map[string]bool{asker: true}
-	for key, e := range s.repos {
-		dir := filepath.Base(s.cacheDir(key))
-		users := e.activeTenants(now, s.opts.CacheIdle)
+	for key, e := range c.repos {
+		dir := filepath.Base(c.dir.of(key))
+		users := e.activeTenants(now, c.opts.CacheIdle)
 		sh.users[dir] = users
 		du := u.dirs[dir]
 		for _, t := range users {
@@ -139,8 +139,8 @@ func (s *Source) sharesOf(u cacheUsage, now time.Time, asker string) shares {
 		}
 	}
 	sh.tenants = len(seen)
-	if s.opts.MaxCacheBytes > 0 {
-		sh.limit = s.opts.MaxCacheBytes / int64(max(1, sh.tenants))
+	if c.opts.MaxCacheBytes > 0 {
+		sh.limit = c.opts.MaxCacheBytes / int64(max(1, sh.tenants))
 	}
 	return sh
 }
@@ -151,7 +151,7 @@ func (sh shares) over(tenant string) bool {
 }
 
 // activeTenants lists the tenants that fetched the entry within idle. The caller
-// holds Source.mu.
+// holds Cache.mu.
 func (e *repoEntry) activeTenants(now time.Time, idle time.Duration) []string {
 	var out []string
 	for t, at := range e.tenants {
@@ -164,58 +164,58 @@ func (e *repoEntry) activeTenants(now time.Time, idle time.Duration) []string {
 }
 
 // usedBy records that tenant fetches the entry now.
-func (s *Source) usedBy(e *repoEntry, tenant string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (c *Cache) usedBy(e *repoEntry, tenant string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if e.tenants == nil {
 		e.tenants = map[string]time.Time{}
 	}
-	e.tenants[tenant] = s.now()
+	e.tenants[tenant] = c.now()
 }
 
 // reserve measures the cache before tenant fetches into url's repository, and
 // returns the packCap the fetch writes under (nil without a cap): it fails with
 // a cacheFullError when the tenant is already past its share, or when the cache
 // is over its cap and no room can be made (see freeRoom).
-func (s *Source) reserve(url, tenant string) (*packCap, error) {
-	if s.opts.MaxCacheBytes <= 0 {
+func (c *Cache) reserve(url, tenant string) (*packCap, error) {
+	if c.opts.MaxCacheBytes <= 0 {
 		return nil, nil
 	}
-	key, dir := cacheKey(url), filepath.Base(s.cacheDir(url))
-	u, sh, err := s.sharesNow(tenant)
+	key, dir := cacheKey(url), filepath.Base(c.dir.of(url))
+	u, sh, err := c.sharesNow(tenant)
 	if err != nil {
 		return nil, err
 	}
-	if sh.bounds(tenant, u.dirs[dir]) && sh.over(tenant) && s.giveUpOwn(key, tenant, sh.taken[tenant]-sh.limit) > 0 {
-		if u, sh, err = s.sharesNow(tenant); err != nil {
+	if sh.bounds(tenant, u.dirs[dir]) && sh.over(tenant) && c.giveUpOwn(key, tenant, sh.taken[tenant]-sh.limit) > 0 {
+		if u, sh, err = c.sharesNow(tenant); err != nil {
 			return nil, err
 		}
 	}
-	c := &packCap{s: s, key: key, tenant: tenant, used: u.total, limit: s.opts.MaxCacheBytes}
+	pc := &packCap{cache: c, key: key, tenant: tenant, used: u.total, limit: c.opts.MaxCacheBytes}
 	if sh.bounds(tenant, u.dirs[dir]) {
-		c.share = &tenantShare{shares: sh, tenant: tenant, sharers: max(1, len(sh.users[dir])), keep: s.opts.CacheKeepRecent}
+		pc.share = &tenantShare{shares: sh, tenant: tenant, sharers: max(1, len(sh.users[dir])), keep: c.opts.CacheKeepRecent}
 		if sh.over(tenant) {
-			return nil, &cacheFullError{used: u.total, limit: s.opts.MaxCacheBytes, share: c.share}
+			return nil, &cacheFullError{used: u.total, limit: c.opts.MaxCacheBytes, share: pc.share}
 		}
 	}
-	if u.total > s.opts.MaxCacheBytes {
-		c.used -= s.freeRoom(c.key, tenant, u.total-s.opts.MaxCacheBytes)
-		if c.used > s.opts.MaxCacheBytes {
-			return nil, &cacheFullError{used: c.used, limit: s.opts.MaxCacheBytes}
+	if u.total > c.opts.MaxCacheBytes {
+		pc.used -= c.freeRoom(pc.key, tenant, u.total-c.opts.MaxCacheBytes)
+		if pc.used > c.opts.MaxCacheBytes {
+			return nil, &cacheFullError{used: pc.used, limit: c.opts.MaxCacheBytes}
 		}
 	}
-	return c, nil
+	return pc, nil
 }
 
 // sharesNow measures the cache and works out its shares for a fetch by tenant.
-func (s *Source) sharesNow(tenant string) (cacheUsage, shares, error) {
-	u, err := s.measureCache()
+func (c *Cache) sharesNow(tenant string) (cacheUsage, shares, error) {
+	u, err := c.dir.measure()
 	if err != nil {
 		return u, shares{}, fmt.Errorf("measuring the git cache: %w", err)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return u, s.sharesOf(u, s.now(), tenant), nil
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return u, c.sharesOf(u, c.now(), tenant), nil
 }
 
 // bounds reports whether a fetch of tenant into a repository whose directory
@@ -262,20 +262,20 @@ func (t *tenantShare) gaveUp(freed int64) {
 // of repositories no tenant uses (first), then of tenants all over their share
 // (least recently used first); never a tenant's only repository, nor one in use
 // (its lock held), nor the one being fetched into.
-func (s *Source) makeRoom(key, tenant string, need int64) int64 {
-	u, err := s.measureCache()
+func (c *Cache) makeRoom(key, tenant string, need int64) int64 {
+	u, err := c.dir.measure()
 	if err != nil {
 		return 0
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.now()
-	sh := s.sharesOf(u, now, tenant)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	sh := c.sharesOf(u, now, tenant)
 	if sh.over(tenant) {
 		return 0
 	}
-	entries := s.entriesByDir()
-	self := filepath.Base(s.cacheDir(key))
+	entries := c.dir.byName(c.repos)
+	self := filepath.Base(c.dir.of(key))
 	type candidate struct {
 		dir      string
 		unused   bool
@@ -291,7 +291,7 @@ func (s *Source) makeRoom(key, tenant string, need int64) int64 {
 			candidates = append(candidates, candidate{dir: dir, unused: true, lastUsed: du.modTime})
 			continue
 		}
-		candidates = append(candidates, candidate{dir: dir, unused: len(sh.users[dir]) == 0, lastUsed: s.repos[k].used})
+		candidates = append(candidates, candidate{dir: dir, unused: len(sh.users[dir]) == 0, lastUsed: c.repos[k].used})
 	}
 	slices.SortFunc(candidates, func(a, b candidate) int {
 		if a.unused != b.unused {
@@ -303,21 +303,21 @@ func (s *Source) makeRoom(key, tenant string, need int64) int64 {
 		return a.lastUsed.Compare(b.lastUsed)
 	})
 	var freed int64
-	for _, c := range candidates {
+	for _, cand := range candidates {
 		if freed >= need {
 			break
 		}
-		if !c.unused && !evictable(sh, sh.users[c.dir]) {
+		if !cand.unused && !evictable(sh, sh.users[cand.dir]) {
 			continue
 		}
-		if !s.evict(entries, c.dir) {
+		if !c.evict(entries, cand.dir) {
 			continue
 		}
-		bytes := u.dirs[c.dir].bytes
+		bytes := u.dirs[cand.dir].bytes
 		freed += bytes
-		for _, t := range sh.users[c.dir] {
-			sh.taken[t] -= bytes / int64(len(sh.users[c.dir]))
-			if u.dirs[c.dir].packed {
+		for _, t := range sh.users[cand.dir] {
+			sh.taken[t] -= bytes / int64(len(sh.users[cand.dir]))
+			if u.dirs[cand.dir].packed {
 				sh.repos[t]--
 			}
 		}
@@ -330,10 +330,10 @@ func (s *Source) makeRoom(key, tenant string, need int64) int64 {
 // it removed: first the tenant's own that it no longer asks for (giveUpOwn),
 // so that it pays for itself before anyone else's repository goes, then those
 // makeRoom may take.
-func (s *Source) freeRoom(key, tenant string, need int64) int64 {
-	freed := s.giveUpOwn(key, tenant, need)
+func (c *Cache) freeRoom(key, tenant string, need int64) int64 {
+	freed := c.giveUpOwn(key, tenant, need)
 	if freed < need {
-		freed += s.makeRoom(key, tenant, need-freed)
+		freed += c.makeRoom(key, tenant, need-freed)
 	}
 	return freed
 }
@@ -343,17 +343,17 @@ func (s *Source) freeRoom(key, tenant string, need int64) int64 {
 // first, until need bytes are free, for a fetch of tenant into the repository of
 // key: never that one, nor one in use (its lock held). It returns the bytes it
 // removed, all of them counted to tenant.
-func (s *Source) giveUpOwn(key, tenant string, need int64) int64 {
-	u, err := s.measureCache()
+func (c *Cache) giveUpOwn(key, tenant string, need int64) int64 {
+	u, err := c.dir.measure()
 	if err != nil {
 		return 0
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.now()
-	sh := s.sharesOf(u, now, tenant)
-	entries := s.entriesByDir()
-	self := filepath.Base(s.cacheDir(key))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	sh := c.sharesOf(u, now, tenant)
+	entries := c.dir.byName(c.repos)
+	self := filepath.Base(c.dir.of(key))
 	type candidate struct {
 		dir   string
 		asked time.Time
@@ -363,30 +363,30 @@ func (s *Source) giveUpOwn(key, tenant string, need int64) int64 {
 		if dir == self || !u.dirs[dir].packed || !slices.Equal(users, []string{tenant}) {
 			continue
 		}
-		asked := s.repos[entries[dir]].tenants[tenant]
-		if now.Sub(asked) >= s.opts.CacheKeepRecent {
+		asked := c.repos[entries[dir]].tenants[tenant]
+		if now.Sub(asked) >= c.opts.CacheKeepRecent {
 			candidates = append(candidates, candidate{dir: dir, asked: asked})
 		}
 	}
 	slices.SortFunc(candidates, func(a, b candidate) int { return a.asked.Compare(b.asked) })
 	var freed int64
-	for _, c := range candidates {
+	for _, cand := range candidates {
 		if freed >= need {
 			break
 		}
-		if s.evict(entries, c.dir) {
-			freed += u.dirs[c.dir].bytes
+		if c.evict(entries, cand.dir) {
+			freed += u.dirs[cand.dir].bytes
 		}
 	}
 	return freed
 }
 
-// entriesByDir maps the base name of each cache entry's directory to its key.
-// The caller holds s.mu.
-func (s *Source) entriesByDir() map[string]string {
+// byName maps the base name of each cache entry's directory to its key. The
+// caller holds Cache.mu, which guards repos.
+func (d reposDir) byName(repos map[string]*repoEntry) map[string]string {
 	entries := map[string]string{}
-	for k := range s.repos {
-		entries[filepath.Base(s.cacheDir(k))] = k
+	for k := range repos {
+		entries[filepath.Base(d.of(k))] = k
 	}
 	return entries
 }
@@ -405,18 +405,18 @@ func evictable(sh shares, users []string) bool {
 // evict removes the repository in dir unless it is in use, and reports whether
 // it did. Its entry stays, so that its tenants still count, and a later Fetch
 // fetches it again (if their share allows). The caller holds s.mu.
-func (s *Source) evict(entries map[string]string, dir string) bool {
+func (c *Cache) evict(entries map[string]string, dir string) bool {
 	key, ok := entries[dir]
 	if !ok {
-		return os.RemoveAll(filepath.Join(s.opts.CacheDir, "git", dir)) == nil
+		return os.RemoveAll(filepath.Join(c.opts.CacheDir, "git", dir)) == nil
 	}
-	e := s.repos[key]
+	e := c.repos[key]
 	if !e.mu.TryLock() {
 		return false
 	}
 	defer e.mu.Unlock()
 	e.listed = map[string]listing{}
-	return s.discardCache(e, key) == nil
+	return c.discardCache(e, key) == nil
 }
 
 // tenantLabel names a tenant in messages.

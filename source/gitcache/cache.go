@@ -1,4 +1,4 @@
-package source
+package gitcache
 
 import (
 	"errors"
@@ -63,7 +63,7 @@ func (e *cacheFullError) Error() string {
 // removed (removePartialPacks), so that the one fetch that did not fit is the
 // only one refused.
 type packCap struct {
-	s *Source
+	cache *Cache
 	// key is the cache key of the repository fetched into, tenant who fetches.
 	key, tenant string
 	// used is what the cache took at the start, less what was removed since to
@@ -77,9 +77,9 @@ type packCap struct {
 
 func (c *packCap) add(n int) error {
 	c.written += int64(n)
-	inFlight := c.s.receiving.Add(int64(n))
+	inFlight := c.cache.receiving.Add(int64(n))
 	if c.share != nil && c.share.passedBy(c.written) {
-		freed := c.s.giveUpOwn(c.key, c.tenant, c.share.excess(c.written))
+		freed := c.cache.giveUpOwn(c.key, c.tenant, c.share.excess(c.written))
 		c.share.gaveUp(freed)
 		c.used -= freed
 		if c.share.passedBy(c.written) {
@@ -87,7 +87,7 @@ func (c *packCap) add(n int) error {
 		}
 	}
 	if c.used+inFlight > c.limit {
-		c.used -= c.s.freeRoom(c.key, c.tenant, c.used+inFlight-c.limit)
+		c.used -= c.cache.freeRoom(c.key, c.tenant, c.used+inFlight-c.limit)
 		if c.used+inFlight > c.limit {
 			return &cacheFullError{used: c.used, limit: c.limit, fetched: c.written}
 		}
@@ -99,7 +99,7 @@ func (c *packCap) add(n int) error {
 // the cache now, or removed.
 func (c *packCap) done() {
 	if c != nil {
-		c.s.receiving.Add(-c.written)
+		c.cache.receiving.Add(-c.written)
 	}
 }
 
@@ -170,34 +170,35 @@ func dirSize(dir string) (int64, error) {
 }
 
 // sweep removes, at most every tenth of Options.CacheIdle, the cached
-// repositories no Fetch or Render has asked for in Options.CacheIdle: from
-// memory, and from disk, including directories a previous run of the agent left.
-func (s *Source) sweep() {
-	now := s.now()
-	s.mu.Lock()
-	if now.Sub(s.swept) < s.opts.CacheIdle/10 {
-		s.mu.Unlock()
+// repositories that no Fetch nor read of their commits (Tree, Glob, ...) has
+// asked for in Options.CacheIdle: from memory, and from disk, including
+// directories a previous run of the agent left.
+func (c *Cache) sweep() {
+	now := c.now()
+	c.mu.Lock()
+	if now.Sub(c.swept) < c.opts.CacheIdle/10 {
+		c.mu.Unlock()
 		return
 	}
-	s.swept = now
+	c.swept = now
 	keep := map[string]bool{}
-	for key, e := range s.repos {
+	for key, e := range c.repos {
 		// An entry someone holds is in use, whatever its age. Removing the
-		// directory under s.mu keeps a new entry of the same URL from opening it
+		// directory under c.mu keeps a new entry of the same URL from opening it
 		// meanwhile.
-		if now.Sub(e.used) < s.opts.CacheIdle || !e.mu.TryLock() {
-			keep[filepath.Base(s.cacheDir(key))] = true
+		if now.Sub(e.used) < c.opts.CacheIdle || !e.mu.TryLock() {
+			keep[filepath.Base(c.dir.of(key))] = true
 			continue
 		}
-		if err := s.discardCache(e, key); err != nil {
-			keep[filepath.Base(s.cacheDir(key))] = true // retried at the next sweep
+		if err := c.discardCache(e, key); err != nil {
+			keep[filepath.Base(c.dir.of(key))] = true // retried at the next sweep
 		} else {
-			delete(s.repos, key)
+			delete(c.repos, key)
 		}
 		e.mu.Unlock()
 	}
-	s.mu.Unlock()
-	s.removeStrayDirs(keep, now)
+	c.mu.Unlock()
+	c.removeStrayDirs(keep, now)
 }
 
 // removeStrayDirs removes directories of the git cache that no entry in use
@@ -206,18 +207,18 @@ func (s *Source) sweep() {
 // each: a directory's time says little of its last use (a fetch into a
 // repository writes below it), and an agent restarted while git is down renders
 // what it applied before from them (see sync's Options.LastGoodDir).
-func (s *Source) removeStrayDirs(keep map[string]bool, now time.Time) {
-	if now.Sub(s.started) < s.opts.CacheIdle {
+func (c *Cache) removeStrayDirs(keep map[string]bool, now time.Time) {
+	if now.Sub(c.started) < c.opts.CacheIdle {
 		return
 	}
-	root := filepath.Join(s.opts.CacheDir, "git")
+	root := filepath.Join(c.opts.CacheDir, "git")
 	dirs, err := os.ReadDir(root)
 	if err != nil {
 		return
 	}
 	for _, d := range dirs {
 		info, err := d.Info()
-		if err != nil || keep[d.Name()] || now.Sub(info.ModTime()) < s.opts.CacheIdle {
+		if err != nil || keep[d.Name()] || now.Sub(info.ModTime()) < c.opts.CacheIdle {
 			continue
 		}
 		_ = os.RemoveAll(filepath.Join(root, d.Name()))

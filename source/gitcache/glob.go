@@ -1,4 +1,4 @@
-package source
+package gitcache
 
 import (
 	"fmt"
@@ -28,10 +28,10 @@ const (
 // Glob lists the paths of the fetched commit rev that pattern matches, sorted;
 // each part of pattern ("apps/*", "clusters/*/config.yaml") is matched against
 // the names of one level of the tree as path.Match does ("**" is no special
-// case). Only the trees on the way are read, within Options.MaxTreeEntries, as
+// case). Only the trees on the way are read, within TreeBounds.MaxTreeEntries, as
 // a render reads them: a SyncSet over a monorepo lists the repository the agent
 // already holds for its Syncs, with no request to the git host.
-func (s *Source) Glob(rev Revision, pattern string, kind GlobKind) ([]string, error) {
+func (c *Cache) Glob(rev Revision, pattern string, kind GlobKind) ([]string, error) {
 	clean, err := CleanPath(pattern)
 	if err != nil {
 		return nil, err
@@ -40,7 +40,7 @@ func (s *Source) Glob(rev Revision, pattern string, kind GlobKind) ([]string, er
 		return nil, &RenderError{File: pattern, Err: fmt.Errorf("glob: %w", err)}
 	}
 	var out []string
-	err = s.withTree(rev, func(c *treeCopier) error {
+	err = c.withTree(rev, func(c *treeCopier) error {
 		out, err = c.glob(clean, kind)
 		return err
 	})
@@ -48,11 +48,11 @@ func (s *Source) Glob(rev Revision, pattern string, kind GlobKind) ([]string, er
 }
 
 // ReadFiles reads files of the fetched commit rev (as Glob named them), each
-// within Options.MaxFileSize and all within Options.MaxTreeSize; a symlink is
+// within TreeBounds.MaxFileSize and all within TreeBounds.MaxTreeSize; a symlink is
 // read as its target when that lies inside the repository.
-func (s *Source) ReadFiles(rev Revision, paths []string) (map[string][]byte, error) {
+func (c *Cache) ReadFiles(rev Revision, paths []string) (map[string][]byte, error) {
 	out := make(map[string][]byte, len(paths))
-	err := s.withTree(rev, func(c *treeCopier) error {
+	err := c.withTree(rev, func(c *treeCopier) error {
 		for _, p := range paths {
 			if err := c.copyFile(p); err != nil {
 				return err
@@ -73,22 +73,22 @@ func (s *Source) ReadFiles(rev Revision, paths []string) (map[string][]byte, err
 
 // withTree runs f with a treeCopier over the commit of rev, holding the
 // repository's lock as a render does.
-func (s *Source) withTree(rev Revision, f func(*treeCopier) error) error {
-	e := s.entry(rev.URL)
+func (c *Cache) withTree(rev Revision, f func(*treeCopier) error) error {
+	e := c.entry(rev.URL)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	defer e.forgetObjects()
-	repo, err := s.openCache(e, rev.URL)
+	repo, err := c.openCache(e, rev.URL)
 	if err != nil {
-		return &FetchError{URL: rev.URL, Ref: rev.Ref, Reason: ReasonCacheUnreadable, Err: err}
+		return &FetchError{URL: rev.URL, Ref: rev.Ref, Reason: v1alpha1.ReasonCacheUnreadable, Err: err}
 	}
 	commit, err := repo.CommitObject(plumbing.NewHash(rev.Commit))
 	if err != nil {
-		return &FetchError{URL: rev.URL, Ref: rev.Ref, Reason: ReasonCommitNotFound, Err: fmt.Errorf("reading commit %s: %w", rev.Commit, err)}
+		return &FetchError{URL: rev.URL, Ref: rev.Ref, Reason: v1alpha1.ReasonCommitNotFound, Err: fmt.Errorf("reading commit %s: %w", rev.Commit, err)}
 	}
-	c := newTreeCopier(gitStore{repo: repo, trees: e.trees}, commit.TreeHash, s.opts)
-	if err := f(c); err != nil {
-		return s.unreadable(e, rev, err)
+	tc := newTreeCopier(gitStore{repo: repo, trees: e.trees}, commit.TreeHash, c.opts.TreeBounds)
+	if err := f(tc); err != nil {
+		return c.unreadable(e, rev, err)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package source
+package gitcache
 
 import (
 	"errors"
@@ -17,14 +17,14 @@ var ErrHistoryUnknown = errors.New("commit not in the cache")
 // forward, as pushes move branches, rather than being rewound or rewritten by a
 // force-push. Both commits must be in url's cache; else the answer is
 // ErrHistoryUnknown. The walk reads only the cache.
-func (s *Source) Descends(url, from, to string) (bool, error) {
+func (c *Cache) Descends(url, from, to string) (bool, error) {
 	if from == to {
 		return true, nil
 	}
-	e := s.entry(url)
+	e := c.entry(url)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	repo, err := s.openCache(e, url)
+	repo, err := c.openCache(e, url)
 	if err != nil {
 		return false, err
 	}

@@ -1,4 +1,4 @@
-package source
+package gitcache
 
 import (
 	"bufio"
@@ -26,11 +26,11 @@ const maxCommitRead = 64 << 10
 // only the cache, and at most maxCommitRead bytes of the commit; a commit whose
 // headers are longer has the subject "". A commit not in the cache is
 // ErrHistoryUnknown.
-func (s *Source) Subject(url, commit string) (string, error) {
-	e := s.entry(url)
+func (c *Cache) Subject(url, commit string) (string, error) {
+	e := c.entry(url)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	repo, err := s.openCache(e, url)
+	repo, err := c.openCache(e, url)
 	if err != nil {
 		return "", err
 	}

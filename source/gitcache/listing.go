@@ -1,4 +1,4 @@
-package source
+package gitcache
 
 import (
 	"context"
@@ -25,15 +25,15 @@ type listing struct {
 // without access must be refused by the remote itself), and a failed one is not
 // kept. The caller holds the entry's network lock, so a repository has one
 // listing running at a time, and callers that waited for it share it.
-func (s *Source) refs(ctx context.Context, e *repoEntry, r *git.Remote, maxAge time.Duration) ([]*plumbing.Reference, time.Time, error) {
+func (c *Cache) refs(ctx context.Context, e *repoEntry, r *git.Remote, maxAge time.Duration) ([]*plumbing.Reference, time.Time, error) {
 	e.mu.Lock()
 	l, ok := e.listed[r.Key]
 	e.mu.Unlock()
-	if ok && s.fresh(l.at, maxAge) {
+	if ok && fresh(c.now(), l.at, maxAge) {
 		return l.refs, l.at, nil
 	}
-	asked := s.now()
-	refs, err := s.listRefs(ctx, r)
+	asked := c.now()
+	refs, err := c.listRefs(ctx, r)
 	if err != nil {
 		return nil, time.Time{}, err
 	}
@@ -47,9 +47,9 @@ func (s *Source) refs(ctx context.Context, e *repoEntry, r *git.Remote, maxAge t
 // maxAge, if there is one: for a pinned commit the listing only proves that
 // these credentials may read the repository. The caller holds e.mu and checks
 // that the commit is cached.
-func (s *Source) fromListing(e *repoEntry, r *git.Remote, ref v1alpha1.GitRef, maxAge time.Duration) (resolution, bool) {
+func (c *Cache) fromListing(e *repoEntry, r *git.Remote, ref v1alpha1.GitRef, maxAge time.Duration) (resolution, bool) {
 	l, ok := e.listed[r.Key]
-	if !ok || !s.fresh(l.at, maxAge) {
+	if !ok || !fresh(c.now(), l.at, maxAge) {
 		return resolution{}, false
 	}
 	if ref.Commit != "" {
@@ -64,8 +64,8 @@ func (s *Source) fromListing(e *repoEntry, r *git.Remote, ref v1alpha1.GitRef, m
 }
 
 // fresh reports whether something learnt from the remote at at may still be
-// used by a caller that accepts answers up to maxAge old. A maxAge of zero
-// always asks.
-func (s *Source) fresh(at time.Time, maxAge time.Duration) bool {
-	return maxAge > 0 && s.now().Sub(at) < maxAge
+// used, now, by a caller that accepts answers up to maxAge old. A maxAge of
+// zero always asks.
+func fresh(now, at time.Time, maxAge time.Duration) bool {
+	return maxAge > 0 && now.Sub(at) < maxAge
 }

@@ -1,4 +1,4 @@
-package source
+package gitcache
 
 import (
 	"cmp"
@@ -46,7 +46,7 @@ const remoteName = "origin"
 // Options.HostFailureMemory: callers get its last failure at once. No lock that
 // rendering or other URLs need is held while waiting for the network, except
 // that a pack being written into a URL's cache keeps renders of that URL waiting.
-func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
+func (c *Cache) Fetch(ctx context.Context, req Request) (Revision, error) {
 	ref := req.Ref
 	if ref == (v1alpha1.GitRef{}) {
 		ref.Branch = "main"
@@ -59,22 +59,22 @@ func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
 		}
 		return rev, &FetchError{URL: req.URL, Ref: refLabel(ref), Reason: reason, Err: git.WithoutHostText(err)}
 	}
-	if err := checkURL(req.URL, s.opts.AllowFileURLs); err != nil {
-		return fail(ReasonUnsupportedURL, err)
+	if err := checkURL(req.URL, c.opts.AllowFileURLs); err != nil {
+		return fail(v1alpha1.ReasonUnsupportedURL, err)
 	}
-	r, err := s.remotes.For(req.URL, req.Auth)
+	r, err := c.remotes.For(req.URL, req.Auth)
 	if err != nil {
 		return fail("", err)
 	}
 	defer r.Done()
 	r.Tenant = req.Tenant
-	s.sweep()
-	e := s.entry(req.URL)
-	s.usedBy(e, req.Tenant)
+	c.sweep()
+	e := c.entry(req.URL)
+	c.usedBy(e, req.Tenant)
 	key := r.Key + "\x00" + refKey(ref)
-	res, ok, err := s.cached(e, req, r, ref, key)
+	res, ok, err := c.cached(e, req, r, ref, key)
 	if err != nil {
-		return fail(ReasonCacheUnreadable, err)
+		return fail(v1alpha1.ReasonCacheUnreadable, err)
 	}
 	if ok {
 		return res.revision(rev), nil
@@ -85,39 +85,39 @@ func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
 	// agent starts or their shared listing expires) holds none of the host's
 	// places, and shares that conversation's answer when it ends.
 	if !e.lockNetwork(ctx, shareWait) {
-		return fail(ReasonHostBusy, fmt.Errorf("another fetch of this repository has been running for over %s", shareWait))
+		return fail(v1alpha1.ReasonHostBusy, fmt.Errorf("another fetch of this repository has been running for over %s", shareWait))
 	}
 	defer e.unlockNetwork()
 	// Another caller may have asked while this one waited.
-	if res, ok, err = s.cached(e, req, r, ref, key); err != nil {
-		return fail(ReasonCacheUnreadable, err)
+	if res, ok, err = c.cached(e, req, r, ref, key); err != nil {
+		return fail(v1alpha1.ReasonCacheUnreadable, err)
 	} else if ok {
 		return res.revision(rev), nil
 	}
-	release, reason, err := s.hosts.Enter(ctx, r.Host, req.Tenant, req.URL+"\x00"+key, req.MaxAge, s.now())
+	release, reason, err := c.hosts.Enter(ctx, r.Host, req.Tenant, req.URL+"\x00"+key, req.MaxAge, c.now())
 	if err != nil {
 		return fail(reason, err)
 	}
 	defer release()
 
 	callerCtx := ctx
-	if s.opts.Timeout > 0 {
+	if c.opts.Timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.opts.Timeout)
+		ctx, cancel = context.WithTimeout(ctx, c.opts.Timeout)
 		defer cancel()
 	}
-	asked := s.now()
-	res, reason, err = s.resolve(ctx, e, req.URL, r, ref, req.MaxAge)
+	asked := c.now()
+	res, reason, err = c.resolve(ctx, e, req.URL, r, ref, req.MaxAge)
 	if err != nil {
 		if reason == "" {
 			reason = r.Reason(err)
 		}
-		if reason == ReasonHostUnreachable && callerCtx.Err() == nil {
-			s.hosts.Failed(r.Host, s.now(), err)
+		if reason == v1alpha1.ReasonHostUnreachable && callerCtx.Err() == nil {
+			c.hosts.Failed(r.Host, c.now(), err)
 		}
 		return fail(reason, err)
 	}
-	s.hosts.Answered(r.Host)
+	c.hosts.Answered(r.Host)
 	e.mu.Lock()
 	if res.at.IsZero() {
 		res.at = asked
@@ -134,18 +134,18 @@ const shareWait = time.Second
 // cached returns the resolution of key if it is younger than req.MaxAge and its
 // commit is in the cache, or else one made from a listing of the repository with
 // the same credentials younger than req.MaxAge, made for any ref (see refs).
-func (s *Source) cached(e *repoEntry, req Request, r *git.Remote, ref v1alpha1.GitRef, key string) (resolution, bool, error) {
+func (c *Cache) cached(e *repoEntry, req Request, r *git.Remote, ref v1alpha1.GitRef, key string) (resolution, bool, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	repo, err := s.openCache(e, req.URL)
+	repo, err := c.openCache(e, req.URL)
 	if err != nil {
 		return resolution{}, false, err
 	}
 	res, ok := e.resolved[key]
-	if ok && s.fresh(res.at, req.MaxAge) && hasCommit(repo, res.commit) {
+	if ok && fresh(c.now(), res.at, req.MaxAge) && hasCommit(repo, res.commit) {
 		return res, true, nil
 	}
-	if res, ok := s.fromListing(e, r, ref, req.MaxAge); ok && hasCommit(repo, res.commit) {
+	if res, ok := c.fromListing(e, r, ref, req.MaxAge); ok && hasCommit(repo, res.commit) {
 		e.resolved[key] = res
 		return res, true, nil
 	}
@@ -156,11 +156,11 @@ func (s *Source) cached(e *repoEntry, req Request, r *git.Remote, ref v1alpha1.G
 // error it returns the reason, or "" for the caller to class the error. The ref
 // listing runs without the entry's lock; fetching a pack holds it, since it
 // writes the cache that rendering reads.
-func (s *Source) resolve(ctx context.Context, e *repoEntry, url string, r *git.Remote, ref v1alpha1.GitRef, maxAge time.Duration) (resolution, string, error) {
+func (c *Cache) resolve(ctx context.Context, e *repoEntry, url string, r *git.Remote, ref v1alpha1.GitRef, maxAge time.Duration) (resolution, string, error) {
 	if ref.Commit != "" {
-		return s.resolveCommit(ctx, e, url, r, ref.Commit, maxAge)
+		return c.resolveCommit(ctx, e, url, r, ref.Commit, maxAge)
 	}
-	refs, at, err := s.refs(ctx, e, r, maxAge)
+	refs, at, err := c.refs(ctx, e, r, maxAge)
 	if err != nil {
 		return resolution{}, "", err
 	}
@@ -171,9 +171,9 @@ func (s *Source) resolve(ctx context.Context, e *repoEntry, url string, r *git.R
 	res.at = at
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	repo, err := s.openCache(e, url)
+	repo, err := c.openCache(e, url)
 	if err != nil {
-		return resolution{}, ReasonCacheUnreadable, err
+		return resolution{}, v1alpha1.ReasonCacheUnreadable, err
 	}
 	if hasCommit(repo, res.commit) {
 		return res, "", nil
@@ -187,14 +187,14 @@ func (s *Source) resolve(ctx context.Context, e *repoEntry, url string, r *git.R
 	if !hasCommits(repo) {
 		depth = 1
 	}
-	if reason, err := s.fetchInto(ctx, url, repo, r, refspec, depth); err != nil {
+	if reason, err := c.fetchInto(ctx, url, repo, r, refspec, depth); err != nil {
 		return resolution{}, reason, err
 	}
 	if !hasCommit(repo, res.commit) && isShallow(repo) {
 		// The ref moved back below where the cache's history starts: the
 		// remote took the commit for one the cache has. Ask for it alone,
 		// telling the remote where the cache's history starts.
-		if reason, err := s.fetchInto(ctx, url, repo, r, refspec, 1); err != nil {
+		if reason, err := c.fetchInto(ctx, url, repo, r, refspec, 1); err != nil {
 			return resolution{}, reason, err
 		}
 	}
@@ -202,10 +202,10 @@ func (s *Source) resolve(ctx context.Context, e *repoEntry, url string, r *git.R
 		// The remote names the commit and the fetch of that ref succeeded, so the
 		// cache must be damaged (a ref left pointing at lost objects makes the
 		// fetch a no-op). Drop it, so that the next Fetch starts afresh.
-		if err := s.discardCache(e, url); err != nil {
-			return resolution{}, ReasonCacheUnreadable, err
+		if err := c.discardCache(e, url); err != nil {
+			return resolution{}, v1alpha1.ReasonCacheUnreadable, err
 		}
-		return resolution{}, ReasonCacheUnreadable, fmt.Errorf("fetched %s but commit %s is missing; cache discarded", name.Short(), res.commit)
+		return resolution{}, v1alpha1.ReasonCacheUnreadable, fmt.Errorf("fetched %s but commit %s is missing; cache discarded", name.Short(), res.commit)
 	}
 	return res, "", nil
 }
@@ -214,27 +214,27 @@ func (s *Source) resolve(ctx context.Context, e *repoEntry, url string, r *git.R
 // still only returned after the remote has answered these credentials (now, or
 // in a listing younger than maxAge): the cache is shared by everyone who names
 // the URL.
-func (s *Source) resolveCommit(ctx context.Context, e *repoEntry, url string, r *git.Remote, commit string, maxAge time.Duration) (resolution, string, error) {
+func (c *Cache) resolveCommit(ctx context.Context, e *repoEntry, url string, r *git.Remote, commit string, maxAge time.Duration) (resolution, string, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	repo, err := s.openCache(e, url)
+	repo, err := c.openCache(e, url)
 	if err != nil {
-		return resolution{}, ReasonCacheUnreadable, err
+		return resolution{}, v1alpha1.ReasonCacheUnreadable, err
 	}
 	var at time.Time
 	if hasCommit(repo, commit) {
 		e.mu.Unlock() // the listing only checks access
-		_, at, err = s.refs(ctx, e, r, maxAge)
+		_, at, err = c.refs(ctx, e, r, maxAge)
 		e.mu.Lock()
 		if err != nil {
 			return resolution{}, "", err
 		}
-	} else if reason, err := s.fetchInto(ctx, url, repo, r, "+refs/heads/*:refs/heads/*", 0); err != nil {
+	} else if reason, err := c.fetchInto(ctx, url, repo, r, "+refs/heads/*:refs/heads/*", 0); err != nil {
 		// A pinned commit may be anywhere in the history of any branch.
 		return resolution{}, reason, err
 	}
 	if !hasCommit(repo, commit) {
-		return resolution{}, ReasonCommitNotFound, fmt.Errorf("commit %s is not on any branch", commit)
+		return resolution{}, v1alpha1.ReasonCommitNotFound, fmt.Errorf("commit %s is not on any branch", commit)
 	}
 	return resolution{commit: commit, at: at}, "", nil
 }
@@ -251,15 +251,15 @@ func pick(refs []*plumbing.Reference, ref v1alpha1.GitRef) (resolution, plumbing
 	case ref.SemVer != "":
 		constraint, err := git.ParseRange(ref.SemVer)
 		if err != nil {
-			return resolution{}, "", ReasonInvalidSemVer, err
+			return resolution{}, "", v1alpha1.ReasonInvalidSemVer, err
 		}
 		tag, ok := git.NewestTag(refs, constraint)
 		if !ok {
-			return resolution{}, "", ReasonNoMatchingTag, fmt.Errorf("no tag of the repository satisfies %q (of %d tags)", ref.SemVer, countTags(refs))
+			return resolution{}, "", v1alpha1.ReasonNoMatchingTag, fmt.Errorf("no tag of the repository satisfies %q (of %d tags)", ref.SemVer, countTags(refs))
 		}
 		name = plumbing.NewTagReferenceName(tag)
 	default:
-		return resolution{}, "", ReasonUnsupportedRef, errors.New("the ref names no branch, tag, semver range or commit")
+		return resolution{}, "", v1alpha1.ReasonUnsupportedRef, errors.New("the ref names no branch, tag, semver range or commit")
 	}
 	var direct, peeled string
 	for _, r := range refs {
@@ -279,7 +279,7 @@ func pick(refs []*plumbing.Reference, ref v1alpha1.GitRef) (resolution, plumbing
 		if name.IsTag() {
 			kind = "tag"
 		}
-		return resolution{}, "", ReasonRefNotFound, fmt.Errorf("the remote has no %s %s: %w", kind, name.Short(), errRefNotFound)
+		return resolution{}, "", v1alpha1.ReasonRefNotFound, fmt.Errorf("the remote has no %s %s: %w", kind, name.Short(), errRefNotFound)
 	}
 	return res, name, "", nil
 }
@@ -310,16 +310,14 @@ func refKey(ref v1alpha1.GitRef) string {
 // Refresh forgets every resolution of url's refs, so that the next Fetch of any of
 // them asks the remote whatever its MaxAge: a push notification (webhook) says the
 // remote has moved.
-func (s *Source) Refresh(url string) {
-	// A chart repository's indexes too.
-	s.charts.Forget(url)
+func (c *Cache) Refresh(url string) {
 	// The host has just spoken: whatever failure it had is over.
 	if bare, _ := git.SplitCredentials(url); bare != "" {
 		if ep, err := transport.NewEndpoint(bare); err == nil {
-			s.hosts.Answered(git.HostOf(ep))
+			c.hosts.Answered(git.HostOf(ep))
 		}
 	}
-	e := s.entry(url)
+	e := c.entry(url)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.resolved = map[string]resolution{}
@@ -333,10 +331,10 @@ var errRefNotFound = errors.New("check the name, or push it")
 // listRefs lists the remote's refs with one request, peeled tags included.
 // Its answer is small, so it gets Options.ListTimeout, much less than a fetch:
 // a host that accepts the connection and then says nothing is found out soon.
-func (s *Source) listRefs(ctx context.Context, r *git.Remote) ([]*plumbing.Reference, error) {
-	if s.opts.ListTimeout > 0 {
+func (c *Cache) listRefs(ctx context.Context, r *git.Remote) ([]*plumbing.Reference, error) {
+	if c.opts.ListTimeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.opts.ListTimeout)
+		ctx, cancel = context.WithTimeout(ctx, c.opts.ListTimeout)
 		defer cancel()
 	}
 	rem := gogit.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: remoteName, URLs: []string{r.URL}})
@@ -354,16 +352,16 @@ func (s *Source) listRefs(ctx context.Context, r *git.Remote) ([]*plumbing.Refer
 // pack is received under Options.MaxCacheBytes and r's tenant's share of it
 // (see packCap); a fetch that fails leaves nothing of its pack behind. On error it returns the reason, or
 // "" for the caller to class the error.
-func (s *Source) fetchInto(ctx context.Context, url string, repo *gogit.Repository, r *git.Remote, refspec string, depth int) (string, error) {
-	c, err := s.reserve(url, r.Tenant)
+func (c *Cache) fetchInto(ctx context.Context, url string, repo *gogit.Repository, r *git.Remote, refspec string, depth int) (string, error) {
+	pc, err := c.reserve(url, r.Tenant)
 	if err != nil {
-		return ReasonCacheFull, err
+		return v1alpha1.ReasonCacheFull, err
 	}
 	sto := repo.Storer
-	if c != nil {
-		defer c.done()
+	if pc != nil {
+		defer pc.done()
 		if fs, ok := repo.Storer.(*filesystem.Storage); ok {
-			sto = cappedStorage{Storage: fs, cap: c}
+			sto = cappedStorage{Storage: fs, cap: pc}
 		}
 	}
 	rem := gogit.NewRemote(sto, &config.RemoteConfig{Name: remoteName, URLs: []string{r.URL}})
@@ -376,10 +374,10 @@ func (s *Source) fetchInto(ctx context.Context, url string, repo *gogit.Reposito
 		Force:      true,
 	})
 	if err != nil && !errors.Is(err, gogit.NoErrAlreadyUpToDate) {
-		removePartialPacks(s.cacheDir(url))
+		removePartialPacks(c.dir.of(url))
 		var full *cacheFullError
 		if errors.As(err, &full) {
-			return ReasonCacheFull, full
+			return v1alpha1.ReasonCacheFull, full
 		}
 		return "", fmt.Errorf("fetching %s: %w", refspec, git.WithStatus(err))
 	}
@@ -418,11 +416,11 @@ func hasCommit(repo *gogit.Repository, commit string) bool {
 // openCache opens the bare repository that caches url, creating it on first use and
 // re-creating it when it is unreadable (a crash mid-write, a full disk): the cache is
 // only a cache, the remote is the truth.
-func (s *Source) openCache(e *repoEntry, url string) (*gogit.Repository, error) {
+func (c *Cache) openCache(e *repoEntry, url string) (*gogit.Repository, error) {
 	if e.repo != nil {
 		return e.repo, nil
 	}
-	dir := s.cacheDir(url)
+	dir := c.dir.of(url)
 	remoteURL, _ := git.SplitCredentials(url)
 	objects := git.NewObjectLRU(repoObjectCache)
 	repo, err := openRepository(dir, objects)
@@ -435,7 +433,7 @@ func (s *Source) openCache(e *repoEntry, url string) (*gogit.Repository, error) 
 		}
 		_ = closeRepository(repo) // discarded below
 	}
-	if err := s.discardCache(e, url); err != nil {
+	if err := c.discardCache(e, url); err != nil {
 		return nil, err
 	}
 	objects = git.NewObjectLRU(repoObjectCache)
@@ -476,8 +474,8 @@ const repoOpenPacks = 2
 // closeRepository closes the files repo keeps open; its cache directory may then
 // be removed.
 func closeRepository(repo *gogit.Repository) error {
-	if c, ok := repo.Storer.(io.Closer); ok {
-		return c.Close()
+	if closer, ok := repo.Storer.(io.Closer); ok {
+		return closer.Close()
 	}
 	return nil
 }
@@ -491,22 +489,26 @@ func openRepository(dir string, objects cache.Object) (*gogit.Repository, error)
 	return gogit.Open(repositoryStorage(dir, objects), nil)
 }
 
-// cacheDir is where the bare repository caching url lives: one directory for
-// every spelling of the URL that cacheKey deems the same.
-func (s *Source) cacheDir(url string) string {
+// reposDir is the directory holding the cache's bare repositories
+// (Options.CacheDir/git), one directory a repository.
+type reposDir string
+
+// of is where the bare repository caching url lives: one directory for every
+// spelling of the URL that cacheKey deems the same (a cache key names it too).
+func (d reposDir) of(url string) string {
 	sum := sha256.Sum256([]byte(cacheKey(url)))
-	return filepath.Join(s.opts.CacheDir, "git", hex.EncodeToString(sum[:12]))
+	return filepath.Join(string(d), hex.EncodeToString(sum[:12]))
 }
 
 // discardCache forgets and deletes the cache of url; the next openCache re-creates it.
-func (s *Source) discardCache(e *repoEntry, url string) error {
+func (c *Cache) discardCache(e *repoEntry, url string) error {
 	if e.repo != nil {
 		_ = closeRepository(e.repo) // a close that fails leaves no file to remove
 	}
 	e.repo, e.objects, e.trees = nil, nil, nil
 	e.resolved = map[string]resolution{}
-	if err := os.RemoveAll(s.cacheDir(url)); err != nil {
-		return fmt.Errorf("discarding cache %s: %w", s.cacheDir(url), err)
+	if err := os.RemoveAll(c.dir.of(url)); err != nil {
+		return fmt.Errorf("discarding cache %s: %w", c.dir.of(url), err)
 	}
 	return nil
 }
@@ -550,7 +552,7 @@ func checkURL(url string, allowFile bool) error {
 	if result.IsSCPLike(url) {
 		return nil
 	}
-	return fmt.Errorf("unsupported URL %q: use https://, http://, ssh://, user@host:path or file://", RedactURL(url))
+	return fmt.Errorf("unsupported URL %q: use https://, http://, ssh://, user@host:path or file://", result.RedactURL(url))
 }
 
 // refLabel names a ref for messages, including a pinned commit.

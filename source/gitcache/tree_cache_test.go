@@ -1,4 +1,4 @@
-package source
+package gitcache
 
 import (
 	"errors"
@@ -71,7 +71,7 @@ func monorepo(t *testing.T, dirs int) (*git.Repository, *countingStorage, plumbi
 func TestRendersOfOneCommitParseItsRootOnce(t *testing.T) {
 	const teams = 1000
 	repo, s, root := monorepo(t, teams)
-	opts := DefaultOptions()
+	opts := DefaultOptions().TreeBounds
 	trees := newTreeCache()
 	for i := range teams {
 		c := newTreeCopier(gitStore{repo: repo, trees: trees}, root, opts)

@@ -1,4 +1,4 @@
-package source
+package gitcache
 
 import (
 	"errors"
@@ -13,7 +13,7 @@ import (
 	"tether.dev/tether/source/render"
 )
 
-// tree copies into an in-memory file system rooted at "/" the files of a commit
+// Tree copies into an in-memory file system rooted at "/" the files of a commit
 // that rendering dir can read: every file below dir and, when dir holds a
 // kustomization, below every directory its kustomizations name as a root
 // (resources, components, generators, …), transitively. Nothing else of the
@@ -27,49 +27,49 @@ import (
 //
 // More directories than one (spec.kustomize's components) are copied into the
 // same file system, within the same bounds.
-func (s *Source) tree(rev Revision, dir string, more ...string) (*render.FS, error) {
-	e := s.entry(rev.URL)
+func (c *Cache) Tree(rev Revision, dir string, more ...string) (*render.FS, error) {
+	e := c.entry(rev.URL)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	defer e.forgetObjects()
 	// An entry swept for idleness (or an agent restarted) still has the commit on
 	// disk: a revision applied before can be rendered again while git is down.
-	repo, err := s.openCache(e, rev.URL)
+	repo, err := c.openCache(e, rev.URL)
 	if err != nil {
-		return nil, &FetchError{URL: rev.URL, Ref: rev.Ref, Reason: ReasonCacheUnreadable, Err: err}
+		return nil, &FetchError{URL: rev.URL, Ref: rev.Ref, Reason: v1alpha1.ReasonCacheUnreadable, Err: err}
 	}
 	commit, err := repo.CommitObject(plumbing.NewHash(rev.Commit))
 	if err != nil {
-		return nil, &FetchError{URL: rev.URL, Ref: rev.Ref, Reason: ReasonCommitNotFound, Err: fmt.Errorf("reading commit %s: %w", rev.Commit, err)}
+		return nil, &FetchError{URL: rev.URL, Ref: rev.Ref, Reason: v1alpha1.ReasonCommitNotFound, Err: fmt.Errorf("reading commit %s: %w", rev.Commit, err)}
 	}
-	c := newTreeCopier(gitStore{repo: repo, trees: e.trees}, commit.TreeHash, s.opts)
+	tc := newTreeCopier(gitStore{repo: repo, trees: e.trees}, commit.TreeHash, c.opts.TreeBounds)
 	dirs := append([]string{dir}, more...)
 	for _, d := range dirs {
-		if err := c.copyFor(d); err != nil {
-			return nil, s.unreadable(e, rev, err)
+		if err := tc.copyFor(d); err != nil {
+			return nil, c.unreadable(e, rev, err)
 		}
 	}
 	for _, d := range dirs {
-		if err := c.check(d); err != nil {
+		if err := tc.check(d); err != nil {
 			return nil, err
 		}
 	}
-	return c.fs, nil
+	return tc.fs, nil
 }
 
 // unreadable turns a failure to read a fetched commit's content from the cache (a
 // disk error, files damaged under a running agent) into a FetchError, and discards
 // the cache so that the next Fetch clones afresh. A *RenderError (content over a
 // limit) is the repository's fault and passes unchanged.
-func (s *Source) unreadable(e *repoEntry, rev Revision, err error) error {
+func (c *Cache) unreadable(e *repoEntry, rev Revision, err error) error {
 	if IsRenderError(err) {
 		return err
 	}
 	err = fmt.Errorf("reading %s from the cache: %w; cache discarded", rev.Commit, err)
-	if derr := s.discardCache(e, rev.URL); derr != nil {
+	if derr := c.discardCache(e, rev.URL); derr != nil {
 		err = errors.Join(err, derr)
 	}
-	return &FetchError{URL: rev.URL, Ref: rev.Ref, Reason: ReasonCacheUnreadable, Err: err}
+	return &FetchError{URL: rev.URL, Ref: rev.Ref, Reason: v1alpha1.ReasonCacheUnreadable, Err: err}
 }
 
 // treeCopier copies chosen parts of one commit's tree. It never lists the whole
@@ -84,7 +84,7 @@ type treeCopier struct {
 	root             plumbing.Hash
 	maxFile, maxTree int64
 	total            int64
-	// entriesLeft is what is left to read of Options.MaxTreeEntries.
+	// entriesLeft is what is left to read of TreeBounds.MaxTreeEntries.
 	entriesLeft, maxEntries int
 	trees                   map[plumbing.Hash][]treeEntry // trees read, by id
 	copied                  map[string]bool               // directories copied, "." for all
@@ -106,7 +106,7 @@ func joinPath(dir, name string) string {
 	return dir + "/" + name
 }
 
-func newTreeCopier(store treeStore, root plumbing.Hash, opts Options) *treeCopier {
+func newTreeCopier(store treeStore, root plumbing.Hash, opts TreeBounds) *treeCopier {
 	return &treeCopier{store: store, fs: render.NewFS(), root: root,
 		maxFile: opts.MaxFileSize, maxTree: opts.MaxTreeSize,
 		entriesLeft: opts.MaxTreeEntries, maxEntries: opts.MaxTreeEntries,
@@ -146,7 +146,7 @@ func (c *treeCopier) isCopied(dir string) bool {
 	}
 }
 
-// tooMany is the error of a render whose trees are over Options.MaxTreeEntries,
+// tooMany is the error of a render whose trees are over TreeBounds.MaxTreeEntries,
 // naming the directory being read when the count ran out.
 func (c *treeCopier) tooMany(dir string) error {
 	return &RenderError{File: dir, Reason: v1alpha1.ReasonRenderLimitExceeded,
@@ -399,4 +399,32 @@ func (c *treeCopier) check(dir string) error {
 		return nil
 	}
 	return first
+}
+
+// HoldsFile reports whether the commit of rev holds name (a path from its
+// root) as anything but a directory, reading only the trees on the way to it:
+// source asks it whether a path holds a Chart.yaml before it keys a render.
+// read is false when the cache could not tell (the commit is not fetched, or
+// its trees cannot be read); the render that follows reports why.
+func (c *Cache) HoldsFile(rev Revision, name string) (found, read bool, err error) {
+	e := c.entry(rev.URL)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	repo, err := c.openCache(e, rev.URL)
+	if err != nil {
+		return false, false, nil //nolint:nilerr // the render reports an unreadable cache
+	}
+	commit, err := repo.CommitObject(plumbing.NewHash(rev.Commit))
+	if err != nil {
+		return false, false, nil //nolint:nilerr // the render reports a missing commit
+	}
+	tc := newTreeCopier(gitStore{repo: repo, trees: e.trees}, commit.TreeHash, c.opts.TreeBounds)
+	entry, ok, err := tc.lookup(name)
+	switch {
+	case IsRenderError(err):
+		return false, false, err
+	case err != nil:
+		return false, false, nil // the render reports an unreadable tree
+	}
+	return ok && entry.kind != entryTree, true, nil
 }
