@@ -230,7 +230,7 @@ func (s *Source) renderNow(in renderInput) (r wall.Rendered, err error) {
 		s.beforeRender(in.dir)
 	}
 	opts := s.opts.renderOptions()
-	job := &wall.Job{Dir: in.dir, Directory: in.sel, Helm: wall.HelmJobOf(in.helm), Caps: in.caps, Opts: opts}
+	job := &wall.Job{Dir: in.dir, Directory: in.sel, Helm: wall.HelmJobOf(in.helm, in.caps), Opts: opts}
 	job.SetDecryption(in.dec)
 	if in.pkg != nil {
 		job.Package = in.pkg

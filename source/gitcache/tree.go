@@ -75,20 +75,20 @@ func (c *Cache) unreadable(e *repoEntry, rev Revision, err error) error {
 // treeCopier copies chosen parts of one commit's tree. It never lists the whole
 // commit: it reads trees lazily, directory by directory from the root, only those
 // on the way to and below the directories rendering needs, and counts every entry
-// it reads against maxEntries: each time it walks a tree (a tree that the commit
+// it reads against bounds.MaxTreeEntries: each time it walks a tree (a tree that the commit
 // names a thousand times counts a thousand times), and once for each tree it
 // reads to find a path. A blob is read only when it is copied.
 type treeCopier struct {
-	store            treeStore
-	fs               *render.FS
-	root             plumbing.Hash
-	maxFile, maxTree int64
-	total            int64
-	// entriesLeft is what is left to read of TreeBounds.MaxTreeEntries.
-	entriesLeft, maxEntries int
-	trees                   map[plumbing.Hash][]treeEntry // trees read, by id
-	copied                  map[string]bool               // directories copied, "." for all
-	refused                 map[string]*RenderError       // files left out, by path, with why
+	store  treeStore
+	fs     *render.FS
+	root   plumbing.Hash
+	bounds TreeBounds
+	total  int64
+	// entriesLeft is what is left to read of bounds.MaxTreeEntries.
+	entriesLeft int
+	trees       map[plumbing.Hash][]treeEntry // trees read, by id
+	copied      map[string]bool               // directories copied, "." for all
+	refused     map[string]*RenderError       // files left out, by path, with why
 }
 
 // fileRef is a file to copy: its directory and name, kept apart so that the
@@ -108,8 +108,7 @@ func joinPath(dir, name string) string {
 
 func newTreeCopier(store treeStore, root plumbing.Hash, opts TreeBounds) *treeCopier {
 	return &treeCopier{store: store, fs: render.NewFS(), root: root,
-		maxFile: opts.MaxFileSize, maxTree: opts.MaxTreeSize,
-		entriesLeft: opts.MaxTreeEntries, maxEntries: opts.MaxTreeEntries,
+		bounds: opts, entriesLeft: opts.MaxTreeEntries,
 		trees: map[plumbing.Hash][]treeEntry{}, copied: map[string]bool{}, refused: map[string]*RenderError{}}
 }
 
@@ -150,7 +149,7 @@ func (c *treeCopier) isCopied(dir string) bool {
 // naming the directory being read when the count ran out.
 func (c *treeCopier) tooMany(dir string) error {
 	return &RenderError{File: dir, Reason: v1alpha1.ReasonRenderLimitExceeded,
-		Err: fmt.Errorf("the directories rendering reads hold more than %d tree entries (the agent's --max-tree-entries), counting a directory each time the commit names it", c.maxEntries)}
+		Err: fmt.Errorf("the directories rendering reads hold more than %d tree entries (the agent's --max-tree-entries), counting a directory each time the commit names it", c.bounds.MaxTreeEntries)}
 }
 
 // list returns the entries of the tree id, reading it on first use (fresh); dir
@@ -321,20 +320,20 @@ func (c *treeCopier) copyFile(name string) error {
 	if err != nil {
 		return fmt.Errorf("%s: reading: %w", target, err)
 	}
-	if size > c.maxFile {
-		c.refused[name] = &RenderError{File: name, Err: fmt.Errorf("%sfile of %d bytes is over the limit of %d", linkTo(name, target), size, c.maxFile)}
+	if size > c.bounds.MaxFileSize {
+		c.refused[name] = &RenderError{File: name, Err: fmt.Errorf("%sfile of %d bytes is over the limit of %d", linkTo(name, target), size, c.bounds.MaxFileSize)}
 		return nil
 	}
 	c.total += size
-	if c.total > c.maxTree {
-		return &RenderError{File: ".", Reason: v1alpha1.ReasonRenderLimitExceeded, Err: fmt.Errorf("the files rendering reads are over the limit of %d bytes", c.maxTree)}
+	if c.total > c.bounds.MaxTreeSize {
+		return &RenderError{File: ".", Reason: v1alpha1.ReasonRenderLimitExceeded, Err: fmt.Errorf("the files rendering reads are over the limit of %d bytes", c.bounds.MaxTreeSize)}
 	}
 	r, err := c.store.open(id)
 	if err != nil {
 		return fmt.Errorf("%s: reading: %w", target, err)
 	}
 	defer r.Close()
-	data, err := io.ReadAll(io.LimitReader(r, c.maxFile+1))
+	data, err := io.ReadAll(io.LimitReader(r, c.bounds.MaxFileSize+1))
 	if err != nil {
 		return fmt.Errorf("%s: reading: %w", target, err)
 	}

@@ -188,8 +188,8 @@ func renderJobNow(job *Job) (r Rendered, err error) {
 // and under requireEncryption no Secret the chart makes may hold a value: a
 // chart decrypts nothing.
 func renderJobChart(job *Job, fs *render.FS) (Rendered, error) {
-	objs, err := render.Chart(fs, job.Dir, *job.Helm.helm(), job.Caps, job.Opts)
-	if err == nil && job.Decrypt && job.RequireEncryption {
+	objs, err := render.Chart(fs, job.Dir, *job.Helm.helm(), job.Helm.Caps, job.Opts)
+	if err == nil && job.Decrypt != nil && job.Decrypt.RequireEncryption {
 		err = render.CheckRenderedSecrets(objs, nil, job.Dir)
 	}
 	if err != nil {

@@ -33,15 +33,8 @@ type Job struct {
 	// Helm says how a chart renders; nil renders none (a chart directory then
 	// renders as plain files would).
 	Helm *HelmJob
-	// Caps are what a chart sees of the cluster.
-	Caps render.Capabilities
-	// Keys are the entries of the Sync's decryption keys Secret that ParseKeys
-	// reads; nil decrypts nothing.
-	Keys              map[string][]byte
-	RequireEncryption bool
-	// Decrypt says the render decrypts, with Keys (none at all when empty:
-	// every SOPS file then fails to open, naming itself).
-	Decrypt bool
+	// Decrypt, when set, has the render decrypt SOPS files.
+	Decrypt *DecryptJob
 	// Opts are the agent's source options: the render's bounds among them.
 	Opts render.Options
 	// Substitute, when set, makes the job a substitution of spec.postBuild's
@@ -93,26 +86,35 @@ func (a *jobAnswer) sizeHint() int {
 	return n
 }
 
+// DecryptJob is sops.Decryption as it crosses to a worker.
+type DecryptJob struct {
+	// Keys are the entries of the Sync's decryption keys Secret that ParseKeys
+	// reads (none at all when empty: every SOPS file then fails to open,
+	// naming itself).
+	Keys              map[string][]byte
+	RequireEncryption bool
+}
+
 // SetDecryption has the job decrypt as dec says (nil: not at all).
 func (job *Job) SetDecryption(dec *sops.Decryption) {
 	if dec == nil {
 		return
 	}
-	job.Decrypt, job.RequireEncryption = true, dec.RequireEncryption
+	job.Decrypt = &DecryptJob{RequireEncryption: dec.RequireEncryption}
 	if dec.Keys != nil {
-		job.Keys = dec.Keys.Entries()
+		job.Decrypt.Keys = dec.Keys.Entries()
 	}
 }
 
 // decryption is the job's Decryption, its keys parsed again; nil when the job
 // decrypts nothing.
 func (job *Job) decryption() (*sops.Decryption, error) {
-	if !job.Decrypt {
+	if job.Decrypt == nil {
 		return nil, nil
 	}
-	dec := &sops.Decryption{RequireEncryption: job.RequireEncryption}
-	if len(job.Keys) > 0 {
-		keys, err := sops.ParseKeys(job.Keys)
+	dec := &sops.Decryption{RequireEncryption: job.Decrypt.RequireEncryption}
+	if len(job.Decrypt.Keys) > 0 {
+		keys, err := sops.ParseKeys(job.Decrypt.Keys)
 		if err != nil {
 			return nil, err
 		}
@@ -129,15 +131,18 @@ type HelmJob struct {
 	ValuesFrom             []render.Values
 	Values                 []byte
 	SkipCRDs               bool
+	// Caps are what the chart sees of the cluster.
+	Caps render.Capabilities
 }
 
-// HelmJobOf is h as a worker receives it; nil for nil.
-func HelmJobOf(h *render.Helm) *HelmJob {
+// HelmJobOf is h as a worker receives it, with caps, what the chart sees of the
+// cluster; nil for nil.
+func HelmJobOf(h *render.Helm, caps render.Capabilities) *HelmJob {
 	if h == nil {
 		return nil
 	}
 	return &HelmJob{ReleaseName: h.ReleaseName, Namespace: h.Namespace, ValuesFiles: h.ValuesFiles,
-		ValuesFrom: h.ValuesFrom, Values: h.Values, SkipCRDs: h.SkipCRDs}
+		ValuesFrom: h.ValuesFrom, Values: h.Values, SkipCRDs: h.SkipCRDs, Caps: caps}
 }
 
 func (h *HelmJob) helm() *render.Helm {

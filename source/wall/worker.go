@@ -120,7 +120,7 @@ func Run(job *Job, opts render.Options) (Rendered, error) {
 // holdsSecrets says whether job gives its worker a tenant's secrets (keys,
 // values from a Secret): such a worker serves no other job.
 func (job *Job) holdsSecrets() bool {
-	if job.Decrypt || (job.Substitute != nil && job.Substitute.FromSecret) || (job.Overlay != nil && job.Overlay.Secrets) {
+	if job.Decrypt != nil || (job.Substitute != nil && job.Substitute.FromSecret) || (job.Overlay != nil && job.Overlay.Secrets) {
 		return true
 	}
 	if job.Helm != nil {
@@ -488,7 +488,7 @@ func RenderFS(ctx context.Context, fs *render.FS, dir string, sel render.Directo
 		if err != nil {
 			return nil, err
 		}
-		job.Helm, job.Caps = HelmJobOf(&helm), caps
+		job.Helm = HelmJobOf(&helm, caps)
 	}
 	job.SetDecryption(dec)
 	job.Files, job.Dirs = fs.Contents()
