@@ -58,11 +58,18 @@ func TestASyncSetReadsItsGeneratorsCredentialsAsItsSyncs(t *testing.T) {
 	}
 	harness.Must(t, a.Client.Create(t.Context(), ss))
 	// No garbage collector runs beside the shared control plane: the Syncs go
-	// by hand, before the namespace.
+	// by hand, and this agent (stopped after this cleanup) finalizes them; a
+	// Sync left terminating would be finalized by the next test's agent, its
+	// requests counted as that test's.
 	t.Cleanup(func() {
 		ctx := context.WithoutCancel(t.Context())
-		_ = a.Client.Delete(ctx, ss)
-		_ = a.Client.DeleteAllOf(ctx, &v1alpha1.Sync{}, client.InNamespace(team))
+		harness.Must(t, client.IgnoreNotFound(a.Client.Delete(ctx, ss)))
+		harness.Must(t, a.Client.DeleteAllOf(ctx, &v1alpha1.Sync{}, client.InNamespace(team)))
+		harness.Eventually(t, waitTimeout, "the Syncs of "+team+" gone", func(ctx context.Context) (bool, error) {
+			l := &v1alpha1.SyncList{}
+			err := a.Client.List(ctx, l, client.InNamespace(team))
+			return err == nil && len(l.Items) == 0, err
+		})
 	})
 
 	syncSetCondition := func(t *testing.T, what string, ok func(c *metav1.Condition) bool) *metav1.Condition {
