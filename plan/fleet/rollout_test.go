@@ -72,10 +72,10 @@ func TestARollingSyncMovesStepByStep(t *testing.T) {
 	}
 }
 
-// rolled is a member as a rolling sync with rollback left it: pinned to pin,
-// having come from from, rolled back from rolledBack.
-func rolled(m fleet.Member, from, rolledBack string) fleet.Member {
-	m.From, m.RolledBack = from, rolledBack
+// rolled is a member as a rolling sync with rollback left it: come from the
+// old commit, rolled back from rolledBack ("" for not).
+func rolled(m fleet.Member, rolledBack string) fleet.Member {
+	m.From, m.RolledBack = oldC, rolledBack
 	return m
 }
 
@@ -99,31 +99,31 @@ func TestARollingSyncWithRollbackTakesAFailedStepBack(t *testing.T) {
 		want: map[string]fleet.Hold{"s1": {Pin: newC, From: oldC}, "s2": {Pin: newC}, "p1": {Pin: oldC}},
 	}, {
 		name: "a Sync already moving keeps its note",
-		members: []fleet.Member{rolled(member("s1", "staging", newC, oldC, false, false), oldC, ""),
+		members: []fleet.Member{rolled(member("s1", "staging", newC, oldC, false, false), ""),
 			member("p1", "prod", oldC, oldC, true, false)},
 		want: map[string]fleet.Hold{"s1": {Pin: newC, From: oldC}, "p1": {Pin: oldC}},
 	}, {
 		name: "a Degraded Sync takes its whole step back, the Healthy ones too",
-		members: []fleet.Member{rolled(member("s1", "staging", newC, newC, false, true), oldC, ""),
-			rolled(member("s2", "staging", newC, newC, true, false), oldC, ""), member("p1", "prod", oldC, oldC, true, false)},
+		members: []fleet.Member{rolled(member("s1", "staging", newC, newC, false, true), ""),
+			rolled(member("s2", "staging", newC, newC, true, false), ""), member("p1", "prod", oldC, oldC, true, false)},
 		want:       map[string]fleet.Hold{"s1": back, "s2": back, "p1": {Pin: oldC}},
 		rolledBack: true, halted: "s1", message: "step 1 of 2 rolled back: s1 failed at the new revision 222222222222",
 	}, {
 		name: "a step rolled back stays back while the revision is the one it failed at",
-		members: []fleet.Member{rolled(member("s1", "staging", oldC, oldC, true, false), oldC, newC),
-			rolled(member("s2", "staging", oldC, oldC, true, false), oldC, newC), member("p1", "prod", oldC, oldC, true, false)},
+		members: []fleet.Member{rolled(member("s1", "staging", oldC, oldC, true, false), newC),
+			rolled(member("s2", "staging", oldC, oldC, true, false), newC), member("p1", "prod", oldC, oldC, true, false)},
 		want:       map[string]fleet.Hold{"s1": back, "s2": back, "p1": {Pin: oldC}},
 		rolledBack: true, halted: "s1",
 	}, {
 		name: "a Sync that had applied nothing before stays at the new revision, and says so",
-		members: []fleet.Member{member("s1", "staging", newC, newC, false, true), rolled(member("s2", "staging", newC, newC, true, false), oldC, ""),
+		members: []fleet.Member{member("s1", "staging", newC, newC, false, true), rolled(member("s2", "staging", newC, newC, true, false), ""),
 			member("p1", "prod", "", "", false, false)},
 		want:       map[string]fleet.Hold{"s1": {Pin: newC}, "s2": back, "p1": {Suspend: true}},
 		rolledBack: true, halted: "s1", message: "s1 applied nothing before it and stayed there",
 	}, {
 		name: "a newer revision than the one rolled back from rolls out again",
 		members: []fleet.Member{
-			rolled(fleet.Member{Name: "s1", Labels: map[string]string{"env": "staging"}, Target: "3333333333333333333333333333333333333333", Pin: oldC, Applied: oldC, Healthy: true}, oldC, newC),
+			rolled(fleet.Member{Name: "s1", Labels: map[string]string{"env": "staging"}, Target: "3333333333333333333333333333333333333333", Pin: oldC, Applied: oldC, Healthy: true}, newC),
 			member("p1", "prod", oldC, oldC, true, false)},
 		want: map[string]fleet.Hold{"s1": {Pin: "3333333333333333333333333333333333333333", From: oldC}, "p1": {Pin: oldC}},
 	}} {
