@@ -175,17 +175,7 @@ func TestARollingSyncHaltsOnADegradedStep(t *testing.T) {
 	// report, so that what is under test is the SyncSet's decision alone.
 	report := func(t *testing.T, name string, health v1alpha1.HealthStatusCode) {
 		t.Helper()
-		harness.Eventually(t, waitTimeout, "Sync "+name+"'s status written", func(ctx context.Context) (bool, error) {
-			s := &v1alpha1.Sync{}
-			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, s); err != nil {
-				return false, err
-			}
-			s.Status.ObservedGeneration = s.Generation
-			s.Status.LastAppliedRevision = "main@sha1:" + head
-			s.Status.Health = health
-			err := c.Status().Update(ctx, s) // a conflict with the SyncSet's own update is asked again
-			return err == nil, err
-		})
+		reportSync(t, c, ns, name, head, health, false)
 	}
 	held := func(t *testing.T, name string) {
 		t.Helper()
@@ -197,11 +187,7 @@ func TestARollingSyncHaltsOnADegradedStep(t *testing.T) {
 	}
 	pinned := func(t *testing.T, name string) {
 		t.Helper()
-		harness.Eventually(t, waitTimeout, "Sync "+name+" pinned to "+head, func(ctx context.Context) (bool, error) {
-			s := &v1alpha1.Sync{}
-			err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, s)
-			return err == nil && !s.Spec.Suspend && s.Annotations[v1alpha1.PinRevisionAnnotation] == head, err
-		})
+		waitPinned(t, c, ns, name, head, nil)
 	}
 
 	t.Run("the first step moves, the later ones wait", func(t *testing.T) {
@@ -253,32 +239,11 @@ func TestARollingSyncWithRollbackTakesAFailedStepBack(t *testing.T) {
 	// reconciler would report.
 	report := func(t *testing.T, name, commit string, health v1alpha1.HealthStatusCode) {
 		t.Helper()
-		harness.Eventually(t, waitTimeout, "Sync "+name+"'s status written", func(ctx context.Context) (bool, error) {
-			s := &v1alpha1.Sync{}
-			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, s); err != nil {
-				return false, err
-			}
-			s.Status.ObservedGeneration = s.Generation
-			s.Status.LastAppliedRevision = "main@sha1:" + commit
-			s.Status.Health = health
-			err := c.Status().Update(ctx, s)
-			return err == nil, err
-		})
+		reportSync(t, c, ns, name, commit, health, false)
 	}
 	pinned := func(t *testing.T, name, commit string, annotations map[string]string) {
 		t.Helper()
-		harness.Eventually(t, waitTimeout, "Sync "+name+" pinned to "+commit, func(ctx context.Context) (bool, error) {
-			s := &v1alpha1.Sync{}
-			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, s); err != nil {
-				return false, err
-			}
-			for k, v := range annotations {
-				if s.Annotations[k] != v {
-					return false, nil
-				}
-			}
-			return !s.Spec.Suspend && s.Annotations[v1alpha1.PinRevisionAnnotation] == commit, nil
-		})
+		waitPinned(t, c, ns, name, commit, annotations)
 	}
 
 	waitSyncs(t, c, ns, "rollback", "app-prod", "app-staging")
@@ -307,19 +272,7 @@ func TestARollingSyncWithRollbackTakesAFailedStepBack(t *testing.T) {
 		// after writing its Syncs in the same reconcile, so that readySyncs
 		// turning 1 proves a reconcile saw the Sync Healthy at the old commit,
 		// where it would move it on if it did not hold the step back.
-		harness.Eventually(t, waitTimeout, "Sync app-staging Healthy and Ready at "+first, func(ctx context.Context) (bool, error) {
-			s := &v1alpha1.Sync{}
-			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "app-staging"}, s); err != nil {
-				return false, err
-			}
-			s.Status.ObservedGeneration = s.Generation
-			s.Status.LastAppliedRevision = "main@sha1:" + first
-			s.Status.Health = v1alpha1.HealthHealthy
-			apimeta.SetStatusCondition(&s.Status.Conditions, metav1.Condition{Type: v1alpha1.ReadyCondition, Status: metav1.ConditionTrue,
-				Reason: v1alpha1.ReasonSucceeded, ObservedGeneration: s.Generation})
-			err := c.Status().Update(ctx, s)
-			return err == nil, err
-		})
+		reportSync(t, c, ns, "app-staging", first, v1alpha1.HealthHealthy, true)
 		harness.Eventually(t, waitTimeout, "the SyncSet to count app-staging Ready", func(ctx context.Context) (bool, error) {
 			got := &v1alpha1.SyncSet{}
 			err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "rollback"}, got)
@@ -336,5 +289,45 @@ func TestARollingSyncWithRollbackTakesAFailedStepBack(t *testing.T) {
 		pinned(t, "app-staging", third, map[string]string{v1alpha1.RolloutFromAnnotation: first, v1alpha1.RolledBackAnnotation: ""})
 		waitCondition(t, c, ns, "rollback", v1alpha1.RolloutCondition, metav1.ConditionUnknown, v1alpha1.ReasonRolloutProgressing)
 		pinned(t, "app-prod", first, nil)
+	})
+}
+
+// reportSync writes into Sync name of ns what the Sync reconciler would report
+// of commit: applied, with health, and Ready when ready. A conflict with the
+// SyncSet's own update of the Sync is tried again.
+func reportSync(t *testing.T, c client.Client, ns, name, commit string, health v1alpha1.HealthStatusCode, ready bool) {
+	t.Helper()
+	harness.Eventually(t, waitTimeout, "Sync "+name+"'s status written", func(ctx context.Context) (bool, error) {
+		s := &v1alpha1.Sync{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, s); err != nil {
+			return false, err
+		}
+		s.Status.ObservedGeneration = s.Generation
+		s.Status.LastAppliedRevision = "main@sha1:" + commit
+		s.Status.Health = health
+		if ready {
+			apimeta.SetStatusCondition(&s.Status.Conditions, metav1.Condition{Type: v1alpha1.ReadyCondition, Status: metav1.ConditionTrue,
+				Reason: v1alpha1.ReasonSucceeded, ObservedGeneration: s.Generation})
+		}
+		err := c.Status().Update(ctx, s)
+		return err == nil, err
+	})
+}
+
+// waitPinned waits until Sync name of ns is pinned to commit, not suspended,
+// with annotations ("" for one it must not carry).
+func waitPinned(t *testing.T, c client.Client, ns, name, commit string, annotations map[string]string) {
+	t.Helper()
+	harness.Eventually(t, waitTimeout, "Sync "+name+" pinned to "+commit, func(ctx context.Context) (bool, error) {
+		s := &v1alpha1.Sync{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, s); err != nil {
+			return false, err
+		}
+		for k, v := range annotations {
+			if s.Annotations[k] != v {
+				return false, nil
+			}
+		}
+		return !s.Spec.Suspend && s.Annotations[v1alpha1.PinRevisionAnnotation] == commit, nil
 	})
 }

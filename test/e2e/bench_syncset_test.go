@@ -111,25 +111,21 @@ type fleetSide struct {
 func measureFleetSide(b *testing.B, c client.Client, cp *controlplane.ControlPlane, ns string, repo *gitserver.Repo, commit string, n int, interval time.Duration, create func()) fleetSide {
 	b.Helper()
 	a := launchAgent(b, cp.KubeconfigPath(), "--watch-namespaces", ns)
-	harness.Eventually(b, waitTimeout, "the agent serves its work queue's metrics", func(context.Context) (bool, error) {
-		m, err := scrapeAgent(a)
-		if err != nil {
-			return false, err
-		}
-		_, ok := m.histogram("workqueue_queue_duration_seconds", syncController)
-		return ok, nil
-	})
+	waitQueueMetrics(b, a)
 	allReady := waitAllReady(b, ns, n, commit, waitTimeout+time.Duration(n)*time.Second)
 	start := time.Now()
 	create()
 	allReady()
 	side := fleetSide{first: time.Since(start)}
-	// Counting over a stated window: the converged cost is what the agent does
-	// while nothing changes, from one interval after the last Sync turned Ready.
-	time.Sleep(interval)
-	before, beforeSet := sampleFleet(b, a, cp, repo), sampleSyncSets(b, a, cp)
-	time.Sleep(convergedIntervals * interval)
-	after, afterSet := sampleFleet(b, a, cp, repo), sampleSyncSets(b, a, cp)
+	var before, after fleetSample
+	var beforeSet, afterSet fleetSide
+	overTheConvergedWindow(interval, func(closing bool) {
+		if closing {
+			after, afterSet = sampleFleet(b, a, cp, repo), sampleSyncSets(b, a, cp)
+		} else {
+			before, beforeSet = sampleFleet(b, a, cp, repo), sampleSyncSets(b, a, cp)
+		}
+	})
 	side.quiet = after.minus(before)
 	side.syncRequests = afterSet.syncRequests - beforeSet.syncRequests
 	side.syncSetRequests = afterSet.syncSetRequests - beforeSet.syncSetRequests
