@@ -262,8 +262,8 @@ func TestARollingSyncWithRollbackTakesAFailedStepBack(t *testing.T) {
 		pinned(t, "app-staging", first, map[string]string{v1alpha1.RolledBackAnnotation: second})
 		got := waitCondition(t, c, ns, "rollback", v1alpha1.RolloutCondition, metav1.ConditionFalse, v1alpha1.ReasonRolloutRolledBack)
 		cond := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.RolloutCondition)
-		if !strings.Contains(cond.Message, "app-staging") || !strings.Contains(cond.Message, second[:12]) {
-			t.Errorf("Rollout condition %q does not name app-staging and %s", cond.Message, second[:12])
+		if !strings.Contains(cond.Message, "app-staging") || !strings.Contains(cond.Message, second[:7]) {
+			t.Errorf("Rollout condition %q does not name app-staging and %s", cond.Message, second[:7])
 		}
 		pinned(t, "app-prod", first, nil)
 	})

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/plan"
 )
 
 // Member is one Sync of a rolling sync as the controller sees it.
@@ -239,16 +240,8 @@ func (r *Rollout) rollWithRollback(g stepGroup) {
 		}
 	}
 	r.Halted, r.RolledBack = failed[0], true
-	r.Message = fmt.Sprintf("step %d of %d rolled back: %s failed at the new revision %s; its Syncs are back at the commits they had, and the later steps stay where they are, until a new revision", r.Step, r.Steps, strings.Join(failed, ", "), short(target))
+	r.Message = fmt.Sprintf("step %d of %d rolled back: %s failed at the new revision %s; its Syncs are back at the commits they had, and the later steps stay where they are, until a new revision", r.Step, r.Steps, strings.Join(failed, ", "), plan.ShortRevision("sha1:"+target))
 	if len(stayed) > 0 {
 		r.Message += fmt.Sprintf("; %s applied nothing before it and stayed there", strings.Join(stayed, ", "))
 	}
-}
-
-// short is a commit as people read it.
-func short(commit string) string {
-	if len(commit) > 12 {
-		return commit[:12]
-	}
-	return commit
 }

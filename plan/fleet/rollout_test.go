@@ -107,7 +107,7 @@ func TestARollingSyncWithRollbackTakesAFailedStepBack(t *testing.T) {
 		members: []fleet.Member{rolled(member("s1", "staging", newC, newC, false, true), ""),
 			rolled(member("s2", "staging", newC, newC, true, false), ""), member("p1", "prod", oldC, oldC, true, false)},
 		want:       map[string]fleet.Hold{"s1": back, "s2": back, "p1": {Pin: oldC}},
-		rolledBack: true, halted: "s1", message: "step 1 of 2 rolled back: s1 failed at the new revision 222222222222",
+		rolledBack: true, halted: "s1", message: "step 1 of 2 rolled back: s1 failed at the new revision 2222222",
 	}, {
 		name: "a step rolled back stays back while the revision is the one it failed at",
 		members: []fleet.Member{rolled(member("s1", "staging", oldC, oldC, true, false), newC),
