@@ -65,23 +65,21 @@ func New(mgr ctrl.Manager, cfg *rest.Config, o Options) (*Agent, error) {
 	if o.Overrides.Applier != nil {
 		applier = o.Overrides.Applier(applier)
 	}
+	tenancy := o.tenancyOptions()
+	tenancy.Impersonate = impersonator(cfg, mgr.GetScheme(), mgr.GetRESTMapper(), managerOpts)
+	tenancy.Accounts, tenancy.Mapper = mgr.GetAPIReader(), mgr.GetRESTMapper()
 	a.Reconciler, err = tethersync.NewReconciler(mgr, tethersync.Parts{
 		Source:       src,
 		Applier:      applier,
 		Finder:       a.Applier,
 		ApplyOptions: o.applyOptions(),
-		Tenancy: tethersync.NewTenancy(tethersync.TenancyOptions{
-			Impersonate:           impersonator(cfg, mgr, managerOpts),
-			Accounts:              mgr.GetAPIReader(),
-			Mapper:                mgr.GetRESTMapper(),
-			DefaultServiceAccount: o.DefaultServiceAccount,
-			AllowCrossNamespace:   o.AllowCrossNamespace,
-		}),
-		Watcher:  a.Watcher,
-		Trigger:  a.Trigger,
-		Recorder: o.Overrides.Recorder,
-		Metrics:  a.Metrics,
-		Home:     o.Home,
+		Tenancy:      tethersync.NewTenancy(tenancy),
+		Clusters:     a.clusters(mgr, cfg, o),
+		Watcher:      a.Watcher,
+		Trigger:      a.Trigger,
+		Recorder:     o.Overrides.Recorder,
+		Metrics:      a.Metrics,
+		Home:         o.Home,
 	})
 	if err != nil {
 		return nil, err

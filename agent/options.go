@@ -46,6 +46,13 @@ type Options struct {
 	// far they reach (--default-service-account, --allow-cross-namespace).
 	DefaultServiceAccount string
 	AllowCrossNamespace   bool
+	// ClusterNamespace is where clusters are registered (Secrets labelled
+	// tether.dev/cluster=true); empty: Home's namespace, the agent's own
+	// (--cluster-namespace).
+	ClusterNamespace string
+	// AllowKubeConfigExec lets the kubeconfig of a remote cluster run a
+	// credential plugin inside the agent (--allow-kubeconfig-exec).
+	AllowKubeConfigExec bool
 	// WatchNamespaces are the only namespaces served, by the manager's cache
 	// and the drift watches; empty: every namespace (--watch-namespaces).
 	WatchNamespaces []string
@@ -145,6 +152,13 @@ func (o Options) watcherOptions() tethersync.WatcherOptions {
 	opts := o.Overrides.Watcher
 	opts.Namespaces = o.WatchNamespaces
 	return opts
+}
+
+// tenancyOptions are who Syncs act as and how far they reach, without the
+// means (the impersonating clients, the account reader and the mapper), which
+// each cluster has its own of.
+func (o Options) tenancyOptions() tethersync.TenancyOptions {
+	return tethersync.TenancyOptions{DefaultServiceAccount: o.DefaultServiceAccount, AllowCrossNamespace: o.AllowCrossNamespace}
 }
 
 // metricsOptions are the options of the agent's metrics.

@@ -3,9 +3,10 @@ package agent
 import (
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/apply"
@@ -18,7 +19,7 @@ import (
 // clients share the agent's RESTMapper, one rate limiter (--kube-api-qps and
 // --kube-api-burst for all accounts together, not for each), and client-go shares
 // the TLS transport.
-func impersonator(cfg *rest.Config, mgr ctrl.Manager, opts apply.ManagerOptions) tethersync.IdentityFunc {
+func impersonator(cfg *rest.Config, scheme *runtime.Scheme, mapper meta.RESTMapper, opts apply.ManagerOptions) tethersync.IdentityFunc {
 	var limiter flowcontrol.RateLimiter
 	if cfg.QPS > 0 {
 		limiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, cfg.Burst)
@@ -27,7 +28,7 @@ func impersonator(cfg *rest.Config, mgr ctrl.Manager, opts apply.ManagerOptions)
 		icfg := rest.CopyConfig(cfg)
 		icfg.Impersonate = rest.ImpersonationConfig{UserName: user}
 		icfg.RateLimiter = limiter
-		c, err := client.NewWithWatch(icfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+		c, err := client.NewWithWatch(icfg, client.Options{Scheme: scheme, Mapper: mapper})
 		if err != nil {
 			return tethersync.Identity{}, fmt.Errorf("creating a client acting as %s: %w", user, err)
 		}

@@ -61,6 +61,7 @@ type objectHealth struct {
 // whatever its outcome: the status it writes is the answer.
 func NewStatus(obj *v1alpha1.Sync, now func() time.Time) *Status {
 	b := &Status{gen: obj.Generation, now: now, status: *obj.Status.DeepCopy()}
+	b.status.Cluster = obj.Spec.Destination.ClusterName()
 	if requested := obj.GetAnnotations()[v1alpha1.ReconcileRequestedAnnotation]; requested != "" {
 		b.status.LastHandledReconcileAt = requested
 	}

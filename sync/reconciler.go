@@ -146,6 +146,9 @@ type Agent struct {
 	// Capabilities reads what a Helm chart sees of the cluster, once per render
 	// of a chart; nil renders charts with Helm's defaults.
 	Capabilities Capabilities
+	// Clusters, when set, are the remote clusters Syncs apply to
+	// (spec.destination.kubeConfig or cluster); nil: only the agent's own.
+	Clusters *Clusters
 }
 
 // Observers are told what a Reconciler does (Recorder, Metrics) and tell it when
@@ -320,7 +323,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		}
 	}()
 	if err := r.rebuildInventory(ctx, obj, st); err != nil {
-		return r.onError(st, r.interval(obj), err)
+		return r.onError(obj, st, r.interval(obj), err)
 	}
 	if !obj.DeletionTimestamp.IsZero() {
 		return r.finalize(ctx, obj, st)
@@ -332,7 +335,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	interval := r.interval(obj)
 	want, err := r.desire(ctx, obj, st)
 	if err != nil {
-		return r.onError(st, interval, err)
+		return r.onError(obj, st, interval, err)
 	}
 	return r.reach(ctx, obj, st, want, interval)
 }
@@ -387,7 +390,7 @@ func (r *Reconciler) desire(ctx context.Context, obj *v1alpha1.Sync, st *plan.St
 	if err := plan.CheckSize(obj, snap); err != nil {
 		return nil, err
 	}
-	if err := r.Agent.Tenancy.checkReach(obj, snap.Objects); err != nil {
+	if err := r.tenancyOf(want.id).checkReach(obj, snap.Objects); err != nil {
 		return nil, err
 	}
 	if want.run, want.snap, err = orderOf(snap); err != nil {
@@ -421,7 +424,7 @@ func (r *Reconciler) reach(ctx context.Context, obj *v1alpha1.Sync, st *plan.Sta
 	converge, ordered := r.convergerFor(obj, st, want, drift)
 	changes, err := converge(ctx, want.id, obj, snap)
 	r.state.refused.record(client.ObjectKeyFromObject(obj), refused, err, interval, r.state.now())
-	r.watch(ctx, obj, changes, ordered.hookChanges())
+	r.watch(ctx, want.id, obj, changes, ordered.hookChanges())
 	diff := st.Applied(changes)
 	if drift && changes != nil && !changes.DryRun {
 		logDrift(ctx, changes)
@@ -430,19 +433,19 @@ func (r *Reconciler) reach(ctx context.Context, obj *v1alpha1.Sync, st *plan.Sta
 	st.FieldConflicts(r.state.fights.conflicts(obj), r.state.fights.givenUp(obj))
 	if err != nil {
 		st.LeftGitNote("prune waits until every object applies")
-		return r.onError(st, interval, err)
+		return r.onError(obj, st, interval, err)
 	}
 	if want.sourceErr != nil {
 		r.assess(ctx, obj, want.id, want.checker, st, changes)
 		r.recordApplied(obj, snap, changes, nil, drift)
-		return r.onError(st, interval, want.sourceErr)
+		return r.onError(obj, st, interval, want.sourceErr)
 	}
 	pruned, err := r.prune(ctx, want.id, obj, st, snap, changes, diff)
 	pruned = joinChanges(ordered.prunedBefore(), pruned)
 	r.assess(ctx, obj, want.id, want.checker, st, changes)
 	r.recordApplied(obj, snap, changes, pruned, drift)
 	if err != nil {
-		return r.onError(st, interval, err)
+		return r.onError(obj, st, interval, err)
 	}
 	st.Ready(snap.Revision.String(), obj.Spec.Wait)
 	r.rememberGood(ctx, obj, snap)
@@ -532,7 +535,7 @@ func (r *Reconciler) applyAll(ctx context.Context, id Identity, obj *v1alpha1.Sy
 	// names them): each goes as soon as it is applied.
 	opts.Release = true
 	opts.BeforeWrite = r.recordAhead(obj)
-	r.prepareWatch(ctx, obj, snap)
+	r.prepareWatch(ctx, id, obj, snap)
 	changes, err := id.Applier.ApplyAll(ctx, snap.Objects, opts)
 	r.Observers.Metrics.CountChanges(obj, changes)
 	return changes, err
@@ -569,8 +572,9 @@ const watchSyncWait = 10 * time.Second
 // prepareWatch has the Watcher follow the kinds of snap before they are applied, so
 // that the apply knows from the watch which objects do not exist yet and spares
 // reading them: a first sync costs a dry-run and an apply per object.
-func (r *Reconciler) prepareWatch(ctx context.Context, obj *v1alpha1.Sync, snap *source.Snapshot) {
-	if r.Observers.Watcher == nil {
+func (r *Reconciler) prepareWatch(ctx context.Context, id Identity, obj *v1alpha1.Sync, snap *source.Snapshot) {
+	w := r.watcherOf(id)
+	if w == nil {
 		return
 	}
 	seen := map[schema.GroupVersionKind]bool{}
@@ -581,13 +585,14 @@ func (r *Reconciler) prepareWatch(ctx context.Context, obj *v1alpha1.Sync, snap 
 			kinds = append(kinds, gvk)
 		}
 	}
-	r.Observers.Watcher.Prepare(ctx, client.ObjectKeyFromObject(obj), kinds, watchSyncWait)
+	w.Prepare(ctx, client.ObjectKeyFromObject(obj), kinds, watchSyncWait)
 }
 
 // watch makes the Watcher follow the kinds this Sync now has in the cluster (its
 // objects', and its hooks' while a run follows them).
-func (r *Reconciler) watch(ctx context.Context, obj *v1alpha1.Sync, sets ...*apply.ChangeSet) {
-	if r.Observers.Watcher == nil || len(sets) == 0 || sets[0] == nil {
+func (r *Reconciler) watch(ctx context.Context, id Identity, obj *v1alpha1.Sync, sets ...*apply.ChangeSet) {
+	w := r.watcherOf(id)
+	if w == nil || len(sets) == 0 || sets[0] == nil {
 		return
 	}
 	seen := map[schema.GroupVersionKind]bool{}
@@ -603,7 +608,7 @@ func (r *Reconciler) watch(ctx context.Context, obj *v1alpha1.Sync, sets ...*app
 			}
 		}
 	}
-	if err := r.Observers.Watcher.Track(ctx, client.ObjectKeyFromObject(obj), kinds); err != nil {
+	if err := w.Track(ctx, client.ObjectKeyFromObject(obj), kinds); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "watching managed kinds; drift is seen at the next interval")
 	}
 }
@@ -621,21 +626,28 @@ func (r *Reconciler) assess(ctx context.Context, obj *v1alpha1.Sync, id Identity
 		}
 	}
 	st.AggregateHealth()
-	if r.Observers.Watcher != nil {
-		r.Observers.Watcher.FollowStatus(client.ObjectKeyFromObject(obj), unsettled)
+	if w := r.watcherOf(id); w != nil {
+		w.FollowStatus(client.ObjectKeyFromObject(obj), unsettled)
 	}
 }
 
 // onError is the one place that maps an error to behaviour. Bad input in git stalls
 // the Sync until the next interval (or a new commit); anything else is returned so
 // the queue retries it with exponential backoff.
-func (r *Reconciler) onError(st *plan.Status, interval time.Duration, err error) (ctrl.Result, error) {
+func (r *Reconciler) onError(obj *v1alpha1.Sync, st *plan.Status, interval time.Duration, err error) (ctrl.Result, error) {
+	err = r.unreachable(obj, err)
+	var unreachable *ClusterUnreachableError
 	var fe *source.FetchError
 	var rendered *source.RenderError
 	var held *plan.HeldError
 	var refused *RefusedError
 	var waiting *plan.WaitingError
 	switch {
+	case errors.As(err, &unreachable):
+		// The remote cluster does not answer: its objects stay as they are, and
+		// the breaker spaces the tries (bounded by the interval).
+		st.Retrying(v1alpha1.ReasonClusterUnreachable, err)
+		return ctrl.Result{RequeueAfter: min(max(unreachable.RetryIn, breakerFirstWait), interval)}, nil
 	case errors.As(err, &waiting):
 		// Waiting on something that requeues the Sync when it changes (a
 		// dependency, a wave's objects): not a failure.

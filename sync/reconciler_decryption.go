@@ -37,7 +37,7 @@ func (r *Reconciler) decryption(ctx context.Context, obj *v1alpha1.Sync, id Iden
 	var refused *RefusedError
 	if err == nil || (errors.As(err, &refused) && refused.Reason == v1alpha1.ReasonDecryptionKeysNotFound) {
 		// Its creation, or a fix, queues the Sync at once.
-		r.Observers.SecretWatch.Track(key, fieldDecryptionSecret, id.User, id.Secrets, obj.Namespace, spec.SecretRef.Name, version)
+		r.Observers.SecretWatch.Track(key, fieldDecryptionSecret, id.secretsUser(), id.Secrets, obj.Namespace, spec.SecretRef.Name, version)
 	}
 	if err != nil {
 		return nil, err

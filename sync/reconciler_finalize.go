@@ -100,7 +100,7 @@ func (r *Reconciler) removeFinalizer(ctx context.Context, obj *v1alpha1.Sync, st
 // deleted by mistake, rights withdrawn in a namespace that stays) keeps the Sync
 // waiting, so that a person can mend it.
 func (r *Reconciler) accountGoneWithNamespace(ctx context.Context, obj *v1alpha1.Sync, err error) bool {
-	if r.Agent.Tenancy.accountOf(obj) == "" || !accountCannotAct(err) {
+	if r.Agent.Tenancy.accountOf(obj) == "" && !obj.Spec.Destination.IsRemote() || !accountCannotAct(err) {
 		return false
 	}
 	reader := r.Cluster.Fresh
@@ -125,7 +125,8 @@ func (r *Reconciler) accountGoneWithNamespace(ctx context.Context, obj *v1alpha1
 func accountCannotAct(err error) bool {
 	var refused *RefusedError
 	if errors.As(err, &refused) {
-		return refused.Reason == v1alpha1.ReasonServiceAccountNotFound
+		// (A remote cluster's kubeconfig Secret goes with the namespace too.)
+		return refused.Reason == v1alpha1.ReasonServiceAccountNotFound || refused.Reason == v1alpha1.ReasonKubeConfigNotFound
 	}
 	oes := apply.ObjectErrors(err)
 	if len(oes) == 0 {

@@ -86,7 +86,7 @@ func (r *Reconciler) podsOf(ctx context.Context, id Identity, workload *unstruct
 		return nil
 	}
 	if c, ok := id.Pods.(client.WithWatch); ok && r.Cluster.PodWatch != nil {
-		pods, err := r.Cluster.PodWatch.Pods(ctx, id.User, c, workload.GetNamespace(), selector, maxPods)
+		pods, err := r.Cluster.PodWatch.Pods(ctx, id.podUser(), c, workload.GetNamespace(), selector, maxPods)
 		if err == nil {
 			return pods
 		}

@@ -24,7 +24,7 @@ type Capabilities func(ctx context.Context) (source.Capabilities, error)
 // read as its identity (id.Secrets reads straight from the API server, so no
 // ConfigMap or Secret is cached).
 func (r *Reconciler) helmFor(ctx context.Context, obj *v1alpha1.Sync, id Identity) (source.Helm, error) {
-	return HelmFor(ctx, id.Secrets, obj, r.Agent.Capabilities)
+	return HelmFor(ctx, id.Secrets, obj, r.capabilitiesOf(id))
 }
 
 // HelmFor says how obj's path renders if it holds a Helm chart: spec.helm, the

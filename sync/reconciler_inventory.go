@@ -146,7 +146,7 @@ func (r *Reconciler) rebuildInventory(ctx context.Context, obj *v1alpha1.Sync, s
 		return err
 	}
 	opts := plan.FindOptionsFor(obj)
-	opts.Namespace = r.Agent.Tenancy.searchNamespace(obj, id)
+	opts.Namespace = r.tenancyOf(id).searchNamespace(obj, id)
 	found, err := id.Finder.FindOwned(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("rebuilding the inventory from label %s: %w", v1alpha1.SyncLabel, err)

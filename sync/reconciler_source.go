@@ -132,7 +132,7 @@ func (r *Reconciler) sourceAuth(ctx context.Context, obj *v1alpha1.Sync, id Iden
 	auth, version, err := readAuth(ctx, id, obj.Namespace, spec.SecretRef.Name)
 	if err == nil || apierrors.IsNotFound(err) {
 		// A rotation (or the Secret's creation) queues the Sync at once.
-		r.Observers.SecretWatch.Track(client.ObjectKeyFromObject(obj), fieldSourceSecret, id.User, id.Secrets, obj.Namespace, spec.SecretRef.Name, version)
+		r.Observers.SecretWatch.Track(client.ObjectKeyFromObject(obj), fieldSourceSecret, id.secretsUser(), id.Secrets, obj.Namespace, spec.SecretRef.Name, version)
 	}
 	if err != nil {
 		return source.Auth{}, &source.FetchError{URL: sourceURL(obj), Ref: sourceRefLabel(obj), Reason: secretReason(err), Err: err}

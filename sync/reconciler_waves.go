@@ -130,7 +130,7 @@ func (o *orderedRun) converge(ctx context.Context, id Identity, obj *v1alpha1.Sy
 	o.hooks = o.opts
 	o.hooks.BeforeWrite, o.hooks.IgnoreFields = nil, nil
 	plan.MarkHooks(o.run.Hooks, obj)
-	o.r.prepareWatch(ctx, obj, &source.Snapshot{Objects: append(append([]*unstructured.Unstructured(nil), snap.Objects...), o.run.Hooks...)})
+	o.r.prepareWatch(ctx, o.id, obj, &source.Snapshot{Objects: append(append([]*unstructured.Unstructured(nil), snap.Objects...), o.run.Hooks...)})
 	if err := o.dryRun(ctx); err != nil {
 		return o.changes(), err
 	}
@@ -421,7 +421,7 @@ func (o *orderedRun) settled(ctx context.Context, s plan.Step, changes []apply.C
 	if len(waiting) == 0 {
 		return nil
 	}
-	if w := o.r.Observers.Watcher; w != nil {
+	if w := o.r.watcherOf(o.id); w != nil {
 		w.FollowStatus(client.ObjectKeyFromObject(o.obj), unsettled)
 	}
 	msg := fmt.Sprintf("%s wave %d: waiting for %s", s.Phase, s.Wave, strings.Join(waiting, ", "))

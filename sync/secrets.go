@@ -134,6 +134,7 @@ func (s *SecretWatch) Track(syncKey types.NamespacedName, field, user string, r 
 func (s *SecretWatch) Forget(syncKey types.NamespacedName) {
 	s.ForgetField(syncKey, fieldSourceSecret)
 	s.ForgetField(syncKey, fieldDecryptionSecret)
+	s.ForgetField(syncKey, fieldKubeConfigSecret)
 }
 
 // ForgetField stops watching the Secret field of syncKey's Sync named: the

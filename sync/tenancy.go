@@ -37,6 +37,9 @@ type Identity struct {
 	// health names the pod that holds it up; nil judges workloads by their own
 	// status. What the account may not list, its Sync's health does not tell.
 	Pods client.Reader
+	// remote is the cluster the identity acts in when it is not the agent's own
+	// (spec.destination); nil: the agent's own.
+	remote *RemoteCluster
 }
 
 // IdentityFunc returns an Identity whose every request impersonates user. It is
@@ -218,6 +221,12 @@ func (t *Tenancy) clusterScoped(o *unstructured.Unstructured) bool {
 
 // identity returns who obj's requests act as.
 func (r *Reconciler) identity(ctx context.Context, obj *v1alpha1.Sync) (Identity, error) {
+	key := client.ObjectKeyFromObject(obj)
+	if obj.Spec.Destination.IsRemote() {
+		return r.remoteIdentity(ctx, obj)
+	}
+	r.Agent.Clusters.Leave(ctx, key)
+	r.Observers.SecretWatch.ForgetField(key, fieldKubeConfigSecret)
 	return r.Agent.Tenancy.identityOf(ctx, obj, Identity{Applier: r.Agent.Applier, Secrets: r.Cluster.Secrets, Finder: r.Agent.Finder, Pods: r.Cluster.Pods})
 }
 

@@ -116,6 +116,24 @@ func NewWatcher(c cache.Cache, opts ...WatcherOptions) *Watcher {
 	return w
 }
 
+// ForCache returns a Watcher like w (its options, the Syncs it serves) whose
+// informers live in c, another cluster's cache, and whose changes queue the Syncs
+// through w's Source: a remote cluster's drift reaches the same reconciler.
+func (w *Watcher) ForCache(c cache.Cache) *Watcher {
+	return &Watcher{
+		cache:  c,
+		events: w.events,
+		serves: w.serves,
+		kinds:  map[schema.GroupVersionKind]*watchedKind{},
+		syncs:  map[types.NamespacedName][]schema.GroupVersionKind{},
+
+		unsettled:     map[v1alpha1.ObjectRef]bool{},
+		bySync:        map[types.NamespacedName][]v1alpha1.ObjectRef{},
+		ignoreStatus:  w.ignoreStatus,
+		onlyUnsettled: w.onlyUnsettled,
+	}
+}
+
 // Source feeds the reconciler the Syncs whose objects changed.
 func (w *Watcher) Source() source.Source {
 	return source.Channel(w.events, &handler.EnqueueRequestForObject{})
@@ -354,6 +372,11 @@ func (w *Watcher) onDelete(obj any) {
 	if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
 		w.enqueueOwner(m)
 	}
+}
+
+// Enqueue queues a reconcile of the Sync key.
+func (w *Watcher) Enqueue(key types.NamespacedName) {
+	w.events <- event.GenericEvent{Object: &v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}}
 }
 
 func (w *Watcher) enqueueOwner(obj *metav1.PartialObjectMetadata) {

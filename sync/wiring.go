@@ -33,6 +33,9 @@ type Parts struct {
 
 	// Who each Sync acts as: nil, the agent itself.
 	Tenancy *Tenancy
+	// Where a Sync's destination names another cluster: nil, nowhere but the
+	// agent's own.
+	Clusters *Clusters
 
 	// What starts a reconcile.
 
@@ -93,6 +96,7 @@ func NewReconciler(mgr ctrl.Manager, parts Parts) (*Reconciler, error) {
 			Applier:      parts.Applier,
 			Finder:       parts.Finder,
 			Tenancy:      parts.Tenancy,
+			Clusters:     parts.Clusters,
 			ApplyOptions: parts.ApplyOptions,
 			Capabilities: capabilities,
 		},
@@ -126,4 +130,5 @@ func (r *Reconciler) forget(ctx context.Context, key types.NamespacedName) {
 	if r.Observers.Watcher != nil {
 		r.Observers.Watcher.Forget(ctx, key)
 	}
+	r.Agent.Clusters.Leave(ctx, key)
 }

@@ -104,6 +104,27 @@ const (
 	// started without the means to act as one.
 	ReasonImpersonationUnavailable = "ImpersonationUnavailable"
 
+	// Remote clusters: a Sync whose spec.destination names another cluster
+	// (docs/multi-cluster.md).
+
+	// ReasonKubeConfigNotFound: the kubeconfig Secret (spec.destination.kubeConfig)
+	// or its key does not exist in the Sync's namespace.
+	ReasonKubeConfigNotFound = "KubeConfigNotFound"
+	// ReasonKubeConfigInvalid: the kubeconfig cannot be used: it does not parse,
+	// names no cluster, names a file, or runs a credential plugin while the agent
+	// runs without --allow-kubeconfig-exec. The message says which.
+	ReasonKubeConfigInvalid = "KubeConfigInvalid"
+	// ReasonClusterNotFound: spec.destination.cluster names no cluster registered
+	// in the agent's namespace.
+	ReasonClusterNotFound = "ClusterNotFound"
+	// ReasonClusterNotAllowed: the registered cluster does not allow the Sync's
+	// namespace (its tether.dev/allowed-namespaces annotation).
+	ReasonClusterNotAllowed = "ClusterNotAllowed"
+	// ReasonClusterUnreachable: the remote cluster's API server does not answer
+	// (refused, timed out); the Sync's objects there are left as they were, and it
+	// is tried again with backoff. The message names the cluster.
+	ReasonClusterUnreachable = "ClusterUnreachable"
+
 	// ReasonDeleting: the Sync is being deleted and waits for its objects to go.
 	ReasonDeleting = "Deleting"
 	// ReasonDeletionBlocked: the Sync is being deleted and an object cannot be.

@@ -15,6 +15,21 @@ const Finalizer = "tether.dev/finalizer"
 // value; agents started with --shard "" serve the Syncs without it.
 const ShardLabel = "tether.dev/shard"
 
+// Registered clusters (spec.destination.cluster): Secrets of the agent's namespace
+// that hold a kubeconfig under ClusterKubeConfigKey. See docs/multi-cluster.md.
+const (
+	// ClusterLabel set to "true" on a Secret of the agent's namespace registers a
+	// cluster, named as the Secret.
+	ClusterLabel = "tether.dev/cluster"
+	// AllowedNamespacesAnnotation on a registered cluster's Secret lists the
+	// namespaces whose Syncs may apply to it, comma-separated; "*" allows all.
+	// Without it no Sync may.
+	AllowedNamespacesAnnotation = "tether.dev/allowed-namespaces"
+	// ClusterKubeConfigKey is the key of a registered cluster's kubeconfig, and
+	// the first key tried of a spec.destination.kubeConfig Secret that names none.
+	ClusterKubeConfigKey = "value"
+)
+
 // Annotations Tether reads or writes on the objects it manages.
 const (
 	// OwnedByAnnotation names the Sync ("<namespace>/<name>") that applied an object,
@@ -104,6 +119,7 @@ const (
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Suspended",type=boolean,JSONPath=`.spec.suspend`
 // +kubebuilder:printcolumn:name="Pinned",type=string,JSONPath=`.metadata.annotations.tether\.dev/pin-revision`
+// +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.status.cluster`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Phase",type=string,priority=1,JSONPath=`.status.run.phase`
 // +kubebuilder:printcolumn:name="Wave",type=integer,priority=1,JSONPath=`.status.run.wave`
@@ -417,13 +433,70 @@ type LocalObjectReference struct {
 	Name string `json:"name"`
 }
 
-// DestinationSpec says where objects go in the cluster.
+// DestinationSpec says where objects go: which cluster, and which namespace of it.
+// +kubebuilder:validation:XValidation:rule="!(has(self.kubeConfig) && has(self.cluster))",message="a destination names a kubeConfig or a cluster, not both"
 type DestinationSpec struct {
 	// namespace for namespaced objects that name none in git.
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	// +optional
 	Namespace string `json:"namespace,omitempty"`
+	// kubeConfig applies to another cluster: a Secret of the Sync's own namespace
+	// holds its kubeconfig. Tether acts there with the rights of the kubeconfig's
+	// user (and as spec.serviceAccountName in that cluster, when set). Only inline
+	// credentials are used: a kubeconfig that names a file, or a credential plugin
+	// while the agent runs without --allow-kubeconfig-exec, is refused. See
+	// docs/multi-cluster.md.
+	// +optional
+	KubeConfig *KubeConfigReference `json:"kubeConfig,omitempty"`
+	// cluster applies to a cluster the operator registered: a Secret of the agent's
+	// namespace labelled tether.dev/cluster=true, of this name, whose annotation
+	// tether.dev/allowed-namespaces lists the Sync's namespace (or "*").
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
+	// +optional
+	Cluster string `json:"cluster,omitempty"`
+}
+
+// KubeConfigReference names the Secret that holds a cluster's kubeconfig.
+type KubeConfigReference struct {
+	// secretRef is a Secret of the Sync's own namespace.
+	// +required
+	SecretRef SecretKeyReference `json:"secretRef"`
+}
+
+// SecretKeyReference names a Secret of the referrer's namespace and one of its keys.
+type SecretKeyReference struct {
+	// name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Name string `json:"name"`
+	// key of the Secret's data that holds the kubeconfig; empty means "value",
+	// then "value.yaml" (Flux's keys).
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Key string `json:"key,omitempty"`
+}
+
+// InCluster is the cluster name of a Sync that applies to the cluster the agent
+// runs in, in status.cluster, `tether get` and the metrics' cluster label.
+const InCluster = "in-cluster"
+
+// IsRemote reports whether d names a cluster other than the agent's own.
+func (d DestinationSpec) IsRemote() bool { return d.KubeConfig != nil || d.Cluster != "" }
+
+// ClusterName names the cluster d's objects go to: InCluster, a registered
+// cluster's name, or "secret/<name>" for a kubeconfig of the Sync's namespace.
+// It is bounded by the Syncs there are, and is what metrics label.
+func (d DestinationSpec) ClusterName() string {
+	switch {
+	case d.Cluster != "":
+		return d.Cluster
+	case d.KubeConfig != nil:
+		return "secret/" + d.KubeConfig.SecretRef.Name
+	}
+	return InCluster
 }
 
 // DeletionPolicy says what deleting a Sync does to the objects it applied.
@@ -493,6 +566,10 @@ type SyncStatus struct {
 	// observedGeneration is the metadata.generation this status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// cluster names the cluster the objects go to (spec.destination): "in-cluster",
+	// a registered cluster's name, or "secret/<name>" for a kubeconfig Secret.
+	// +optional
+	Cluster string `json:"cluster,omitempty"`
 	// lastHandledReconcileAt is the value of the tether.dev/reconcile-requested-at
 	// annotation that the reconcile this status describes had seen: a request is
 	// answered once this equals the value that was set.

@@ -72,9 +72,13 @@ type controllerFlags struct {
 	defaultServiceAccount string
 	allowCrossNamespace   bool
 	watchNamespaces       []string
-	shard                 shardFlag
-	minInterval           time.Duration
-	verifiedBytes         int64
+	// Remote clusters: where they are registered, and whether a kubeconfig may
+	// run a credential plugin.
+	clusterNamespace    string
+	allowKubeConfigExec bool
+	shard               shardFlag
+	minInterval         time.Duration
+	verifiedBytes       int64
 	// source holds the limits on git and rendering.
 	source source.Options
 	// notify holds the flags of notifications.
@@ -127,6 +131,8 @@ func controllerFlagSet(f *controllerFlags, stderr io.Writer) *flag.FlagSet {
 	})
 	fs.StringVar(&f.defaultServiceAccount, "default-service-account", "", "ServiceAccount, in each Sync's own namespace, that Syncs naming no spec.serviceAccountName act as. Empty: such Syncs act as the agent itself.")
 	fs.BoolVar(&f.allowCrossNamespace, "allow-cross-namespace", tethersync.DefaultTenancyOptions().AllowCrossNamespace, "Let a Sync apply objects outside its own namespace (other namespaces, cluster-scoped objects), as far as its account's RBAC allows. false refuses such revisions whole.")
+	fs.StringVar(&f.clusterNamespace, "cluster-namespace", "", "Namespace whose Secrets labelled tether.dev/cluster=true register the remote clusters Syncs name in spec.destination.cluster. Default: the agent's own namespace (--leader-election-namespace, or the pod's).")
+	fs.BoolVar(&f.allowKubeConfigExec, "allow-kubeconfig-exec", false, "Let the kubeconfig of a remote cluster (spec.destination) run a credential plugin (exec): a program the kubeconfig names runs inside the agent's container. Off: such kubeconfigs are refused (KubeConfigInvalid).")
 	fs.Func("watch-namespaces", "Comma-separated namespaces the agent serves: only Syncs there are reconciled, and the cache and drift watches are confined to them. Default: every namespace.", func(v string) error {
 		for _, ns := range strings.Split(v, ",") {
 			if ns = strings.TrimSpace(ns); ns != "" {
@@ -315,6 +321,8 @@ func (f *controllerFlags) agentOptions() agent.Options {
 		VerifiedCacheBytes:    f.verifiedBytes,
 		DefaultServiceAccount: f.defaultServiceAccount,
 		AllowCrossNamespace:   f.allowCrossNamespace,
+		ClusterNamespace:      f.clusterNamespace,
+		AllowKubeConfigExec:   f.allowKubeConfigExec,
 		WatchNamespaces:       f.watchNamespaces,
 		SyncSelector:          f.shard.selector(),
 		LeaseName:             f.shard.leaseName(),

@@ -50,6 +50,8 @@ type ControlPlane struct {
 	config     *rest.Config
 
 	procs []*process // in start order; stopped in reverse
+	// paused is the kube-apiserver Pause stopped, which Resume starts again.
+	paused *process
 }
 
 // clusterName names the cluster and context in the kubeconfig files written.

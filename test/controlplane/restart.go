@@ -50,3 +50,43 @@ func (c *ControlPlane) Restart(ctx context.Context) error {
 		return err
 	})
 }
+
+// Pause stops kube-apiserver, as a cluster that went down does for its clients:
+// connections refused until Resume starts it again on the same port. etcd and
+// the other components keep running. Pause and Resume must not run concurrently
+// with each other, Restart or Stop.
+func (c *ControlPlane) Pause() error {
+	i := slices.IndexFunc(c.procs, func(p *process) bool { return p.name == "kube-apiserver" })
+	if i < 0 {
+		return fmt.Errorf("pause: kube-apiserver is not running")
+	}
+	p := c.procs[i]
+	if err := p.stop(); err != nil {
+		return fmt.Errorf("pause: %w", err)
+	}
+	c.procs = slices.Delete(c.procs, i, i+1)
+	c.paused = p
+	return nil
+}
+
+// Resume starts the kube-apiserver Pause stopped, with the same arguments, and
+// returns once it is ready.
+func (c *ControlPlane) Resume(ctx context.Context) error {
+	old := c.paused
+	if old == nil {
+		return fmt.Errorf("resume: the control plane is not paused")
+	}
+	api, err := c.start("kube-apiserver", old.cmd.Path, old.cmd.Args[1:])
+	if err != nil {
+		return err
+	}
+	c.paused = nil
+	client, err := kubernetes.NewForConfig(c.config)
+	if err != nil {
+		return fmt.Errorf("kube-apiserver: %w", err)
+	}
+	return c.waitReady(ctx, api, "kube-apiserver /readyz after a pause", func(ctx context.Context) error {
+		_, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		return err
+	})
+}

@@ -1,0 +1,391 @@
+package sync
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	gosync "sync"
+	"sync/atomic"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"tether.dev/tether/api/v1alpha1"
+)
+
+// Remote is what the agent acts with in one remote cluster, as one kubeconfig's
+// user: ClustersOptions.Connect builds it, and its Stop ends its watches.
+type Remote struct {
+	// Agent acts as the kubeconfig's user: its Applier, Finder and Pods.
+	Agent Identity
+	// Impersonate builds, in that cluster, the Identity of a service account.
+	Impersonate IdentityFunc
+	// Accounts reads that cluster's ServiceAccounts, as the kubeconfig's user.
+	Accounts client.Reader
+	// Mapper is that cluster's: what its API server serves, which kinds are
+	// cluster-scoped.
+	Mapper meta.RESTMapper
+	// Watcher watches the kinds the Syncs apply there, in caches of that
+	// cluster's own, and queues their Syncs (Watcher.ForCache).
+	Watcher *Watcher
+	// Capabilities are what a chart rendered for that cluster sees of it.
+	Capabilities Capabilities
+	// Stop ends the watches and caches: the last Sync left.
+	Stop func()
+}
+
+// ConnectFunc builds the Remote of one cluster (named for messages and metrics)
+// over cfg, whose transport fails fast while the cluster is unreachable.
+type ConnectFunc func(name string, cfg *rest.Config) (*Remote, error)
+
+// ClustersOptions say how the agent reaches other clusters.
+type ClustersOptions struct {
+	// Connect builds a Remote. Nil: the agent serves no remote cluster, and a
+	// Sync whose destination names one is Stalled.
+	Connect ConnectFunc
+	// Registry reads the registered clusters' Secrets, as the agent, in
+	// Namespace (the agent's own). Nil or an empty Namespace: no cluster is
+	// registered.
+	Registry  client.Reader
+	Namespace string
+	// AllowExec lets a kubeconfig run a credential plugin (a program inside the
+	// agent's container) (--allow-kubeconfig-exec).
+	AllowExec bool
+	// Tenancy is the agent's; a remote cluster's Syncs follow the same rules
+	// there (the default service account only on registered clusters: a
+	// tenant's own kubeconfig is an identity already).
+	Tenancy TenancyOptions
+}
+
+// Clusters are the remote clusters Syncs apply to (spec.destination): one
+// RemoteCluster per kubeconfig (its content, so a rotated Secret is a new one),
+// shared by every Sync that uses the same, connected when the first Sync needs it
+// and stopped when the last one leaves. It is safe for concurrent use.
+type Clusters struct {
+	opts ClustersOptions
+
+	mu     gosync.Mutex
+	byKey  map[string]*RemoteCluster
+	bySync map[types.NamespacedName]*RemoteCluster
+}
+
+// NewClusters returns the Clusters of an agent.
+func NewClusters(opts ClustersOptions) *Clusters {
+	return &Clusters{opts: opts, byKey: map[string]*RemoteCluster{}, bySync: map[types.NamespacedName]*RemoteCluster{}}
+}
+
+// RemoteCluster is one connected remote cluster.
+type RemoteCluster struct {
+	name    string
+	key     string
+	remote  *Remote
+	tenancy *Tenancy
+	breaker *breaker
+	users   map[types.NamespacedName]bool
+}
+
+// Name is the cluster's name, as status.cluster says it.
+func (rc *RemoteCluster) Name() string { return rc.name }
+
+// Unreachable returns the error that says the cluster does not answer, nil
+// while it does.
+func (rc *RemoteCluster) Unreachable() error { return rc.breaker.open() }
+
+// kubeConfigOf is a Sync's kubeconfig: where it came from and its bytes.
+type kubeConfigOf struct {
+	name     string // status.cluster
+	data     []byte
+	what     string // "Secret web/prod-eu key value", for messages
+	version  string // the Secret's resourceVersion
+	register bool
+}
+
+// For returns the remote cluster obj's objects go to, connecting it if no Sync
+// uses it yet; secrets reads the kubeconfig Secret of obj's namespace. obj stops
+// using the cluster it used before, if another.
+func (c *Clusters) For(ctx context.Context, obj *v1alpha1.Sync, secrets client.Reader) (*RemoteCluster, *kubeConfigOf, error) {
+	if c == nil || c.opts.Connect == nil {
+		return nil, nil, &RefusedError{Reason: v1alpha1.ReasonKubeConfigInvalid, Msg: fmt.Sprintf(
+			"spec.destination names cluster %s, but this agent applies to no other cluster than its own", obj.Spec.Destination.ClusterName())}
+	}
+	kc, err := c.read(ctx, obj, secrets)
+	if err != nil {
+		return nil, nil, err
+	}
+	sum := sha256.Sum256(append([]byte(kc.name+"\x00"), kc.data...))
+	key := hex.EncodeToString(sum[:])
+	syncKey := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Name}
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rc, ok := c.byKey[key]
+	if !ok {
+		if rc, err = c.connect(kc, key); err != nil {
+			return nil, nil, err
+		}
+		c.byKey[key] = rc
+	}
+	if old := c.bySync[syncKey]; old != nil && old != rc {
+		c.leave(old, syncKey)
+	}
+	rc.users[syncKey] = true
+	c.bySync[syncKey] = rc
+	if err := rc.Unreachable(); err != nil {
+		return rc, kc, err
+	}
+	return rc, kc, nil
+}
+
+// connect builds the RemoteCluster of kc.
+func (c *Clusters) connect(kc *kubeConfigOf, key string) (*RemoteCluster, error) {
+	cfg, err := restConfigOf(kc.data, c.opts.AllowExec)
+	if err != nil {
+		return nil, &RefusedError{Reason: v1alpha1.ReasonKubeConfigInvalid, Msg: fmt.Sprintf("the kubeconfig in %s cannot be used: %v", kc.what, err)}
+	}
+	b := newBreaker(kc.name, cfg.Host)
+	cfg.Wrap(b.wrap)
+	var made atomic.Pointer[RemoteCluster] // the breaker may trip before it is made
+	b.changed = func() { c.queueUsers(made.Load()) }
+	remote, err := c.opts.Connect(kc.name, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to cluster %s: %w", kc.name, err)
+	}
+	topts := c.opts.Tenancy
+	topts.Impersonate, topts.Accounts, topts.Mapper = remote.Impersonate, remote.Accounts, remote.Mapper
+	if !kc.register {
+		topts.DefaultServiceAccount = ""
+	}
+	rc := &RemoteCluster{name: kc.name, key: key, remote: remote, tenancy: NewTenancy(topts), breaker: b, users: map[types.NamespacedName]bool{}}
+	made.Store(rc)
+	return rc, nil
+}
+
+// queueUsers queues every Sync that uses rc: its cluster stopped or started
+// answering.
+func (c *Clusters) queueUsers(rc *RemoteCluster) {
+	if rc == nil {
+		return
+	}
+	c.mu.Lock()
+	users := make([]types.NamespacedName, 0, len(rc.users))
+	for k := range rc.users {
+		users = append(users, k)
+	}
+	c.mu.Unlock()
+	for _, k := range users {
+		rc.remote.Watcher.Enqueue(k)
+	}
+}
+
+// Leave records that the Sync key uses no remote cluster (it is gone, or
+// applies to the agent's own cluster now).
+func (c *Clusters) Leave(ctx context.Context, key types.NamespacedName) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if rc := c.bySync[key]; rc != nil {
+		c.leave(rc, key)
+	}
+}
+
+// leave stops key's use of rc, and rc itself when nobody uses it any more.
+func (c *Clusters) leave(rc *RemoteCluster, key types.NamespacedName) {
+	delete(rc.users, key)
+	delete(c.bySync, key)
+	rc.remote.Watcher.Forget(context.Background(), key)
+	if len(rc.users) == 0 {
+		delete(c.byKey, rc.key)
+		rc.remote.Stop()
+	}
+}
+
+// Connected counts the remote clusters connected now (one per kubeconfig).
+func (c *Clusters) Connected() int {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.byKey)
+}
+
+// read reads obj's kubeconfig: from the Secret of its namespace that
+// spec.destination.kubeConfig names, or from the registered cluster that
+// spec.destination.cluster names, when it allows obj's namespace.
+func (c *Clusters) read(ctx context.Context, obj *v1alpha1.Sync, secrets client.Reader) (*kubeConfigOf, error) {
+	dest := obj.Spec.Destination
+	if dest.Cluster != "" {
+		return c.registered(ctx, obj)
+	}
+	ref := dest.KubeConfig.SecretRef
+	what := fmt.Sprintf("Secret %s/%s", obj.Namespace, ref.Name)
+	secret := &corev1.Secret{}
+	if err := secrets.Get(ctx, client.ObjectKey{Namespace: obj.Namespace, Name: ref.Name}, secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, &RefusedError{Reason: v1alpha1.ReasonKubeConfigNotFound, Msg: fmt.Sprintf(
+				"%s, which spec.destination.kubeConfig names, does not exist", what)}
+		}
+		return nil, fmt.Errorf("reading the kubeconfig %s: %w", what, err)
+	}
+	keys := []string{ref.Key}
+	if ref.Key == "" {
+		keys = []string{v1alpha1.ClusterKubeConfigKey, v1alpha1.ClusterKubeConfigKey + ".yaml"}
+	}
+	for _, k := range keys {
+		if data, ok := secret.Data[k]; ok {
+			return &kubeConfigOf{name: dest.ClusterName(), data: data, what: what + " key " + k, version: secret.ResourceVersion}, nil
+		}
+	}
+	return nil, &RefusedError{Reason: v1alpha1.ReasonKubeConfigNotFound, Msg: fmt.Sprintf(
+		"%s has no key %s, which spec.destination.kubeConfig names", what, strings.Join(keys, " or "))}
+}
+
+// registered reads the registered cluster obj names, as the agent.
+func (c *Clusters) registered(ctx context.Context, obj *v1alpha1.Sync) (*kubeConfigOf, error) {
+	name := obj.Spec.Destination.Cluster
+	notFound := &RefusedError{Reason: v1alpha1.ReasonClusterNotFound, Msg: fmt.Sprintf(
+		"spec.destination.cluster %s: no cluster of that name is registered with this agent (a Secret of its namespace labelled %s=true)", name, v1alpha1.ClusterLabel)}
+	if c.opts.Registry == nil || c.opts.Namespace == "" {
+		return nil, notFound
+	}
+	secret := &corev1.Secret{}
+	if err := c.opts.Registry.Get(ctx, client.ObjectKey{Namespace: c.opts.Namespace, Name: name}, secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, notFound
+		}
+		return nil, fmt.Errorf("reading registered cluster %s: %w", name, err)
+	}
+	if secret.Labels[v1alpha1.ClusterLabel] != "true" {
+		return nil, notFound
+	}
+	if !allowsNamespace(secret.Annotations[v1alpha1.AllowedNamespacesAnnotation], obj.Namespace) {
+		return nil, &RefusedError{Reason: v1alpha1.ReasonClusterNotAllowed, Msg: fmt.Sprintf(
+			"cluster %s does not allow Syncs of namespace %s (its Secret's %s annotation)", name, obj.Namespace, v1alpha1.AllowedNamespacesAnnotation)}
+	}
+	data, ok := secret.Data[v1alpha1.ClusterKubeConfigKey]
+	if !ok {
+		return nil, &RefusedError{Reason: v1alpha1.ReasonKubeConfigNotFound, Msg: fmt.Sprintf(
+			"registered cluster %s has no key %s", name, v1alpha1.ClusterKubeConfigKey)}
+	}
+	return &kubeConfigOf{name: name, data: data, what: "registered cluster " + name, version: secret.ResourceVersion, register: true}, nil
+}
+
+// allowsNamespace reports whether the allowed-namespaces annotation value list
+// names ns, or "*".
+func allowsNamespace(list, ns string) bool {
+	for _, n := range strings.Split(list, ",") {
+		if n = strings.TrimSpace(n); n == "*" || n == ns {
+			return true
+		}
+	}
+	return false
+}
+
+// remoteIdentity is who obj acts as in rc: the kubeconfig's user, or the
+// service account it names impersonated there. Its Secrets stay the agent's in
+// the hub (secrets, which reads obj's own namespace only).
+func (rc *RemoteCluster) identity(ctx context.Context, obj *v1alpha1.Sync, secrets client.Reader) (Identity, error) {
+	id, err := rc.tenancy.identityOf(ctx, obj, rc.remote.Agent)
+	if err != nil {
+		var refused *RefusedError
+		if errors.As(err, &refused) {
+			refused.Msg = fmt.Sprintf("in cluster %s: %s", rc.name, refused.Msg)
+		}
+		return Identity{}, err
+	}
+	id.Secrets = secrets
+	id.remote = rc
+	return id, nil
+}
+
+// Clusters of a Reconciler's Identity.
+
+// watcherOf is the Watcher of the cluster id acts in.
+func (r *Reconciler) watcherOf(id Identity) *Watcher {
+	if id.remote != nil {
+		return id.remote.remote.Watcher
+	}
+	return r.Observers.Watcher
+}
+
+// tenancyOf is the Tenancy of the cluster id acts in.
+func (r *Reconciler) tenancyOf(id Identity) *Tenancy {
+	if id.remote != nil {
+		return id.remote.tenancy
+	}
+	return r.Agent.Tenancy
+}
+
+// capabilitiesOf is what a chart sees of the cluster id acts in.
+func (r *Reconciler) capabilitiesOf(id Identity) Capabilities {
+	if id.remote != nil {
+		return id.remote.remote.Capabilities
+	}
+	return r.Agent.Capabilities
+}
+
+// podUser keys id's pod watches: its user in its cluster.
+func (id Identity) podUser() string {
+	if id.remote != nil {
+		return id.remote.key + "/" + id.User
+	}
+	return id.User
+}
+
+// secretsUser keys the watches of the Secrets id reads: the agent's ("") for a
+// remote cluster's Sync, whose Secrets the agent reads in the hub.
+func (id Identity) secretsUser() string {
+	if id.remote != nil {
+		return ""
+	}
+	return id.User
+}
+
+// remoteIdentity resolves obj's identity in the remote cluster its destination
+// names, and has the kubeconfig Secret watched, so that a rotation is used at
+// once.
+func (r *Reconciler) remoteIdentity(ctx context.Context, obj *v1alpha1.Sync) (Identity, error) {
+	rc, kc, err := r.Agent.Clusters.For(ctx, obj, r.Cluster.Secrets)
+	if ref := obj.Spec.Destination.KubeConfig; ref != nil {
+		seen := "" // not found: its creation queues the Sync
+		if kc != nil {
+			seen = kc.version
+		}
+		r.Observers.SecretWatch.Track(client.ObjectKeyFromObject(obj), fieldKubeConfigSecret, "", r.Cluster.Secrets, obj.Namespace, ref.SecretRef.Name, seen)
+	}
+	if err != nil {
+		return Identity{}, err
+	}
+	return rc.identity(ctx, obj, r.Cluster.Secrets)
+}
+
+// fieldKubeConfigSecret is the SecretWatch field of spec.destination.kubeConfig.
+const fieldKubeConfigSecret = "spec.destination.kubeConfig"
+
+// unreachable returns err as the ClusterUnreachableError of obj's remote
+// cluster when that cluster does not answer now, err itself otherwise.
+func (r *Reconciler) unreachable(obj *v1alpha1.Sync, err error) error {
+	var ue *ClusterUnreachableError
+	if err == nil || errors.As(err, &ue) || !obj.Spec.Destination.IsRemote() || r.Agent.Clusters == nil {
+		return err
+	}
+	r.Agent.Clusters.mu.Lock()
+	rc := r.Agent.Clusters.bySync[types.NamespacedName{Namespace: obj.Namespace, Name: obj.Name}]
+	r.Agent.Clusters.mu.Unlock()
+	if rc == nil {
+		return err
+	}
+	if open := rc.Unreachable(); open != nil {
+		return errors.Join(open, err)
+	}
+	return err
+}

@@ -1,0 +1,105 @@
+package sync
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// restConfigOf builds the config of the cluster a kubeconfig names (its current
+// context, or its only one) from what the kubeconfig holds inline and nothing
+// else: the server, its CA, a bearer token, a client certificate and key, a
+// user name and password. A kubeconfig is repository-grade input (a tenant
+// writes it): a file it names would be read inside the agent's container (the
+// agent's own token among them), so any file reference is refused, as are auth
+// provider plugins, impersonation and proxies; a credential plugin (exec) runs
+// a program in the agent and is refused unless allowExec. The config is made
+// field by field, so nothing else of the kubeconfig reaches it.
+func restConfigOf(data []byte, allowExec bool) (*rest.Config, error) {
+	kc, err := clientcmd.Load(data)
+	if err != nil {
+		return nil, fmt.Errorf("it does not parse: %w", err)
+	}
+	name := kc.CurrentContext
+	if name == "" && len(kc.Contexts) == 1 {
+		for n := range kc.Contexts {
+			name = n
+		}
+	}
+	ctx, ok := kc.Contexts[name]
+	if !ok {
+		return nil, fmt.Errorf("it has no current context, and not exactly one context (%s)", strings.Join(slices.Sorted(maps.Keys(kc.Contexts)), ", "))
+	}
+	cluster, ok := kc.Clusters[ctx.Cluster]
+	if !ok {
+		return nil, fmt.Errorf("context %s names cluster %q, which it does not hold", name, ctx.Cluster)
+	}
+	user := kc.AuthInfos[ctx.AuthInfo]
+	if user == nil {
+		user = clientcmdapi.NewAuthInfo()
+	}
+	if err := inlineOnly(cluster, user, allowExec); err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(cluster.Server)
+	if err != nil || u.Scheme != "https" || u.Host == "" {
+		return nil, fmt.Errorf("cluster %s's server must be an https:// URL", ctx.Cluster)
+	}
+	cfg := &rest.Config{
+		Host:        cluster.Server,
+		BearerToken: user.Token,
+		Username:    user.Username,
+		Password:    user.Password,
+		TLSClientConfig: rest.TLSClientConfig{
+			Insecure:   cluster.InsecureSkipTLSVerify,
+			ServerName: cluster.TLSServerName,
+			CAData:     cluster.CertificateAuthorityData,
+			CertData:   user.ClientCertificateData,
+			KeyData:    user.ClientKeyData,
+		},
+	}
+	if user.Exec != nil {
+		cfg.ExecProvider = user.Exec.DeepCopy()
+	}
+	return cfg, nil
+}
+
+// inlineOnly refuses what a kubeconfig may name outside itself.
+func inlineOnly(cluster *clientcmdapi.Cluster, user *clientcmdapi.AuthInfo, allowExec bool) error {
+	var refused []string
+	for what, v := range map[string]string{
+		"certificate-authority": cluster.CertificateAuthority,
+		"proxy-url":             cluster.ProxyURL,
+		"client-certificate":    user.ClientCertificate,
+		"client-key":            user.ClientKey,
+		"tokenFile":             user.TokenFile,
+		"as":                    user.Impersonate,
+		"as-uid":                user.ImpersonateUID,
+	} {
+		if v != "" {
+			refused = append(refused, what)
+		}
+	}
+	if len(user.ImpersonateGroups) > 0 || len(user.ImpersonateUserExtra) > 0 {
+		refused = append(refused, "as-groups")
+	}
+	if user.AuthProvider != nil {
+		refused = append(refused, "auth-provider")
+	}
+	if len(refused) > 0 {
+		sort.Strings(refused)
+		return fmt.Errorf("it uses %s: only inline credentials are used (certificate-authority-data, client-certificate-data, client-key-data, token, username and password)", strings.Join(refused, ", "))
+	}
+	if user.Exec != nil && !allowExec {
+		return errors.New("its user runs a credential plugin (exec), which runs a program inside the agent: the agent runs without --allow-kubeconfig-exec")
+	}
+	return nil
+}
