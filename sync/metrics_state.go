@@ -58,15 +58,15 @@ func NewStateCollector(syncs client.Reader, metrics *Metrics, elected <-chan str
 	return &StateCollector{
 		syncs: syncs, metrics: metrics, elected: elected, lease: lease, now: time.Now,
 		info: prometheus.NewDesc("tether_sync_info",
-			"1 for the current combination of sync status, health status and last applied revision of each Sync.",
-			[]string{"namespace", "name", "sync_status", "health_status", "revision"}, nil),
+			"1 for the current combination of sync status, health status and last applied revision of each Sync, and the cluster it applies to (in-cluster, a registered cluster's name, or secret/<name>).",
+			[]string{"namespace", "name", "sync_status", "health_status", "revision", "cluster"}, nil),
 		ready: prometheus.NewDesc("tether_sync_ready",
 			"1 when the Sync's Ready condition is True, 0 otherwise.", syncLabels, nil),
 		suspended: prometheus.NewDesc("tether_sync_suspended",
 			"1 when the Sync is suspended (spec.suspend), 0 otherwise.", syncLabels, nil),
 		failure: prometheus.NewDesc("tether_sync_failure",
-			"1 while the Sync's Ready condition is False, labelled with the condition's reason (a bounded set; Other for the rest).",
-			[]string{"namespace", "name", "reason"}, nil),
+			"1 while the Sync's Ready condition is False, labelled with the condition's reason (a bounded set; Other for the rest) and the cluster the Sync applies to.",
+			[]string{"namespace", "name", "reason", "cluster"}, nil),
 		lastSync: prometheus.NewDesc("tether_last_sync_timestamp_seconds",
 			"Unix time of the last reconcile that found the Sync's newest revision applied in full; absent until the first.",
 			syncLabels, nil),
@@ -130,12 +130,13 @@ func (c *StateCollector) collectSync(ch chan<- prometheus.Metric, s *v1alpha1.Sy
 	if health == "" {
 		health = v1alpha1.HealthUnknown
 	}
-	gauge(c.info, 1, string(syncStatus), string(health), s.Status.LastAppliedRevision)
+	cluster := s.Spec.Destination.ClusterName()
+	gauge(c.info, 1, string(syncStatus), string(health), s.Status.LastAppliedRevision, cluster)
 	ready := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.ReadyCondition)
 	gauge(c.ready, boolFloat(ready != nil && ready.Status == metav1.ConditionTrue))
 	gauge(c.suspended, boolFloat(s.Spec.Suspend))
 	if ready != nil && ready.Status == metav1.ConditionFalse {
-		gauge(c.failure, 1, plan.FailureReason(ready.Reason))
+		gauge(c.failure, 1, plan.FailureReason(ready.Reason), cluster)
 	}
 	last := c.metrics.lastSynced(s.Namespace, s.Name)
 	if t := s.Status.LastAppliedTime; t != nil && t.After(last) {

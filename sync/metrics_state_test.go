@@ -75,6 +75,7 @@ func TestStateCollectorExportsEverySyncFromItsStatus(t *testing.T) {
 		stateSync("odd", true, v1alpha1.SyncStatus{Conditions: readyCondition(metav1.ConditionFalse, "SomethingNew")}),
 		stateSync("new", false, v1alpha1.SyncStatus{}),
 	}}
+	syncs.items[1].Spec.Destination.Cluster = "prod-eu" // a remote cluster's Sync is labelled with it
 	m := tethersync.NewMetrics(prometheus.NewRegistry(), tethersync.DefaultMetricsOptions())
 	// This replica found "good" synced after its last apply.
 	m.ObserveStatus(&syncs.items[0], syncs.items[0].Status, time.Unix(2000, 0))
@@ -88,16 +89,16 @@ tether_last_sync_timestamp_seconds{name="good",namespace="ns"} 2000
 # HELP tether_leader 1 on the replica that holds the leader lease named by the lease label (and reconciles), 0 on a standby.
 # TYPE tether_leader gauge
 tether_leader{lease="tether.dev"} 0
-# HELP tether_sync_failure 1 while the Sync's Ready condition is False, labelled with the condition's reason (a bounded set; Other for the rest).
+# HELP tether_sync_failure 1 while the Sync's Ready condition is False, labelled with the condition's reason (a bounded set; Other for the rest) and the cluster the Sync applies to.
 # TYPE tether_sync_failure gauge
-tether_sync_failure{name="broken",namespace="ns",reason="RenderFailed"} 1
-tether_sync_failure{name="odd",namespace="ns",reason="Other"} 1
-# HELP tether_sync_info 1 for the current combination of sync status, health status and last applied revision of each Sync.
+tether_sync_failure{cluster="prod-eu",name="broken",namespace="ns",reason="RenderFailed"} 1
+tether_sync_failure{cluster="in-cluster",name="odd",namespace="ns",reason="Other"} 1
+# HELP tether_sync_info 1 for the current combination of sync status, health status and last applied revision of each Sync, and the cluster it applies to (in-cluster, a registered cluster's name, or secret/<name>).
 # TYPE tether_sync_info gauge
-tether_sync_info{health_status="Healthy",name="broken",namespace="ns",revision="main@sha1:aaaa",sync_status="OutOfSync"} 1
-tether_sync_info{health_status="Healthy",name="good",namespace="ns",revision="main@sha1:aaaa",sync_status="Synced"} 1
-tether_sync_info{health_status="Unknown",name="new",namespace="ns",revision="",sync_status="Unknown"} 1
-tether_sync_info{health_status="Unknown",name="odd",namespace="ns",revision="",sync_status="Unknown"} 1
+tether_sync_info{cluster="prod-eu",health_status="Healthy",name="broken",namespace="ns",revision="main@sha1:aaaa",sync_status="OutOfSync"} 1
+tether_sync_info{cluster="in-cluster",health_status="Healthy",name="good",namespace="ns",revision="main@sha1:aaaa",sync_status="Synced"} 1
+tether_sync_info{cluster="in-cluster",health_status="Unknown",name="new",namespace="ns",revision="",sync_status="Unknown"} 1
+tether_sync_info{cluster="in-cluster",health_status="Unknown",name="odd",namespace="ns",revision="",sync_status="Unknown"} 1
 # HELP tether_sync_ready 1 when the Sync's Ready condition is True, 0 otherwise.
 # TYPE tether_sync_ready gauge
 tether_sync_ready{name="broken",namespace="ns"} 0

@@ -368,6 +368,11 @@ var Reasons = []ReasonMeaning{
 	{Reason: ReasonForbidden, Stalls: true, Failure: true},
 	{Reason: ReasonCrossNamespace, Stalls: true, Failure: true},
 	{Reason: ReasonImpersonationUnavailable, Stalls: true, Failure: true},
+	{Reason: ReasonKubeConfigNotFound, Stalls: true, Failure: true},
+	{Reason: ReasonKubeConfigInvalid, Stalls: true, Failure: true},
+	{Reason: ReasonClusterNotFound, Stalls: true, Failure: true},
+	{Reason: ReasonClusterNotAllowed, Stalls: true, Failure: true},
+	{Reason: ReasonClusterUnreachable, Failure: true},
 
 	{Reason: ReasonDeleting, Failure: true},
 	{Reason: ReasonDeletionBlocked, Retries: true, Failure: true},
