@@ -109,8 +109,8 @@ func (t breakerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err := t.b.open(); err != nil {
 		return nil, err
 	}
-	ctx := req.Context()
-	var cancel context.CancelFunc
+	caller := req.Context()
+	ctx, cancel := caller, context.CancelFunc(nil)
 	if _, ok := ctx.Deadline(); !ok && req.URL.Query().Get("watch") != "true" {
 		// A slow API server must not hold a worker: a request without a
 		// deadline gets one.
@@ -120,10 +120,12 @@ func (t breakerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(req)
 	switch {
 	case err != nil:
+		timedOut := errors.Is(ctx.Err(), context.DeadlineExceeded)
 		if cancel != nil {
 			cancel()
 		}
-		if req.Context().Err() == nil || errors.Is(req.Context().Err(), context.DeadlineExceeded) {
+		// A request its caller gave up on says nothing of the cluster.
+		if caller.Err() == nil || timedOut {
 			t.b.failed(err)
 		}
 		return nil, err

@@ -145,7 +145,7 @@ func (c *Clusters) For(ctx context.Context, obj *v1alpha1.Sync, secrets client.R
 
 // connect builds the RemoteCluster of kc.
 func (c *Clusters) connect(kc *kubeConfigOf, key string) (*RemoteCluster, error) {
-	cfg, err := restConfigOf(kc.data, c.opts.AllowExec)
+	cfg, err := RESTConfigOf(kc.data, c.opts.AllowExec)
 	if err != nil {
 		return nil, &RefusedError{Reason: v1alpha1.ReasonKubeConfigInvalid, Msg: fmt.Sprintf("the kubeconfig in %s cannot be used: %v", kc.what, err)}
 	}
@@ -236,10 +236,7 @@ func (c *Clusters) read(ctx context.Context, obj *v1alpha1.Sync, secrets client.
 		}
 		return nil, fmt.Errorf("reading the kubeconfig %s: %w", what, err)
 	}
-	keys := []string{ref.Key}
-	if ref.Key == "" {
-		keys = []string{v1alpha1.ClusterKubeConfigKey, v1alpha1.ClusterKubeConfigKey + ".yaml"}
-	}
+	keys := kubeConfigKeys(ref.Key)
 	for _, k := range keys {
 		if data, ok := secret.Data[k]; ok {
 			return &kubeConfigOf{name: dest.ClusterName(), data: data, what: what + " key " + k, version: secret.ResourceVersion}, nil

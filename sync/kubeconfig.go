@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -9,12 +10,16 @@ import (
 	"sort"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"tether.dev/tether/api/v1alpha1"
 )
 
-// restConfigOf builds the config of the cluster a kubeconfig names (its current
+// RESTConfigOf builds the config of the cluster a kubeconfig names (its current
 // context, or its only one) from what the kubeconfig holds inline and nothing
 // else: the server, its CA, a bearer token, a client certificate and key, a
 // user name and password. A kubeconfig is repository-grade input (a tenant
@@ -23,7 +28,7 @@ import (
 // provider plugins, impersonation and proxies; a credential plugin (exec) runs
 // a program in the agent and is refused unless allowExec. The config is made
 // field by field, so nothing else of the kubeconfig reaches it.
-func restConfigOf(data []byte, allowExec bool) (*rest.Config, error) {
+func RESTConfigOf(data []byte, allowExec bool) (*rest.Config, error) {
 	kc, err := clientcmd.Load(data)
 	if err != nil {
 		return nil, fmt.Errorf("it does not parse: %w", err)
@@ -102,4 +107,29 @@ func inlineOnly(cluster *clientcmdapi.Cluster, user *clientcmdapi.AuthInfo, allo
 		return errors.New("its user runs a credential plugin (exec), which runs a program inside the agent: the agent runs without --allow-kubeconfig-exec")
 	}
 	return nil
+}
+
+// kubeConfigKeys are the keys a kubeconfig is looked for under in a Secret: key,
+// or, when it is empty, "value" then "value.yaml" (Flux's keys).
+func kubeConfigKeys(key string) []string {
+	if key != "" {
+		return []string{key}
+	}
+	return []string{v1alpha1.ClusterKubeConfigKey, v1alpha1.ClusterKubeConfigKey + ".yaml"}
+}
+
+// ReadKubeConfig reads the kubeconfig in the Secret namespace/name through r,
+// under key (kubeConfigKeys): what `tether diff` compares a remote Sync with.
+func ReadKubeConfig(ctx context.Context, r client.Reader, namespace, name, key string) ([]byte, error) {
+	secret := &corev1.Secret{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, secret); err != nil {
+		return nil, fmt.Errorf("reading its kubeconfig Secret %s/%s: %w", namespace, name, err)
+	}
+	keys := kubeConfigKeys(key)
+	for _, k := range keys {
+		if data, ok := secret.Data[k]; ok {
+			return data, nil
+		}
+	}
+	return nil, fmt.Errorf("its kubeconfig Secret %s/%s has no key %s", namespace, name, strings.Join(keys, " or "))
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -35,7 +36,8 @@ func newGetCommand(kube *kubeFlags) *cobra.Command {
 		Use:   "get [NAME]",
 		Short: "List Syncs: revision, sync, health, readiness, suspension",
 		Long: `List the Syncs of a namespace (or of all, with -A), or show one, as a table:
-the revision last applied (short hash), whether the cluster matches git (SYNC),
+the cluster it applies to when some Syncs apply to another (CLUSTER), the
+revision last applied (short hash), whether the cluster matches git (SYNC),
 whether what was applied works (HEALTH), READY, SUSPENDED, PINNED, RUN (the phase
 and wave a revision with hooks or waves is at, "Sync/1"; "failed" when it stopped
 there; "-" when no run is under way), AGE and the Ready condition's message.
@@ -117,10 +119,17 @@ func printObjects(w io.Writer, format string, list *v1alpha1.SyncList) error {
 }
 
 // printSyncTable writes one line per Sync. When a SyncSet made some of them,
-// a SYNCSET column names it and the Syncs of one SyncSet are listed together.
+// a SYNCSET column names it and the Syncs of one SyncSet are listed together;
+// when some apply to another cluster (spec.destination), a CLUSTER column names
+// where each applies.
 func printSyncTable(w io.Writer, syncs []v1alpha1.Sync, namespaces bool, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
-	header := "NAME\tREVISION\tSYNC\tHEALTH\tREADY\tSUSPENDED\tPINNED\tRUN\tAGE\tMESSAGE"
+	rest := "REVISION\tSYNC\tHEALTH\tREADY\tSUSPENDED\tPINNED\tRUN\tAGE\tMESSAGE"
+	header := "NAME\t" + rest
+	remote := slices.ContainsFunc(syncs, func(s v1alpha1.Sync) bool { return s.Spec.Destination.IsRemote() })
+	if remote {
+		header = "NAME\tCLUSTER\t" + rest
+	}
 	sets := groupBySyncSet(syncs)
 	if sets {
 		header = "SYNCSET\t" + header
@@ -131,9 +140,13 @@ func printSyncTable(w io.Writer, syncs []v1alpha1.Sync, namespaces bool, now tim
 	fmt.Fprintln(tw, header)
 	for i := range syncs {
 		s := &syncs[i]
-		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", s.Name, orDash(shortRevision(s.Status.LastAppliedRevision)),
+		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", orDash(shortRevision(s.Status.LastAppliedRevision)),
 			orDash(string(s.Status.Sync)), orDash(string(s.Status.Health)), readyStatus(s),
 			strconv.FormatBool(s.Spec.Suspend), pinnedTo(s), runAt(s.Status.Run), age(s.CreationTimestamp, now), oneLine(readyMessage(s)))
+		if remote {
+			row = s.Spec.Destination.ClusterName() + "\t" + row
+		}
+		row = s.Name + "\t" + row
 		if sets {
 			row = orDash(s.Labels[v1alpha1.SyncSetLabel]) + "\t" + row
 		}

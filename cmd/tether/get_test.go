@@ -89,3 +89,22 @@ func TestGetGroupsTheSyncsOfASyncSet(t *testing.T) {
 		t.Errorf("table (-want +got):\n%s\n%s", diff, out.String())
 	}
 }
+
+func TestGetNamesTheClusterWhenASyncAppliesToAnother(t *testing.T) {
+	home, remote, registered := treeFixture(), treeFixture(), treeFixture()
+	remote.Name, registered.Name = "web-eu", "web-us"
+	remote.Spec.Destination.KubeConfig = &v1alpha1.KubeConfigReference{SecretRef: v1alpha1.SecretKeyReference{Name: "prod-eu"}}
+	registered.Spec.Destination.Cluster = "prod-us"
+	var out bytes.Buffer
+	if err := printSyncTable(&out, []v1alpha1.Sync{*home, *remote, *registered}, false, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	var got [][]string
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		got = append(got, strings.Fields(l)[:2])
+	}
+	want := [][]string{{"NAME", "CLUSTER"}, {"web", "in-cluster"}, {"web-eu", "secret/prod-eu"}, {"web-us", "prod-us"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("NAME and CLUSTER columns (-want +got):\n%s\n%s", diff, out.String())
+	}
+}
