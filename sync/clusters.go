@@ -287,10 +287,10 @@ func allowsNamespace(list, ns string) bool {
 	return false
 }
 
-// remoteIdentity is who obj acts as in rc: the kubeconfig's user, or the
-// service account it names impersonated there. Its Secrets stay the agent's in
-// the hub (secrets, which reads obj's own namespace only).
-func (rc *RemoteCluster) identity(ctx context.Context, obj *v1alpha1.Sync, secrets client.Reader) (Identity, error) {
+// identity is who obj acts as in rc: the kubeconfig's user, or the service
+// account it names impersonated there. Its Secrets are read in the hub as home
+// reads them: as the Sync's identity there.
+func (rc *RemoteCluster) identity(ctx context.Context, obj *v1alpha1.Sync, home Identity) (Identity, error) {
 	id, err := rc.tenancy.identityOf(ctx, obj, rc.remote.Agent)
 	if err != nil {
 		var refused *RefusedError
@@ -299,7 +299,7 @@ func (rc *RemoteCluster) identity(ctx context.Context, obj *v1alpha1.Sync, secre
 		}
 		return Identity{}, err
 	}
-	id.Secrets = secrets
+	id.Secrets, id.secretsAs = home.Secrets, home.User
 	id.remote = rc
 	return id, nil
 }
@@ -338,31 +338,34 @@ func (id Identity) podUser() string {
 	return id.User
 }
 
-// secretsUser keys the watches of the Secrets id reads: the agent's ("") for a
-// remote cluster's Sync, whose Secrets the agent reads in the hub.
+// secretsUser keys the watches of the Secrets id reads: who reads them in the
+// hub.
 func (id Identity) secretsUser() string {
 	if id.remote != nil {
-		return ""
+		return id.secretsAs
 	}
 	return id.User
 }
 
 // remoteIdentity resolves obj's identity in the remote cluster its destination
 // names, and has the kubeconfig Secret watched, so that a rotation is used at
-// once.
-func (r *Reconciler) remoteIdentity(ctx context.Context, obj *v1alpha1.Sync) (Identity, error) {
-	rc, kc, err := r.Agent.Clusters.For(ctx, obj, r.Cluster.Secrets)
+// once. Every Secret the Sync names (the kubeconfig, credentials, keys, values)
+// is read in the hub as the Sync's identity there (home): its account, or the
+// agent's default one, as for a Sync of the agent's own cluster; a Sync cannot
+// have the agent read for it what its account may not.
+func (r *Reconciler) remoteIdentity(ctx context.Context, obj *v1alpha1.Sync, home Identity) (Identity, error) {
+	rc, kc, err := r.Agent.Clusters.For(ctx, obj, home.Secrets)
 	if ref := obj.Spec.Destination.KubeConfig; ref != nil {
 		seen := "" // not found: its creation queues the Sync
 		if kc != nil {
 			seen = kc.version
 		}
-		r.Observers.SecretWatch.Track(client.ObjectKeyFromObject(obj), fieldKubeConfigSecret, "", r.Cluster.Secrets, obj.Namespace, ref.SecretRef.Name, seen)
+		r.Observers.SecretWatch.Track(client.ObjectKeyFromObject(obj), fieldKubeConfigSecret, home.User, home.Secrets, obj.Namespace, ref.SecretRef.Name, seen)
 	}
 	if err != nil {
 		return Identity{}, err
 	}
-	return rc.identity(ctx, obj, r.Cluster.Secrets)
+	return rc.identity(ctx, obj, home)
 }
 
 // fieldKubeConfigSecret is the SecretWatch field of spec.destination.kubeConfig.

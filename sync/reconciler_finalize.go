@@ -155,17 +155,26 @@ func (r *Reconciler) leaveBehind(ctx context.Context, obj *v1alpha1.Sync, st *pl
 			}
 		}
 	}
+	// In another cluster, nothing goes with the hub's namespace: every object
+	// not deleted is left.
+	remote := obj.Spec.Destination.IsRemote()
 	var elsewhere []string
 	for _, o := range st.Inventory() {
-		if o.Namespace != obj.Namespace && !deleted[o.Key()] {
+		if (remote || o.Namespace != obj.Namespace) && !deleted[o.Key()] {
 			elsewhere = append(elsewhere, o.String())
 		}
 	}
-	account := ServiceAccountUser(obj.Namespace, r.Agent.Tenancy.accountOf(obj))
+	account := "the Sync"
+	if name := r.Agent.Tenancy.accountOf(obj); name != "" {
+		account = ServiceAccountUser(obj.Namespace, name)
+	}
 	msg := fmt.Sprintf("Namespace %s is being deleted and %s can no longer act (%v); ", obj.Namespace, account, cause)
-	if len(elsewhere) == 0 {
+	switch {
+	case remote && len(elsewhere) > 0:
+		msg += fmt.Sprintf("left in place in cluster %s, not deleted: %d objects: %s", obj.Spec.Destination.ClusterName(), len(elsewhere), strings.Join(elsewhere, ", "))
+	case len(elsewhere) == 0:
 		msg += "nothing outside the namespace was left"
-	} else {
+	default:
 		msg += fmt.Sprintf("left in place, not deleted: %d objects outside the namespace: %s", len(elsewhere), strings.Join(elsewhere, ", "))
 	}
 	ctrl.LoggerFrom(ctx).Info("Releasing a Sync whose account went with its namespace", "account", account, "leftBehind", elsewhere)

@@ -38,8 +38,10 @@ type Identity struct {
 	// status. What the account may not list, its Sync's health does not tell.
 	Pods client.Reader
 	// remote is the cluster the identity acts in when it is not the agent's own
-	// (spec.destination); nil: the agent's own.
-	remote *RemoteCluster
+	// (spec.destination); nil: the agent's own. secretsAs is then the user that
+	// Secrets reads as in the hub.
+	remote    *RemoteCluster
+	secretsAs string
 }
 
 // IdentityFunc returns an Identity whose every request impersonates user. It is
@@ -222,12 +224,13 @@ func (t *Tenancy) clusterScoped(o *unstructured.Unstructured) bool {
 // identity returns who obj's requests act as.
 func (r *Reconciler) identity(ctx context.Context, obj *v1alpha1.Sync) (Identity, error) {
 	key := client.ObjectKeyFromObject(obj)
-	if obj.Spec.Destination.IsRemote() {
-		return r.remoteIdentity(ctx, obj)
+	home, err := r.Agent.Tenancy.identityOf(ctx, obj, Identity{Applier: r.Agent.Applier, Secrets: r.Cluster.Secrets, Finder: r.Agent.Finder, Pods: r.Cluster.Pods})
+	if err != nil || !obj.Spec.Destination.IsRemote() {
+		r.Agent.Clusters.Leave(ctx, key)
+		r.Observers.SecretWatch.ForgetField(key, fieldKubeConfigSecret)
+		return home, err
 	}
-	r.Agent.Clusters.Leave(ctx, key)
-	r.Observers.SecretWatch.ForgetField(key, fieldKubeConfigSecret)
-	return r.Agent.Tenancy.identityOf(ctx, obj, Identity{Applier: r.Agent.Applier, Secrets: r.Cluster.Secrets, Finder: r.Agent.Finder, Pods: r.Cluster.Pods})
+	return r.remoteIdentity(ctx, obj, home)
 }
 
 // isForbidden reports whether any object of err failed because its identity may

@@ -142,7 +142,8 @@ type SyncSpec struct {
 	// +required
 	Source SourceSpec `json:"source"`
 
-	// destination says where objects that name no namespace go.
+	// destination says which cluster the objects go to (the agent's own, or
+	// another through a kubeconfig) and where those that name no namespace go.
 	// +optional
 	Destination DestinationSpec `json:"destination,omitempty"`
 

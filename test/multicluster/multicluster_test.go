@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -244,8 +245,9 @@ func TestSyncsApplyToRemoteClusters(t *testing.T) {
 
 	t.Run("a stopped remote hurts no other", func(t *testing.T) {
 		before := drift(t, b.client, ns, "settings", "two")
-		stopped := time.Now()
+		pausing := time.Now()
 		harness.Must(t, a.cp.Pause())
+		stopped := time.Now()
 		got := agent.WaitFor(t, syncA, "ClusterUnreachable", func(s *v1alpha1.Sync) bool {
 			return readyReason(s) == "False/"+v1alpha1.ReasonClusterUnreachable
 		})
@@ -255,7 +257,8 @@ func TestSyncsApplyToRemoteClusters(t *testing.T) {
 			t.Errorf("the condition does not name the cluster: %s", msg)
 		}
 		during := drift(t, b.client, ns, "settings", "two")
-		t.Logf("remote a stopped: its Sync said so in %s (interval 1h); remote b's drift reverted in %s before, %s while a was down", told, before, during)
+		t.Logf("remote a stopped (its API server's shutdown took %s): its Sync said so %s after (interval 1h); remote b's drift reverted in %s before, %s while a was down",
+			stopped.Sub(pausing), told, before, during)
 		if s := get(t, agent.Client, syncB); !rig.IsReady(s) {
 			t.Errorf("the Sync of remote b is not Ready while a is down: %s", readyReason(s))
 		}
@@ -304,6 +307,37 @@ func TestSyncsApplyToRemoteClusters(t *testing.T) {
 				t.Errorf("a refused Sync wrote to a remote: %d ConfigMaps in %s", len(list.Items), other)
 			}
 		}
+	})
+
+	t.Run("an account is impersonated in the remote cluster", func(t *testing.T) {
+		// deployer reads the kubeconfig Secret on the hub (as everything a Sync
+		// names there is read) and exists in remote a with no right at all.
+		harness.Must(t, agent.Client.Create(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "deployer"}}))
+		harness.Must(t, agent.Client.Create(t.Context(), &rbacv1.Role{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "read-kubeconfig"},
+			Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"cluster-a"}, Verbs: []string{"get", "watch"}}},
+		}))
+		harness.Must(t, agent.Client.Create(t.Context(), &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "read-kubeconfig"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "read-kubeconfig"},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: "deployer"}},
+		}))
+		harness.Must(t, a.client.Create(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "deployer"}}))
+		s := newSync("as-deployer", v1alpha1.DestinationSpec{Namespace: ns, KubeConfig: &v1alpha1.KubeConfigReference{SecretRef: v1alpha1.SecretKeyReference{Name: "cluster-a"}}})
+		patch := `{"spec":{"serviceAccountName":"deployer"}}`
+		harness.Must(t, agent.Client.Patch(t.Context(), s, client.RawPatch(types.MergePatchType, []byte(patch))))
+		got := agent.WaitFor(t, s, "Forbidden in remote a", func(s *v1alpha1.Sync) bool {
+			return readyReason(s) == "False/"+v1alpha1.ReasonForbidden
+		})
+		msg := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.ReadyCondition).Message
+		if !strings.Contains(msg, "system:serviceaccount:"+ns+":deployer") {
+			t.Errorf("the refusal does not name the account impersonated in the remote: %s", msg)
+		}
+		harness.Must(t, agent.Client.Delete(t.Context(), s))
+		harness.Eventually(t, waitTimeout, "the Sync to go", func(ctx context.Context) (bool, error) {
+			err := agent.Client.Get(ctx, client.ObjectKeyFromObject(s), &v1alpha1.Sync{})
+			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+		})
 	})
 
 	t.Run("deleting the Syncs prunes on the remotes and stops the connections", func(t *testing.T) {
