@@ -24,7 +24,6 @@ func (a *Agent) clusters(mgr ctrl.Manager, home *rest.Config, o Options) *tether
 	}
 	return tethersync.NewClusters(tethersync.ClustersOptions{
 		Connect:   a.connector(mgr, home, o),
-		Registry:  mgr.GetAPIReader(),
 		Namespace: ns,
 		AllowExec: o.AllowKubeConfigExec,
 		Tenancy:   o.tenancyOptions(),

@@ -50,10 +50,8 @@ type ClustersOptions struct {
 	// Connect builds a Remote. Nil: the agent serves no remote cluster, and a
 	// Sync whose destination names one is Stalled.
 	Connect ConnectFunc
-	// Registry reads the registered clusters' Secrets, as the agent, in
-	// Namespace (the agent's own). Nil or an empty Namespace: no cluster is
-	// registered.
-	Registry  client.Reader
+	// Namespace is where clusters are registered (the agent's own); empty: no
+	// cluster is.
 	Namespace string
 	// AllowExec lets a kubeconfig run a credential plugin (a program inside the
 	// agent's container) (--allow-kubeconfig-exec).
@@ -74,11 +72,15 @@ type Clusters struct {
 	mu     gosync.Mutex
 	byKey  map[string]*RemoteCluster
 	bySync map[types.NamespacedName]*RemoteCluster
+	// read holds, by Sync, the kubeconfig it last read from a Secret of its
+	// namespace, used again while that Secret's watch says it is unchanged.
+	read map[types.NamespacedName]*kubeConfigOf
 }
 
 // NewClusters returns the Clusters of an agent.
 func NewClusters(opts ClustersOptions) *Clusters {
-	return &Clusters{opts: opts, byKey: map[string]*RemoteCluster{}, bySync: map[types.NamespacedName]*RemoteCluster{}}
+	return &Clusters{opts: opts, byKey: map[string]*RemoteCluster{}, bySync: map[types.NamespacedName]*RemoteCluster{},
+		read: map[types.NamespacedName]*kubeConfigOf{}}
 }
 
 // RemoteCluster is one connected remote cluster.
@@ -105,28 +107,50 @@ type kubeConfigOf struct {
 	what     string // "Secret web/prod-eu key value", for messages
 	version  string // the Secret's resourceVersion
 	register bool
+	// from is the Secret it was read from, and key its key.
+	from secretOf
+	key  string
+}
+
+// secretOf names a Secret, and who reads it: "" for the agent.
+type secretOf struct{ user, namespace, name string }
+
+// Readers are who reads a Sync's kubeconfig: its identity on the hub (Sync),
+// the Secret of its namespace it names, and the agent (Agent, User ""), a
+// registered cluster's; and whether what was read last is known to be
+// unchanged (SecretWatch.Holds), so that a converged Sync reads nothing.
+type Readers struct {
+	Sync      client.Reader
+	User      string
+	Agent     client.Reader
+	Unchanged func(user, namespace, name, rv string) bool
 }
 
 // For returns the remote cluster obj's objects go to, connecting it if no Sync
 // uses it yet; secrets reads the kubeconfig Secret of obj's namespace. obj stops
 // using the cluster it used before, if another.
-func (c *Clusters) For(ctx context.Context, obj *v1alpha1.Sync, secrets client.Reader) (*RemoteCluster, *kubeConfigOf, error) {
+func (c *Clusters) For(ctx context.Context, obj *v1alpha1.Sync, readers Readers) (*RemoteCluster, *kubeConfigOf, error) {
 	if c == nil || c.opts.Connect == nil {
 		return nil, nil, &RefusedError{Reason: v1alpha1.ReasonKubeConfigInvalid, Msg: fmt.Sprintf(
 			"spec.destination names cluster %s, but this agent applies to no other cluster than its own", obj.Spec.Destination.ClusterName())}
 	}
-	kc, err := c.read(ctx, obj, secrets)
-	if err != nil {
-		return nil, nil, err
+	syncKey := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Name}
+	kc := c.readBefore(syncKey, obj, readers)
+	if kc == nil {
+		var err error
+		if kc, err = c.readNow(ctx, obj, readers); err != nil {
+			return nil, nil, err
+		}
 	}
 	sum := sha256.Sum256(append([]byte(kc.name+"\x00"), kc.data...))
 	key := hex.EncodeToString(sum[:])
-	syncKey := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Name}
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.read[syncKey] = kc
 	rc, ok := c.byKey[key]
 	if !ok {
+		var err error
 		if rc, err = c.connect(kc, key); err != nil {
 			return nil, nil, err
 		}
@@ -192,6 +216,7 @@ func (c *Clusters) Leave(ctx context.Context, key types.NamespacedName) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	delete(c.read, key)
 	if rc := c.bySync[key]; rc != nil {
 		c.leave(rc, key)
 	}
@@ -201,6 +226,7 @@ func (c *Clusters) Leave(ctx context.Context, key types.NamespacedName) {
 func (c *Clusters) leave(rc *RemoteCluster, key types.NamespacedName) {
 	delete(rc.users, key)
 	delete(c.bySync, key)
+	delete(c.read, key)
 	rc.remote.Watcher.Forget(context.Background(), key)
 	if len(rc.users) == 0 {
 		delete(c.byKey, rc.key)
@@ -218,14 +244,48 @@ func (c *Clusters) Connected() int {
 	return len(c.byKey)
 }
 
-// read reads obj's kubeconfig: from the Secret of its namespace that
+// readBefore returns the kubeconfig obj read last, when its destination names
+// the same Secret and key and that Secret is known to be unchanged since; nil
+// otherwise. A converged remote Sync so reads no Secret at each reconcile.
+func (c *Clusters) readBefore(key types.NamespacedName, obj *v1alpha1.Sync, readers Readers) *kubeConfigOf {
+	if readers.Unchanged == nil {
+		return nil
+	}
+	c.mu.Lock()
+	kc := c.read[key]
+	c.mu.Unlock()
+	if kc == nil || kc.from != c.secretOf(obj, readers) || kc.key != kubeConfigKeyOf(obj) ||
+		!readers.Unchanged(kc.from.user, kc.from.namespace, kc.from.name, kc.version) {
+		return nil
+	}
+	return kc
+}
+
+// secretOf is the Secret obj's destination names, and who reads it.
+func (c *Clusters) secretOf(obj *v1alpha1.Sync, readers Readers) secretOf {
+	if dest := obj.Spec.Destination; dest.Cluster != "" {
+		return secretOf{namespace: c.opts.Namespace, name: dest.Cluster}
+	}
+	return secretOf{user: readers.User, namespace: obj.Namespace, name: obj.Spec.Destination.KubeConfig.SecretRef.Name}
+}
+
+// kubeConfigKeyOf is the key of the kubeconfig obj's destination names ("" for Flux's).
+func kubeConfigKeyOf(obj *v1alpha1.Sync) string {
+	if ref := obj.Spec.Destination.KubeConfig; ref != nil {
+		return ref.SecretRef.Key
+	}
+	return v1alpha1.ClusterKubeConfigKey
+}
+
+// readNow reads obj's kubeconfig: from the Secret of its namespace that
 // spec.destination.kubeConfig names, or from the registered cluster that
 // spec.destination.cluster names, when it allows obj's namespace.
-func (c *Clusters) read(ctx context.Context, obj *v1alpha1.Sync, secrets client.Reader) (*kubeConfigOf, error) {
+func (c *Clusters) readNow(ctx context.Context, obj *v1alpha1.Sync, readers Readers) (*kubeConfigOf, error) {
 	dest := obj.Spec.Destination
 	if dest.Cluster != "" {
-		return c.registered(ctx, obj)
+		return c.registered(ctx, obj, readers.Agent)
 	}
+	secrets := readers.Sync
 	ref := dest.KubeConfig.SecretRef
 	what := fmt.Sprintf("Secret %s/%s", obj.Namespace, ref.Name)
 	secret := &corev1.Secret{}
@@ -239,7 +299,8 @@ func (c *Clusters) read(ctx context.Context, obj *v1alpha1.Sync, secrets client.
 	keys := kubeConfigKeys(ref.Key)
 	for _, k := range keys {
 		if data, ok := secret.Data[k]; ok {
-			return &kubeConfigOf{name: dest.ClusterName(), data: data, what: what + " key " + k, version: secret.ResourceVersion}, nil
+			return &kubeConfigOf{name: dest.ClusterName(), data: data, what: what + " key " + k, version: secret.ResourceVersion,
+				from: c.secretOf(obj, readers), key: ref.Key}, nil
 		}
 	}
 	return nil, &RefusedError{Reason: v1alpha1.ReasonKubeConfigNotFound, Msg: fmt.Sprintf(
@@ -247,15 +308,15 @@ func (c *Clusters) read(ctx context.Context, obj *v1alpha1.Sync, secrets client.
 }
 
 // registered reads the registered cluster obj names, as the agent.
-func (c *Clusters) registered(ctx context.Context, obj *v1alpha1.Sync) (*kubeConfigOf, error) {
+func (c *Clusters) registered(ctx context.Context, obj *v1alpha1.Sync, agent client.Reader) (*kubeConfigOf, error) {
 	name := obj.Spec.Destination.Cluster
 	notFound := &RefusedError{Reason: v1alpha1.ReasonClusterNotFound, Msg: fmt.Sprintf(
 		"spec.destination.cluster %s: no cluster of that name is registered with this agent (a Secret of its namespace labelled %s=true)", name, v1alpha1.ClusterLabel)}
-	if c.opts.Registry == nil || c.opts.Namespace == "" {
+	if c.opts.Namespace == "" {
 		return nil, notFound
 	}
 	secret := &corev1.Secret{}
-	if err := c.opts.Registry.Get(ctx, client.ObjectKey{Namespace: c.opts.Namespace, Name: name}, secret); err != nil {
+	if err := agent.Get(ctx, client.ObjectKey{Namespace: c.opts.Namespace, Name: name}, secret); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, notFound
 		}
@@ -273,7 +334,8 @@ func (c *Clusters) registered(ctx context.Context, obj *v1alpha1.Sync) (*kubeCon
 		return nil, &RefusedError{Reason: v1alpha1.ReasonKubeConfigNotFound, Msg: fmt.Sprintf(
 			"registered cluster %s has no key %s", name, v1alpha1.ClusterKubeConfigKey)}
 	}
-	return &kubeConfigOf{name: name, data: data, what: "registered cluster " + name, version: secret.ResourceVersion, register: true}, nil
+	return &kubeConfigOf{name: name, data: data, what: "registered cluster " + name, version: secret.ResourceVersion, register: true,
+		from: secretOf{namespace: c.opts.Namespace, name: name}, key: v1alpha1.ClusterKubeConfigKey}, nil
 }
 
 // allowsNamespace reports whether the allowed-namespaces annotation value list
@@ -354,13 +416,24 @@ func (id Identity) secretsUser() string {
 // agent's default one, as for a Sync of the agent's own cluster; a Sync cannot
 // have the agent read for it what its account may not.
 func (r *Reconciler) remoteIdentity(ctx context.Context, obj *v1alpha1.Sync, home Identity) (Identity, error) {
-	rc, kc, err := r.Agent.Clusters.For(ctx, obj, home.Secrets)
-	if ref := obj.Spec.Destination.KubeConfig; ref != nil {
-		seen := "" // not found: its creation queues the Sync
+	clusters := r.Agent.Clusters
+	readers := Readers{Sync: home.Secrets, User: home.User, Agent: r.Cluster.Secrets,
+		Unchanged: func(user, namespace, name, rv string) bool {
+			return r.Observers.SecretWatch.Holds(user, namespace, name, rv)
+		}}
+	rc, kc, err := clusters.For(ctx, obj, readers)
+	if clusters != nil {
+		// The Secret is watched (metadata only) as who reads it, from the
+		// version read ("" not found: its creation queues the Sync too).
+		from, seen := clusters.secretOf(obj, readers), ""
 		if kc != nil {
 			seen = kc.version
 		}
-		r.Observers.SecretWatch.Track(client.ObjectKeyFromObject(obj), fieldKubeConfigSecret, home.User, home.Secrets, obj.Namespace, ref.SecretRef.Name, seen)
+		reader := home.Secrets
+		if from.user == "" && obj.Spec.Destination.Cluster != "" {
+			reader = r.Cluster.Secrets
+		}
+		r.Observers.SecretWatch.Track(client.ObjectKeyFromObject(obj), fieldKubeConfigSecret, from.user, reader, from.namespace, from.name, seen)
 	}
 	if err != nil {
 		return Identity{}, err
@@ -368,7 +441,8 @@ func (r *Reconciler) remoteIdentity(ctx context.Context, obj *v1alpha1.Sync, hom
 	return rc.identity(ctx, obj, home)
 }
 
-// fieldKubeConfigSecret is the SecretWatch field of spec.destination.kubeConfig.
+// fieldKubeConfigSecret is the SecretWatch field of spec.destination: the
+// kubeconfig Secret it names, or the registered cluster's.
 const fieldKubeConfigSecret = "spec.destination.kubeConfig"
 
 // unreachable returns err as the ClusterUnreachableError of obj's remote

@@ -63,6 +63,9 @@ type watchedSecret struct {
 	// seen is the resourceVersion last known ("" for a Secret that did not exist):
 	// events that bring no other version (a watch re-established) queue nothing.
 	seen string
+	// live is true while a watch of it is open: seen is then the newest version,
+	// or a newer one is on its way and queues the users.
+	live bool
 }
 
 // NewSecretWatch returns a SecretWatch; add it to the manager (it watches only
@@ -122,7 +125,10 @@ func (s *SecretWatch) Track(syncKey types.NamespacedName, field, user string, r 
 	s.syncs[use] = key
 	if ws, ok := s.secrets[key]; ok {
 		ws.users[use] = true
-		ws.seen = seen
+		if !ws.live {
+			// An open watch knows better than a read made before its last event.
+			ws.seen = seen
+		}
 		return
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
@@ -190,8 +196,31 @@ func (s *SecretWatch) run(ctx context.Context, key secretKey, w secretWatcher) {
 			continue
 		}
 		wait = time.Second
+		s.setLive(key, true)
 		s.follow(key, wi)
+		s.setLive(key, false)
 	}
+}
+
+func (s *SecretWatch) setLive(key secretKey, live bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ws, ok := s.secrets[key]; ok {
+		ws.live = live
+	}
+}
+
+// Holds reports whether the Secret namespace/name, watched as user, is known to
+// be at version rv now: its watch is open and brought no other version. A reader
+// may then use what it read at rv without reading it again; any change queues it.
+func (s *SecretWatch) Holds(user, namespace, name, rv string) bool {
+	if s == nil || rv == "" {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ws, ok := s.secrets[secretKey{user: user, namespace: namespace, name: name}]
+	return ok && ws.live && ws.seen == rv
 }
 
 // follow reads one watch until it ends, queueing the Secret's users on every

@@ -3,9 +3,11 @@ package multicluster
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	gosync "sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -135,12 +138,19 @@ func drift(t *testing.T, c client.Client, ns, name, want string) time.Duration {
 	return time.Since(start)
 }
 
-// requestReconcile asks for a reconcile of s that looks at git at once.
-func requestReconcile(t *testing.T, c client.Client, s *v1alpha1.Sync) {
+// requestReconcile asks for a reconcile of s that looks at git at once, and
+// returns the request's value.
+func requestReconcile(t *testing.T, c client.Client, s *v1alpha1.Sync) string {
 	t.Helper()
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, v1alpha1.ReconcileRequestedAnnotation, time.Now().Format(time.RFC3339Nano))
+	value := time.Now().Format(time.RFC3339Nano)
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, v1alpha1.ReconcileRequestedAnnotation, value)
 	harness.Must(t, c.Patch(t.Context(), s.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(patch))))
+	return value
 }
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // get reads s as it is now.
 func get(t *testing.T, c client.Client, s *v1alpha1.Sync) *v1alpha1.Sync {
@@ -170,7 +180,20 @@ func TestSyncsApplyToRemoteClusters(t *testing.T) {
 	a, b := remotes[0], remotes[1]
 	hub := controlplane.Shared(t).Config()
 	home := controlplane.NewNamespace(t, hub)
-	agent := rig.Start(t, rig.Options{Agent: func(o *tetheragent.Options) { o.ClusterNamespace = home }, WaitTimeout: waitTimeout})
+	// The manager's requests are counted: those that read a Secret.
+	var secretReads atomic.Int64
+	counted := func(cfg *rest.Config) *rest.Config {
+		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+			return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/secrets/") {
+					secretReads.Add(1)
+				}
+				return rt.RoundTrip(r)
+			})
+		})
+		return cfg
+	}
+	agent := rig.Start(t, rig.Options{Agent: func(o *tetheragent.Options) { o.ClusterNamespace = home }, ManagerConfig: counted, WaitTimeout: waitTimeout})
 	ns := controlplane.NewNamespace(t, hub)
 	for _, r := range remotes {
 		harness.Must(t, r.client.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
@@ -229,6 +252,19 @@ func TestSyncsApplyToRemoteClusters(t *testing.T) {
 	t.Run("drift on a remote is reverted by watch", func(t *testing.T) {
 		t.Logf("drift reverted on remote a in %s, on remote b in %s (interval: 1h)",
 			drift(t, a.client, ns, "settings", "one"), drift(t, b.client, ns, "settings", "one"))
+	})
+
+	t.Run("a converged remote Sync reads no Secret", func(t *testing.T) {
+		before := secretReads.Load()
+		for _, s := range []*v1alpha1.Sync{syncA, syncB} {
+			value := requestReconcile(t, agent.Client, s)
+			agent.WaitFor(t, s, "the reconcile requested answered", func(s *v1alpha1.Sync) bool {
+				return s.Status.LastHandledReconcileAt == value && rig.IsReady(s)
+			})
+		}
+		if n := secretReads.Load() - before; n != 0 {
+			t.Errorf("%d Secrets read by two reconciles of converged remote Syncs, want 0: their kubeconfigs are watched", n)
+		}
 	})
 
 	t.Run("an object that left git is pruned on the remote", func(t *testing.T) {
