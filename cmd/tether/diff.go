@@ -73,10 +73,7 @@ type diffFlags struct {
 	dir          string
 	useSecretRef bool
 	dec          decryptFlags
-	// clusterKubeconfig and clusterNamespace say how a Sync that applies to
-	// another cluster (spec.destination) reaches it.
-	clusterKubeconfig string
-	clusterNamespace  string
+	remote       remoteFlags
 }
 
 func newDiffCommand(kube *kubeFlags) *cobra.Command {
@@ -109,8 +106,7 @@ func newDiffCommand(kube *kubeFlags) *cobra.Command {
 	fl.StringVar(&f.path, "path", "", "The directory inside the repository of --url. Default: its root.")
 	fl.StringVar(&f.dir, "dir", "", "A local directory to diff, rendered as tether render does: check a change before pushing it.")
 	f.dec.bind(fl)
-	fl.StringVar(&f.clusterKubeconfig, "cluster-kubeconfig", "", "For a Sync that applies to another cluster (spec.destination.kubeConfig or cluster): a kubeconfig file of that cluster to compare with. Default: the kubeconfig the Sync names, read from the cluster as the user of the command.")
-	fl.StringVar(&f.clusterNamespace, "cluster-namespace", "tether-system", "The namespace where clusters are registered (the agent's --cluster-namespace), for a Sync whose spec.destination.cluster names one.")
+	f.remote.bind(fl)
 	fl.BoolVar(&f.useSecretRef, "use-secret-ref", false, "Read the credentials the Sync's spec.source.secretRef names, and the keys its spec.decryption.secretRef names, from the cluster, as the user of the command (or --as), to fetch and decrypt its repository.")
 	kube.bind(cmd)
 	return cmd
@@ -172,49 +168,19 @@ func diff(ctx context.Context, f *diffFlags, stdout, stderr io.Writer) (bool, er
 		return false, err
 	}
 	if s := desired.sync; s != nil && s.Spec.Destination.IsRemote() {
-		if m, err = remoteDiffManager(ctx, f, c, s); err != nil {
+		cfg, rc, err := f.remote.connect(ctx, c, s)
+		if err != nil {
 			return false, err
 		}
+		dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+		if err != nil {
+			return false, err
+		}
+		m = apply.NewManager(rc, apply.ManagerOptions{Discovery: dc})
 	}
 	return compare(ctx, m, desired, stdout)
 }
 
-// remoteDiffManager connects to the cluster a Sync applies to when it is not the
-// one the command talks to: through --cluster-kubeconfig, or the kubeconfig the
-// Sync names, read as the user (who must be allowed to read that Secret), and
-// used as the agent uses it: inline credentials only, no credential plugin.
-func remoteDiffManager(ctx context.Context, f *diffFlags, c client.Client, s *v1alpha1.Sync) (*apply.Manager, error) {
-	var data []byte
-	var err error
-	dest := s.Spec.Destination
-	switch {
-	case f.clusterKubeconfig != "":
-		data, err = os.ReadFile(f.clusterKubeconfig)
-	case dest.Cluster != "":
-		data, err = tethersync.ReadKubeConfig(ctx, c, f.clusterNamespace, dest.Cluster, v1alpha1.ClusterKubeConfigKey)
-	default:
-		data, err = tethersync.ReadKubeConfig(ctx, c, s.Namespace, dest.KubeConfig.SecretRef.Name, dest.KubeConfig.SecretRef.Key)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("the Sync applies to cluster %s: %w (or give its kubeconfig with --cluster-kubeconfig)", dest.ClusterName(), err)
-	}
-	cfg, err := tethersync.RESTConfigOf(data, false)
-	if err != nil {
-		return nil, fmt.Errorf("the kubeconfig of cluster %s: %w", dest.ClusterName(), err)
-	}
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	if err := dc.RESTClient().Get().AbsPath("/version").Do(ctx).Error(); err != nil {
-		return nil, fmt.Errorf("reaching cluster %s at %s: %w", dest.ClusterName(), cfg.Host, err)
-	}
-	rc, err := client.New(cfg, client.Options{Scheme: c.Scheme()})
-	if err != nil {
-		return nil, err
-	}
-	return apply.NewManager(rc, apply.ManagerOptions{Discovery: dc}), nil
-}
 
 // compare dry-runs the apply of d, prints the diff of each object that differs
 // from the live cluster and, for a Sync, what it would prune, and reports whether

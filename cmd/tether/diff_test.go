@@ -496,3 +496,64 @@ spec:
 		}
 	}
 }
+
+func TestDiffOfASyncOfAnotherClusterComparesWithThatCluster(t *testing.T) {
+	e := newDiffEnv(t)
+	remote, err := controlplane.Start(t.Context(), controlplane.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = remote.Stop() })
+	kubeconfig, err := os.ReadFile(remote.KubeconfigPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The kubeconfig the Sync names, in a Secret of its namespace on the hub.
+	if err := e.c.Create(t.Context(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "prod"}, Data: map[string][]byte{"value": kubeconfig}}); err != nil {
+		t.Fatal(err)
+	}
+	rc, err := client.New(remote.Config(), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "web"}}); err != nil {
+		t.Fatal(err)
+	}
+	repo := gitserver.NewLocalRepo(t, "deploy")
+	configMap := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web-config}\ndata: {greeting: hello}\n"
+	repo.Commit(t, map[string]string{"apps/web/configmap.yaml": configMap}, "web")
+	syncFile := filepath.Join(t.TempDir(), "sync.yaml")
+	writeFile(t, syncFile, fmt.Sprintf(`apiVersion: tether.dev/v1alpha1
+kind: Sync
+metadata: {name: web, namespace: %s}
+spec:
+  source: {url: %q, ref: {branch: main}, path: apps/web}
+  destination: {namespace: web, kubeConfig: {secretRef: {name: prod}}}
+`, e.ns, repo.URL()))
+
+	// The remote holds what git declares, as the agent applied it; the hub has
+	// no namespace web at all.
+	cm := decode(t, configMap)
+	cm.SetNamespace("web")
+	plan.MarkOwned([]*unstructured.Unstructured{cm}, &v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "web"}})
+	if err := rc.Patch(t.Context(), cm, client.Apply, client.FieldOwner(apply.DefaultOptions().FieldManager)); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, code := e.diff(t, "-f", syncFile); code != 0 {
+		t.Fatalf("exit status %d, want 0: the remote cluster holds what git declares\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+
+	cm.Object["data"] = map[string]any{"greeting": "changed by hand"}
+	cm.SetManagedFields(nil)
+	cm.SetResourceVersion("")
+	if err := rc.Patch(t.Context(), cm, client.Apply, client.FieldOwner("kubectl"), client.ForceOwnership); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := e.diff(t, "-f", syncFile)
+	if code != 1 {
+		t.Fatalf("exit status %d, want 1: the remote cluster differs\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	if diff := cmp.Diff([]string{"diff ConfigMap/web/web-config (configured)"}, headers(out)); diff != "" {
+		t.Errorf("objects shown (-want +got):\n%s\n%s", diff, out)
+	}
+}

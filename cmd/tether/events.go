@@ -21,13 +21,15 @@ import (
 
 func newEventsCommand(kube *kubeFlags) *cobra.Command {
 	var output string
+	remote := &remoteFlags{}
 	cmd := &cobra.Command{
 		Use:   "events NAME",
 		Short: "Show the recent Events of a Sync and of the objects it manages",
 		Long: `Show the Events of a Sync (revisions applied, drift corrected, fields given up,
 failures) and of the namespaced objects in its inventory (a Deployment's scaling,
 a Pod's image pulls), oldest first, as the API server still keeps them (an hour by
-default). The table cuts long messages to one line; -o wide prints them whole,
+default). For a Sync that applies to another cluster, its objects' Events are read
+there (see --cluster-kubeconfig). The table cuts long messages to one line; -o wide prints them whole,
 -o json prints the Events as the API server holds them.`,
 		Args:              oneName,
 		ValidArgsFunction: completeSyncNames(kube),
@@ -35,15 +37,16 @@ default). The table cuts long messages to one line; -o wide prints them whole,
 			if output != "table" && output != "wide" && output != "json" {
 				return usageError(cmd, fmt.Sprintf("-o %q: want table, wide or json", output))
 			}
-			return runEvents(cmd.Context(), kube, args[0], output, cmd.OutOrStdout(), time.Now())
+			return runEvents(cmd.Context(), kube, remote, args[0], output, cmd.OutOrStdout(), time.Now())
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "Output format: table (messages cut to one line), wide (messages whole) or json.")
+	remote.bind(cmd.Flags())
 	kube.bind(cmd)
 	return cmd
 }
 
-func runEvents(ctx context.Context, kube *kubeFlags, name, output string, w io.Writer, now time.Time) error {
+func runEvents(ctx context.Context, kube *kubeFlags, remote *remoteFlags, name, output string, w io.Writer, now time.Time) error {
 	t, err := kube.target("events", name)
 	if err != nil {
 		return err
@@ -52,7 +55,14 @@ func runEvents(ctx context.Context, kube *kubeFlags, name, output string, w io.W
 	if err != nil {
 		return err
 	}
-	events, err := syncEvents(ctx, t.c, s)
+	objects := client.Reader(t.c)
+	if s.Spec.Destination.IsRemote() {
+		// The Sync's Events are on this cluster, its objects' on theirs.
+		if _, objects, err = remote.connect(ctx, t.c, s); err != nil {
+			return err
+		}
+	}
+	events, err := syncEvents(ctx, t.c, objects, s)
 	if err != nil {
 		return err
 	}
@@ -88,20 +98,39 @@ func printEventTable(w io.Writer, events []corev1.Event, namespace string, whole
 	return tw.Flush()
 }
 
-// syncEvents lists the Events of s and of the namespaced objects of its inventory
-// (plan.EventsOf), one list per namespace.
-func syncEvents(ctx context.Context, c client.Reader, s *v1alpha1.Sync) ([]corev1.Event, error) {
+// syncEvents lists the Events of s, through c, and of the namespaced objects of
+// its inventory (plan.EventsOf), through objects: c, or the cluster s applies to
+// when it is another, whose Events about a Sync are not its.
+func syncEvents(ctx context.Context, c, objects client.Reader, s *v1alpha1.Sync) ([]corev1.Event, error) {
 	scope := plan.EventsOf(s)
 	var out []corev1.Event
-	for _, ns := range scope.Namespaces() {
-		list := &corev1.EventList{}
-		if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
-			return nil, fmt.Errorf("listing the Events of namespace %s: %w", ns, err)
+	list := func(r client.Reader, ns string, keep func(*corev1.Event) bool) error {
+		l := &corev1.EventList{}
+		if err := r.List(ctx, l, client.InNamespace(ns)); err != nil {
+			return fmt.Errorf("listing the Events of namespace %s: %w", ns, err)
 		}
-		for i := range list.Items {
-			if scope.Has(&list.Items[i]) {
-				out = append(out, list.Items[i])
+		for i := range l.Items {
+			if scope.Has(&l.Items[i]) && keep(&l.Items[i]) {
+				out = append(out, l.Items[i])
 			}
+		}
+		return nil
+	}
+	if objects != c {
+		aboutSync := func(e *corev1.Event) bool { return e.InvolvedObject.Kind == "Sync" }
+		if err := list(c, s.Namespace, aboutSync); err != nil {
+			return nil, err
+		}
+		for _, ns := range scope.Namespaces() {
+			if err := list(objects, ns, func(e *corev1.Event) bool { return !aboutSync(e) }); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	for _, ns := range scope.Namespaces() {
+		if err := list(c, ns, func(*corev1.Event) bool { return true }); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil

@@ -117,6 +117,9 @@ func (p *treePrinter) print(s *v1alpha1.Sync) {
 	if set := s.Labels[v1alpha1.SyncSetLabel]; set != "" {
 		head += "  (SyncSet " + set + ")"
 	}
+	if s.Spec.Destination.IsRemote() {
+		head += "  in cluster " + s.Spec.Destination.ClusterName()
+	}
 	p.line("", head)
 	tree := plan.Tree(s)
 	if len(tree) == 0 {

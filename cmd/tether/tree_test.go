@@ -137,3 +137,14 @@ func TestTreeOfAGeneratedSyncNamesItsSyncSet(t *testing.T) {
 		t.Errorf("head %q; want the SyncSet named", head)
 	}
 }
+
+func TestTreeOfARemoteSyncNamesItsCluster(t *testing.T) {
+	s := treeFixture()
+	s.Spec.Destination.Cluster = "prod-eu"
+	var out bytes.Buffer
+	p := &treePrinter{w: &out}
+	p.print(s)
+	if head, _, _ := strings.Cut(out.String(), "\n"); head != "Sync/tether-system/web  main@4f2c1a2  Synced  Degraded  in cluster prod-eu" {
+		t.Errorf("head %q; want the cluster named", head)
+	}
+}
