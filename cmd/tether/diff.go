@@ -181,7 +181,6 @@ func diff(ctx context.Context, f *diffFlags, stdout, stderr io.Writer) (bool, er
 	return compare(ctx, m, desired, stdout)
 }
 
-
 // compare dry-runs the apply of d, prints the diff of each object that differs
 // from the live cluster and, for a Sync, what it would prune, and reports whether
 // anything differs: `tether diff` and `tether preview` alike.
