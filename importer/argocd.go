@@ -218,12 +218,14 @@ func (c *converter) destination(o *unstructured.Unstructured, s *v1alpha1.Sync, 
 		"namespace": func(v any) { s.Spec.Destination.Namespace = str(v) },
 		"server": func(v any) {
 			if str(v) != inCluster {
-				c.lose(o, "spec.destination.server", str(v)+": a Sync applies to another cluster through a kubeconfig Secret; register it and set it by hand")
+				c.lose(o, "spec.destination.server", str(v)+": register the cluster with Tether (docs/multi-cluster.md) and name it in spec.destination.cluster")
 			}
 		},
+		// Argo CD's cluster Secrets and Tether's registered clusters are both
+		// named: the name carries, the registration is the operator's to copy.
 		"name": func(v any) {
-			if str(v) != "in-cluster" {
-				c.lose(o, "spec.destination.name", str(v)+": a Sync applies to another cluster through a kubeconfig Secret; register it and set it by hand")
+			if str(v) != v1alpha1.InCluster {
+				s.Spec.Destination.Cluster = str(v)
 			}
 		},
 	}, noCounterpart)

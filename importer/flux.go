@@ -33,6 +33,7 @@ func (c *converter) kustomization(o *unstructured.Unstructured) *v1alpha1.Sync {
 		"postBuild":          func(v any) { sp.PostBuild = c.postBuild(o, object(v)) },
 		"healthCheckExprs":   func(v any) { sp.HealthChecks = healthChecks(v) },
 		"deletionPolicy":     func(v any) { c.deletionPolicy(o, s, str(v)) },
+		"kubeConfig":         func(v any) { c.kubeConfig(o, s, object(v)) },
 		"healthChecks": func(any) {
 			c.lose(o, "spec.healthChecks", "Tether assesses the health of every object it applies; spec.wait: true holds Ready for it")
 		},
@@ -120,6 +121,7 @@ func (c *converter) helmRelease(o *unstructured.Unstructured) *v1alpha1.Sync {
 		"values":             func(v any) { sp.Helm.Values = rawJSON(v) },
 		"valuesFrom":         func(v any) { sp.Helm.ValuesFrom = c.valuesFrom(o, v) },
 		"install":            func(v any) { c.crds(o, s, "spec.install", object(v)) },
+		"kubeConfig":         func(v any) { c.kubeConfig(o, s, object(v)) },
 		"upgrade":            func(v any) { c.crds(o, s, "spec.upgrade", object(v)) },
 	}, "Tether applies a chart's objects with server-side apply, not as a Helm release: "+noCounterpart)
 	if !ok {
@@ -302,3 +304,14 @@ func firstOf(a, b string) string {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// kubeConfig folds spec.kubeConfig into s's destination: the same Secret of the
+// same namespace, with the same keys ("value", then "value.yaml").
+func (c *converter) kubeConfig(o *unstructured.Unstructured, s *v1alpha1.Sync, kc map[string]any) {
+	c.fields(o, "spec.kubeConfig", kc, map[string]func(any){
+		"secretRef": func(v any) {
+			ref := object(v)
+			s.Spec.Destination.KubeConfig = &v1alpha1.KubeConfigReference{SecretRef: v1alpha1.SecretKeyReference{Name: str(ref["name"]), Key: str(ref["key"])}}
+		},
+	}, "Tether reads a kubeconfig with inline credentials from a Secret (docs/multi-cluster.md)")
+}

@@ -170,3 +170,44 @@ func TestConvertArgoCDDirectory(t *testing.T) {
 		})
 	}
 }
+
+func TestConvertCarriesTheClusterAnObjectAppliesTo(t *testing.T) {
+	for name, tc := range map[string]struct {
+		in   string
+		want v1alpha1.DestinationSpec
+		lost []string
+	}{
+		"an Application for a registered cluster, by name": {
+			in:   strings.Replace(strings.Replace(strings.Replace(app, "server: https://kubernetes.default.svc", "name: prod-eu", 1), "%s", "", 1), "%q", "main", 1),
+			want: v1alpha1.DestinationSpec{Namespace: "web", Cluster: "prod-eu"},
+		},
+		"an Application for a cluster by its server's URL": {
+			in:   strings.Replace(strings.Replace(strings.Replace(app, "https://kubernetes.default.svc", "https://prod.example.com", 1), "%s", "", 1), "%q", "main", 1),
+			want: v1alpha1.DestinationSpec{Namespace: "web"},
+			lost: []string{"Application/argocd/a: spec.destination.server: https://prod.example.com: register the cluster with Tether"},
+		},
+		"a Kustomization with a kubeconfig Secret": {
+			in: "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: g, namespace: flux}\nspec: {url: https://git.example.com/r.git, ref: {branch: main}}\n---\n" +
+				"apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: k, namespace: flux}\nspec: {sourceRef: {kind: GitRepository, name: g}, kubeConfig: {secretRef: {name: prod-kubeconfig, key: value.yaml}}}\n",
+			want: v1alpha1.DestinationSpec{KubeConfig: &v1alpha1.KubeConfigReference{SecretRef: v1alpha1.SecretKeyReference{Name: "prod-kubeconfig", Key: "value.yaml"}}},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			res := importer.Convert(objects(t, tc.in))
+			if len(res.Syncs) != 1 {
+				t.Fatalf("%d Syncs, want 1 (lost %q)", len(res.Syncs), res.Lost)
+			}
+			if diff := cmp.Diff(tc.want, res.Syncs[0].Spec.Destination); diff != "" {
+				t.Errorf("spec.destination (-want +got):\n%s", diff)
+			}
+			if len(res.Lost) != len(tc.lost) {
+				t.Fatalf("lost %q, want %d lines", res.Lost, len(tc.lost))
+			}
+			for i, want := range tc.lost {
+				if got := res.Lost[i].String(); !strings.HasPrefix(got, want) {
+					t.Errorf("loss %d = %q, want it to start with %q", i, got, want)
+				}
+			}
+		})
+	}
+}
