@@ -93,6 +93,23 @@ func (p *process) exitError() error {
 	return p.waitErr
 }
 
+// kill ends the process at once (SIGKILL), as a crash of its host would. It
+// returns an error only if the process had already exited on its own.
+func (p *process) kill() error {
+	if p.stopping.Swap(true) {
+		<-p.done
+		return nil
+	}
+	select {
+	case <-p.done:
+		return fmt.Errorf("%s exited before it was killed: %w (log %s)", p.name, p.exitError(), p.logPath)
+	default:
+	}
+	_ = p.cmd.Process.Kill()
+	<-p.done
+	return nil
+}
+
 // stop ends the process: SIGTERM, then SIGKILL after stopGrace. It returns an error
 // only if the process had already exited on its own, which means a component crashed
 // while the tests ran.

@@ -51,8 +51,9 @@ func (c *ControlPlane) Restart(ctx context.Context) error {
 	})
 }
 
-// Pause stops kube-apiserver, as a cluster that went down does for its clients:
-// connections refused until Resume starts it again on the same port. etcd and
+// Pause kills kube-apiserver (SIGKILL: no graceful shutdown), as a cluster that
+// went down does for its clients: connections refused until Resume starts it
+// again on the same port. etcd and
 // the other components keep running. Pause and Resume must not run concurrently
 // with each other, Restart or Stop.
 func (c *ControlPlane) Pause() error {
@@ -61,7 +62,7 @@ func (c *ControlPlane) Pause() error {
 		return fmt.Errorf("pause: kube-apiserver is not running")
 	}
 	p := c.procs[i]
-	if err := p.stop(); err != nil {
+	if err := p.kill(); err != nil {
 		return fmt.Errorf("pause: %w", err)
 	}
 	c.procs = slices.Delete(c.procs, i, i+1)

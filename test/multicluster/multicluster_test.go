@@ -293,7 +293,7 @@ func TestSyncsApplyToRemoteClusters(t *testing.T) {
 			t.Errorf("the condition does not name the cluster: %s", msg)
 		}
 		during := drift(t, b.client, ns, "settings", "two")
-		t.Logf("remote a stopped (its API server's shutdown took %s): its Sync said so %s after (interval 1h); remote b's drift reverted in %s before, %s while a was down",
+		t.Logf("remote a's API server killed (in %s): its Sync said so %s after (interval 1h); remote b's drift reverted in %s before, %s while a was down",
 			stopped.Sub(pausing), told, before, during)
 		if s := get(t, agent.Client, syncB); !rig.IsReady(s) {
 			t.Errorf("the Sync of remote b is not Ready while a is down: %s", readyReason(s))
