@@ -154,6 +154,15 @@ func (o Options) watcherOptions() tethersync.WatcherOptions {
 	return opts
 }
 
+// clusterNamespace is where clusters are registered: ClusterNamespace, or
+// Home's namespace; "" when neither is known.
+func (o Options) clusterNamespace() string {
+	if o.ClusterNamespace == "" && o.Home != nil {
+		return o.Home.Namespace
+	}
+	return o.ClusterNamespace
+}
+
 // tenancyOptions are who Syncs act as and how far they reach, without the
 // means (the impersonating clients, the account reader and the mapper), which
 // each cluster has its own of.

@@ -18,13 +18,9 @@ import (
 // clusters are the agent's remote clusters: each connected as connector builds
 // it, the registered ones read from the agent's namespace.
 func (a *Agent) clusters(mgr ctrl.Manager, home *rest.Config, o Options) *tethersync.Clusters {
-	ns := o.ClusterNamespace
-	if ns == "" && o.Home != nil {
-		ns = o.Home.Namespace
-	}
 	return tethersync.NewClusters(tethersync.ClustersOptions{
 		Connect:   a.connector(mgr, home, o),
-		Namespace: ns,
+		Namespace: o.clusterNamespace(),
 		AllowExec: o.AllowKubeConfigExec,
 		Tenancy:   o.tenancyOptions(),
 	})

@@ -7,6 +7,7 @@ import (
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/source"
+	tethersync "tether.dev/tether/sync"
 	"tether.dev/tether/syncset"
 )
 
@@ -17,6 +18,11 @@ import (
 // are read by the Sync reconciler, as the Syncs the SyncSet makes would read
 // them.
 func setupSyncSets(mgr ctrl.Manager, src *source.Source, creds syncset.Credentials, o Options) error {
+	var registry syncset.Registry
+	if ns := o.clusterNamespace(); ns != "" {
+		// The clusters generators list the registered clusters as the agent.
+		registry = tethersync.Registry{Reader: mgr.GetAPIReader(), Namespace: ns}
+	}
 	if !o.SyncSets {
 		// The shard's cache holds only its own Syncs: a SyncSet would not see the
 		// Syncs it made. The unsharded agent serves SyncSets.
@@ -34,5 +40,5 @@ func setupSyncSets(mgr ctrl.Manager, src *source.Source, creds syncset.Credentia
 	opts := syncset.DefaultOptions()
 	opts.Concurrency = max(1, o.Concurrency/2)
 	opts.SkipNameValidation = o.Overrides.SkipNameValidation
-	return (&syncset.Reconciler{Client: mgr.GetClient(), Source: src, Credentials: creds}).SetupWithManager(mgr, opts)
+	return (&syncset.Reconciler{Client: mgr.GetClient(), Source: src, Credentials: creds, Registry: registry}).SetupWithManager(mgr, opts)
 }

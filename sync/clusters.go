@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/plan/fleet"
 )
 
 // Remote is what the agent acts with in one remote cluster, as one kubeconfig's
@@ -462,4 +463,29 @@ func (r *Reconciler) unreachable(obj *v1alpha1.Sync, err error) error {
 		return errors.Join(open, err)
 	}
 	return err
+}
+
+// Registry lists the registered clusters, for the SyncSets' clusters
+// generators: the Secrets of Namespace labelled tether.dev/cluster=true, read
+// through Reader as the agent.
+type Registry struct {
+	Reader    client.Reader
+	Namespace string
+}
+
+// Allowing returns the registered clusters whose allowed-namespaces annotation
+// lists namespace (or "*"), each with its labels and its API server's URL.
+func (r Registry) Allowing(ctx context.Context, namespace string) ([]fleet.Cluster, error) {
+	list := &corev1.SecretList{}
+	if err := r.Reader.List(ctx, list, client.InNamespace(r.Namespace), client.MatchingLabels{v1alpha1.ClusterLabel: "true"}); err != nil {
+		return nil, err
+	}
+	var out []fleet.Cluster
+	for i := range list.Items {
+		s := &list.Items[i]
+		if allowsNamespace(s.Annotations[v1alpha1.AllowedNamespacesAnnotation], namespace) {
+			out = append(out, fleet.Cluster{Name: s.Name, Server: serverOf(s.Data[v1alpha1.ClusterKubeConfigKey]), Labels: s.Labels})
+		}
+	}
+	return out, nil
 }

@@ -29,23 +29,9 @@ import (
 // a program in the agent and is refused unless allowExec. The config is made
 // field by field, so nothing else of the kubeconfig reaches it.
 func RESTConfigOf(data []byte, allowExec bool) (*rest.Config, error) {
-	kc, err := clientcmd.Load(data)
+	kc, ctx, cluster, err := contextOf(data)
 	if err != nil {
-		return nil, fmt.Errorf("it does not parse: %w", err)
-	}
-	name := kc.CurrentContext
-	if name == "" && len(kc.Contexts) == 1 {
-		for n := range kc.Contexts {
-			name = n
-		}
-	}
-	ctx, ok := kc.Contexts[name]
-	if !ok {
-		return nil, fmt.Errorf("it has no current context, and not exactly one context (%s)", strings.Join(slices.Sorted(maps.Keys(kc.Contexts)), ", "))
-	}
-	cluster, ok := kc.Clusters[ctx.Cluster]
-	if !ok {
-		return nil, fmt.Errorf("context %s names cluster %q, which it does not hold", name, ctx.Cluster)
+		return nil, err
 	}
 	user := kc.AuthInfos[ctx.AuthInfo]
 	if user == nil {
@@ -132,4 +118,37 @@ func ReadKubeConfig(ctx context.Context, r client.Reader, namespace, name, key s
 		}
 	}
 	return nil, fmt.Errorf("its kubeconfig Secret %s/%s has no key %s", namespace, name, strings.Join(keys, " or "))
+}
+
+// serverOf is the API server URL of a kubeconfig's current context (or only
+// one), "" when it names none: a parameter, never a way in.
+func serverOf(data []byte) string {
+	if _, _, cluster, err := contextOf(data); err == nil {
+		return cluster.Server
+	}
+	return ""
+}
+
+// contextOf parses a kubeconfig and returns the context it uses (its current
+// one, or its only one) and that context's cluster.
+func contextOf(data []byte) (*clientcmdapi.Config, *clientcmdapi.Context, *clientcmdapi.Cluster, error) {
+	kc, err := clientcmd.Load(data)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("it does not parse: %w", err)
+	}
+	name := kc.CurrentContext
+	if name == "" && len(kc.Contexts) == 1 {
+		for n := range kc.Contexts {
+			name = n
+		}
+	}
+	ctx, ok := kc.Contexts[name]
+	if !ok {
+		return nil, nil, nil, fmt.Errorf("it has no current context, and not exactly one context (%s)", strings.Join(slices.Sorted(maps.Keys(kc.Contexts)), ", "))
+	}
+	cluster, ok := kc.Clusters[ctx.Cluster]
+	if !ok {
+		return nil, nil, nil, fmt.Errorf("context %s names cluster %q, which it does not hold", name, ctx.Cluster)
+	}
+	return kc, ctx, cluster, nil
 }

@@ -53,6 +53,15 @@ type Reconciler struct {
 	// Credentials reads the Secrets git generators name; nil refuses a
 	// generator's secretRef.
 	Credentials Credentials
+	// Registry lists the registered clusters, for the clusters generators;
+	// nil: there are none.
+	Registry Registry
+}
+
+// Registry lists the clusters registered with the agent (docs/multi-cluster.md)
+// that allow a namespace.
+type Registry interface {
+	Allowing(ctx context.Context, namespace string) ([]fleet.Cluster, error)
 }
 
 // Options configure the controller that runs the Reconciler.

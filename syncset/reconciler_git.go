@@ -39,6 +39,17 @@ func (r *Reconciler) read(ctx context.Context, ss *v1alpha1.SyncSet) (map[string
 		}
 		listings[g.Path] = l
 	}
+	if fleet.UsesClusters(&ss.Spec) {
+		if r.Registry == nil {
+			return nil, &fleet.Error{Entry: "clusters", Reason: v1alpha1.ReasonGenerateFailed,
+				Err: errors.New("this agent has no registered clusters (it runs without a namespace of its own, or --cluster-namespace)")}
+		}
+		clusters, err := r.Registry.Allowing(ctx, ss.Namespace)
+		if err != nil {
+			return nil, fmt.Errorf("reading the registered clusters: %w", err)
+		}
+		listings[fleet.ClustersListing] = fleet.Listing{Clusters: clusters}
+	}
 	return listings, nil
 }
 

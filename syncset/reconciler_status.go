@@ -54,7 +54,7 @@ func (s *status) read(listings map[string]fleet.Listing) {
 	seen := map[string]bool{}
 	s.st.Revisions = nil
 	for _, l := range listings {
-		if !seen[l.Revision] {
+		if l.Revision != "" && !seen[l.Revision] {
 			seen[l.Revision] = true
 			s.st.Revisions = append(s.st.Revisions, l.Revision)
 		}

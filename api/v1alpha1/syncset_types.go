@@ -117,8 +117,7 @@ type SyncSetSpec struct {
 
 // SyncSetGenerator is one source of parameter sets: exactly one of its fields.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.clusters)",message="the clusters generator needs the multi-cluster registry, which this version of Tether does not have yet; use a list generator of the clusters' kubeconfig Secrets meanwhile"
-// +kubebuilder:validation:XValidation:rule="[has(self.list), has(self.git), has(self.matrix), has(self.merge), has(self.clusters)].filter(x, x).size() == 1",message="a generator is exactly one of list, git, matrix or merge"
+// +kubebuilder:validation:XValidation:rule="[has(self.list), has(self.git), has(self.matrix), has(self.merge), has(self.clusters)].filter(x, x).size() == 1",message="a generator is exactly one of list, git, matrix, merge or clusters"
 type SyncSetGenerator struct {
 	// list yields one parameter set per element.
 	// +optional
@@ -133,16 +132,16 @@ type SyncSetGenerator struct {
 	// sets, each overlaid with the later generators' set of the same keys.
 	// +optional
 	Merge *MergeGenerator `json:"merge,omitempty"`
-	// clusters is reserved for the multi-cluster registry; it is refused today.
+	// clusters yields one parameter set per cluster registered with the agent
+	// that allows the SyncSet's namespace.
 	// +optional
 	Clusters *ClustersGenerator `json:"clusters,omitempty"`
 }
 
-// SyncSetChildGenerator is a generator inside a matrix or a merge: a list or a
-// git generator (matrices do not nest).
+// SyncSetChildGenerator is a generator inside a matrix or a merge: a list, a
+// git or a clusters generator (matrices do not nest).
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.clusters)",message="the clusters generator needs the multi-cluster registry, which this version of Tether does not have yet"
-// +kubebuilder:validation:XValidation:rule="[has(self.list), has(self.git), has(self.clusters)].filter(x, x).size() == 1",message="a generator inside a matrix or a merge is exactly one of list or git"
+// +kubebuilder:validation:XValidation:rule="[has(self.list), has(self.git), has(self.clusters)].filter(x, x).size() == 1",message="a generator inside a matrix or a merge is exactly one of list, git or clusters"
 type SyncSetChildGenerator struct {
 	// list yields one parameter set per element.
 	// +optional
@@ -150,7 +149,7 @@ type SyncSetChildGenerator struct {
 	// git yields one parameter set per directory or file of a repository.
 	// +optional
 	Git *GitGenerator `json:"git,omitempty"`
-	// clusters is reserved for the multi-cluster registry; it is refused today.
+	// clusters yields one parameter set per registered cluster.
 	// +optional
 	Clusters *ClustersGenerator `json:"clusters,omitempty"`
 }
@@ -261,10 +260,15 @@ type MergeGenerator struct {
 	Generators []SyncSetChildGenerator `json:"generators"`
 }
 
-// ClustersGenerator is reserved for the multi-cluster registry (Argo CD's
-// cluster generator). It is refused by validation until that registry lands.
+// ClustersGenerator yields a parameter set per cluster registered with the
+// agent (a Secret labelled tether.dev/cluster=true in its namespace) whose
+// tether.dev/allowed-namespaces annotation allows the SyncSet's namespace, as
+// Argo CD's cluster generator: the parameters cluster (its name), cluster.server
+// (its API server's URL) and cluster.labels.<key> (the Secret's labels). The
+// template's spec.destination.cluster may be written "{{cluster}}": the one
+// placeholder that field takes. See docs/syncsets.md.
 type ClustersGenerator struct {
-	// selector chooses registered clusters by label.
+	// selector chooses registered clusters by their Secret's labels; none: all.
 	// +optional
 	Selector *metav1.LabelSelector `json:"selector,omitempty"`
 }

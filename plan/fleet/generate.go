@@ -1,9 +1,14 @@
 package fleet
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"tether.dev/tether/api/v1alpha1"
 )
@@ -16,11 +21,47 @@ type File struct {
 
 // Listing is what the controller read from git for one git generator at one
 // commit: the directories its include globs match, or the files and their bytes.
+// Under ClustersListing, it is what the clusters generators choose from instead.
 type Listing struct {
 	// Revision is the commit read, as status reports it.
 	Revision string
 	Dirs     []string
 	Files    []File
+	// Clusters are the registered clusters that allow the SyncSet's namespace.
+	Clusters []Cluster
+}
+
+// ClustersListing is the key, among the listings Generate is given, of the
+// registered clusters: the controller reads them when a clusters generator
+// needs them (UsesClusters).
+const ClustersListing = "clusters"
+
+// Cluster is a registered cluster (a Secret labelled tether.dev/cluster=true in
+// the agent's namespace) that allows the SyncSet's namespace.
+type Cluster struct {
+	// Name is the Secret's name: what spec.destination.cluster names.
+	Name string
+	// Server is its kubeconfig's API server URL, "" when it cannot be read.
+	Server string
+	// Labels are the Secret's labels, which a generator's selector matches.
+	Labels map[string]string
+}
+
+// UsesClusters reports whether a generator of spec, nested ones included, is a
+// clusters generator.
+func UsesClusters(spec *v1alpha1.SyncSetSpec) bool {
+	for i := range spec.Generators {
+		g := &spec.Generators[i]
+		if g.Clusters != nil {
+			return true
+		}
+		for _, c := range children(g) {
+			if c.Clusters != nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // GitAt is a git generator and the path that names it ("generators[2].matrix.generators[0]"),
@@ -116,8 +157,11 @@ func leaf(at string, g v1alpha1.SyncSetChildGenerator, listings map[string]Listi
 		}
 		return directorySets(at+" git", g.Git, l.Dirs)
 	case g.Clusters != nil:
-		return nil, &Error{Entry: at + " clusters", Reason: v1alpha1.ReasonGenerateFailed,
-			Err: fmt.Errorf("the clusters generator needs the multi-cluster registry, which this version of Tether does not have")}
+		l, ok := listings[ClustersListing]
+		if !ok {
+			return nil, &Error{Entry: at + " clusters", Reason: v1alpha1.ReasonGenerateFailed, Err: fmt.Errorf("the registered clusters were not read")}
+		}
+		return clusterSets(at+" clusters", g.Clusters, l.Clusters)
 	}
 	return nil, &Error{Entry: at, Reason: v1alpha1.ReasonGenerateFailed, Err: fmt.Errorf("a generator sets none of list, git, matrix or merge")}
 }
@@ -153,8 +197,32 @@ func matrix(at string, m *v1alpha1.MatrixGenerator, listings map[string]Listing)
 				}
 				params[k] = v
 			}
-			out = append(out, Set{Entry: entry, Params: params})
+			out = append(out, Set{Entry: entry, Params: params, Cluster: cmp.Or(x.Cluster, y.Cluster)})
 		}
+	}
+	return out, nil
+}
+
+// clusterSets yields a set per cluster the selector matches, in name order:
+// the parameters cluster (its name), cluster.server and cluster.labels.<key>.
+func clusterSets(at string, g *v1alpha1.ClustersGenerator, clusters []Cluster) ([]Set, error) {
+	sel := labels.Everything()
+	if g.Selector != nil {
+		var err error
+		if sel, err = metav1.LabelSelectorAsSelector(g.Selector); err != nil {
+			return nil, &Error{Entry: at, Reason: v1alpha1.ReasonGenerateFailed, Err: fmt.Errorf("selector: %w", err)}
+		}
+	}
+	var out []Set
+	for _, c := range slices.SortedFunc(slices.Values(clusters), func(a, b Cluster) int { return strings.Compare(a.Name, b.Name) }) {
+		if !sel.Matches(labels.Set(c.Labels)) {
+			continue
+		}
+		params := Params{"cluster": c.Name, "cluster.server": c.Server}
+		for k, v := range c.Labels {
+			params["cluster.labels."+k] = v
+		}
+		out = append(out, Set{Entry: at + " " + c.Name, Params: params, Cluster: c.Name})
 	}
 	return out, nil
 }

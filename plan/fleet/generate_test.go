@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/plan/fleet"
@@ -88,9 +89,33 @@ func TestGeneratorsYieldParameterSets(t *testing.T) {
 		gens:    []v1alpha1.SyncSetGenerator{{Git: dirsGen("apps/*")}},
 		wantErr: "generators[0] git: https://git.example.com/mono.git was not read",
 	}, {
-		name:    "the clusters generator is refused until multi-cluster lands",
+		name:    "the registered clusters not read are an error, never an empty set",
 		gens:    []v1alpha1.SyncSetGenerator{{Clusters: &v1alpha1.ClustersGenerator{}}},
-		wantErr: "multi-cluster registry",
+		wantErr: "generators[0] clusters: the registered clusters were not read",
+	}, {
+		name: "the clusters generator gives each cluster the selector matches, by name",
+		gens: []v1alpha1.SyncSetGenerator{{Clusters: &v1alpha1.ClustersGenerator{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}}}},
+		listings: map[string]fleet.Listing{fleet.ClustersListing: {Clusters: []fleet.Cluster{
+			{Name: "prod-us", Server: "https://us.example.com", Labels: map[string]string{"env": "prod", "region": "us"}},
+			{Name: "staging", Server: "https://staging.example.com", Labels: map[string]string{"env": "staging"}},
+			{Name: "prod-eu", Labels: map[string]string{"env": "prod", "region": "eu"}},
+		}}},
+		want: []fleet.Set{
+			{Entry: "generators[0] clusters prod-eu", Cluster: "prod-eu",
+				Params: fleet.Params{"cluster": "prod-eu", "cluster.server": "", "cluster.labels.env": "prod", "cluster.labels.region": "eu"}},
+			{Entry: "generators[0] clusters prod-us", Cluster: "prod-us",
+				Params: fleet.Params{"cluster": "prod-us", "cluster.server": "https://us.example.com", "cluster.labels.env": "prod", "cluster.labels.region": "us"}},
+		},
+	}, {
+		name: "a matrix of clusters and directories keeps the cluster of each set",
+		gens: []v1alpha1.SyncSetGenerator{{Matrix: &v1alpha1.MatrixGenerator{Generators: []v1alpha1.SyncSetChildGenerator{
+			{Clusters: &v1alpha1.ClustersGenerator{}}, {List: elements(`{"app":"web"}`)}}}}},
+		listings: map[string]fleet.Listing{fleet.ClustersListing: {Clusters: []fleet.Cluster{{Name: "prod"}}}},
+		want: []fleet.Set{
+			{Entry: "generators[0].matrix.generators[0] clusters prod × generators[1] list element 0", Cluster: "prod",
+				Params: fleet.Params{"cluster": "prod", "cluster.server": "", "app": "web"}},
+		},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := fleet.Generate(&v1alpha1.SyncSetSpec{Generators: tc.gens}, tc.listings)

@@ -34,6 +34,10 @@ type Params map[string]string
 type Set struct {
 	Entry  string
 	Params Params
+	// Cluster is the registered cluster a clusters generator made the set for
+	// ("" for none): what a template's spec.destination.cluster "{{cluster}}"
+	// becomes, the one placeholder a power field takes.
+	Cluster string
 }
 
 // pathParams are the parameters of a path: path, path.basename,

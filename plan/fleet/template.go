@@ -105,7 +105,7 @@ func Make(ss *v1alpha1.SyncSet, set Set) (*v1alpha1.Sync, error) {
 	if err != nil {
 		return fail(v1alpha1.ReasonGenerateFailed, err)
 	}
-	spec, reason, err := makeSpec(t.Spec.Raw, set.Params)
+	spec, reason, err := makeSpec(t.Spec.Raw, set)
 	if err != nil {
 		return fail(reason, err)
 	}
@@ -152,12 +152,13 @@ func substituteMap(field string, in map[string]string, params Params, label bool
 
 // makeSpec fills the placeholders of every string of the template's spec and
 // reads the result as a Sync's spec, refusing unknown fields.
-func makeSpec(raw []byte, params Params) (*v1alpha1.SyncSpec, string, error) {
+func makeSpec(raw []byte, set Set) (*v1alpha1.SyncSpec, string, error) {
 	var tree any
 	if err := json.Unmarshal(raw, &tree); err != nil {
 		return nil, v1alpha1.ReasonGenerateFailed, fmt.Errorf("spec: %w", err)
 	}
-	tree, reason, err := fill(tree, "spec", params)
+	placeCluster(tree, set)
+	tree, reason, err := fill(tree, "spec", set.Params)
 	if err != nil {
 		return nil, reason, err
 	}
@@ -177,6 +178,23 @@ func makeSpec(raw []byte, params Params) (*v1alpha1.SyncSpec, string, error) {
 		}
 	}
 	return spec, "", nil
+}
+
+// ClusterPlaceholder is the one placeholder a power field takes: a template's
+// spec.destination.cluster written as it, in a set a clusters generator made,
+// becomes that registered cluster's name. Anything else there, a parameter of
+// the same name from git included, is refused as every placeholder in a power
+// field is.
+const ClusterPlaceholder = "{{cluster}}"
+
+// placeCluster writes set's cluster into tree's destination.cluster when the
+// template writes ClusterPlaceholder there and a clusters generator made set.
+func placeCluster(tree any, set Set) {
+	spec, _ := tree.(map[string]any)
+	dest, _ := spec["destination"].(map[string]any)
+	if dest != nil && dest["cluster"] == ClusterPlaceholder && set.Cluster != "" {
+		dest["cluster"] = set.Cluster
+	}
 }
 
 // fill substitutes the strings below v, at the JSON path at.

@@ -72,6 +72,10 @@ func TestATemplateThatWouldMakeABadSyncNamesTheEntry(t *testing.T) {
 			v1alpha1.ReasonGenerateFailed, `spec.destination.namespace "Web"`},
 		{"a field a Sync does not have", "{{path.basenameNormalized}}", `{` + url + `, "namespace": "{{ns}}"}`,
 			v1alpha1.ReasonGenerateFailed, `unknown field "namespace"`},
+		{"the cluster placeholder in a set no clusters generator made is refused", "{{path.basenameNormalized}}", `{` + url + `, "destination": {"cluster": "{{cluster}}"}}`,
+			v1alpha1.ReasonParameterRefused, "spec.destination.cluster takes a placeholder"},
+		{"a cluster from another parameter is refused", "{{path.basenameNormalized}}", `{` + url + `, "destination": {"cluster": "{{env}}"}}`,
+			v1alpha1.ReasonParameterRefused, "spec.destination.cluster takes a placeholder"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := fleet.Make(syncSet(tc.meta, tc.spec, nil), webSet)
@@ -130,4 +134,19 @@ func FuzzFlatten(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestTheClusterPlaceholderNamesTheClusterOfTheSet(t *testing.T) {
+	set := fleet.Set{Entry: "generators[0] clusters prod-eu", Cluster: "prod-eu",
+		// A parameter of the same name (a git file's, in a merge) does not decide.
+		Params: fleet.Params{"cluster": "elsewhere", "cluster.labels.region": "eu"}}
+	ss := syncSet("web-{{cluster.labels.region}}", `{"source": {"url": "https://git.example.com/mono.git"},
+		"destination": {"namespace": "web", "cluster": "{{cluster}}"}}`, nil)
+	got, err := fleet.Make(ss, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Name != "web-eu" || got.Spec.Destination.Cluster != "prod-eu" {
+		t.Errorf("made %s applying to cluster %q, want web-eu applying to prod-eu", got.Name, got.Spec.Destination.Cluster)
+	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -374,6 +375,48 @@ func TestSyncsApplyToRemoteClusters(t *testing.T) {
 			err := agent.Client.Get(ctx, client.ObjectKeyFromObject(s), &v1alpha1.Sync{})
 			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 		})
+	})
+
+	t.Run("a SyncSet makes a Sync per registered cluster", func(t *testing.T) {
+		// Remote a registered too, under another name and with a label.
+		putSecret(t, agent.Client, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: home, Name: "cluster-a2",
+				Labels:      map[string]string{v1alpha1.ClusterLabel: "true", "env": "dev"},
+				Annotations: map[string]string{v1alpha1.AllowedNamespacesAnnotation: "*"}},
+			Data: map[string][]byte{v1alpha1.ClusterKubeConfigKey: a.kubeconfig},
+		})
+		fleetCommit := repo.Commit(t, map[string]string{"fleet/app.yaml": configMap("from-syncset", "${env}")}, "a fleet app")
+		spec := fmt.Sprintf(`{"source": {"url": %q, "ref": {"branch": "main"}, "path": "fleet", "interval": "1h"},
+			"destination": {"namespace": %q, "cluster": "{{cluster}}"},
+			"postBuild": {"substitute": {"env": "{{cluster.labels.env}}"}}}`, repo.FileURL(), ns)
+		spec = strings.ReplaceAll(spec, ` | default \"none\"`, "")
+		ss := &v1alpha1.SyncSet{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "everywhere"},
+			Spec: v1alpha1.SyncSetSpec{
+				Generators: []v1alpha1.SyncSetGenerator{{Clusters: &v1alpha1.ClustersGenerator{
+					Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "dev"}}}}},
+				Template: v1alpha1.SyncTemplate{Metadata: v1alpha1.SyncTemplateMeta{Name: "app-{{cluster}}"}, Spec: apiextensionsv1.JSON{Raw: []byte(spec)}},
+			},
+		}
+		harness.Must(t, agent.Client.Create(t.Context(), ss))
+		made := &v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app-cluster-a2"}}
+		got := agent.WaitFor(t, made, "the Sync of cluster-a2 Ready", func(s *v1alpha1.Sync) bool {
+			return strings.HasSuffix(s.Status.LastAppliedRevision, fleetCommit) && rig.IsReady(s)
+		})
+		if got.Spec.Destination.Cluster != "cluster-a2" {
+			t.Errorf("the SyncSet's Sync applies to %q, want cluster-a2", got.Spec.Destination.Cluster)
+		}
+		waitValue(t, a.client, ns, "from-syncset", "dev")
+		// cluster-b has no label env=dev: no Sync for it.
+		err := agent.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "app-cluster-b"}, &v1alpha1.Sync{})
+		if !apierrors.IsNotFound(err) {
+			t.Errorf("a Sync for cluster-b, which the selector does not choose: %v", err)
+		}
+		// (This control plane runs no garbage collector: the Sync the SyncSet
+		// owns is deleted by hand, as the collector would.)
+		harness.Must(t, agent.Client.Delete(t.Context(), ss))
+		harness.Must(t, agent.Client.Delete(t.Context(), made))
+		waitValue(t, a.client, ns, "from-syncset", "")
 	})
 
 	t.Run("deleting the Syncs prunes on the remotes and stops the connections", func(t *testing.T) {
