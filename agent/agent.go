@@ -65,6 +65,10 @@ func New(mgr ctrl.Manager, cfg *rest.Config, o Options) (*Agent, error) {
 	if o.Overrides.Applier != nil {
 		applier = o.Overrides.Applier(applier)
 	}
+	clusters, err := a.clusters(mgr, cfg, o)
+	if err != nil {
+		return nil, err
+	}
 	tenancy := o.tenancyOptions()
 	tenancy.Impersonate = impersonator(cfg, mgr.GetScheme(), mgr.GetRESTMapper(), managerOpts)
 	tenancy.Accounts, tenancy.Mapper = mgr.GetAPIReader(), mgr.GetRESTMapper()
@@ -74,7 +78,7 @@ func New(mgr ctrl.Manager, cfg *rest.Config, o Options) (*Agent, error) {
 		Finder:       a.Applier,
 		ApplyOptions: o.applyOptions(),
 		Tenancy:      tethersync.NewTenancy(tenancy),
-		Clusters:     a.clusters(mgr, cfg, o),
+		Clusters:     clusters,
 		Watcher:      a.Watcher,
 		Trigger:      a.Trigger,
 		Recorder:     o.Overrides.Recorder,

@@ -17,13 +17,15 @@ import (
 
 // clusters are the agent's remote clusters: each connected as connector builds
 // it, the registered ones read from the agent's namespace.
-func (a *Agent) clusters(mgr ctrl.Manager, home *rest.Config, o Options) *tethersync.Clusters {
-	return tethersync.NewClusters(tethersync.ClustersOptions{
+func (a *Agent) clusters(mgr ctrl.Manager, home *rest.Config, o Options) (*tethersync.Clusters, error) {
+	clusters := tethersync.NewClusters(tethersync.ClustersOptions{
 		Connect:   a.connector(mgr, home, o),
 		Namespace: o.clusterNamespace(),
 		AllowExec: o.AllowKubeConfigExec,
 		Tenancy:   o.tenancyOptions(),
 	})
+	// Started by the manager: the remote clusters' watches live within its run.
+	return clusters, mgr.Add(clusters)
 }
 
 // connector connects a remote cluster as the agent's own: an apply client and
@@ -34,7 +36,7 @@ func (a *Agent) clusters(mgr ctrl.Manager, home *rest.Config, o Options) *tether
 // client, and each cluster has its own limiter: a busy cluster does not slow
 // another's.
 func (a *Agent) connector(mgr ctrl.Manager, home *rest.Config, o Options) tethersync.ConnectFunc {
-	return func(name string, cfg *rest.Config) (*tethersync.Remote, error) {
+	return func(ctx context.Context, name string, cfg *rest.Config) (*tethersync.Remote, error) {
 		cfg.QPS, cfg.Burst = home.QPS, home.Burst
 		cfg.UserAgent = home.UserAgent
 		httpClient, err := rest.HTTPClientFor(cfg)
@@ -67,7 +69,7 @@ func (a *Agent) connector(mgr ctrl.Manager, home *rest.Config, o Options) tether
 		if err != nil {
 			return nil, err
 		}
-		ctx, stop := context.WithCancel(context.Background())
+		ctx, stop := context.WithCancel(ctx)
 		go func() {
 			if err := objects.Start(ctx); err != nil {
 				ctrl.Log.WithName("clusters").Error(err, "watching a remote cluster", "cluster", name)

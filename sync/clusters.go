@@ -43,8 +43,9 @@ type Remote struct {
 }
 
 // ConnectFunc builds the Remote of one cluster (named for messages and metrics)
-// over cfg, whose transport fails fast while the cluster is unreachable.
-type ConnectFunc func(name string, cfg *rest.Config) (*Remote, error)
+// over cfg, whose transport fails fast while the cluster is unreachable; its
+// watches run until ctx ends or its Stop is called.
+type ConnectFunc func(ctx context.Context, name string, cfg *rest.Config) (*Remote, error)
 
 // ClustersOptions say how the agent reaches other clusters.
 type ClustersOptions struct {
@@ -70,7 +71,10 @@ type ClustersOptions struct {
 type Clusters struct {
 	opts ClustersOptions
 
-	mu     gosync.Mutex
+	mu gosync.Mutex
+	// ctx is the agent's, once Start runs: the remote clusters' watches live
+	// within it.
+	ctx    context.Context
 	byKey  map[string]*RemoteCluster
 	bySync map[types.NamespacedName]*RemoteCluster
 	// read holds, by Sync, the kubeconfig it last read from a Secret of its
@@ -83,6 +87,26 @@ func NewClusters(opts ClustersOptions) *Clusters {
 	return &Clusters{opts: opts, byKey: map[string]*RemoteCluster{}, bySync: map[types.NamespacedName]*RemoteCluster{},
 		read: map[types.NamespacedName]*kubeConfigOf{}}
 }
+
+// Start lets remote clusters be connected until ctx ends, then stops them all.
+func (c *Clusters) Start(ctx context.Context) error {
+	c.mu.Lock()
+	c.ctx = ctx
+	c.mu.Unlock()
+	<-ctx.Done()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for key, rc := range c.byKey {
+		rc.remote.Stop()
+		delete(c.byKey, key)
+	}
+	clear(c.bySync)
+	clear(c.read)
+	return nil
+}
+
+// NeedLeaderElection is true: remote clusters are reached where Syncs are reconciled.
+func (c *Clusters) NeedLeaderElection() bool { return true }
 
 // RemoteCluster is one connected remote cluster.
 type RemoteCluster struct {
@@ -151,14 +175,17 @@ func (c *Clusters) For(ctx context.Context, obj *v1alpha1.Sync, readers Readers)
 	c.read[syncKey] = kc
 	rc, ok := c.byKey[key]
 	if !ok {
+		if c.ctx == nil {
+			return nil, nil, errors.New("the agent does not reach other clusters yet: it is starting")
+		}
 		var err error
-		if rc, err = c.connect(kc, key); err != nil {
+		if rc, err = c.connect(c.ctx, kc, key); err != nil {
 			return nil, nil, err
 		}
 		c.byKey[key] = rc
 	}
 	if old := c.bySync[syncKey]; old != nil && old != rc {
-		c.leave(old, syncKey)
+		c.leave(ctx, old, syncKey)
 	}
 	rc.users[syncKey] = true
 	c.bySync[syncKey] = rc
@@ -169,7 +196,7 @@ func (c *Clusters) For(ctx context.Context, obj *v1alpha1.Sync, readers Readers)
 }
 
 // connect builds the RemoteCluster of kc.
-func (c *Clusters) connect(kc *kubeConfigOf, key string) (*RemoteCluster, error) {
+func (c *Clusters) connect(ctx context.Context, kc *kubeConfigOf, key string) (*RemoteCluster, error) {
 	cfg, err := RESTConfigOf(kc.data, c.opts.AllowExec)
 	if err != nil {
 		return nil, &RefusedError{Reason: v1alpha1.ReasonKubeConfigInvalid, Msg: fmt.Sprintf("the kubeconfig in %s cannot be used: %v", kc.what, err)}
@@ -178,7 +205,7 @@ func (c *Clusters) connect(kc *kubeConfigOf, key string) (*RemoteCluster, error)
 	cfg.Wrap(b.wrap)
 	var made atomic.Pointer[RemoteCluster] // the breaker may trip before it is made
 	b.changed = func() { c.queueUsers(made.Load()) }
-	remote, err := c.opts.Connect(kc.name, cfg)
+	remote, err := c.opts.Connect(ctx, kc.name, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to cluster %s: %w", kc.name, err)
 	}
@@ -219,16 +246,16 @@ func (c *Clusters) Leave(ctx context.Context, key types.NamespacedName) {
 	defer c.mu.Unlock()
 	delete(c.read, key)
 	if rc := c.bySync[key]; rc != nil {
-		c.leave(rc, key)
+		c.leave(ctx, rc, key)
 	}
 }
 
 // leave stops key's use of rc, and rc itself when nobody uses it any more.
-func (c *Clusters) leave(rc *RemoteCluster, key types.NamespacedName) {
+func (c *Clusters) leave(ctx context.Context, rc *RemoteCluster, key types.NamespacedName) {
 	delete(rc.users, key)
 	delete(c.bySync, key)
 	delete(c.read, key)
-	rc.remote.Watcher.Forget(context.Background(), key)
+	rc.remote.Watcher.Forget(ctx, key)
 	if len(rc.users) == 0 {
 		delete(c.byKey, rc.key)
 		rc.remote.Stop()

@@ -126,9 +126,10 @@ func waitValue(t *testing.T, c client.Client, ns, name, want string) {
 	})
 }
 
-// drift changes the ConfigMap by hand and returns how long the agent took to put
+// drift changes the ConfigMap settings by hand and returns how long the agent took to put
 // git's value back. The time is quoted, not asserted.
-func drift(t *testing.T, c client.Client, ns, name, want string) time.Duration {
+func drift(t *testing.T, c client.Client, ns, want string) time.Duration {
+	const name = "settings"
 	t.Helper()
 	cm := &corev1.ConfigMap{}
 	harness.Must(t, c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, cm))
@@ -252,7 +253,7 @@ func TestSyncsApplyToRemoteClusters(t *testing.T) {
 
 	t.Run("drift on a remote is reverted by watch", func(t *testing.T) {
 		t.Logf("drift reverted on remote a in %s, on remote b in %s (interval: 1h)",
-			drift(t, a.client, ns, "settings", "one"), drift(t, b.client, ns, "settings", "one"))
+			drift(t, a.client, ns, "one"), drift(t, b.client, ns, "one"))
 	})
 
 	t.Run("a converged remote Sync reads no Secret", func(t *testing.T) {
@@ -281,7 +282,7 @@ func TestSyncsApplyToRemoteClusters(t *testing.T) {
 	})
 
 	t.Run("a stopped remote hurts no other", func(t *testing.T) {
-		before := drift(t, b.client, ns, "settings", "two")
+		before := drift(t, b.client, ns, "two")
 		pausing := time.Now()
 		harness.Must(t, a.cp.Pause())
 		stopped := time.Now()
@@ -293,7 +294,7 @@ func TestSyncsApplyToRemoteClusters(t *testing.T) {
 		if !strings.Contains(msg, "cluster secret/cluster-a") {
 			t.Errorf("the condition does not name the cluster: %s", msg)
 		}
-		during := drift(t, b.client, ns, "settings", "two")
+		during := drift(t, b.client, ns, "two")
 		t.Logf("remote a's API server killed (in %s): its Sync said so %s after (interval 1h); remote b's drift reverted in %s before, %s while a was down",
 			stopped.Sub(pausing), told, before, during)
 		if s := get(t, agent.Client, syncB); !rig.IsReady(s) {
@@ -302,7 +303,7 @@ func TestSyncsApplyToRemoteClusters(t *testing.T) {
 
 		harness.Must(t, a.cp.Resume(t.Context()))
 		agent.WaitFor(t, syncA, "Ready again", rig.IsReady)
-		t.Logf("remote a back: its drift is reverted in %s", drift(t, a.client, ns, "settings", "two"))
+		t.Logf("remote a back: its drift is reverted in %s", drift(t, a.client, ns, "two"))
 	})
 
 	t.Run("a rotated kubeconfig is used without a restart", func(t *testing.T) {
