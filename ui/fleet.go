@@ -36,7 +36,10 @@ type row struct {
 	Pinned      string `json:"pinned"`
 	// SyncSet names the SyncSet that made the Sync (its tether.dev/syncset
 	// label), "" for a Sync written by hand.
-	SyncSet        string `json:"syncSet"`
+	SyncSet string `json:"syncSet"`
+	// Cluster names the cluster the Sync applies to when it is not the
+	// agent's own (spec.destination), "" for the agent's own.
+	Cluster        string `json:"cluster"`
 	FailingReason  string `json:"failingReason"`
 	FailingMessage string `json:"failingMessage"`
 }
@@ -56,6 +59,9 @@ func rowOf(s *v1alpha1.Sync) row {
 	}
 	if s.Spec.Suspend {
 		r.Suspended = "suspended"
+	}
+	if s.Spec.Destination.IsRemote() {
+		r.Cluster = source.OneLine(s.Spec.Destination.ClusterName(), 80)
 	}
 	reason, msg := plan.Failing(s)
 	r.FailingReason, r.FailingMessage = source.OneLine(reason, 80), source.OneLine(msg, maxMessage)

@@ -166,6 +166,24 @@ func TestFleetPageListsASyncSetsSyncsTogetherAndLinksThem(t *testing.T) {
 	}
 }
 
+func TestFleetPageNamesTheClusterOfARemoteSync(t *testing.T) {
+	home := v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "home"}}
+	remote := v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "remote"},
+		Spec: v1alpha1.SyncSpec{Destination: v1alpha1.DestinationSpec{Cluster: "prod-eu"}}}
+	page := fleetPageOf([]v1alpha1.Sync{home, remote}, fleetFilter{})
+	p, err := parsePages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := p.byName["fleet"].ExecuteTemplate(&out, "layout", page); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out.String(), `data-cluster=`); n != 1 || !strings.Contains(out.String(), ">cluster prod-eu</span>") {
+		t.Errorf("the fleet page shows %d cluster tags, want one naming prod-eu for the remote Sync alone:\n%s", n, out.String())
+	}
+}
+
 // BenchmarkFleetPageOf1000Syncs renders the fleet page of 1,000 Syncs from
 // memory, as the page is rendered from the shared watch's cache: the issue asks
 // for it within a second.
