@@ -119,7 +119,7 @@ const (
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Suspended",type=boolean,JSONPath=`.spec.suspend`
 // +kubebuilder:printcolumn:name="Pinned",type=string,JSONPath=`.metadata.annotations.tether\.dev/pin-revision`
-// +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.status.cluster`
+// +kubebuilder:printcolumn:name="Cluster",type=string,priority=1,JSONPath=`.status.cluster`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Phase",type=string,priority=1,JSONPath=`.status.run.phase`
 // +kubebuilder:printcolumn:name="Wave",type=integer,priority=1,JSONPath=`.status.run.wave`
