@@ -152,8 +152,9 @@ type Readers struct {
 }
 
 // For returns the remote cluster obj's objects go to, connecting it if no Sync
-// uses it yet; secrets reads the kubeconfig Secret of obj's namespace. obj stops
-// using the cluster it used before, if another.
+// uses it yet, and the kubeconfig it was reached with (read through readers,
+// or the one read last while its Secret is unchanged). obj stops using the
+// cluster it used before, if another.
 func (c *Clusters) For(ctx context.Context, obj *v1alpha1.Sync, readers Readers) (*RemoteCluster, *kubeConfigOf, error) {
 	if c == nil || c.opts.Connect == nil {
 		return nil, nil, &RefusedError{Reason: v1alpha1.ReasonKubeConfigInvalid, Msg: fmt.Sprintf(
