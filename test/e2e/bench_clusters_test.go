@@ -73,10 +73,10 @@ const (
 //	first(N) = first(home) + N × (first(K) − first(home)) / K
 //	converged requests(N) = hub(S) + N × remote(K) / K
 //
-// where hub(S) is what the Syncs cost the hub while nothing changes (with
-// registered clusters, the cluster's Secret each reconcile reads: S per
-// interval, whatever N), and remote(K) / K what one remote is sent in the
-// window. first(N) errs high in one respect: here the remotes' API servers
+// where hub(S) is what the Syncs cost the hub while nothing changes (0 since
+// a converged Sync uses the kubeconfig it read while the watch of its Secret
+// says it is unchanged; one GET per Sync and interval before that), and
+// remote(K) / K what one remote is sent in the window. first(N) errs high in one respect: here the remotes' API servers
 // share the agent's two cores, where N clusters would each have their own.
 // Each informer also re-opens its watch every 5 to 10 minutes (client-go's
 // reflector), a few requests per cluster that a window of 30 s does not see.
