@@ -263,6 +263,13 @@ func (c *Clusters) leave(ctx context.Context, rc *RemoteCluster, key types.Names
 	}
 }
 
+// of is the remote cluster the Sync key uses, nil for none.
+func (c *Clusters) of(key types.NamespacedName) *RemoteCluster {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bySync[key]
+}
+
 // Connected counts the remote clusters connected now (one per kubeconfig).
 func (c *Clusters) Connected() int {
 	if c == nil {
@@ -481,9 +488,7 @@ func (r *Reconciler) unreachable(obj *v1alpha1.Sync, err error) error {
 	if err == nil || errors.As(err, &ue) || !obj.Spec.Destination.IsRemote() || r.Agent.Clusters == nil {
 		return err
 	}
-	r.Agent.Clusters.mu.Lock()
-	rc := r.Agent.Clusters.bySync[types.NamespacedName{Namespace: obj.Namespace, Name: obj.Name}]
-	r.Agent.Clusters.mu.Unlock()
+	rc := r.Agent.Clusters.of(client.ObjectKeyFromObject(obj))
 	if rc == nil {
 		return err
 	}

@@ -152,6 +152,16 @@ func TestFleetPageListsASyncSetsSyncsTogetherAndLinksThem(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("rows (-want +got):\n%s", diff)
 	}
+	out := renderFleet(t, page)
+	link := `href="/?namespace=platform&amp;label=tether.dev%2fsyncset%3dweb"`
+	if !strings.Contains(strings.ToLower(out), link) || !strings.Contains(out, ">SyncSet web</a>") {
+		t.Errorf("the fleet page lacks the link to SyncSet web's Syncs (%s):\n%s", link, out)
+	}
+}
+
+// renderFleet renders the fleet page of page, as the server does.
+func renderFleet(t *testing.T, page fleetPage) string {
+	t.Helper()
 	p, err := parsePages()
 	if err != nil {
 		t.Fatal(err)
@@ -160,10 +170,7 @@ func TestFleetPageListsASyncSetsSyncsTogetherAndLinksThem(t *testing.T) {
 	if err := p.byName["fleet"].ExecuteTemplate(&out, "layout", page); err != nil {
 		t.Fatal(err)
 	}
-	link := `href="/?namespace=platform&amp;label=tether.dev%2fsyncset%3dweb"`
-	if !strings.Contains(strings.ToLower(out.String()), link) || !strings.Contains(out.String(), ">SyncSet web</a>") {
-		t.Errorf("the fleet page lacks the link to SyncSet web's Syncs (%s):\n%s", link, out.String())
-	}
+	return out.String()
 }
 
 func TestFleetPageNamesTheClusterOfARemoteSync(t *testing.T) {
@@ -171,16 +178,9 @@ func TestFleetPageNamesTheClusterOfARemoteSync(t *testing.T) {
 	remote := v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "remote"},
 		Spec: v1alpha1.SyncSpec{Destination: v1alpha1.DestinationSpec{Cluster: "prod-eu"}}}
 	page := fleetPageOf([]v1alpha1.Sync{home, remote}, fleetFilter{})
-	p, err := parsePages()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out strings.Builder
-	if err := p.byName["fleet"].ExecuteTemplate(&out, "layout", page); err != nil {
-		t.Fatal(err)
-	}
-	if n := strings.Count(out.String(), `data-cluster=`); n != 1 || !strings.Contains(out.String(), ">cluster prod-eu</span>") {
-		t.Errorf("the fleet page shows %d cluster tags, want one naming prod-eu for the remote Sync alone:\n%s", n, out.String())
+	out := renderFleet(t, page)
+	if n := strings.Count(out, `data-cluster=`); n != 1 || !strings.Contains(out, ">cluster prod-eu</span>") {
+		t.Errorf("the fleet page shows %d cluster tags, want one naming prod-eu for the remote Sync alone:\n%s", n, out)
 	}
 }
 

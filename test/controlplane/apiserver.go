@@ -43,11 +43,16 @@ func (c *ControlPlane) startAPIServer(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	return c.waitAPIServer(ctx, p, "kube-apiserver /readyz")
+}
+
+// waitAPIServer waits until the kube-apiserver p answers /readyz.
+func (c *ControlPlane) waitAPIServer(ctx context.Context, p *process, what string) error {
 	client, err := kubernetes.NewForConfig(c.config)
 	if err != nil {
 		return fmt.Errorf("kube-apiserver: %w", err)
 	}
-	return c.waitReady(ctx, p, "kube-apiserver /readyz", func(ctx context.Context) error {
+	return c.waitReady(ctx, p, what, func(ctx context.Context) error {
 		_, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 		return err
 	})

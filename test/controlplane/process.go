@@ -95,43 +95,38 @@ func (p *process) exitError() error {
 
 // kill ends the process at once (SIGKILL), as a crash of its host would. It
 // returns an error only if the process had already exited on its own.
-func (p *process) kill() error {
-	if p.stopping.Swap(true) {
-		<-p.done
-		return nil
-	}
-	select {
-	case <-p.done:
-		return fmt.Errorf("%s exited before it was killed: %w (log %s)", p.name, p.exitError(), p.logPath)
-	default:
-	}
-	_ = p.cmd.Process.Kill()
-	<-p.done
-	return nil
-}
+func (p *process) kill() error { return p.end("killed", 0) }
 
 // stop ends the process: SIGTERM, then SIGKILL after stopGrace. It returns an error
 // only if the process had already exited on its own, which means a component crashed
 // while the tests ran.
-func (p *process) stop() error {
+func (p *process) stop() error { return p.end("stopped", stopGrace) }
+
+// end ends the process: SIGTERM and SIGKILL after grace, or SIGKILL at once
+// when grace is zero. what says how, for the error of a process that had
+// exited on its own.
+func (p *process) end(what string, grace time.Duration) error {
 	if p.stopping.Swap(true) {
 		<-p.done
 		return nil
 	}
 	select {
 	case <-p.done:
-		return fmt.Errorf("%s exited before it was stopped: %w (log %s)", p.name, p.exitError(), p.logPath)
+		return fmt.Errorf("%s exited before it was %s: %w (log %s)", p.name, what, p.exitError(), p.logPath)
 	default:
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	timer := time.NewTimer(stopGrace)
-	defer timer.Stop()
-	select {
-	case <-p.done:
-	case <-timer.C:
-		_ = p.cmd.Process.Kill()
-		<-p.done
+	if grace > 0 {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		timer := time.NewTimer(grace)
+		defer timer.Stop()
+		select {
+		case <-p.done:
+			return nil
+		case <-timer.C:
+		}
 	}
+	_ = p.cmd.Process.Kill()
+	<-p.done
 	return nil
 }
 

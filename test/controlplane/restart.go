@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-
-	"k8s.io/client-go/kubernetes"
 )
 
 // Restart stops kube-apiserver and etcd and starts them again on the same ports, with
@@ -41,14 +39,7 @@ func (c *ControlPlane) Restart(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	client, err := kubernetes.NewForConfig(c.config)
-	if err != nil {
-		return fmt.Errorf("kube-apiserver: %w", err)
-	}
-	return c.waitReady(ctx, api, "kube-apiserver /readyz after a restart", func(ctx context.Context) error {
-		_, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
-		return err
-	})
+	return c.waitAPIServer(ctx, api, "kube-apiserver /readyz after a restart")
 }
 
 // Pause kills kube-apiserver (SIGKILL: no graceful shutdown), as a cluster that
@@ -82,12 +73,5 @@ func (c *ControlPlane) Resume(ctx context.Context) error {
 		return err
 	}
 	c.paused = nil
-	client, err := kubernetes.NewForConfig(c.config)
-	if err != nil {
-		return fmt.Errorf("kube-apiserver: %w", err)
-	}
-	return c.waitReady(ctx, api, "kube-apiserver /readyz after a pause", func(ctx context.Context) error {
-		_, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
-		return err
-	})
+	return c.waitAPIServer(ctx, api, "kube-apiserver /readyz after a pause")
 }

@@ -206,7 +206,7 @@ func measureClusterSide(b *testing.B, c client.Client, clusters []*controlplane.
 	allReady()
 	side := clusterSide{first: time.Since(start), firstSync: sampleClusters(b, a, clusters).minus(before), firstCPU: meter.stop()}
 	var opened, closed clusterSample
-	overTheConvergedWindow(interval, func(closing bool) {
+	overTheConvergedWindow(b, a, interval, func(closing bool) {
 		if closing {
 			closed = sampleClusters(b, a, clusters)
 		} else {

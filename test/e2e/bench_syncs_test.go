@@ -103,7 +103,7 @@ func BenchmarkShippedBinaryManySyncs(b *testing.B) {
 		run.firstCPU = tetherCPU.stop()
 		tetherProfile()
 		run.ready = sampleFleet(b, a, cp, repo)
-		overTheConvergedWindow(interval, func(closing bool) {
+		overTheConvergedWindow(b, a, interval, func(closing bool) {
 			if closing {
 				run.after = sampleFleet(b, a, cp, repo)
 			} else {
@@ -135,12 +135,19 @@ func waitQueueMetrics(tb testing.TB, a *agent) {
 
 // overTheConvergedWindow calls sample when the converged window opens and when
 // it closes. Counting over this stated window is the point: the converged cost
-// is what the agent does while nothing changes, so the sleeps are the window,
-// not a wait for an event. It opens one interval after the last Sync turned
-// Ready, once the reconciles its watches queued during the first sync have
-// drained, and lasts convergedIntervals intervals.
-func overTheConvergedWindow(interval time.Duration, sample func(closing bool)) {
-	time.Sleep(interval)
+// is what the agent does while nothing changes, so the sleep is the window,
+// not a wait for an event. It opens once the agent's Sync queue has drained
+// (no Sync queued, no reconcile running: the reconciles its watches queued
+// during the first sync are done), and lasts convergedIntervals intervals.
+func overTheConvergedWindow(tb testing.TB, a *agent, interval time.Duration, sample func(closing bool)) {
+	tb.Helper()
+	harness.Eventually(tb, waitTimeout, "the agent's Sync queue to drain", func(context.Context) (bool, error) {
+		m, err := scrapeAgent(a)
+		if err != nil {
+			return false, err
+		}
+		return m.sum("workqueue_depth", syncController) == 0 && m.sum("controller_runtime_active_workers", syncController) == 0, nil
+	})
 	sample(false)
 	time.Sleep(convergedIntervals * interval)
 	sample(true)

@@ -119,7 +119,7 @@ func measureFleetSide(b *testing.B, c client.Client, cp *controlplane.ControlPla
 	side := fleetSide{first: time.Since(start)}
 	var before, after fleetSample
 	var beforeSet, afterSet fleetSide
-	overTheConvergedWindow(interval, func(closing bool) {
+	overTheConvergedWindow(b, a, interval, func(closing bool) {
 		if closing {
 			after, afterSet = sampleFleet(b, a, cp, repo), sampleSyncSets(b, a, cp)
 		} else {

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	gosync "sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -53,25 +52,13 @@ type remote struct {
 // startRemotes starts n control planes at once, stopped when the test ends.
 func startRemotes(t *testing.T, n int) []*remote {
 	t.Helper()
-	out := make([]*remote, n)
-	errs := make([]error, n)
-	var wg gosync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			cp, err := controlplane.Start(t.Context(), controlplane.Options{})
-			out[i], errs[i] = &remote{cp: cp}, err
-		})
-	}
-	wg.Wait()
-	for i, err := range errs {
+	var out []*remote
+	for _, cp := range controlplane.StartMany(t, n, controlplane.Options{}) {
+		c, err := client.New(cp.Config(), client.Options{})
 		harness.Must(t, err)
-		r := out[i]
-		t.Cleanup(func() { _ = r.cp.Stop() })
-		c, err := client.New(r.cp.Config(), client.Options{})
+		kubeconfig, err := os.ReadFile(cp.KubeconfigPath())
 		harness.Must(t, err)
-		r.client = c
-		r.kubeconfig, err = os.ReadFile(r.cp.KubeconfigPath())
-		harness.Must(t, err)
+		out = append(out, &remote{cp: cp, client: c, kubeconfig: kubeconfig})
 	}
 	return out
 }
