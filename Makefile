@@ -103,8 +103,9 @@ test-prebuild:
 	nice -n 19 go test -run='^$$' -fuzz='$(FUZZ_TARGET)' -fuzztime=1x -parallel=1 $(FUZZ_PKG) 2>&1 | tail -n 3
 
 .PHONY: debian-packages
-debian-packages: ## Chromium, Alertmanager and Prometheus from Debian's packages, one after the other.
+debian-packages: ## Chromium, Alertmanager, Prometheus, gpg and ssh-keygen from Debian's packages, one after the other.
 	hack/chromium.sh
+	hack/signing.sh
 	hack/alertmanager.sh
 	hack/prometheus.sh $(TESTBIN)
 

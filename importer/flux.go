@@ -84,7 +84,28 @@ func (c *converter) gitRepository(src *unstructured.Unstructured, s *v1alpha1.Sy
 			sp.SecretRef = &v1alpha1.LocalObjectReference{Name: str(object(v)["name"])}
 		},
 		"timeout": nil, // Tether bounds its fetches itself
+		"verify":  func(v any) { c.gitVerify(src, sp, object(v), otherNamespace, s.Namespace) },
 	}, noCounterpart)
+}
+
+// gitVerify folds a GitRepository's spec.verify into s's: the same modes, and
+// a Secret whose values Tether reads as Flux does (armored OpenPGP keys), SSH
+// allowed_signers lines besides.
+func (c *converter) gitVerify(src *unstructured.Unstructured, sp *v1alpha1.SourceSpec, verify map[string]any, otherNamespace bool, namespace string) {
+	v := &v1alpha1.SourceVerify{}
+	c.fields(src, "spec.verify", verify, map[string]func(any){
+		"mode": func(m any) { v.Mode = str(m) },
+		"secretRef": func(r any) {
+			if otherNamespace {
+				c.lose(src, "spec.verify.secretRef", "a Sync reads its trusted keys from its own namespace: copy the Secret into "+namespace)
+			}
+			v.SecretRef = v1alpha1.LocalObjectReference{Name: str(object(r)["name"])}
+		},
+	}, noCounterpart)
+	if v.Mode == "head" {
+		v.Mode = v1alpha1.VerifyHEAD // Flux's first spelling
+	}
+	sp.Verify = v
 }
 
 func (c *converter) gitRef(src *unstructured.Unstructured, sp *v1alpha1.SourceSpec, ref map[string]any) {

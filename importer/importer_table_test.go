@@ -211,3 +211,21 @@ func TestConvertCarriesTheClusterAnObjectAppliesTo(t *testing.T) {
 		})
 	}
 }
+
+func TestConvertFluxGitRepositoryVerification(t *testing.T) {
+	const kustomization = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: k, namespace: flux}\nspec: {sourceRef: {kind: GitRepository, name: g}}\n"
+	for verify, want := range map[string]*v1alpha1.SourceVerify{
+		"{mode: HEAD, secretRef: {name: pgp-public-keys}}":       {Mode: v1alpha1.VerifyHEAD, SecretRef: v1alpha1.LocalObjectReference{Name: "pgp-public-keys"}},
+		"{mode: head, secretRef: {name: pgp-public-keys}}":       {Mode: v1alpha1.VerifyHEAD, SecretRef: v1alpha1.LocalObjectReference{Name: "pgp-public-keys"}},
+		"{mode: TagAndHEAD, secretRef: {name: pgp-public-keys}}": {Mode: v1alpha1.VerifyTagAndHEAD, SecretRef: v1alpha1.LocalObjectReference{Name: "pgp-public-keys"}},
+	} {
+		in := "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: g, namespace: flux}\nspec: {url: https://git.example.com/r.git, ref: {tag: v1}, verify: " + verify + "}\n---\n" + kustomization
+		res := importer.Convert(objects(t, in))
+		if len(res.Syncs) != 1 || len(res.Lost) != 0 {
+			t.Fatalf("verify %s: %d Syncs, lost %q; want one Sync, nothing lost", verify, len(res.Syncs), res.Lost)
+		}
+		if diff := cmp.Diff(want, res.Syncs[0].Spec.Source.Verify); diff != "" {
+			t.Errorf("verify %s: spec.source.verify (-want +got):\n%s", verify, diff)
+		}
+	}
+}

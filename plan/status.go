@@ -237,6 +237,12 @@ func (b *Status) Ready(rev string, wait bool) {
 	b.remove(v1alpha1.ReconcilingCondition)
 }
 
+// SignedBy records who signed the revision Ready records, as the revision's
+// verification named them ("" when spec.source.verify is not set).
+func (b *Status) SignedBy(signer string) {
+	b.status.LastAppliedSigner = signer
+}
+
 // waitForHealth holds Ready back while the applied objects are not healthy:
 // Unknown while they roll out (or are missing), False when one is Degraded, each
 // with the Healthy condition's account of which objects and why. Suspended objects

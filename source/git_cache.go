@@ -35,9 +35,14 @@ func OneLine(text string, maxBytes int) string { return gitcache.OneLine(text, m
 
 // Fetch resolves req.Ref to a commit and makes sure that commit is in the local
 // cache, asking the remote only what it must (gitcache.Cache.Fetch says how;
-// the package's documentation what it costs). A failure is a *FetchError.
+// the package's documentation what it costs), and, when req.Verify is set,
+// checks its signatures (verified.go). A failure is a *FetchError.
 func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
-	return s.git.Fetch(ctx, req)
+	rev, err := s.git.Fetch(ctx, req)
+	if err != nil || req.Verify == nil {
+		return rev, err
+	}
+	return s.verified(rev, req)
 }
 
 // Refresh forgets every resolution of url's refs and every index of url as a

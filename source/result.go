@@ -7,6 +7,8 @@ import "tether.dev/tether/source/result"
 type (
 	// Request names the desired state to fetch: a repository and a ref.
 	Request = result.Request
+	// Verification is spec.source.verify with its keys read.
+	Verification = result.Verification
 	// Revision is one commit of one repository, reached through one ref.
 	Revision = result.Revision
 	// Snapshot is the desired state at one revision.

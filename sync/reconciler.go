@@ -448,6 +448,7 @@ func (r *Reconciler) reach(ctx context.Context, obj *v1alpha1.Sync, st *plan.Sta
 		return r.onError(obj, st, interval, err)
 	}
 	st.Ready(snap.Revision.String(), obj.Spec.Wait)
+	st.SignedBy(snap.Revision.Signer)
 	r.rememberGood(ctx, obj, snap)
 	r.recordHistory(ctx, st, snap)
 	return ctrl.Result{RequeueAfter: jitter(r.checkRollback(obj, st, st.RequeueAfter(interval)))}, nil

@@ -114,10 +114,16 @@ func (r *Reconciler) listingAge(obj *v1alpha1.Sync, url string) (time.Duration, 
 	return age, after
 }
 
-// withAuth completes req with the credentials the Sync's secretRef names.
+// withAuth completes req with the credentials the Sync's secretRef names, and
+// the keys its spec.source.verify trusts: every fetch of the Sync's (its ref,
+// a pin, a rollback) is verified so.
 func (r *Reconciler) withAuth(ctx context.Context, obj *v1alpha1.Sync, id Identity, req source.Request) (source.Request, error) {
 	auth, err := r.sourceAuth(ctx, obj, id)
 	req.Auth = auth
+	if err != nil {
+		return req, err
+	}
+	req.Verify, err = r.verification(ctx, obj, id)
 	return req, err
 }
 

@@ -39,7 +39,10 @@ type row struct {
 	SyncSet string `json:"syncSet"`
 	// Cluster names the cluster the Sync applies to when it is not the
 	// agent's own (spec.destination), "" for the agent's own.
-	Cluster        string `json:"cluster"`
+	Cluster string `json:"cluster"`
+	// SignedBy is who signed the applied revision (spec.source.verify), ""
+	// when it is not verified.
+	SignedBy       string `json:"signedBy"`
 	FailingReason  string `json:"failingReason"`
 	FailingMessage string `json:"failingMessage"`
 }
@@ -53,6 +56,7 @@ func rowOf(s *v1alpha1.Sync) row {
 		Subject:  source.OneLine(plan.AppliedSubject(s), maxSubject),
 		Pinned:   source.OneLine(s.GetAnnotations()[v1alpha1.PinRevisionAnnotation], 80),
 		SyncSet:  source.OneLine(s.GetLabels()[v1alpha1.SyncSetLabel], 80),
+		SignedBy: source.OneLine(s.Status.LastAppliedSigner, 300),
 	}
 	if t := s.Status.LastAppliedTime; t != nil {
 		r.LastApplied = t.UTC().Format(time.DateTime) + " UTC"

@@ -217,6 +217,15 @@ const (
 	ReasonUnsupportedURL = "UnsupportedURL"
 	// ReasonCommitNotFound: a pinned commit is on no branch of the remote.
 	ReasonCommitNotFound = "CommitNotFound"
+	// ReasonRevisionNotVerified: spec.source.verify refused the revision: the
+	// commit or tag is not signed, is signed by a key the Sync does not trust,
+	// or its signature does not verify. The message names the commit or tag,
+	// the signing key if any, and why; the revision applied last stays applied.
+	ReasonRevisionNotVerified = "RevisionNotVerified"
+	// ReasonVerificationKeysInvalid: spec.source.verify's Secret holds no key,
+	// or a value that is neither armored OpenPGP keys nor allowed_signers
+	// lines. The message names the Secret's key at fault.
+	ReasonVerificationKeysInvalid = "VerificationKeysInvalid"
 	// ReasonCacheUnreadable: the on-disk cache was damaged; it is discarded and
 	// the next fetch clones afresh.
 	ReasonCacheUnreadable = "CacheUnreadable"
@@ -403,6 +412,8 @@ var Reasons = []ReasonMeaning{
 	{Reason: ReasonGitOperation, Retries: true, Failure: true},
 	{Reason: ReasonUnsupportedURL, Stalls: true, Failure: true},
 	{Reason: ReasonCommitNotFound, Retries: true, Failure: true},
+	{Reason: ReasonRevisionNotVerified, Stalls: true, Failure: true},
+	{Reason: ReasonVerificationKeysInvalid, Stalls: true, Failure: true},
 	{Reason: ReasonCacheUnreadable, Retries: true, Failure: true},
 	{Reason: ReasonHostUnreachable, Retries: true, Failure: true},
 	{Reason: ReasonAuthenticationFailed, Retries: true, Failure: true},

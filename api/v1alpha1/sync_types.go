@@ -344,6 +344,8 @@ type HealthCheck struct {
 // SourceSpec locates desired state in git, or a packaged Helm chart.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.url) != has(self.chart)",message="exactly one of url or chart must be set"
+// +kubebuilder:validation:XValidation:rule="!has(self.verify) || has(self.url)",message="verify checks the signatures of git revisions: it needs url"
+// +kubebuilder:validation:XValidation:rule="!has(self.verify) || !has(self.verify.mode) || self.verify.mode == 'HEAD' || has(self.ref.tag) || has(self.ref.semver)",message="verify.mode Tag and TagAndHEAD need ref.tag or ref.semver"
 type SourceSpec struct {
 	// url of the git repository: https://, http://, ssh://, git@host:path or file://.
 	// Exactly one of url and chart is set.
@@ -381,6 +383,12 @@ type SourceSpec struct {
 	// +optional
 	SecretRef *LocalObjectReference `json:"secretRef,omitempty"`
 
+	// verify has every revision checked for a signature by a trusted key
+	// before it is rendered: a revision that fails is refused, and the one
+	// applied last stays applied. See docs/supply-chain.md.
+	// +optional
+	Verify *SourceVerify `json:"verify,omitempty"`
+
 	// interval is how often Tether looks for new commits and re-checks the cluster,
 	// as a Go duration ("30s", "1m", "1h"). Default 1m.
 	// +kubebuilder:validation:Type=string
@@ -388,6 +396,42 @@ type SourceSpec struct {
 	// +kubebuilder:default="1m"
 	// +optional
 	Interval *metav1.Duration `json:"interval,omitempty"`
+}
+
+// Verification modes of spec.source.verify.
+const (
+	// VerifyHEAD: the commit to apply must carry a good signature.
+	VerifyHEAD = "HEAD"
+	// VerifyTag: the tag followed (ref.tag, or the tag ref.semver chose) must be
+	// an annotated tag carrying a good signature.
+	VerifyTag = "Tag"
+	// VerifyTagAndHEAD: both the tag and the commit it names.
+	VerifyTagAndHEAD = "TagAndHEAD"
+)
+
+// SourceVerify says whose signatures a Sync trusts. A pinned commit (ref.commit,
+// the pin annotation, a rollback) is verified as a commit whatever the mode: it
+// was reached through no tag.
+type SourceVerify struct {
+	// mode: HEAD (the commit), Tag (the annotated tag followed) or TagAndHEAD.
+	// Default HEAD.
+	// +kubebuilder:validation:Enum=HEAD;Tag;TagAndHEAD
+	// +kubebuilder:default=HEAD
+	// +optional
+	Mode string `json:"mode,omitempty"`
+	// secretRef names a Secret of the Sync's namespace whose every value is
+	// either armored OpenPGP public keys or SSH allowed_signers lines (git's
+	// gpg.ssh.allowedSignersFile format). It is read as the Sync's identity.
+	// +required
+	SecretRef LocalObjectReference `json:"secretRef"`
+}
+
+// ModeOrDefault is the mode, HEAD when unset.
+func (v *SourceVerify) ModeOrDefault() string {
+	if v.Mode == "" {
+		return VerifyHEAD
+	}
+	return v.Mode
 }
 
 // GitRef selects one revision of a repository.
@@ -582,6 +626,11 @@ type SyncStatus struct {
 	// lastAppliedRevision is the revision whose state was last applied in full.
 	// +optional
 	LastAppliedRevision string `json:"lastAppliedRevision,omitempty"`
+	// lastAppliedSigner is who signed lastAppliedRevision, when
+	// spec.source.verify is set: the trusted key's identity, its method and its
+	// fingerprint ("Alice <alice@example.com> (openpgp 0A1B…)").
+	// +optional
+	LastAppliedSigner string `json:"lastAppliedSigner,omitempty"`
 	// lastAppliedTime is when lastAppliedRevision was last applied in full.
 	// +optional
 	LastAppliedTime *metav1.Time `json:"lastAppliedTime,omitempty"`

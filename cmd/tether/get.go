@@ -130,6 +130,10 @@ func printSyncTable(w io.Writer, syncs []v1alpha1.Sync, namespaces bool, now tim
 	if remote {
 		header = "NAME\tCLUSTER\t" + rest
 	}
+	verified := slices.ContainsFunc(syncs, func(s v1alpha1.Sync) bool { return s.Spec.Source.Verify != nil })
+	if verified {
+		header = strings.Replace(header, "REVISION\t", "REVISION\tSIGNED BY\t", 1)
+	}
 	sets := groupBySyncSet(syncs)
 	if sets {
 		header = "SYNCSET\t" + header
@@ -140,7 +144,11 @@ func printSyncTable(w io.Writer, syncs []v1alpha1.Sync, namespaces bool, now tim
 	fmt.Fprintln(tw, header)
 	for i := range syncs {
 		s := &syncs[i]
-		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", orDash(shortRevision(s.Status.LastAppliedRevision)),
+		revision := orDash(shortRevision(s.Status.LastAppliedRevision))
+		if verified {
+			revision += "\t" + orDash(signerName(s.Status.LastAppliedSigner))
+		}
+		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", revision,
 			orDash(string(s.Status.Sync)), orDash(string(s.Status.Health)), readyStatus(s),
 			strconv.FormatBool(s.Spec.Suspend), pinnedTo(s), runAt(s.Status.Run), age(s.CreationTimestamp, now), oneLine(readyMessage(s)))
 		if remote {
@@ -156,6 +164,20 @@ func printSyncTable(w io.Writer, syncs []v1alpha1.Sync, namespaces bool, now tim
 		fmt.Fprintln(tw, row)
 	}
 	return tw.Flush()
+}
+
+// signerName is the identity of who signed the applied revision, without the
+// method and fingerprint status.lastAppliedSigner follows it with (tether
+// tree prints them): "Alice <alice@example.com>". Two signers (a tag and its
+// commit) are both named.
+func signerName(signer string) string {
+	names := strings.Split(signer, "; ")
+	for i, n := range names {
+		if at := strings.LastIndex(n, " ("); at > 0 {
+			names[i] = n[:at]
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // groupBySyncSet sorts syncs by namespace, SyncSet (those of none first) and

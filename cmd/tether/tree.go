@@ -120,6 +120,9 @@ func (p *treePrinter) print(s *v1alpha1.Sync) {
 	if s.Spec.Destination.IsRemote() {
 		head += "  in cluster " + s.Spec.Destination.ClusterName()
 	}
+	if s.Status.LastAppliedSigner != "" {
+		head += "  signed by " + s.Status.LastAppliedSigner
+	}
 	p.line("", head)
 	tree := plan.Tree(s)
 	if len(tree) == 0 {

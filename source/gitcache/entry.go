@@ -6,6 +6,7 @@ import (
 	"time"
 
 	gogit "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 )
 
@@ -58,12 +59,29 @@ type resolution struct {
 	commit string
 	// tag is the tag a semver range resolved to.
 	tag string
-	at  time.Time
+	// tagObject is the annotated tag object the ref names, if it names one:
+	// a tag's signature is in it.
+	tagObject string
+	at        time.Time
+}
+
+// cachedIn reports whether repo holds what the resolution names: the commit,
+// and the annotated tag object if there is one.
+func (r resolution) cachedIn(repo *gogit.Repository) bool {
+	if !hasCommit(repo, r.commit) {
+		return false
+	}
+	if r.tagObject == "" {
+		return true
+	}
+	_, err := repo.Storer.EncodedObject(plumbing.TagObject, plumbing.NewHash(r.tagObject))
+	return err == nil
 }
 
 // revision completes rev with what the resolution found.
 func (r resolution) revision(rev Revision) Revision {
 	rev.Commit = r.commit
+	rev.TagObject = r.tagObject
 	if r.tag != "" {
 		rev.Ref = r.tag
 	}

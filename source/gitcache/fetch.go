@@ -142,10 +142,10 @@ func (c *Cache) cached(e *repoEntry, req Request, r *git.Remote, ref v1alpha1.Gi
 		return resolution{}, false, err
 	}
 	res, ok := e.resolved[key]
-	if ok && fresh(c.now(), res.at, req.MaxAge) && hasCommit(repo, res.commit) {
+	if ok && fresh(c.now(), res.at, req.MaxAge) && res.cachedIn(repo) {
 		return res, true, nil
 	}
-	if res, ok := c.fromListing(e, r, ref, req.MaxAge); ok && hasCommit(repo, res.commit) {
+	if res, ok := c.fromListing(e, r, ref, req.MaxAge); ok && res.cachedIn(repo) {
 		e.resolved[key] = res
 		return res, true, nil
 	}
@@ -175,7 +175,7 @@ func (c *Cache) resolve(ctx context.Context, e *repoEntry, url string, r *git.Re
 	if err != nil {
 		return resolution{}, v1alpha1.ReasonCacheUnreadable, err
 	}
-	if hasCommit(repo, res.commit) {
+	if res.cachedIn(repo) {
 		return res, "", nil
 	}
 	refspec := fmt.Sprintf("+%s:%s", name, name)
@@ -271,6 +271,9 @@ func pick(refs []*plumbing.Reference, ref v1alpha1.GitRef) (resolution, plumbing
 		}
 	}
 	res := resolution{commit: cmp.Or(peeled, direct)}
+	if peeled != "" {
+		res.tagObject = direct
+	}
 	if ref.SemVer != "" {
 		res.tag = name.Short()
 	}

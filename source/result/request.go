@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/source/verify"
 )
 
 // Request names the desired state to fetch: a repository and a ref.
@@ -28,6 +29,19 @@ type Request struct {
 	// between tenants, so that one tenant's fetches cannot make another's wait
 	// nor leave it no room. Callers of one tenant may leave it empty.
 	Tenant string
+	// Verify, when set, has the revision's signatures checked before it is
+	// returned (spec.source.verify): a revision that fails is a FetchError
+	// with the reason RevisionNotVerified, and a verified one names its
+	// signer (Revision.Signer).
+	Verify *Verification
+}
+
+// Verification is spec.source.verify with its keys read.
+type Verification struct {
+	// Mode is v1alpha1.VerifyHEAD, VerifyTag or VerifyTagAndHEAD ("": HEAD).
+	Mode string
+	// Keys are the keys whose signatures are trusted.
+	Keys *verify.Keys
 }
 
 // ChartRequest names a packaged chart to fetch from a chart repository (an

@@ -15,6 +15,12 @@ type Revision struct {
 	// Digest is, for a packaged chart rendered (RenderChart), the hex SHA-256
 	// of its package and of the values it rendered with.
 	Digest string `json:",omitempty"`
+	// TagObject is the hash of the annotated tag object Ref names, when it
+	// names one (a lightweight tag, a branch: empty).
+	TagObject string `json:",omitempty"`
+	// Signer is who signed the revision, when the Request asked for it to be
+	// verified (verify.Signer's String, from the trusted keys); empty otherwise.
+	Signer string `json:",omitempty"`
 }
 
 // String writes the revision as status reports it: "main@sha1:<hash>",

@@ -38,10 +38,15 @@ func (e *gitError) Unwrap() error { return e.err }
 
 // runGit runs git with HOME set to home and returns its trimmed standard output.
 func runGit(home, dir string, args ...string) (string, error) {
+	return runGitEnv(home, nil, dir, args...)
+}
+
+// runGitEnv is runGit with the variables extra added to git's environment.
+func runGitEnv(home string, extra []string, dir string, args ...string) (string, error) {
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), gitEnv(home)...)
-	cmd.Env = withoutInheritedGit(cmd.Env)
+	cmd.Env = append(withoutInheritedGit(cmd.Env), extra...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -51,8 +56,8 @@ func runGit(home, dir string, args ...string) (string, error) {
 }
 
 // gitEnv isolates git from the machine it runs on: no system or global configuration
-// (so no signing, hooks, templates or credential helpers), no prompts that would hang
-// a test, a fixed identity, and messages in a stable language.
+// (so no signing, hooks, templates or credential helpers), no prompts or editors that
+// would hang a test, a fixed identity, and messages in a stable language.
 func gitEnv(home string) []string {
 	return []string{
 		"HOME=" + home,
@@ -60,6 +65,7 @@ func gitEnv(home string) []string {
 		"GIT_CONFIG_NOSYSTEM=1",
 		"GIT_CONFIG_GLOBAL=" + os.DevNull,
 		"GIT_TERMINAL_PROMPT=0",
+		"GIT_EDITOR=false", // a command that would open one fails instead of waiting
 		"GIT_AUTHOR_NAME=" + AuthorName,
 		"GIT_AUTHOR_EMAIL=" + AuthorEmail,
 		"GIT_COMMITTER_NAME=" + AuthorName,

@@ -13,12 +13,13 @@ import (
 // client of the repository sees next. A Repo is not safe for concurrent use.
 type Repo struct {
 	name   string
-	bare   string  // the bare repository clients read
-	work   string  // the work clone the helpers commit in
-	home   string  // HOME for the helpers' git processes
-	url    string  // how a client reaches the repository: http:// or file://
-	branch string  // the work clone's current branch
-	server *Server // nil for a repository made by NewLocalRepo
+	bare   string   // the bare repository clients read
+	work   string   // the work clone the helpers commit in
+	home   string   // HOME for the helpers' git processes
+	url    string   // how a client reaches the repository: http:// or file://
+	branch string   // the work clone's current branch
+	server *Server  // nil for a repository made by NewLocalRepo
+	env    []string // added to the environment of the helpers' git commands (SetEnv)
 }
 
 // CreateRepo creates the bare repository name (which may contain slashes, as in
@@ -149,7 +150,7 @@ func (r *Repo) SwitchBranch(t testing.TB, name string) {
 // returns the commit SHA the tag names.
 func (r *Repo) Tag(t testing.TB, name string) string {
 	t.Helper()
-	r.git(t, r.work, "tag", "--force", name)
+	r.git(t, r.work, "tag", "--force", "--no-sign", name)
 	r.git(t, r.work, "push", "--quiet", "--force", "origin", "refs/tags/"+name)
 	return r.Head(t)
 }
@@ -172,6 +173,23 @@ func (r *Repo) ForcePush(t testing.TB, rev string) string {
 	r.git(t, r.work, "reset", "--quiet", "--hard", rev)
 	r.git(t, r.work, "push", "--quiet", "--force", "origin", "HEAD:refs/heads/"+r.branch)
 	return r.Head(t)
+}
+
+// Configure sets git configuration of the work clone that later commits and
+// tags follow: with commit.gpgsign and tag.gpgsign "true", Commit and
+// AnnotatedTag sign (test/signing says how to sign with a key of a test's own);
+// "false" stops it.
+func (r *Repo) Configure(t testing.TB, config map[string]string) {
+	t.Helper()
+	for key, value := range config {
+		r.git(t, r.work, "config", key, value)
+	}
+}
+
+// SetEnv adds variables to the environment of the helpers' git commands from
+// now on ("GNUPGHOME=…", for gpg to find a test's keys).
+func (r *Repo) SetEnv(vars ...string) {
+	r.env = append(r.env, vars...)
 }
 
 // DeleteBranch deletes branch name on the server, the default branch included
@@ -201,7 +219,7 @@ func (r *Repo) Hide(t testing.TB) (restore func()) {
 // fails.
 func (r *Repo) git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
-	out, err := runGit(r.home, dir, args...)
+	out, err := runGitEnv(r.home, r.env, dir, args...)
 	if err != nil {
 		t.Fatalf("repository %s: git %s: %v", r.name, strings.Join(args, " "), err)
 	}

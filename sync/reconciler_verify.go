@@ -1,0 +1,55 @@
+package sync
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/source"
+	"tether.dev/tether/source/verify"
+)
+
+// fieldVerifySecret is the SecretWatch field of spec.source.verify.
+const fieldVerifySecret = "spec.source.verify.secretRef"
+
+// verification reads the keys obj's spec.source.verify trusts, as the Sync's
+// identity, straight from the API server (as readAuth reads credentials), and
+// returns what Fetch checks revisions with; nil when the Sync verifies nothing.
+// The Secret is watched (metadata only), so that adding or removing a key
+// fetches again at once. A Secret that is missing, may not be read or holds
+// no usable key is a *source.FetchError: the revision applied last stays
+// applied and keeps healing. Errors name the Secret and the entry at fault,
+// never a key.
+func (r *Reconciler) verification(ctx context.Context, obj *v1alpha1.Sync, id Identity) (*source.Verification, error) {
+	key := client.ObjectKeyFromObject(obj)
+	spec := obj.Spec.Source.Verify
+	if spec == nil || obj.Spec.Source.Chart != nil {
+		r.Observers.SecretWatch.ForgetField(key, fieldVerifySecret)
+		return nil, nil
+	}
+	name := spec.SecretRef.Name
+	fail := func(reason string, err error) (*source.Verification, error) {
+		return nil, &source.FetchError{URL: sourceURL(obj), Ref: sourceRefLabel(obj), Reason: reason, Err: err}
+	}
+	if id.Secrets == nil {
+		return fail(v1alpha1.ReasonSecretUnreadable, fmt.Errorf("spec.source.verify names the Secret %s but this agent reads no Secrets", name))
+	}
+	secret := &corev1.Secret{}
+	err := id.Secrets.Get(ctx, client.ObjectKey{Namespace: obj.Namespace, Name: name}, secret)
+	if err == nil || apierrors.IsNotFound(err) {
+		// Its creation, or a change of keys, queues the Sync at once.
+		r.Observers.SecretWatch.Track(key, fieldVerifySecret, id.secretsUser(), id.Secrets, obj.Namespace, name, secret.ResourceVersion)
+	}
+	if err != nil {
+		return fail(secretReason(err), fmt.Errorf("reading the Secret %s/%s of spec.source.verify: %w", obj.Namespace, name, err))
+	}
+	keys, err := verify.ParseKeys(secret.Data)
+	if err != nil {
+		return fail(v1alpha1.ReasonVerificationKeysInvalid, fmt.Errorf("the Secret %s/%s of spec.source.verify: %w", obj.Namespace, name, err))
+	}
+	return &source.Verification{Mode: spec.ModeOrDefault(), Keys: keys}, nil
+}

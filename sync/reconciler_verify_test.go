@@ -1,0 +1,113 @@
+package sync_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/test/controlplane"
+	"tether.dev/tether/test/gitserver"
+	"tether.dev/tether/test/harness"
+	"tether.dev/tether/test/signing"
+)
+
+// TestOnlyRevisionsSignedByTrustedKeysApply: commits signed by the real git
+// with a gpg key and with an SSH key that the Sync's keys Secret trusts apply
+// and are shown with their signer; an unsigned commit pushed after them, and
+// one signed by a key the Secret does not hold, are refused naming the commit
+// and why, while the revision applied last stays applied and keeps healing;
+// a pin to the unsigned commit is refused too.
+func TestOnlyRevisionsSignedByTrustedKeysApply(t *testing.T) {
+	a := startAgent(t)
+	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	repo := gitserver.Start(t, gitserver.Options{}).CreateRepo(t, "signed")
+	alice := signing.NewGPG(t, "Alice", "alice@example.com")
+	ci := signing.NewSSH(t, "ci@example.com")
+	mallory := signing.NewGPG(t, "Mallory", "mallory@example.com")
+	harness.Must(t, a.Client.Create(t.Context(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "trusted-keys"},
+		Data: map[string][]byte{
+			"alice.asc":       alice.Public,
+			"allowed_signers": []byte(ci.AllowedSigners()),
+		},
+	}))
+	repo.SetEnv(alice.Env()...)
+	repo.Configure(t, alice.GitConfig())
+	first := repo.Commit(t, map[string]string{"apps/cm.yaml": configMapYAML("web", "signed by alice")}, "alice signs")
+	s := a.newSync(t, ns, repo.URL(), func(s *v1alpha1.Sync) {
+		s.Spec.Source.Verify = &v1alpha1.SourceVerify{SecretRef: v1alpha1.LocalObjectReference{Name: "trusted-keys"}}
+	})
+	got := a.WaitApplied(t, s, first)
+	if want := "Alice <alice@example.com> (openpgp " + alice.Fingerprint + ")"; got.Status.LastAppliedSigner != want {
+		t.Errorf("status.lastAppliedSigner = %q, want %q", got.Status.LastAppliedSigner, want)
+	}
+
+	repo.Configure(t, ci.GitConfig())
+	second := repo.Commit(t, map[string]string{"apps/cm.yaml": configMapYAML("web", "signed by ci")}, "ci signs with ssh")
+	requestReconcile(t, a, s)
+	got = a.WaitApplied(t, s, second)
+	if !strings.HasPrefix(got.Status.LastAppliedSigner, "ci@example.com (ssh SHA256:") {
+		t.Errorf("status.lastAppliedSigner = %q, want ci@example.com's SSH key", got.Status.LastAppliedSigner)
+	}
+
+	kept, keptBy := second, "ci@example.com"
+	refused := func(t *testing.T, commit, why string) {
+		t.Helper()
+		requestReconcile(t, a, s)
+		got := a.WaitFor(t, s, "RevisionNotVerified for "+commit, func(s *v1alpha1.Sync) bool {
+			c := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.ReadyCondition)
+			return c != nil && c.Reason == v1alpha1.ReasonRevisionNotVerified && strings.Contains(c.Message, commit)
+		})
+		c := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.ReadyCondition)
+		t.Logf("Ready: %s: %s", c.Reason, c.Message)
+		if !strings.Contains(c.Message, why) {
+			t.Errorf("Ready's message %q does not say %q", c.Message, why)
+		}
+		if !strings.HasSuffix(got.Status.LastAppliedRevision, kept) || !strings.HasPrefix(got.Status.LastAppliedSigner, keptBy) {
+			t.Errorf("applied %s signed by %q, want %s by %s kept", got.Status.LastAppliedRevision, got.Status.LastAppliedSigner, kept, keptBy)
+		}
+		if data := configMapData(t, a, ns, "web"); data != "signed by ci" {
+			t.Errorf("the ConfigMap says %q, want the last verified revision's %q", data, "signed by ci")
+		}
+	}
+
+	var unsigned string
+	t.Run("an unsigned commit is refused and the last verified revision keeps healing", func(t *testing.T) {
+		repo.Configure(t, signing.Unsigned())
+		unsigned = repo.Commit(t, map[string]string{"apps/cm.yaml": configMapYAML("web", "unsigned")}, "nobody signs")
+		refused(t, unsigned, "not signed")
+		cm := &corev1.ConfigMap{}
+		harness.Must(t, a.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "web"}, cm))
+		cm.Data["greeting"] = "edited by hand"
+		harness.Must(t, a.Client.Update(t.Context(), cm))
+		harness.Eventually(t, waitTimeout, "the edit is reverted to the verified revision", func(context.Context) (bool, error) {
+			return configMapData(t, a, ns, "web") == "signed by ci", nil
+		})
+	})
+
+	t.Run("a commit signed by a key the Secret does not hold is refused", func(t *testing.T) {
+		repo.SetEnv(mallory.Env()...) // the later GNUPGHOME wins
+		repo.Configure(t, mallory.GitConfig())
+		forged := repo.Commit(t, map[string]string{"apps/cm.yaml": configMapYAML("web", "signed by mallory")}, "mallory signs")
+		// gpg names the issuer by its key id: the fingerprint's last 16 digits.
+		refused(t, forged, mallory.Fingerprint[len(mallory.Fingerprint)-16:])
+	})
+
+	t.Run("a pin to the unsigned commit is refused while the branch is signed", func(t *testing.T) {
+		repo.SetEnv(alice.Env()...)
+		repo.Configure(t, alice.GitConfig())
+		third := repo.Commit(t, map[string]string{"apps/cm.yaml": configMapYAML("web", "signed by ci")}, "alice signs again")
+		requestReconcile(t, a, s)
+		a.WaitApplied(t, s, third)
+		kept, keptBy = third, "Alice"
+		pin := []byte(`{"metadata":{"annotations":{"` + v1alpha1.PinRevisionAnnotation + `":"` + unsigned + `"}}}`)
+		harness.Must(t, a.Client.Patch(t.Context(), s, client.RawPatch("application/merge-patch+json", pin)))
+		refused(t, unsigned, "not signed")
+	})
+}
