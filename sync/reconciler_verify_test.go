@@ -111,3 +111,34 @@ func TestOnlyRevisionsSignedByTrustedKeysApply(t *testing.T) {
 		refused(t, unsigned, "not signed")
 	})
 }
+
+// TestTheAPIServerRefusesAVerifyItCannotHonour: the CRD's rules refuse a Tag
+// mode without a tag to verify, and verification of a packaged chart.
+func TestTheAPIServerRefusesAVerifyItCannotHonour(t *testing.T) {
+	c := startAgent(t).Client
+	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	keys := v1alpha1.LocalObjectReference{Name: "trusted-keys"}
+	for name, tc := range map[string]struct {
+		source v1alpha1.SourceSpec
+		want   string
+	}{
+		"Tag mode on a branch": {
+			v1alpha1.SourceSpec{URL: "https://git.example.com/r.git", Ref: v1alpha1.GitRef{Branch: "main"}, Verify: &v1alpha1.SourceVerify{Mode: v1alpha1.VerifyTag, SecretRef: keys}},
+			"verify.mode Tag and TagAndHEAD need ref.tag or ref.semver",
+		},
+		"a chart": {
+			v1alpha1.SourceSpec{Chart: &v1alpha1.ChartSource{Repository: "https://charts.example.com", Name: "web"}, Verify: &v1alpha1.SourceVerify{SecretRef: keys}},
+			"verify checks the signatures of git revisions: it needs url",
+		},
+	} {
+		s := &v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "refused"}, Spec: v1alpha1.SyncSpec{Source: tc.source, Destination: v1alpha1.DestinationSpec{Namespace: ns}}}
+		if err := c.Create(t.Context(), s); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: create = %v, want it refused saying %q", name, err, tc.want)
+		}
+	}
+	ok := &v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tagged"}, Spec: v1alpha1.SyncSpec{
+		Source:      v1alpha1.SourceSpec{URL: "https://git.example.com/r.git", Ref: v1alpha1.GitRef{SemVer: ">=1.0"}, Verify: &v1alpha1.SourceVerify{Mode: v1alpha1.VerifyTagAndHEAD, SecretRef: keys}},
+		Destination: v1alpha1.DestinationSpec{Namespace: ns},
+	}}
+	harness.Must(t, c.Create(t.Context(), ok))
+}
