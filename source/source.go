@@ -185,6 +185,8 @@ type Source struct {
 	charts *chartrepo.Repositories
 	// beforeRender, when set (by tests), runs before each render starts.
 	beforeRender func(dir string)
+	// verdicts holds the signers of revisions verified (verified.go).
+	verdicts verdicts
 }
 
 // New returns a Source that caches repositories under opts.CacheDir.

@@ -190,6 +190,9 @@ type reconcilerState struct {
 	// with, so that its decrypted renders leave the cache with it (or with a
 	// rotation).
 	keys gosync.Map
+	// trusted holds, by Sync, the keys its spec.source.verify's Secret held
+	// when last read (trustedKeys), parsed once per version of the Secret.
+	trusted gosync.Map
 	// requests spaces the ref listings requests for a reconcile force.
 	requests requestSpacing
 	// rollbacks holds, by Sync, the rollback last decided (rollbackMemo), until

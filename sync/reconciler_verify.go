@@ -29,6 +29,7 @@ func (r *Reconciler) verification(ctx context.Context, obj *v1alpha1.Sync, id Id
 	spec := obj.Spec.Source.Verify
 	if spec == nil || obj.Spec.Source.Chart != nil {
 		r.Observers.SecretWatch.ForgetField(key, fieldVerifySecret)
+		r.state.trusted.Delete(key)
 		return nil, nil
 	}
 	name := spec.SecretRef.Name
@@ -47,9 +48,19 @@ func (r *Reconciler) verification(ctx context.Context, obj *v1alpha1.Sync, id Id
 	if err != nil {
 		return fail(secretReason(err), fmt.Errorf("reading the Secret %s/%s of spec.source.verify: %w", obj.Namespace, name, err))
 	}
-	keys, err := verify.ParseKeys(secret.Data)
-	if err != nil {
+	read := trustedKeys{uid: string(secret.UID), version: secret.ResourceVersion}
+	if last, ok := r.state.trusted.Load(key); ok && last.(trustedKeys).uid == read.uid && last.(trustedKeys).version == read.version {
+		read.keys = last.(trustedKeys).keys
+	} else if read.keys, err = verify.ParseKeys(secret.Data); err != nil {
+		r.state.trusted.Delete(key)
 		return fail(v1alpha1.ReasonVerificationKeysInvalid, fmt.Errorf("the Secret %s/%s of spec.source.verify: %w", obj.Namespace, name, err))
 	}
-	return &source.Verification{Mode: spec.ModeOrDefault(), Keys: keys}, nil
+	r.state.trusted.Store(key, read)
+	return &source.Verification{Mode: spec.ModeOrDefault(), Keys: read.keys}, nil
+}
+
+// trustedKeys are the keys parsed from one version of a keys Secret.
+type trustedKeys struct {
+	uid, version string
+	keys         *verify.Keys
 }

@@ -124,6 +124,7 @@ func (r *Reconciler) forget(ctx context.Context, key types.NamespacedName) {
 	r.state.requests.forget(key)
 	r.state.rollbacks.Delete(key)
 	r.state.runs.Delete(key)
+	r.state.trusted.Delete(key)
 	r.state.refused.forget(key)
 	r.Observers.SecretWatch.Forget(key)
 	r.keysInUse(key, "")
