@@ -86,6 +86,12 @@ func (c *converter) gitRepository(src *unstructured.Unstructured, s *v1alpha1.Sy
 		"timeout": nil, // Tether bounds its fetches itself
 		"verify":  func(v any) { c.gitVerify(src, sp, object(v), otherNamespace, s.Namespace) },
 	}, noCounterpart)
+	if v := sp.Verify; v != nil && v.ModeOrDefault() != v1alpha1.VerifyHEAD && sp.Ref.Tag == "" && sp.Ref.SemVer == "" {
+		// Tether verifies a tag only when it follows one (the CRD refuses a
+		// Tag mode with a branch or a commit).
+		c.lose(src, "spec.verify.mode", v.Mode+" without a tag to follow: carried as HEAD, which needs every commit applied signed")
+		v.Mode = v1alpha1.VerifyHEAD
+	}
 }
 
 // gitVerify folds a GitRepository's spec.verify into s's: the same modes, and

@@ -229,3 +229,18 @@ func TestConvertFluxGitRepositoryVerification(t *testing.T) {
 		}
 	}
 }
+
+func TestConvertFluxTagVerificationOfABranch(t *testing.T) {
+	in := "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: g, namespace: flux}\nspec: {url: https://git.example.com/r.git, ref: {branch: main}, verify: {mode: Tag, secretRef: {name: keys}}}\n---\n" +
+		"apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: k, namespace: flux}\nspec: {sourceRef: {kind: GitRepository, name: g}}\n"
+	res := importer.Convert(objects(t, in))
+	if len(res.Syncs) != 1 {
+		t.Fatalf("%d Syncs, want 1", len(res.Syncs))
+	}
+	if v := res.Syncs[0].Spec.Source.Verify; v == nil || v.Mode != v1alpha1.VerifyHEAD {
+		t.Errorf("spec.source.verify = %+v, want mode HEAD (the CRD refuses Tag on a branch)", v)
+	}
+	if len(res.Lost) != 1 || !strings.Contains(res.Lost[0].String(), "spec.verify.mode: Tag without a tag to follow") {
+		t.Errorf("lost %q, want the mode reported", res.Lost)
+	}
+}
