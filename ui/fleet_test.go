@@ -199,3 +199,25 @@ func BenchmarkFleetPageOf1000Syncs(b *testing.B) {
 		}
 	}
 }
+
+func TestSyncPageSaysWhoSignedTheAppliedRevision(t *testing.T) {
+	p, err := parsePages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sy := &v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: "platform", Name: "web"}}
+	render := func() string {
+		var out strings.Builder
+		if err := p.byName["sync"].ExecuteTemplate(&out, "layout", syncView{Row: rowOf(sy)}); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	if out := render(); strings.Contains(out, "Signed by") {
+		t.Errorf("the page of a Sync that verifies nothing shows a signer")
+	}
+	sy.Status.LastAppliedSigner = "Alice <alice@example.com> (openpgp 0A1B)\n\t"
+	if out := render(); !strings.Contains(out, `<dd data-field="signedBy">Alice &lt;alice@example.com&gt; (openpgp 0A1B)</dd>`) {
+		t.Errorf("the page does not name the signer, escaped and on one line:\n%s", out)
+	}
+}

@@ -108,3 +108,38 @@ func TestGetNamesTheClusterWhenASyncAppliesToAnother(t *testing.T) {
 		t.Errorf("NAME and CLUSTER columns (-want +got):\n%s\n%s", diff, out.String())
 	}
 }
+
+func TestGetSaysWhoSignedWhenASyncVerifies(t *testing.T) {
+	plain, signed, refused := treeFixture(), treeFixture(), treeFixture()
+	signed.Name, refused.Name = "web-signed", "web-new"
+	for _, s := range []*v1alpha1.Sync{signed, refused} {
+		s.Spec.Source.Verify = &v1alpha1.SourceVerify{SecretRef: v1alpha1.LocalObjectReference{Name: "trusted-keys"}}
+	}
+	signed.Status.LastAppliedSigner = "Alice Liddell <alice@example.com> (openpgp 0A1B2C3D4E5F60718293A4B5C6D7E8F901234567)"
+	refused.Status.LastAppliedSigner = ""
+	columns := func(syncs ...v1alpha1.Sync) []string {
+		var out bytes.Buffer
+		if err := printSyncTable(&out, syncs, false, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		at := strings.Index(lines[0], "SIGNED BY")
+		if at < 0 {
+			return nil
+		}
+		end := at + strings.Index(lines[0][at:], "SYNC")
+		var got []string
+		for _, l := range lines[1:] {
+			got = append(got, strings.TrimSpace(l[at:end]))
+		}
+		return got
+	}
+	if got := columns(*plain); got != nil {
+		t.Errorf("a SIGNED BY column without any Sync that verifies: %q", got)
+	}
+	// Sorted by name: web, web-new, web-signed; the column gives the identity alone.
+	want := []string{"-", "-", "Alice Liddell <alice@example.com>"}
+	if diff := cmp.Diff(want, columns(*plain, *refused, *signed)); diff != "" {
+		t.Errorf("SIGNED BY (-want +got):\n%s", diff)
+	}
+}
