@@ -46,14 +46,14 @@ func (r *Reconciler) verification(ctx context.Context, obj *v1alpha1.Sync, id Id
 		r.Observers.SecretWatch.Track(key, fieldVerifySecret, id.secretsUser(), id.Secrets, obj.Namespace, name, secret.ResourceVersion)
 	}
 	if err != nil {
-		return fail(secretReason(err), fmt.Errorf("reading the Secret %s/%s of spec.source.verify: %w", obj.Namespace, name, err))
+		return fail(secretReason(err), readingTrustedKeys(obj.Namespace, name, err))
 	}
 	read := trustedKeys{uid: string(secret.UID), version: secret.ResourceVersion}
 	if last, ok := r.state.trusted.Load(key); ok && last.(trustedKeys).uid == read.uid && last.(trustedKeys).version == read.version {
 		read.keys = last.(trustedKeys).keys
-	} else if read.keys, err = verify.ParseKeys(secret.Data); err != nil {
+	} else if read.keys, err = trustedKeysOf(secret); err != nil {
 		r.state.trusted.Delete(key)
-		return fail(v1alpha1.ReasonVerificationKeysInvalid, fmt.Errorf("the Secret %s/%s of spec.source.verify: %w", obj.Namespace, name, err))
+		return fail(v1alpha1.ReasonVerificationKeysInvalid, err)
 	}
 	r.state.trusted.Store(key, read)
 	return &source.Verification{Mode: spec.ModeOrDefault(), Keys: read.keys}, nil
@@ -63,4 +63,37 @@ func (r *Reconciler) verification(ctx context.Context, obj *v1alpha1.Sync, id Id
 type trustedKeys struct {
 	uid, version string
 	keys         *verify.Keys
+}
+
+// ReadVerification reads the keys s's spec.source.verify trusts through
+// secrets (a client acting as whoever should read them), as the agent does,
+// for the CLI's diff: nil when s verifies nothing. Errors name the Secret and
+// the entry at fault, never a key.
+func ReadVerification(ctx context.Context, secrets client.Reader, s *v1alpha1.Sync) (*source.Verification, error) {
+	spec := s.Spec.Source.Verify
+	if spec == nil || s.Spec.Source.Chart != nil {
+		return nil, nil
+	}
+	secret := &corev1.Secret{}
+	if err := secrets.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: spec.SecretRef.Name}, secret); err != nil {
+		return nil, readingTrustedKeys(s.Namespace, spec.SecretRef.Name, err)
+	}
+	keys, err := trustedKeysOf(secret)
+	if err != nil {
+		return nil, err
+	}
+	return &source.Verification{Mode: spec.ModeOrDefault(), Keys: keys}, nil
+}
+
+func readingTrustedKeys(namespace, name string, err error) error {
+	return fmt.Errorf("reading the Secret %s/%s of spec.source.verify: %w", namespace, name, err)
+}
+
+// trustedKeysOf parses a keys Secret; an error names it and the entry at fault.
+func trustedKeysOf(secret *corev1.Secret) (*verify.Keys, error) {
+	keys, err := verify.ParseKeys(secret.Data)
+	if err != nil {
+		return nil, fmt.Errorf("the Secret %s/%s of spec.source.verify: %w", secret.Namespace, secret.Name, err)
+	}
+	return keys, nil
 }

@@ -326,6 +326,11 @@ func renderSync(ctx context.Context, c client.Client, cfg *rest.Config, s *v1alp
 	case s.Spec.Source.SecretRef != nil:
 		fmt.Fprintf(how.warn, "tether diff: spec.source.secretRef is not read without --use-secret-ref; give credentials in the URL if %s needs them\n", source.RedactURL(s.Spec.Source.URL))
 	}
+	if req.Verify, err = tethersync.ReadVerification(ctx, c, s); err != nil {
+		// The agent would keep the revision it applied last; the diff goes on
+		// unverified, and says so.
+		fmt.Fprintf(how.warn, "tether diff: the revision is not verified: %v\n", err)
+	}
 	helm, err := helmOfSync(ctx, cfg, c, s)
 	if err != nil {
 		return nil, err
