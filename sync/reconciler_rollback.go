@@ -61,7 +61,36 @@ func (r *Reconciler) chooseRevision(ctx context.Context, obj *v1alpha1.Sync, id 
 		return head, nil
 	}
 	st.KeepRollback(*rb)
+	if snap, ok, err := r.renderByTag(ctx, obj, id, dec, rb.Revision); ok {
+		return snap, err
+	}
 	return r.renderCommit(ctx, obj, id, dec, head.Revision.Ref, plan.CommitOf(rb.Revision))
+}
+
+// renderByTag renders the revision a rollback returns to through the tag it
+// was applied through, when the Sync verifies tags (spec.source.verify's
+// modes Tag and TagAndHEAD) and that tag still names its commit: the tag's
+// signature vouches for it, as it did when it was applied, where the commit
+// alone may carry none. Otherwise (the tag moved or is gone, its fetch failed)
+// it reports false, and the commit is fetched and verified as a pinned one.
+func (r *Reconciler) renderByTag(ctx context.Context, obj *v1alpha1.Sync, id Identity, dec *source.Decryption, revision string) (*source.Snapshot, bool, error) {
+	verify := obj.Spec.Source.Verify
+	tag, commit, ok := parseRevision(revision)
+	if verify == nil || verify.ModeOrDefault() == v1alpha1.VerifyHEAD || !ok || tag == "" {
+		return nil, false, nil
+	}
+	req := plan.RequestOf(obj)
+	req.Ref, req.MaxAge = v1alpha1.GitRef{Tag: tag}, maxAge(r.interval(obj))
+	req, err := r.withAuth(ctx, obj, id, req)
+	if err != nil {
+		return nil, false, nil
+	}
+	rev, err := r.Agent.Source.Fetch(ctx, req)
+	if err != nil || rev.Commit != commit {
+		return nil, false, nil
+	}
+	snap, err := r.renderAgain(ctx, obj, id, dec, rev, obj.Spec.Source.PathOrDefault())
+	return snap, true, err
 }
 
 // pinError makes a pinned commit the repository does not hold a Stalled Sync

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -14,6 +15,7 @@ import (
 	"tether.dev/tether/test/controlplane"
 	"tether.dev/tether/test/gitserver"
 	"tether.dev/tether/test/harness"
+	"tether.dev/tether/test/rig"
 	"tether.dev/tether/test/signing"
 )
 
@@ -141,4 +143,44 @@ func TestTheAPIServerRefusesAVerifyItCannotHonour(t *testing.T) {
 		Destination: v1alpha1.DestinationSpec{Namespace: ns},
 	}}
 	harness.Must(t, c.Create(t.Context(), ok))
+}
+
+// TestARollbackInTagModeReturnsThroughItsSignedTag: a Sync that verifies
+// tags (mode Tag, a semver range) of unsigned commits rolls back from a
+// release that is not Healthy in time to the one before it, through that
+// release's signed tag: the commit alone, unsigned, would be refused.
+func TestARollbackInTagModeReturnsThroughItsSignedTag(t *testing.T) {
+	a := startAgent(t)
+	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	repo := gitserver.NewLocalRepo(t, "releases")
+	release := signing.NewGPG(t, "Release", "release@example.com")
+	harness.Must(t, a.Client.Create(t.Context(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "trusted-keys"},
+		Data:       map[string][]byte{"release.asc": release.Public},
+	}))
+	repo.SetEnv(release.Env()...)
+	repo.Configure(t, release.GitConfig())
+	repo.Configure(t, map[string]string{"commit.gpgsign": "false"})
+	good := repo.Commit(t, map[string]string{"apps/cm.yaml": configMapYAML("web", "one")}, "good")
+	repo.AnnotatedTag(t, "v1.0.0", "release v1.0.0")
+	s := a.newSync(t, ns, repo.FileURL(), pollEverySecond, func(s *v1alpha1.Sync) {
+		s.Spec.Source.Ref = v1alpha1.GitRef{SemVer: ">=1.0.0"}
+		s.Spec.Source.Verify = &v1alpha1.SourceVerify{Mode: v1alpha1.VerifyTag, SecretRef: v1alpha1.LocalObjectReference{Name: "trusted-keys"}}
+		s.Spec.Rollback = &v1alpha1.RollbackSpec{OnFailure: true, HealthTimeout: &metav1.Duration{Duration: 3 * time.Second}}
+	})
+	a.WaitApplied(t, s, good)
+	bad := repo.Commit(t, map[string]string{"apps/web.yaml": stuckDeployment("web"), "apps/cm.yaml": configMapYAML("web", "two")}, "a rollout that never ends")
+	repo.AnnotatedTag(t, "v1.1.0", "release v1.1.0")
+
+	got := a.WaitFor(t, s, "rolled back to v1.0.0", func(s *v1alpha1.Sync) bool {
+		return hasCondition(s, v1alpha1.RolledBackCondition, v1alpha1.ReasonHealthTimeout) &&
+			s.Status.LastAppliedRevision == "v1.0.0@sha1:"+good && rig.IsReady(s)
+	})
+	if !strings.HasSuffix(got.Status.SourceRevision, bad) || !strings.HasPrefix(got.Status.LastAppliedSigner, "Release <release@example.com>") {
+		t.Errorf("git at %s, applied %s signed by %q; want v1.1.0 in git and v1.0.0 applied, signed by the release key",
+			got.Status.SourceRevision, got.Status.LastAppliedRevision, got.Status.LastAppliedSigner)
+	}
+	if g := configMapData(t, a, ns, "web"); g != "one" {
+		t.Errorf("ConfigMap web says %q, want v1.0.0's %q", g, "one")
+	}
 }
