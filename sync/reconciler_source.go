@@ -249,3 +249,31 @@ func (r *Reconciler) WithAuthAs(ctx context.Context, as *v1alpha1.Sync, name str
 	req.Auth = auth
 	return req, nil
 }
+
+// WithVerificationAs completes req with the keys that verify's Secret, of
+// as's namespace, trusts, read as the identity as acts as (see WithAuthAs): a
+// SyncSet's git generator verifies what it reads so. A failure is a
+// *source.FetchError of req with the Secret's reason (SecretNotFound,
+// Forbidden, SecretUnreadable) or VerificationKeysInvalid.
+func (r *Reconciler) WithVerificationAs(ctx context.Context, as *v1alpha1.Sync, verify *v1alpha1.SourceVerify, req source.Request) (source.Request, error) {
+	id, err := r.identity(ctx, as)
+	if err != nil {
+		return req, err
+	}
+	fail := func(reason string, err error) (source.Request, error) {
+		return req, &source.FetchError{URL: req.URL, Ref: refLabel(req.Ref), Reason: reason, Err: err}
+	}
+	if id.Secrets == nil {
+		return fail(v1alpha1.ReasonSecretUnreadable, fmt.Errorf("verify names the Secret %s but this agent reads no Secrets", verify.SecretRef.Name))
+	}
+	with := *as
+	with.Spec.Source.Verify = verify
+	if req.Verify, err = ReadVerification(ctx, id.Secrets, &with); err != nil {
+		var invalid *keysError
+		if errors.As(err, &invalid) {
+			return fail(v1alpha1.ReasonVerificationKeysInvalid, err)
+		}
+		return fail(secretReason(err), err)
+	}
+	return req, nil
+}

@@ -89,11 +89,24 @@ func readingTrustedKeys(namespace, name string, err error) error {
 	return fmt.Errorf("reading the Secret %s/%s of spec.source.verify: %w", namespace, name, err)
 }
 
-// trustedKeysOf parses a keys Secret; an error names it and the entry at fault.
+// trustedKeysOf parses a keys Secret; an error (a *keysError) names it and
+// the entry at fault.
 func trustedKeysOf(secret *corev1.Secret) (*verify.Keys, error) {
 	keys, err := verify.ParseKeys(secret.Data)
 	if err != nil {
-		return nil, fmt.Errorf("the Secret %s/%s of spec.source.verify: %w", secret.Namespace, secret.Name, err)
+		return nil, &keysError{namespace: secret.Namespace, name: secret.Name, err: err}
 	}
 	return keys, nil
 }
+
+// keysError is a keys Secret that holds no usable key.
+type keysError struct {
+	namespace, name string
+	err             error
+}
+
+func (e *keysError) Error() string {
+	return fmt.Sprintf("the Secret %s/%s of spec.source.verify: %v", e.namespace, e.name, e.err)
+}
+
+func (e *keysError) Unwrap() error { return e.err }

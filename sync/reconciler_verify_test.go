@@ -2,11 +2,13 @@ package sync_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -182,5 +184,78 @@ func TestARollbackInTagModeReturnsThroughItsSignedTag(t *testing.T) {
 	}
 	if g := configMapData(t, a, ns, "web"); g != "one" {
 		t.Errorf("ConfigMap web says %q, want v1.0.0's %q", g, "one")
+	}
+}
+
+// TestASyncSetMakesSyncsOnlyFromASignedRevision: a git generator with verify
+// reads a signed revision into Syncs; an unsigned commit that would add one
+// is refused naming the commit, and the Syncs made before are kept.
+func TestASyncSetMakesSyncsOnlyFromASignedRevision(t *testing.T) {
+	a := startAgent(t)
+	team := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	repo := gitserver.NewLocalRepo(t, "fleet")
+	alice := signing.NewGPG(t, "Alice", "alice@example.com")
+	harness.Must(t, a.Client.Create(t.Context(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: team, Name: "trusted-keys"},
+		Data:       map[string][]byte{"alice.asc": alice.Public},
+	}))
+	repo.SetEnv(alice.Env()...)
+	repo.Configure(t, alice.GitConfig())
+	repo.Commit(t, map[string]string{"apps/a/cm.yaml": configMapYAML("a", "hello"), "apps/b/cm.yaml": configMapYAML("b", "hello")}, "two apps")
+	spec, err := json.Marshal(map[string]any{
+		"source":      map[string]any{"url": repo.FileURL(), "path": "{{path}}", "interval": "1h"},
+		"destination": map[string]any{"namespace": team},
+	})
+	harness.Must(t, err)
+	ss := &v1alpha1.SyncSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: team, Name: "fleet"},
+		Spec: v1alpha1.SyncSetSpec{
+			Generators: []v1alpha1.SyncSetGenerator{{Git: &v1alpha1.GitGenerator{URL: repo.FileURL(), Interval: &metav1.Duration{Duration: time.Second},
+				Verify:      &v1alpha1.SourceVerify{SecretRef: v1alpha1.LocalObjectReference{Name: "trusted-keys"}},
+				Directories: []v1alpha1.GitDirectory{{Path: "apps/*"}}}}},
+			Template: v1alpha1.SyncTemplate{Metadata: v1alpha1.SyncTemplateMeta{Name: "{{path.basename}}"}, Spec: apiextensionsv1.JSON{Raw: spec}},
+		},
+	}
+	harness.Must(t, a.Client.Create(t.Context(), ss))
+	t.Cleanup(func() {
+		ctx := context.WithoutCancel(t.Context())
+		harness.Must(t, client.IgnoreNotFound(a.Client.Delete(ctx, ss)))
+		harness.Must(t, a.Client.DeleteAllOf(ctx, &v1alpha1.Sync{}, client.InNamespace(team)))
+		harness.Eventually(t, waitTimeout, "the Syncs of "+team+" gone", func(ctx context.Context) (bool, error) {
+			l := &v1alpha1.SyncList{}
+			err := a.Client.List(ctx, l, client.InNamespace(team))
+			return err == nil && len(l.Items) == 0, err
+		})
+	})
+	syncs := func(ctx context.Context) []string {
+		l := &v1alpha1.SyncList{}
+		harness.Must(t, a.Client.List(ctx, l, client.InNamespace(team), client.MatchingLabels{v1alpha1.SyncSetLabel: "fleet"}))
+		var names []string
+		for _, s := range l.Items {
+			names = append(names, s.Name)
+		}
+		return names
+	}
+	harness.Eventually(t, waitTimeout, "the signed revision's two Syncs", func(ctx context.Context) (bool, error) {
+		return len(syncs(ctx)) == 2, nil
+	})
+
+	repo.Configure(t, signing.Unsigned())
+	unsigned := repo.Commit(t, map[string]string{"apps/c/cm.yaml": configMapYAML("c", "hello")}, "a third app, unsigned")
+	var cond *metav1.Condition
+	harness.Eventually(t, waitTimeout, "the SyncSet refusing the unsigned commit", func(ctx context.Context) (bool, error) {
+		got := &v1alpha1.SyncSet{}
+		if err := a.Client.Get(ctx, client.ObjectKeyFromObject(ss), got); err != nil {
+			return false, err
+		}
+		cond = apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.ReadyCondition)
+		return cond != nil && cond.Status == metav1.ConditionFalse && strings.Contains(cond.Message, unsigned), nil
+	})
+	t.Logf("SyncSet Ready: %s: %s", cond.Reason, cond.Message)
+	if !strings.Contains(cond.Message, "not signed") {
+		t.Errorf("Ready says %s: %q, want it to say the commit is not signed", cond.Reason, cond.Message)
+	}
+	if got := syncs(t.Context()); len(got) != 2 {
+		t.Errorf("Syncs %q after the refusal, want a and b kept and no c", got)
 	}
 }

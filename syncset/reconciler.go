@@ -38,10 +38,12 @@ type Source interface {
 
 var _ Source = (*source.Source)(nil)
 
-// Credentials reads a git generator's credentials as a Sync of the SyncSet
-// would read its own (sync.Reconciler.WithAuthAs).
+// Credentials reads a git generator's credentials, and the keys it trusts,
+// as a Sync of the SyncSet would read its own (sync.Reconciler.WithAuthAs and
+// WithVerificationAs).
 type Credentials interface {
 	WithAuthAs(ctx context.Context, as *v1alpha1.Sync, name string, req source.Request) (source.Request, error)
+	WithVerificationAs(ctx context.Context, as *v1alpha1.Sync, verify *v1alpha1.SourceVerify, req source.Request) (source.Request, error)
 }
 
 // Reconciler keeps the Syncs of each SyncSet those its generators make.

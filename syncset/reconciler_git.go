@@ -94,19 +94,28 @@ func (r *Reconciler) readFiles(rev source.Revision, files []v1alpha1.GitFile) ([
 	return out, nil
 }
 
-// withAuth completes req with the credentials g's secretRef names, read as the
-// template's account: the identity the SyncSet's Syncs act as.
+// withAuth completes req with the credentials g's secretRef names and the
+// keys its verify trusts, read as the template's account: the identity the
+// SyncSet's Syncs act as.
 func (r *Reconciler) withAuth(ctx context.Context, ss *v1alpha1.SyncSet, g *v1alpha1.GitGenerator, req source.Request) (source.Request, error) {
-	if g.SecretRef == nil {
+	if g.SecretRef == nil && g.Verify == nil {
 		return req, nil
 	}
 	if r.Credentials == nil {
-		return req, &fleet.Error{Entry: "git " + g.URL, Reason: v1alpha1.ReasonGenerateFailed, Err: errors.New("secretRef is set but this agent reads no Secrets for SyncSets")}
+		return req, &fleet.Error{Entry: "git " + g.URL, Reason: v1alpha1.ReasonGenerateFailed, Err: errors.New("secretRef or verify is set but this agent reads no Secrets for SyncSets")}
 	}
 	account, err := fleet.TemplateAccount(ss)
 	if err != nil {
 		return req, err
 	}
 	as := &v1alpha1.Sync{ObjectMeta: metav1.ObjectMeta{Namespace: ss.Namespace, Name: ss.Name}, Spec: v1alpha1.SyncSpec{ServiceAccountName: account}}
-	return r.Credentials.WithAuthAs(ctx, as, g.SecretRef.Name, req)
+	if g.SecretRef != nil {
+		if req, err = r.Credentials.WithAuthAs(ctx, as, g.SecretRef.Name, req); err != nil {
+			return req, err
+		}
+	}
+	if g.Verify != nil {
+		return r.Credentials.WithVerificationAs(ctx, as, g.Verify, req)
+	}
+	return req, nil
 }

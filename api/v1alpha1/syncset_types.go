@@ -169,6 +169,7 @@ type ListGenerator struct {
 // read as the Syncs it makes would read theirs.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.directories) != has(self.files)",message="a git generator lists exactly one of directories or files"
+// +kubebuilder:validation:XValidation:rule="!has(self.verify) || !has(self.verify.mode) || self.verify.mode == 'HEAD' || has(self.ref.tag) || has(self.ref.semver)",message="verify.mode Tag and TagAndHEAD need ref.tag or ref.semver"
 type GitGenerator struct {
 	// url of the repository, as a Sync's spec.source.url.
 	// +kubebuilder:validation:MinLength=1
@@ -186,6 +187,12 @@ type GitGenerator struct {
 	// theirs: a SyncSet reads no Secret its Syncs could not.
 	// +optional
 	SecretRef *LocalObjectReference `json:"secretRef,omitempty"`
+	// verify has the revision the generator reads checked as a Sync's
+	// spec.source.verify checks its own (docs/supply-chain.md): its keys Secret,
+	// of the SyncSet's namespace, is read as secretRef is. A revision that fails
+	// makes no Syncs and keeps those made before.
+	// +optional
+	Verify *SourceVerify `json:"verify,omitempty"`
 	// interval is how often the repository is listed again. Default 1m.
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`

@@ -176,6 +176,11 @@ func (in *GitGenerator) DeepCopyInto(out *GitGenerator) {
 		*out = new(LocalObjectReference)
 		**out = **in
 	}
+	if in.Verify != nil {
+		in, out := &in.Verify, &out.Verify
+		*out = new(SourceVerify)
+		**out = **in
+	}
 	if in.Interval != nil {
 		in, out := &in.Interval, &out.Interval
 		*out = new(metav1.Duration)
