@@ -266,14 +266,8 @@ func (r *Reconciler) WithVerificationAs(ctx context.Context, as *v1alpha1.Sync, 
 	if id.Secrets == nil {
 		return fail(v1alpha1.ReasonSecretUnreadable, fmt.Errorf("verify names the Secret %s but this agent reads no Secrets", verify.SecretRef.Name))
 	}
-	with := *as
-	with.Spec.Source.Verify = verify
-	if req.Verify, err = ReadVerification(ctx, id.Secrets, &with); err != nil {
-		var invalid *keysError
-		if errors.As(err, &invalid) {
-			return fail(v1alpha1.ReasonVerificationKeysInvalid, err)
-		}
-		return fail(secretReason(err), err)
+	if req.Verify, err = readVerification(ctx, id.Secrets, as.Namespace, verify); err != nil {
+		return fail(verificationReason(err), err)
 	}
 	return req, nil
 }

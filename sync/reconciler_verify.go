@@ -2,6 +2,7 @@ package sync
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -53,7 +54,7 @@ func (r *Reconciler) verification(ctx context.Context, obj *v1alpha1.Sync, id Id
 		read.keys = last.(trustedKeys).keys
 	} else if read.keys, err = trustedKeysOf(secret); err != nil {
 		r.state.trusted.Delete(key)
-		return fail(v1alpha1.ReasonVerificationKeysInvalid, err)
+		return fail(verificationReason(err), err)
 	}
 	r.state.trusted.Store(key, read)
 	return &source.Verification{Mode: spec.ModeOrDefault(), Keys: read.keys}, nil
@@ -70,19 +71,36 @@ type trustedKeys struct {
 // for the CLI's diff: nil when s verifies nothing. Errors name the Secret and
 // the entry at fault, never a key.
 func ReadVerification(ctx context.Context, secrets client.Reader, s *v1alpha1.Sync) (*source.Verification, error) {
-	spec := s.Spec.Source.Verify
-	if spec == nil || s.Spec.Source.Chart != nil {
+	if s.Spec.Source.Verify == nil || s.Spec.Source.Chart != nil {
 		return nil, nil
 	}
+	return readVerification(ctx, secrets, s.Namespace, s.Spec.Source.Verify)
+}
+
+// readVerification reads and parses spec's keys Secret of namespace through
+// secrets, uncached (the reconciler keeps its own, per version): the CLI's
+// diff and a SyncSet's git generator. verificationReason classes its errors.
+func readVerification(ctx context.Context, secrets client.Reader, namespace string, spec *v1alpha1.SourceVerify) (*source.Verification, error) {
 	secret := &corev1.Secret{}
-	if err := secrets.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: spec.SecretRef.Name}, secret); err != nil {
-		return nil, readingTrustedKeys(s.Namespace, spec.SecretRef.Name, err)
+	if err := secrets.Get(ctx, client.ObjectKey{Namespace: namespace, Name: spec.SecretRef.Name}, secret); err != nil {
+		return nil, readingTrustedKeys(namespace, spec.SecretRef.Name, err)
 	}
 	keys, err := trustedKeysOf(secret)
 	if err != nil {
 		return nil, err
 	}
 	return &source.Verification{Mode: spec.ModeOrDefault(), Keys: keys}, nil
+}
+
+// verificationReason is the condition's reason for a failure to read a keys
+// Secret: VerificationKeysInvalid when it holds no usable key, else the
+// Secret's (SecretNotFound, Forbidden, SecretUnreadable).
+func verificationReason(err error) string {
+	var invalid *keysError
+	if errors.As(err, &invalid) {
+		return v1alpha1.ReasonVerificationKeysInvalid
+	}
+	return secretReason(err)
 }
 
 func readingTrustedKeys(namespace, name string, err error) error {

@@ -34,13 +34,7 @@ func TestOnlyRevisionsSignedByTrustedKeysApply(t *testing.T) {
 	alice := signing.NewGPG(t, "Alice", "alice@example.com")
 	ci := signing.NewSSH(t, "ci@example.com")
 	mallory := signing.NewGPG(t, "Mallory", "mallory@example.com")
-	harness.Must(t, a.Client.Create(t.Context(), &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "trusted-keys"},
-		Data: map[string][]byte{
-			"alice.asc":       alice.Public,
-			"allowed_signers": []byte(ci.AllowedSigners()),
-		},
-	}))
+	trustKeys(t, a, ns, map[string][]byte{"alice.asc": alice.Public, "allowed_signers": []byte(ci.AllowedSigners())})
 	repo.SetEnv(alice.Env()...)
 	repo.Configure(t, alice.GitConfig())
 	first := repo.Commit(t, map[string]string{"apps/cm.yaml": configMapYAML("web", "signed by alice")}, "alice signs")
@@ -156,10 +150,7 @@ func TestARollbackInTagModeReturnsThroughItsSignedTag(t *testing.T) {
 	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
 	repo := gitserver.NewLocalRepo(t, "releases")
 	release := signing.NewGPG(t, "Release", "release@example.com")
-	harness.Must(t, a.Client.Create(t.Context(), &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "trusted-keys"},
-		Data:       map[string][]byte{"release.asc": release.Public},
-	}))
+	trustKeys(t, a, ns, map[string][]byte{"release.asc": release.Public})
 	repo.SetEnv(release.Env()...)
 	repo.Configure(t, release.GitConfig())
 	repo.Configure(t, map[string]string{"commit.gpgsign": "false"})
@@ -195,10 +186,7 @@ func TestASyncSetMakesSyncsOnlyFromASignedRevision(t *testing.T) {
 	team := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
 	repo := gitserver.NewLocalRepo(t, "fleet")
 	alice := signing.NewGPG(t, "Alice", "alice@example.com")
-	harness.Must(t, a.Client.Create(t.Context(), &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: team, Name: "trusted-keys"},
-		Data:       map[string][]byte{"alice.asc": alice.Public},
-	}))
+	trustKeys(t, a, team, map[string][]byte{"alice.asc": alice.Public})
 	repo.SetEnv(alice.Env()...)
 	repo.Configure(t, alice.GitConfig())
 	repo.Commit(t, map[string]string{"apps/a/cm.yaml": configMapYAML("a", "hello"), "apps/b/cm.yaml": configMapYAML("b", "hello")}, "two apps")
@@ -217,16 +205,7 @@ func TestASyncSetMakesSyncsOnlyFromASignedRevision(t *testing.T) {
 		},
 	}
 	harness.Must(t, a.Client.Create(t.Context(), ss))
-	t.Cleanup(func() {
-		ctx := context.WithoutCancel(t.Context())
-		harness.Must(t, client.IgnoreNotFound(a.Client.Delete(ctx, ss)))
-		harness.Must(t, a.Client.DeleteAllOf(ctx, &v1alpha1.Sync{}, client.InNamespace(team)))
-		harness.Eventually(t, waitTimeout, "the Syncs of "+team+" gone", func(ctx context.Context) (bool, error) {
-			l := &v1alpha1.SyncList{}
-			err := a.Client.List(ctx, l, client.InNamespace(team))
-			return err == nil && len(l.Items) == 0, err
-		})
-	})
+	removeOnCleanup(t, a, ss)
 	syncs := func(ctx context.Context) []string {
 		l := &v1alpha1.SyncList{}
 		harness.Must(t, a.Client.List(ctx, l, client.InNamespace(team), client.MatchingLabels{v1alpha1.SyncSetLabel: "fleet"}))
@@ -258,4 +237,10 @@ func TestASyncSetMakesSyncsOnlyFromASignedRevision(t *testing.T) {
 	if got := syncs(t.Context()); len(got) != 2 {
 		t.Errorf("Syncs %q after the refusal, want a and b kept and no c", got)
 	}
+}
+
+// trustKeys creates the Secret trusted-keys of ns, holding data.
+func trustKeys(t *testing.T, a *agent, ns string, data map[string][]byte) {
+	t.Helper()
+	harness.Must(t, a.Client.Create(t.Context(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "trusted-keys"}, Data: data}))
 }

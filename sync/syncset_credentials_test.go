@@ -57,20 +57,7 @@ func TestASyncSetReadsItsGeneratorsCredentialsAsItsSyncs(t *testing.T) {
 		},
 	}
 	harness.Must(t, a.Client.Create(t.Context(), ss))
-	// No garbage collector runs beside the shared control plane: the Syncs go
-	// by hand, and this agent (stopped after this cleanup) finalizes them; a
-	// Sync left terminating would be finalized by the next test's agent, its
-	// requests counted as that test's.
-	t.Cleanup(func() {
-		ctx := context.WithoutCancel(t.Context())
-		harness.Must(t, client.IgnoreNotFound(a.Client.Delete(ctx, ss)))
-		harness.Must(t, a.Client.DeleteAllOf(ctx, &v1alpha1.Sync{}, client.InNamespace(team)))
-		harness.Eventually(t, waitTimeout, "the Syncs of "+team+" gone", func(ctx context.Context) (bool, error) {
-			l := &v1alpha1.SyncList{}
-			err := a.Client.List(ctx, l, client.InNamespace(team))
-			return err == nil && len(l.Items) == 0, err
-		})
-	})
+	removeOnCleanup(t, a, ss)
 
 	syncSetCondition := func(t *testing.T, what string, ok func(c *metav1.Condition) bool) *metav1.Condition {
 		t.Helper()
@@ -120,5 +107,23 @@ func TestASyncSetReadsItsGeneratorsCredentialsAsItsSyncs(t *testing.T) {
 		if r := repo.Requests(); r.Refused != 0 {
 			t.Errorf("git refused %d requests: the Secret the account may not read reached it (%+v)", r.Refused, r)
 		}
+	})
+}
+
+// removeOnCleanup deletes ss and the Syncs of its namespace when the test
+// ends. No garbage collector runs beside the shared control plane: the Syncs
+// go by hand, and this agent (stopped after this cleanup) finalizes them; a
+// Sync left terminating would be finalized by the next test's agent, its
+// requests counted as that test's.
+func removeOnCleanup(t *testing.T, a *agent, ss *v1alpha1.SyncSet) {
+	t.Cleanup(func() {
+		ctx := context.WithoutCancel(t.Context())
+		harness.Must(t, client.IgnoreNotFound(a.Client.Delete(ctx, ss)))
+		harness.Must(t, a.Client.DeleteAllOf(ctx, &v1alpha1.Sync{}, client.InNamespace(ss.Namespace)))
+		harness.Eventually(t, waitTimeout, "the Syncs of "+ss.Namespace+" gone", func(ctx context.Context) (bool, error) {
+			l := &v1alpha1.SyncList{}
+			err := a.Client.List(ctx, l, client.InNamespace(ss.Namespace))
+			return err == nil && len(l.Items) == 0, err
+		})
 	})
 }

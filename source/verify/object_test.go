@@ -75,20 +75,9 @@ func TestSplitCommit(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			obj, err := splitCommit([]byte(tt.raw))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.payload, string(obj.payload)); diff != "" {
-				t.Errorf("payload (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tt.signature, string(obj.signature)); diff != "" {
-				t.Errorf("signature (-want +got):\n%s", diff)
-			}
+			checkSplit(t, obj, err, tt.payload, tt.signature, tt.when)
 			if (tt.signature == "") != (obj.signature == nil) {
 				t.Errorf("signed is %t, want %t", obj.signature != nil, tt.signature != "")
-			}
-			if !obj.when.Equal(tt.when) {
-				t.Errorf("time %v, want %v", obj.when, tt.when)
 			}
 		})
 	}
@@ -140,18 +129,7 @@ func TestSplitTag(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			obj, err := splitTag([]byte(tt.raw))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.payload, string(obj.payload)); diff != "" {
-				t.Errorf("payload (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tt.signature, string(obj.signature)); diff != "" {
-				t.Errorf("signature (-want +got):\n%s", diff)
-			}
-			if !obj.when.Equal(committed) {
-				t.Errorf("time %v, want the tagger's %v", obj.when, committed)
-			}
+			checkSplit(t, obj, err, tt.payload, tt.signature, committed)
 		})
 	}
 	t.Run("a tag of a sha256 repository is Unsupported", func(t *testing.T) {
@@ -183,5 +161,23 @@ func TestIdentTime(t *testing.T) {
 		if !got.Equal(tt.want) {
 			t.Errorf("identTime(%q) = %v, want %v", tt.line, got, tt.want)
 		}
+	}
+}
+
+// checkSplit checks what splitCommit or splitTag made of an object: the
+// payload, the signature and the committer's or tagger's time.
+func checkSplit(t *testing.T, obj signedObject, err error, payload, signature string, when time.Time) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(payload, string(obj.payload)); diff != "" {
+		t.Errorf("payload (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(signature, string(obj.signature)); diff != "" {
+		t.Errorf("signature (-want +got):\n%s", diff)
+	}
+	if !obj.when.Equal(when) {
+		t.Errorf("time %v, want %v", obj.when, when)
 	}
 }
