@@ -88,6 +88,9 @@ func simpleSigning(repo string, d digest.Digest) []byte {
 		string(d) + `"},"type":"cosign container image signature"},"optional":null}`)
 }
 
+// errBlobUnknown is the fake registry's answer for a blob it does not hold.
+var errBlobUnknown = errors.New("blob unknown to the registry")
+
 // registry is a fake Fetcher: one repository's tagged manifests, manifests
 // by digest, blobs and referrers. It counts blob reads.
 type registry struct {
@@ -123,7 +126,7 @@ func (r *registry) Blob(_ context.Context, desc ocispec.Descriptor, limit int64)
 	}
 	raw, ok := r.blobs[desc.Digest]
 	if !ok {
-		return nil, fmt.Errorf("blob %s not found", desc.Digest)
+		return nil, fmt.Errorf("%w: %s", errBlobUnknown, desc.Digest)
 	}
 	if int64(len(raw)) > limit {
 		return nil, errors.New("over the limit")
