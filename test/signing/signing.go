@@ -3,6 +3,10 @@
 // with them: a test signs its commits and tags as a user's git would, not with
 // bytes it wrote itself.
 //
+// It also makes cosign keys (cosign.go), in process, and signs OCI artifacts
+// with them as cosign v2 writes signatures, for the tests of OCI artifact
+// verification: what a test pushes to a registry is what cosign would.
+//
 // `make test` installs gpg and ssh-keygen (Debian's gpg and openssh-client,
 // hack/signing.sh) when a machine lacks them; a test that finds none fails
 // saying so.
