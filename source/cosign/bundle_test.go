@@ -120,7 +120,7 @@ func TestVerifyBundles(t *testing.T) {
 		subject := r.artifact("app")
 		bundle := r.attach(t, subject, dsseBundle(t, stranger, InTotoPayloadType, statement(subject.Digest)))
 		signer, err := Verify(ctx, r, keys, testRepo, subject)
-		wantRefusal(t, signer, err, UntrustedSignature)
+		_ = wantRefusal(t, signer, err, UntrustedSignature)
 		if !strings.Contains(err.Error(), "bundle "+string(bundle.Digest)) {
 			t.Errorf("message %q does not name the bundle", err)
 		}
@@ -131,7 +131,7 @@ func TestVerifyBundles(t *testing.T) {
 		other := r.artifact("other")
 		r.attach(t, subject, dsseBundle(t, ci, InTotoPayloadType, statement(other.Digest)))
 		signer, err := Verify(ctx, r, keys, testRepo, subject)
-		wantRefusal(t, signer, err, InvalidSignature)
+		_ = wantRefusal(t, signer, err, InvalidSignature)
 	})
 	t.Run("refuses a message signature over another manifest", func(t *testing.T) {
 		r := newRegistry()
@@ -139,7 +139,7 @@ func TestVerifyBundles(t *testing.T) {
 		other := r.artifact("other")
 		r.attach(t, subject, messageBundleOf(t, ci, r.manifests[other.Digest]))
 		signer, err := Verify(ctx, r, keys, testRepo, subject)
-		wantRefusal(t, signer, err, InvalidSignature)
+		_ = wantRefusal(t, signer, err, InvalidSignature)
 	})
 	t.Run("refuses a tampered statement", func(t *testing.T) {
 		r := newRegistry()
@@ -151,7 +151,7 @@ func TestVerifyBundles(t *testing.T) {
 		b["dsseEnvelope"].(map[string]any)["payload"] = append(statement(subject.Digest), ' ')
 		r.attach(t, subject, mustJSON(t, b))
 		signer, err := Verify(ctx, r, keys, testRepo, subject)
-		wantRefusal(t, signer, err, UntrustedSignature)
+		_ = wantRefusal(t, signer, err, UntrustedSignature)
 	})
 	t.Run("refuses a bundle whose manifest names another subject", func(t *testing.T) {
 		r := newRegistry()
@@ -160,14 +160,14 @@ func TestVerifyBundles(t *testing.T) {
 		desc := r.attach(t, other, dsseBundle(t, ci, InTotoPayloadType, statement(subject.Digest)))
 		r.referrers = []ocispec.Descriptor{desc} // a registry that lists it under subject anyway
 		signer, err := Verify(ctx, r, keys, testRepo, subject)
-		wantRefusal(t, signer, err, InvalidSignature)
+		_ = wantRefusal(t, signer, err, InvalidSignature)
 	})
 	t.Run("refuses a DSSE envelope of another payload type", func(t *testing.T) {
 		r := newRegistry()
 		subject := r.artifact("app")
 		r.attach(t, subject, dsseBundle(t, ci, "text/plain", statement(subject.Digest)))
 		signer, err := Verify(ctx, r, keys, testRepo, subject)
-		wantRefusal(t, signer, err, InvalidSignature)
+		_ = wantRefusal(t, signer, err, InvalidSignature)
 	})
 }
 

@@ -17,13 +17,10 @@
 //     each of whose layers is a "simple signing" JSON payload with the base64
 //     signature over its bytes in the annotation SignatureAnnotation. A
 //     payload is trusted once its signature verifies by a trusted key, and
-//     then must be of cosign's type, name the artifact's manifest digest and
-//     name the artifact's repository as its docker-reference (identity.go).
-//     The last check is Tether's own: cosign's verify --check-claims checks
-//     the digest only (its spec says the docker-reference is ignored), and
-//     Sigstore's payload package asks consumers to check it. A signature
-//     copied with the artifact to another repository (cosign copy, a mirror)
-//     is refused there.
+//     then must be of cosign's type, name the artifact's manifest digest; its
+//     docker-reference is ignored, as cosign's verify ignores it (its spec says the
+//     field is ignored): the digest names the content whole, and a signature
+//     copied with its artifact to a mirror (cosign copy) verifies there.
 //   - cosign v3's format (bundle.go, `cosign sign --new-bundle-format`, v3's
 //     default): a Sigstore bundle of version 0.3 attached through the OCI
 //     referrers API. A DSSE envelope must carry an in-toto statement (of any

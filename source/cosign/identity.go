@@ -23,12 +23,6 @@ type repository struct {
 
 func (r repository) String() string { return r.host + "/" + r.path }
 
-// equal compares two repositories: hosts without regard to case, as DNS
-// does; paths exactly.
-func (r repository) equal(o repository) bool {
-	return strings.EqualFold(r.host, o.host) && r.path == o.path
-}
-
 // parseRepository reads "host/path" (the host optional for Docker Hub), with
 // no tag or digest, and normalizes it as go-containerregistry does: the first
 // part is the host only when it holds a '.' or a ':'.
@@ -55,18 +49,6 @@ func parseRepository(s string) (repository, error) {
 	return r, nil
 }
 
-// parseReference reads a docker-reference: a repository, with a tag or a
-// digest or neither (cosign writes none; --sign-container-identity may).
-func parseReference(s string) (repository, error) {
-	if name, _, ok := strings.Cut(s, "@"); ok {
-		s = name
-	}
-	if i := strings.LastIndexByte(s, ':'); i > strings.LastIndexByte(s, '/') {
-		s = s[:i]
-	}
-	return parseRepository(s)
-}
-
 // validPath holds a repository path to the distribution spec's characters:
 // components of [a-z0-9] separated by '.', '_', '-' and '/', none empty.
 func validPath(p string) bool {
@@ -78,7 +60,7 @@ func validPath(p string) bool {
 			return false
 		}
 		for _, c := range part {
-			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '.' && c != '_' && c != '-' {
 				return false
 			}
 		}
@@ -94,7 +76,7 @@ func validHost(h string) bool {
 		return false
 	}
 	for _, c := range name {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-') {
+		if (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '.' && c != '-' {
 			return false
 		}
 	}

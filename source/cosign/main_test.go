@@ -134,7 +134,7 @@ func (r *registry) Blob(_ context.Context, desc ocispec.Descriptor, limit int64)
 	return raw, nil
 }
 
-func (r *registry) Referrers(_ context.Context, subject ocispec.Descriptor, artifactType string) ([]ocispec.Descriptor, error) {
+func (r *registry) Referrers(_ context.Context, _ ocispec.Descriptor, artifactType string) ([]ocispec.Descriptor, error) {
 	if r.failWith != nil {
 		return nil, r.failWith
 	}

@@ -126,10 +126,13 @@ func layerSignature(layer ocispec.Descriptor) ([]byte, error) {
 	return sig, nil
 }
 
-// checkSimpleSigning checks what a verified payload claims: cosign's type,
-// subject's digest, repo as its identity. Its errors complete "its payload …"
+// checkSimpleSigning checks what a verified payload claims: cosign's type and
+// subject's digest. Its docker-reference is not compared with repo, as
+// cosign does not (its SIGNATURE_SPEC says the field is ignored): the digest
+// names the content whole, and a signature copied with its artifact to a
+// mirror (cosign copy) must verify there. Its errors complete "its payload …"
 // and quote nothing of the payload.
-func checkSimpleSigning(payload []byte, subject digest.Digest, repo repository) error {
+func checkSimpleSigning(payload []byte, subject digest.Digest, _ repository) error {
 	var p simpleSigningPayload
 	if err := json.Unmarshal(payload, &p); err != nil {
 		return errors.New("is not a simple-signing JSON payload")
@@ -139,10 +142,6 @@ func checkSimpleSigning(payload []byte, subject digest.Digest, repo repository) 
 	}
 	if p.Critical.Image.DockerManifestDigest != string(subject) {
 		return errors.New("names another digest than " + string(subject))
-	}
-	claimed, err := parseReference(p.Critical.Identity.DockerReference)
-	if err != nil || !claimed.equal(repo) {
-		return errors.New("names another repository than " + repo.String())
 	}
 	return nil
 }

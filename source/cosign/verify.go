@@ -28,8 +28,8 @@ const (
 // descriptor, as resolved in repo) and returns the first made by a trusted
 // key whose payload names subject's digest. Signatures are looked for where
 // cosign puts them: first the manifest tagged SignatureTag(subject) (cosign
-// v2's format, "simple signing" payloads, whose docker-reference must also
-// name repo), then Sigstore bundles among subject's referrers (cosign v3's
+// v2's format, "simple signing" payloads; their docker-reference is not
+// compared with repo, as cosign does not), then Sigstore bundles among subject's referrers (cosign v3's
 // --new-bundle-format). Nothing is fetched but through f, and nothing after a
 // signature verifies.
 //
