@@ -272,6 +272,10 @@ const (
 	// index names; or an OCI registry's manifest has no one layer of Helm's chart
 	// media type.
 	ReasonChartRepositoryFailed = "ChartRepositoryFailed"
+	// ReasonRegistryFailed: an OCI registry answered with an error, or with
+	// what the distribution spec does not allow (a manifest or blob whose
+	// content is not its digest's, an answer that cannot be read).
+	ReasonRegistryFailed = "RegistryFailed"
 )
 
 // Reasons of the Events recorded when a Sync's health (status.health) changes, one
@@ -429,6 +433,7 @@ var Reasons = []ReasonMeaning{
 	{Reason: ReasonCertificateUntrusted, Retries: true, Failure: true},
 	{Reason: ReasonChartNotFound, Retries: true, Failure: true},
 	{Reason: ReasonChartRepositoryFailed, Retries: true, Failure: true},
+	{Reason: ReasonRegistryFailed, Retries: true, Failure: true},
 
 	{Reason: ReasonHealthy},
 	// Ready False (Degraded) when spec.wait holds Ready back for health.

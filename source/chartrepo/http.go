@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/source/git"
@@ -28,7 +27,7 @@ func (rs *Repositories) chartHTTP(auth Auth) (*http.Client, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return &http.Client{Transport: git.Bounded(tr), CheckRedirect: credentialsToOneOrigin}, tr.CloseIdleConnections, nil
+	return &http.Client{Transport: git.Bounded(tr), CheckRedirect: git.CredentialsToOneOrigin}, tr.CloseIdleConnections, nil
 }
 
 // newChartClient is the shared client of chart repositories without a CA
@@ -38,28 +37,7 @@ func newChartClient() (*http.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &http.Client{Transport: git.Bounded(tr), CheckRedirect: credentialsToOneOrigin}, nil
-}
-
-// maxChartRedirects is how many redirects a chart conversation follows, as
-// net/http does by default.
-const maxChartRedirects = 10
-
-// credentialsToOneOrigin is the redirect policy of chart clients: a redirect
-// keeps the first request's Authorization only when it stays on the same
-// scheme, host and port. net/http alone keeps it for any port and scheme of the
-// same host name (http://host:8080 would get what https://host was given).
-// net/http copies the first request's headers again at each hop, so a redirect
-// back to the origin gets them again, and only then.
-func credentialsToOneOrigin(r *http.Request, via []*http.Request) error {
-	if len(via) >= maxChartRedirects {
-		return fmt.Errorf("stopped after %d redirects", maxChartRedirects)
-	}
-	first := via[0].URL
-	if !strings.EqualFold(r.URL.Scheme, first.Scheme) || !strings.EqualFold(r.URL.Host, first.Host) {
-		r.Header.Del("Authorization")
-	}
-	return nil
+	return &http.Client{Transport: git.Bounded(tr), CheckRedirect: git.CredentialsToOneOrigin}, nil
 }
 
 // download GETs rawURL (the index, or a package) within limit bytes. The

@@ -8,4 +8,8 @@
 // chart media type, a manifest tagged with the version, "+" written "_"), or
 // any manifest and blobs they like (PushBlob, PushManifest: hostile cases),
 // straight to the registry; the agent reads through the proxy (Repository).
+// The proxy can also take an OAuth2 refresh token at its token endpoint
+// (AcceptRefreshToken, as a docker config's identitytoken is exchanged), and
+// corrupt the blobs it answers (CorruptBlobs: their content no longer matches
+// their digest).
 package ociregistry

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -52,6 +53,11 @@ type Server struct {
 	password string
 	token    string
 	pageSize int
+	// refreshToken is the OAuth2 refresh token the token endpoint takes, when
+	// not "" (AcceptRefreshToken).
+	refreshToken string
+	// corrupt makes the proxy flip a byte of every blob it answers.
+	corrupt bool
 }
 
 // Start runs a registry until the test ends, waits until /v2/ answers, and
@@ -99,6 +105,7 @@ func Start(t testing.TB) *Server {
 		t.Fatal(err)
 	}
 	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.ModifyResponse = s.modify
 	s.proxy = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, rp) }))
 	t.Cleanup(s.proxy.Close)
 	s.Repository = "oci://" + strings.TrimPrefix(s.proxy.URL, "http://") + "/charts"
@@ -158,6 +165,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rp *httputil.Reve
 		q.Set("n", strconv.Itoa(pageSize))
 		r.URL.RawQuery = q.Encode()
 	}
+	if r.URL.Path == "/token" && r.Method == http.MethodPost {
+		s.serveOAuth2(w, r)
+		return
+	}
 	if r.URL.Path == "/token" {
 		if u, p, ok := r.BasicAuth(); !ok || u != user || p != password {
 			http.Error(w, RefusalBody, http.StatusUnauthorized)
@@ -175,6 +186,59 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rp *httputil.Reve
 	rp.ServeHTTP(w, r)
 }
 
+// serveOAuth2 answers an OAuth2 refresh token grant (a POST to the token
+// endpoint, as oras-go sends a docker config's identitytoken) with the token,
+// when the refresh token is the one AcceptRefreshToken set.
+func (s *Server) serveOAuth2(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	refresh, token := s.refreshToken, s.token
+	s.mu.Unlock()
+	if err := r.ParseForm(); err != nil || refresh == "" || r.PostForm.Get("grant_type") != "refresh_token" || r.PostForm.Get("refresh_token") != refresh {
+		http.Error(w, RefusalBody, http.StatusUnauthorized)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"access_token": token, "expires_in": 300})
+}
+
+// AcceptRefreshToken makes the token endpoint give its token, from now on,
+// for an OAuth2 refresh token grant of refreshToken too (RequireToken first).
+func (s *Server) AcceptRefreshToken(refreshToken string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refreshToken = refreshToken
+}
+
+// CorruptBlobs makes the proxy flip the first byte of every blob it answers,
+// from now on: the answer keeps its length and its Docker-Content-Digest
+// header, and its content no longer matches its digest.
+func (s *Server) CorruptBlobs() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.corrupt = true
+}
+
+// modify flips a blob answer's first byte when CorruptBlobs asked for it.
+func (s *Server) modify(resp *http.Response) error {
+	s.mu.Lock()
+	corrupt := s.corrupt
+	s.mu.Unlock()
+	if !corrupt || resp.StatusCode != http.StatusOK || kind(resp.Request.URL.Path) != "blobs" {
+		return nil
+	}
+	var b bytes.Buffer
+	if _, err := b.ReadFrom(resp.Body); err != nil {
+		return err
+	}
+	_ = resp.Body.Close()
+	data := b.Bytes()
+	if len(data) > 0 {
+		data[0] ^= 0xff
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(data))
+	return nil
+}
+
 // RequireToken makes the proxy refuse, from now on, every request without a
 // token, which its token endpoint gives for username and password.
 func (s *Server) RequireToken(username, password string) {
@@ -183,6 +247,14 @@ func (s *Server) RequireToken(username, password string) {
 	s.user, s.password = username, password
 	sum := sha256.Sum256([]byte(username + ":" + password))
 	s.token = hex.EncodeToString(sum[:8])
+}
+
+// Token is the token RequireToken made: what the token endpoint gives, and
+// what a client may send as it is (a registry token).
+func (s *Server) Token() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.token
 }
 
 // PageTags makes the proxy ask the registry for tag lists of n tags a page
