@@ -58,15 +58,95 @@ func (c *converter) kustomizationSource(o *unstructured.Unstructured, s *v1alpha
 	}
 	src, found := c.source(kind, ns, name)
 	switch {
-	case kind != "GitRepository":
-		c.lose(o, "spec.sourceRef", "Tether fetches git repositories and charts, not a "+kind+": no Sync written")
+	case kind != "GitRepository" && kind != "OCIRepository":
+		c.lose(o, "spec.sourceRef", "Tether fetches git repositories, OCI artifacts and charts, not a "+kind+": no Sync written")
 		return false
 	case !found:
 		c.lose(o, "spec.sourceRef", "the "+kind+" "+ns+"/"+name+" is not among the input: no Sync written")
 		return false
+	case kind == "OCIRepository":
+		c.ociRepository(src, s, ns != o.GetNamespace())
+		return true
 	}
 	c.gitRepository(src, s, ns != o.GetNamespace())
 	return true
+}
+
+// ociRepository folds a Flux OCIRepository into s's source (spec.source.oci):
+// its URL, tag, semver or digest, credentials Secret and cosign keys. A
+// Secret of another namespace than the Sync's cannot be named.
+func (c *converter) ociRepository(src *unstructured.Unstructured, s *v1alpha1.Sync, otherNamespace bool) {
+	sp := &s.Spec.Source
+	o := &v1alpha1.OCISource{}
+	sp.OCI = o
+	secret := func(field string) func(any) *v1alpha1.LocalObjectReference {
+		return func(v any) *v1alpha1.LocalObjectReference {
+			if otherNamespace {
+				c.lose(src, field, "a Sync reads its Secrets from its own namespace: copy the Secret into "+s.Namespace)
+			}
+			return &v1alpha1.LocalObjectReference{Name: str(object(v)["name"])}
+		}
+	}
+	c.fields(src, "spec", spec(src), map[string]func(any){
+		"url":       func(v any) { o.URL = str(v) },
+		"interval":  func(v any) { sp.Interval = duration(v) },
+		"secretRef": func(v any) { o.SecretRef = secret("spec.secretRef")(v) },
+		"ref": func(v any) {
+			c.fields(src, "spec.ref", object(v), map[string]func(any){
+				"tag":    func(v any) { o.Ref.Tag = str(v) },
+				"semver": func(v any) { o.Ref.SemVer = str(v) },
+				"digest": func(v any) { o.Ref.Digest = str(v) },
+			}, "Tether follows a tag, a semver range or a digest")
+		},
+		"verify": func(v any) {
+			verify := object(v)
+			if p := str(verify["provider"]); p != "" && p != v1alpha1.VerifyCosign {
+				c.lose(src, "spec.verify.provider", "Tether verifies cosign signatures, not "+p+": verification not carried")
+				return
+			}
+			if _, keyless := verify["matchOIDCIdentity"]; keyless || verify["secretRef"] == nil {
+				c.lose(src, "spec.verify", "Tether verifies signatures made with cosign key pairs, not keyless ones: verification not carried")
+				return
+			}
+			o.Verify = &v1alpha1.OCIVerify{Provider: v1alpha1.VerifyCosign, SecretRef: *secret("spec.verify.secretRef")(verify["secretRef"])}
+		},
+		"timeout": nil, // Tether bounds its fetches itself
+		"provider": func(v any) {
+			if p := str(v); p != "" && p != "generic" {
+				c.lose(src, "spec.provider", "Tether reads registry credentials from spec.source.oci.secretRef, not from "+p+"'s workload identity")
+			}
+		},
+		"insecure": func(v any) {
+			if boolean(v) {
+				c.lose(src, "spec.insecure", "Tether speaks plain http to loopback registries only")
+			}
+		},
+		"certSecretRef": func(any) {
+			c.lose(src, "spec.certSecretRef", "put the CA bundle in spec.source.oci.secretRef's Secret under the key caFile")
+		},
+		"layerSelector": func(v any) {
+			sel := object(v)
+			if mt := str(sel["mediaType"]); mt != "" && mt != "application/vnd.cncf.flux.content.v1.tar+gzip" {
+				c.lose(src, "spec.layerSelector", "Tether reads the layer of Flux's content media type, or an artifact's only layer, not "+mt)
+			}
+			if op := str(sel["operation"]); op == "copy" {
+				c.lose(src, "spec.layerSelector.operation", "Tether unpacks the layer; copy is not carried")
+			}
+		},
+	}, noCounterpart)
+	if o.Ref.Tag == "" && o.Ref.SemVer == "" && o.Ref.Digest == "" {
+		o.Ref.Tag = "latest" // Flux's default, and Tether's
+	}
+	if o.Ref.Digest != "" && (o.Ref.Tag != "" || o.Ref.SemVer != "") {
+		// Flux pulls the digest whatever else is set; Tether pins it.
+		o.Ref.Tag, o.Ref.SemVer = "", ""
+		c.lose(src, "spec.ref", "a digest with a tag or range is carried as the digest alone")
+	}
+	if o.Ref.Tag != "" && o.Ref.SemVer != "" {
+		// Flux's semver takes precedence over its tag.
+		o.Ref.Tag = ""
+		c.lose(src, "spec.ref.tag", "a tag with a semver range is carried as the range alone, which Flux follows")
+	}
 }
 
 // gitRepository folds a Flux GitRepository into s's source. A credentials

@@ -82,7 +82,7 @@ func TestConvertReportsWhatItCannotCarry(t *testing.T) {
 		"a Kustomization of a Bucket": {
 			in: "apiVersion: source.toolkit.fluxcd.io/v1\nkind: Bucket\nmetadata: {name: b, namespace: flux}\nspec: {}\n---\n" +
 				"apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: k, namespace: flux}\nspec: {sourceRef: {kind: Bucket, name: b}}\n",
-			lost: []string{"Kustomization/flux/k: spec.sourceRef: Tether fetches git repositories and charts, not a Bucket"},
+			lost: []string{"Kustomization/flux/k: spec.sourceRef: Tether fetches git repositories, OCI artifacts and charts, not a Bucket"},
 		},
 		"Flux's kustomize fields on top of a render, carried; a field of theirs Tether has not": {
 			in: "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: g, namespace: flux}\nspec: {url: https://git.example.com/r.git, ref: {tag: v1}}\n---\n" +
@@ -242,5 +242,65 @@ func TestConvertFluxTagVerificationOfABranch(t *testing.T) {
 	}
 	if len(res.Lost) != 1 || !strings.Contains(res.Lost[0].String(), "spec.verify.mode: Tag without a tag to follow") {
 		t.Errorf("lost %q, want the mode reported", res.Lost)
+	}
+}
+
+func TestConvertFluxOCIRepositorySources(t *testing.T) {
+	const kustomization = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: flux-system}\n" +
+		"spec: {sourceRef: {kind: OCIRepository, name: manifests}, path: ./deploy, prune: true, interval: 10m}\n---\n"
+	const repo = "apiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata: {name: manifests, namespace: flux-system}\n"
+	for name, tc := range map[string]struct {
+		spec string
+		want v1alpha1.OCISource
+		lost []string
+	}{
+		"a tag, credentials and cosign keys": {
+			spec: "spec: {url: oci://ghcr.io/org/manifests, interval: 5m, ref: {tag: v1.2.0}, secretRef: {name: regcred}, verify: {provider: cosign, secretRef: {name: cosign-pub}}}\n",
+			want: v1alpha1.OCISource{URL: "oci://ghcr.io/org/manifests", Ref: v1alpha1.OCIRef{Tag: "v1.2.0"}, SecretRef: &v1alpha1.LocalObjectReference{Name: "regcred"},
+				Verify: &v1alpha1.OCIVerify{Provider: v1alpha1.VerifyCosign, SecretRef: v1alpha1.LocalObjectReference{Name: "cosign-pub"}}},
+		},
+		"no ref is the tag latest": {
+			spec: "spec: {url: oci://ghcr.io/org/manifests, interval: 5m}\n",
+			want: v1alpha1.OCISource{URL: "oci://ghcr.io/org/manifests", Ref: v1alpha1.OCIRef{Tag: "latest"}},
+		},
+		"a range wins over a tag, as in Flux": {
+			spec: "spec: {url: oci://ghcr.io/org/manifests, interval: 5m, ref: {tag: latest, semver: '>=1.0'}}\n",
+			want: v1alpha1.OCISource{URL: "oci://ghcr.io/org/manifests", Ref: v1alpha1.OCIRef{SemVer: ">=1.0"}},
+			lost: []string{"OCIRepository/flux-system/manifests: spec.ref.tag"},
+		},
+		"keyless verification and cloud identity are reported, not carried": {
+			spec: "spec: {url: oci://ghcr.io/org/manifests, interval: 5m, provider: aws, ref: {digest: 'sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef'}, verify: {provider: cosign, matchOIDCIdentity: [{issuer: x, subject: y}]}}\n",
+			want: v1alpha1.OCISource{URL: "oci://ghcr.io/org/manifests", Ref: v1alpha1.OCIRef{Digest: "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}},
+			lost: []string{"OCIRepository/flux-system/manifests: spec.provider", "OCIRepository/flux-system/manifests: spec.verify: Tether verifies signatures made with cosign key pairs"},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			res := importer.Convert(objects(t, kustomization+repo+tc.spec))
+			if len(res.Syncs) != 1 {
+				t.Fatalf("%d Syncs; lost %v", len(res.Syncs), res.Lost)
+			}
+			s := res.Syncs[0].Spec
+			if diff := cmp.Diff(&tc.want, s.Source.OCI); diff != "" {
+				t.Errorf("spec.source.oci (-want +got):\n%s", diff)
+			}
+			if s.Source.URL != "" || s.Source.Path != "deploy" || s.Source.Interval == nil || s.Source.Interval.Duration.Minutes() != 5 {
+				t.Errorf("spec.source url %q path %q interval %v; want no url, path deploy, the OCIRepository's 5m", s.Source.URL, s.Source.Path, s.Source.Interval)
+			}
+			lost := strings.Join(func() []string {
+				var out []string
+				for _, l := range res.Lost {
+					out = append(out, l.String())
+				}
+				return out
+			}(), "\n")
+			for _, want := range tc.lost {
+				if !strings.Contains(lost, want) {
+					t.Errorf("lost:\n%s\nwant a line with %q", lost, want)
+				}
+			}
+			if len(tc.lost) == 0 && strings.Contains(lost, "OCIRepository") {
+				t.Errorf("lost of the OCIRepository:\n%s\nwant nothing", lost)
+			}
+		})
 	}
 }

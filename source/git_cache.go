@@ -50,6 +50,7 @@ func (s *Source) Fetch(ctx context.Context, req Request) (Revision, error) {
 // whatever its MaxAge: a push notification (webhook) says the remote has moved.
 func (s *Source) Refresh(url string) {
 	s.charts.Forget(url)
+	s.artifacts.Forget(url)
 	s.git.Refresh(url)
 }
 

@@ -38,5 +38,8 @@ func (s *Source) holdsChart(rev Revision, dir, key string) (bool, error) {
 // probeChart looks for dir/Chart.yaml in rev's tree; read is false when the
 // cache could not tell (the render reports why).
 func (s *Source) probeChart(rev Revision, dir string) (found, read bool, err error) {
+	if rev.Artifact != "" {
+		return s.artifactHolds(rev, path.Join(dir, render.ChartFile))
+	}
 	return s.git.HoldsFile(rev, path.Join(dir, render.ChartFile))
 }

@@ -3,11 +3,14 @@ package source
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	gosync "sync"
 	"time"
 
+	"tether.dev/tether/source/artifact"
 	"tether.dev/tether/source/chartrepo"
 	"tether.dev/tether/source/gitcache"
+	"tether.dev/tether/source/oci"
 	"tether.dev/tether/source/render"
 	"tether.dev/tether/source/wall"
 )
@@ -116,6 +119,13 @@ type Options struct {
 	// another of its own, so that its callers do not take turns fetching, and the
 	// fetch is refused instead.
 	CacheKeepRecent time.Duration
+	// MaxArtifactBytes bounds an OCI artifact's content layer as downloaded
+	// (spec.source.oci); what it unpacks to is bounded by MaxFileSize,
+	// MaxTreeSize and MaxTreeEntries, as a commit's files are.
+	MaxArtifactBytes int64
+	// ArtifactCacheBytes bounds the unpacked artifacts kept on disk under
+	// CacheDir/artifacts, the least recently used going first.
+	ArtifactCacheBytes int64
 	// AllowFileURLs lets Syncs name file:// repositories. A file:// URL reads the
 	// agent's own file system, so it is refused unless the agent allows it (for
 	// demos and tests).
@@ -153,6 +163,8 @@ func DefaultOptions() Options {
 		MaxChartFiles:         r.MaxChartFiles,
 		ChartCacheBytes:       32 << 20,
 		CacheKeepRecent:       g.CacheKeepRecent,
+		MaxArtifactBytes:      g.MaxTreeSize,
+		ArtifactCacheBytes:    1 << 30,
 	}
 }
 
@@ -187,6 +199,8 @@ type Source struct {
 	beforeRender func(dir string)
 	// verdicts holds the signers of revisions verified (verified.go).
 	verdicts verdicts
+	// artifacts fetches OCI artifacts and keeps them unpacked (artifact.go).
+	artifacts *artifact.Store
 }
 
 // New returns a Source that caches repositories under opts.CacheDir.
@@ -252,6 +266,12 @@ func New(opts Options) (*Source, error) {
 	if opts.RenderMemoryLimit <= 0 {
 		opts.RenderMemoryLimit = defaults.RenderMemoryLimit
 	}
+	if opts.MaxArtifactBytes <= 0 {
+		opts.MaxArtifactBytes = defaults.MaxArtifactBytes
+	}
+	if opts.ArtifactCacheBytes <= 0 {
+		opts.ArtifactCacheBytes = defaults.ArtifactCacheBytes
+	}
 	opts = withChartDefaults(opts, defaults)
 	cache, err := gitcache.New(gitOptions(opts))
 	if err != nil {
@@ -261,8 +281,13 @@ func New(opts Options) (*Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("source: %w", err)
 	}
+	artifacts, err := artifact.New(artifactOptions(opts))
+	if err != nil {
+		return nil, fmt.Errorf("source: %w", err)
+	}
 	return &Source{
 		opts:       opts,
+		artifacts:  artifacts,
 		git:        cache,
 		charts:     charts,
 		renders:    wall.NewCache(opts.RenderCacheBytes),
@@ -291,6 +316,13 @@ const (
 	DefaultMaxYAMLNodesPerFile   = render.DefaultMaxYAMLNodesPerFile
 	DefaultMaxYAMLNodesPerRender = render.DefaultMaxYAMLNodesPerRender
 )
+
+// artifactOptions are the artifact store's options among opts.
+func artifactOptions(opts Options) artifact.Options {
+	return artifact.Options{Dir: filepath.Join(opts.CacheDir, "artifacts"), MaxLayerBytes: opts.MaxArtifactBytes,
+		MaxFileSize: opts.MaxFileSize, MaxTreeSize: opts.MaxTreeSize, MaxTreeEntries: opts.MaxTreeEntries,
+		MaxDiskBytes: opts.ArtifactCacheBytes, OCI: oci.Options{Timeout: opts.Timeout}}
+}
 
 // gitOptions are the git cache's options among opts.
 func gitOptions(opts Options) gitcache.Options {

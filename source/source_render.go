@@ -95,7 +95,7 @@ type renderInput struct {
 // renderKey is the cache key of a render of dir (clean) of rev with dec: the
 // keys' digest keeps renders with other keys, or none, apart.
 func renderKey(rev Revision, dir string, dec *Decryption) string {
-	return rev.URL + "\x00" + rev.Commit + "\x00" + dir + "\x00" + dec.Digest()
+	return rev.URL + "\x00" + rev.Commit + rev.Layer + "\x00" + dir + "\x00" + dec.Digest()
 }
 
 // ForgetKeys drops from the render cache every render made with the keys whose
@@ -236,7 +236,7 @@ func (s *Source) renderNow(in renderInput) (r wall.Rendered, err error) {
 		job.Package = in.pkg
 		return wall.Run(job, opts)
 	}
-	fs, err := s.git.Tree(in.rev, in.dir)
+	fs, err := s.tree(in.rev, in.dir)
 	if err != nil {
 		return wall.Rendered{}, err
 	}
@@ -270,7 +270,7 @@ func (s *Source) Overlay(snap *Snapshot, k *v1alpha1.Kustomize) (*Snapshot, erro
 			}
 			ov.Components = append(ov.Components, dir)
 		}
-		fs, err := s.git.Tree(snap.Revision, ov.Components[0], ov.Components[1:]...)
+		fs, err := s.tree(snap.Revision, ov.Components[0], ov.Components[1:]...)
 		if err != nil {
 			return nil, err
 		}

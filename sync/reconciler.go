@@ -56,6 +56,9 @@ type Source interface {
 	FetchChart(ctx context.Context, req source.ChartRequest) (source.Revision, error)
 	// RenderChart renders a packaged chart FetchChart returned, as helm says.
 	RenderChart(ctx context.Context, rev source.Revision, helm source.Helm) (*source.Snapshot, error)
+	// FetchArtifact resolves an OCI artifact's tag, range or digest, checks
+	// its signature when asked and unpacks it; RenderSelected renders it.
+	FetchArtifact(ctx context.Context, req source.ArtifactRequest) (source.Revision, error)
 	// Substitute substitutes spec.postBuild's variables into a snapshot's
 	// objects behind the render wall, as a render runs.
 	Substitute(snap *source.Snapshot, sub source.Substitution) (*source.Snapshot, error)
@@ -374,7 +377,7 @@ func (r *Reconciler) desire(ctx context.Context, obj *v1alpha1.Sync, st *plan.St
 		return nil, err
 	}
 	snap, err := r.fetchAndRender(ctx, obj, want.id, want.dec, st)
-	if err == nil && obj.Spec.Source.Chart == nil {
+	if err == nil && obj.Spec.Source.URL != "" {
 		// A pin, or a rollback, applies an earlier commit; head is reported.
 		snap, err = r.chooseRevision(ctx, obj, want.id, want.dec, st, snap)
 	}
@@ -482,6 +485,9 @@ func (r *Reconciler) convergerFor(obj *v1alpha1.Sync, st *plan.Status, want *des
 func (r *Reconciler) fetchAndRender(ctx context.Context, obj *v1alpha1.Sync, id Identity, dec *source.Decryption, st *plan.Status) (*source.Snapshot, error) {
 	if obj.Spec.Source.Chart != nil {
 		return r.fetchChart(ctx, obj, id, st)
+	}
+	if obj.Spec.Source.OCI != nil {
+		return r.fetchArtifact(ctx, obj, id, dec, st)
 	}
 	fetchStart := r.state.now()
 	// Syncs sharing a repository and credentials share a poll (see maxAge).

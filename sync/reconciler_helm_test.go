@@ -186,7 +186,7 @@ func TestAnOCIRepositoryThatIsNoRepositoryPathIsRefused(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "both", Namespace: ns},
 		Spec:       v1alpha1.SyncSpec{Source: v1alpha1.SourceSpec{URL: "https://git.example.com/x.git", Chart: chart}},
 	}
-	if err := a.Client.Create(t.Context(), both); err == nil || !strings.Contains(err.Error(), "exactly one of url or chart") {
+	if err := a.Client.Create(t.Context(), both); err == nil || !strings.Contains(err.Error(), "exactly one of url or chart or oci") {
 		t.Errorf("a Sync with both url and chart: %v, want the CRD's rule to refuse it", err)
 	}
 

@@ -198,6 +198,9 @@ func sourceURL(obj *v1alpha1.Sync) string {
 	if c := obj.Spec.Source.Chart; c != nil {
 		return c.Repository
 	}
+	if o := obj.Spec.Source.OCI; o != nil {
+		return o.URL
+	}
 	return obj.Spec.Source.URL
 }
 
@@ -206,6 +209,9 @@ func sourceURL(obj *v1alpha1.Sync) string {
 func sourceRefLabel(obj *v1alpha1.Sync) string {
 	if c := obj.Spec.Source.Chart; c != nil {
 		return strings.TrimSpace(c.Name + " " + c.Version)
+	}
+	if o := obj.Spec.Source.OCI; o != nil {
+		return source.ArtifactRequest{Ref: o.Ref}.Label()
 	}
 	return refLabel(obj.Spec.Source.Ref)
 }

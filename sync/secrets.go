@@ -138,7 +138,9 @@ func (s *SecretWatch) Track(syncKey types.NamespacedName, field, user string, r 
 
 // Forget stops every watch for syncKey's Sync: it is deleted.
 func (s *SecretWatch) Forget(syncKey types.NamespacedName) {
-	s.ForgetField(syncKey, fieldSourceSecret)
+	for _, field := range []string{fieldSourceSecret, fieldVerifySecret, fieldOCISecret, fieldOCIVerifySecret} {
+		s.ForgetField(syncKey, field)
+	}
 	s.ForgetField(syncKey, fieldDecryptionSecret)
 	s.ForgetField(syncKey, fieldKubeConfigSecret)
 }

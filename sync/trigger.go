@@ -77,7 +77,7 @@ func (t *Trigger) OnPush(ctx context.Context, push source.Push) error {
 			}
 			continue
 		}
-		t.source.Refresh(s.Spec.Source.URL)
+		t.source.Refresh(sourceURL(s))
 		select {
 		case t.events <- event.GenericEvent{Object: s}:
 		default:
@@ -89,10 +89,15 @@ func (t *Trigger) OnPush(ctx context.Context, push source.Push) error {
 	return nil
 }
 
-// concerns reports whether a push may move what s follows.
+// concerns reports whether a push may move what s follows: a push to its git
+// repository's branch or tag, or a tag pushed to its OCI artifact's
+// repository.
 func concerns(push source.Push, s *v1alpha1.Sync) bool {
-	if s.Spec.Suspend || !matchesURL(push.URLs, s.Spec.Source.URL) {
+	if s.Spec.Suspend || s.Spec.Source.Chart != nil || !matchesURL(push.URLs, sourceURL(s)) {
 		return false
+	}
+	if o := s.Spec.Source.OCI; o != nil {
+		return push.Tag != "" && (o.Ref.Tag == push.Tag || o.Ref.SemVer != "")
 	}
 	ref := s.Spec.Source.Ref
 	if ref == (v1alpha1.GitRef{}) {

@@ -343,21 +343,28 @@ type HealthCheck struct {
 
 // SourceSpec locates desired state in git, or a packaged Helm chart.
 //
-// +kubebuilder:validation:XValidation:rule="has(self.url) != has(self.chart)",message="exactly one of url or chart must be set"
+// +kubebuilder:validation:XValidation:rule="[has(self.url), has(self.chart), has(self.oci)].filter(x, x).size() == 1",message="exactly one of url or chart or oci must be set"
 // +kubebuilder:validation:XValidation:rule="!has(self.verify) || has(self.url)",message="verify checks the signatures of git revisions: it needs url"
 // +kubebuilder:validation:XValidation:rule="!has(self.verify) || !has(self.verify.mode) || self.verify.mode == 'HEAD' || has(self.ref.tag) || has(self.ref.semver)",message="verify.mode Tag and TagAndHEAD need ref.tag or ref.semver"
 type SourceSpec struct {
 	// url of the git repository: https://, http://, ssh://, git@host:path or file://.
-	// Exactly one of url and chart is set.
+	// Exactly one of url, chart and oci is set.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:Pattern=`^((https?|ssh|file)://.+|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:.+)$`
 	// +optional
 	URL string `json:"url,omitempty"`
 
 	// chart is a packaged Helm chart from a chart repository, in place of a git
-	// repository (url). Exactly one of url and chart is set. See docs/helm.md.
+	// repository (url). Exactly one of url, chart and oci is set. See docs/helm.md.
 	// +optional
 	Chart *ChartSource `json:"chart,omitempty"`
+
+	// oci is an artifact in an OCI registry, in place of a git repository:
+	// a directory packed as Flux's artifact format (flux push artifact, tether
+	// push artifact) or a plain single-layer tarball; path is rendered inside
+	// it. Exactly one of url, chart and oci is set. See docs/supply-chain.md.
+	// +optional
+	OCI *OCISource `json:"oci,omitempty"`
 
 	// ref selects the revision to follow: exactly one of branch, tag, semver or commit.
 	// Default: branch main.
@@ -396,6 +403,83 @@ type SourceSpec struct {
 	// +kubebuilder:default="1m"
 	// +optional
 	Interval *metav1.Duration `json:"interval,omitempty"`
+}
+
+// OCISource is an artifact in an OCI registry (spec.source.oci).
+type OCISource struct {
+	// url of the artifact's repository: oci://host[:port]/path. A registry on
+	// a loopback address is spoken to over http, any other over https;
+	// oci://docker.io/name is Docker Hub's.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:Pattern=`^oci://[^/]+/.+$`
+	// +required
+	URL string `json:"url"`
+	// ref selects the artifact: exactly one of tag, semver or digest.
+	// Default: tag latest.
+	// +kubebuilder:default={tag: "latest"}
+	// +optional
+	Ref OCIRef `json:"ref,omitzero"`
+	// secretRef names a Secret of the Sync's namespace with the registry's
+	// credentials: a kubernetes.io/dockerconfigjson Secret, or username and
+	// password (or bearerToken) keys. Read as the Sync's identity.
+	// +optional
+	SecretRef *LocalObjectReference `json:"secretRef,omitempty"`
+	// verify has the artifact's cosign signature checked against trusted
+	// public keys before it is rendered: an unsigned or wrongly signed
+	// artifact is refused, and the one applied last stays applied.
+	// +optional
+	Verify *OCIVerify `json:"verify,omitempty"`
+}
+
+// OCIRef selects an artifact of a repository.
+// +kubebuilder:validation:XValidation:rule="[has(self.tag), has(self.semver), has(self.digest)].filter(x, x).size() == 1",message="exactly one of tag, semver or digest must be set"
+type OCIRef struct {
+	// tag to apply; the artifact it names is looked up at every interval, so
+	// a tag pushed again is followed.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_][A-Za-z0-9._-]*$`
+	// +optional
+	Tag string `json:"tag,omitempty"`
+	// semver range; the artifact of the newest tag that satisfies it is
+	// applied (e.g. ">=1.4 <2").
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	SemVer string `json:"semver,omitempty"`
+	// digest pins one artifact by its manifest's digest (sha256:<hex>).
+	// +kubebuilder:validation:Pattern=`^sha256:[0-9a-f]{64}$`
+	// +optional
+	Digest string `json:"digest,omitempty"`
+}
+
+// String names the ref the way revisions are written: the tag or range, or
+// nothing for a pinned digest.
+func (r OCIRef) String() string {
+	if r.Tag != "" {
+		return r.Tag
+	}
+	return r.SemVer
+}
+
+// Signature providers of spec.source.oci.verify.
+const (
+	// VerifyCosign checks cosign signatures made with a key pair.
+	VerifyCosign = "cosign"
+)
+
+// OCIVerify says whose artifact signatures a Sync trusts.
+type OCIVerify struct {
+	// provider of the signatures: cosign (key pairs). Default cosign.
+	// +kubebuilder:validation:Enum=cosign
+	// +kubebuilder:default=cosign
+	// +optional
+	Provider string `json:"provider,omitempty"`
+	// secretRef names a Secret of the Sync's namespace whose every value is
+	// a PEM public key (cosign.pub). It is read as the Sync's identity.
+	// +required
+	SecretRef LocalObjectReference `json:"secretRef"`
 }
 
 // Verification modes of spec.source.verify.

@@ -346,11 +346,23 @@ func renderSync(ctx context.Context, c client.Client, cfg *rest.Config, s *v1alp
 		fmt.Fprintln(how.warn, "tether diff: the Sync decrypts SOPS files (spec.decryption); they are compared encrypted without --use-secret-ref or --decrypt --keys DIR")
 	}
 	var objs []*unstructured.Unstructured
-	if s.Spec.Source.Chart != nil {
+	switch {
+	case s.Spec.Source.Chart != nil:
 		chart := plan.ChartRequestOf(s)
 		chart.Auth = req.Auth
 		objs, err = fetchAndRenderChart(ctx, chart, helm, s.Spec.Kustomize)
-	} else {
+	case s.Spec.Source.OCI != nil:
+		art, skipped, rerr := tethersync.ReadArtifactRequest(ctx, c, s, how.useSecretRef)
+		for _, field := range skipped {
+			fmt.Fprintf(how.warn, "tether diff: %s is not read without --use-secret-ref\n", field)
+		}
+		if rerr != nil {
+			// As for spec.source.verify: the diff goes on unverified, and says so.
+			fmt.Fprintf(how.warn, "tether diff: the artifact is not verified: %v\n", rerr)
+			art.Keys = nil
+		}
+		objs, err = fetchAndRenderArtifact(ctx, art, s.Spec.Source.PathOrDefault(), source.DirectoryOf(s.Spec.Source.Directory), helm, dec, s.Spec.Kustomize)
+	default:
 		objs, err = fetchAndRender(ctx, req, s.Spec.Source.PathOrDefault(), source.DirectoryOf(s.Spec.Source.Directory), helm, dec, s.Spec.Kustomize)
 	}
 	if err != nil {
@@ -436,8 +448,14 @@ func readSyncFile(file string) (*v1alpha1.Sync, error) {
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(objs[0].Object, s); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	if s.Name == "" || (s.Spec.Source.URL == "") == (s.Spec.Source.Chart == nil) {
-		return nil, fmt.Errorf("%s: the Sync needs metadata.name and one of spec.source.url and spec.source.chart", file)
+	sources := 0
+	for _, set := range []bool{s.Spec.Source.URL != "", s.Spec.Source.Chart != nil, s.Spec.Source.OCI != nil} {
+		if set {
+			sources++
+		}
+	}
+	if s.Name == "" || sources != 1 {
+		return nil, fmt.Errorf("%s: the Sync needs metadata.name and one of spec.source.url, spec.source.chart and spec.source.oci", file)
 	}
 	return s, nil
 }
@@ -519,6 +537,29 @@ func fetchAndRender(ctx context.Context, req source.Request, path string, sel so
 		return nil, fmt.Errorf("%s: %w", rev, err)
 	}
 	// Hooks run once per revision applied and are not kept in sync: no diff.
+	return plan.ManagedObjects(snap.Objects)
+}
+
+// fetchAndRenderArtifact fetches an OCI artifact into a throw-away cache
+// (its signature checked when req has keys) and renders path of it as
+// fetchAndRender renders a commit's, as the agent does.
+func fetchAndRenderArtifact(ctx context.Context, req source.ArtifactRequest, path string, sel source.Directory, helm source.Helm, dec *source.Decryption, kust *v1alpha1.Kustomize) ([]*unstructured.Unstructured, error) {
+	src, done, err := throwAwaySource()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	rev, err := src.FetchArtifact(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := src.RenderSelected(ctx, rev, path, sel, helm, dec)
+	if err == nil {
+		snap, err = src.Overlay(snap, kust)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", rev, err)
+	}
 	return plan.ManagedObjects(snap.Objects)
 }
 

@@ -61,6 +61,7 @@ pipeline; they take kubectl's connection flags (--kubeconfig, --context, -n, --a
 		newInstallCommand(kube),
 		newCheckCommand(kube),
 		newBootstrapCommand(kube),
+		newPushCommand(),
 		newVersionCommand(),
 		newDocsCommand(),
 	)

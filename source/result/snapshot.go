@@ -21,12 +21,25 @@ type Revision struct {
 	// Signer is who signed the revision, when the Request asked for it to be
 	// verified (verify.Signer's String, from the trusted keys); empty otherwise.
 	Signer string `json:",omitempty"`
+	// Artifact is, for an OCI artifact (spec.source.oci), the hex SHA-256 of
+	// its manifest; URL is then oci://host/path, Ref the tag followed (empty
+	// for a digest) and Commit empty.
+	Artifact string `json:",omitempty"`
+	// Layer is, for an OCI artifact, the hex SHA-256 of the layer rendered.
+	Layer string `json:",omitempty"`
 }
 
 // String writes the revision as status reports it: "main@sha1:<hash>",
 // "sha1:<hash>" for a pinned commit, "podinfo@6.14.1+sha256:<digest>" for a
-// packaged chart (its package's digest until it is rendered).
+// packaged chart (its package's digest until it is rendered), "v1.4.0@sha256:
+// <digest>" for an OCI artifact (its manifest's digest, as Flux writes it).
 func (r Revision) String() string {
+	if r.Artifact != "" {
+		if r.Ref == "" {
+			return "sha256:" + r.Artifact
+		}
+		return r.Ref + "@sha256:" + r.Artifact
+	}
 	if r.Package != "" {
 		if r.Digest != "" {
 			return r.Ref + "+sha256:" + r.Digest
