@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	godigest "github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,6 +24,7 @@ import (
 	"tether.dev/tether/test/harness"
 	"tether.dev/tether/test/ociregistry"
 	"tether.dev/tether/test/rig"
+	"tether.dev/tether/test/signing"
 )
 
 // newArtifactSync creates a Sync of path apps of the artifact of charts/<name>
@@ -181,4 +184,63 @@ func TestATagPushedToARegistryAndToldByWebhookIsAppliedAtOnce(t *testing.T) {
 		t.Fatalf("signed push: status %d, want 202", resp.StatusCode)
 	}
 	a.artifactApplied(t, s, "v1.1.0@"+second)
+}
+
+func TestASyncAppliesOnlyArtifactsATrustedCosignKeySignedAndNamesTheSigner(t *testing.T) {
+	a := startAgent(t)
+	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	reg := ociregistry.Start(t)
+	ci := signing.NewCosignKey(t)
+	harness.Must(t, a.Client.Create(t.Context(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "cosign-keys", Namespace: ns},
+		Data:       map[string][]byte{"ci.pub": ci.Public},
+	}))
+	sign := func(t *testing.T, digest string) {
+		subject := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, Digest: godigest.Digest(digest)}
+		sig := ci.SignatureManifest(t, reg.Host()+"/charts/signed", subject)
+		reg.PushSignature(t, "signed", sig.Tag, map[string][]byte{sig.ConfigDescriptor.MediaType: sig.Config, sig.PayloadDescriptor.MediaType: sig.Payload}, sig.Manifest)
+	}
+	first := pushApps(t, reg, "signed", "v1.0.0", "signed-one")
+	sign(t, first)
+	s := &v1alpha1.Sync{
+		ObjectMeta: metav1.ObjectMeta{Name: "signed", Namespace: ns},
+		Spec: v1alpha1.SyncSpec{
+			Source: v1alpha1.SourceSpec{
+				OCI: &v1alpha1.OCISource{URL: reg.Repository + "/signed", Ref: v1alpha1.OCIRef{SemVer: "1.x"},
+					Verify: &v1alpha1.OCIVerify{Provider: v1alpha1.VerifyCosign, SecretRef: v1alpha1.LocalObjectReference{Name: "cosign-keys"}}},
+				Path:     "apps",
+				Interval: &metav1.Duration{Duration: time.Hour},
+			},
+			Destination: v1alpha1.DestinationSpec{Namespace: ns},
+		},
+	}
+	harness.Must(t, a.Client.Create(t.Context(), s))
+	removeWhenDone(t, a, s)
+
+	t.Run("a signed artifact applies, its signer in status", func(t *testing.T) {
+		a.artifactApplied(t, s, "v1.0.0@"+first)
+		harness.Must(t, a.Client.Get(t.Context(), client.ObjectKeyFromObject(s), s))
+		if !strings.Contains(s.Status.LastAppliedSigner, "ci.pub") {
+			t.Errorf("lastAppliedSigner %q; want the key ci.pub", s.Status.LastAppliedSigner)
+		}
+	})
+
+	var unsigned string
+	t.Run("an unsigned one pushed after it is refused naming its digest; the signed one stays applied", func(t *testing.T) {
+		unsigned = pushApps(t, reg, "signed", "v1.1.0", "unsigned")
+		requestReconcile(t, a, s)
+		got := a.WaitFor(t, s, "Ready False RevisionNotVerified", func(s *v1alpha1.Sync) bool {
+			c := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.ReadyCondition)
+			return c != nil && c.Status == metav1.ConditionFalse && c.Reason == v1alpha1.ReasonRevisionNotVerified && strings.Contains(c.Message, unsigned)
+		})
+		if got.Status.LastAppliedRevision != "v1.0.0@"+first || greetingOf(t, a, ns) != "signed-one" {
+			t.Errorf("lastAppliedRevision %s, greeting %q; want the signed v1.0.0 kept", got.Status.LastAppliedRevision, greetingOf(t, a, ns))
+		}
+	})
+
+	t.Run("its signature pushed, it applies", func(t *testing.T) {
+		sign(t, unsigned)
+		requestReconcile(t, a, s)
+		a.artifactApplied(t, s, "v1.1.0@"+unsigned)
+	})
 }
