@@ -233,6 +233,10 @@ type guard struct {
 	maxPages int
 	// overBytes is set when the tag list went past tagBytes.
 	overBytes bool
+	// tagsLeft is how many more tags the list may hold (Options.MaxTags less
+	// those of the pages before): a page is refused as soon as it holds more
+	// strings than that (countedBody), before oras-go decodes it whole.
+	tagsLeft int
 }
 
 func (g *guard) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -270,11 +274,26 @@ var errTooManyPages = errors.New("too many pages")
 // errOverBytes ends the read of a tag list past its bound.
 var errOverBytes = errors.New("over the bound")
 
+// errTooManyTags ends the read of a tag list page that holds more strings
+// than tags are left.
+var errTooManyTags = errors.New("too many tags")
+
+// tagPageStrings is how many strings a tag list page holds besides its tags
+// (the keys "name" and "tags", the repository's name), with room to spare.
+const tagPageStrings = 16
+
 // countedBody is a tag list page's body, read within what is left of the
-// guard's bound.
+// guard's bound of bytes, and counting its JSON strings: oras-go decodes a
+// page whole, and a page of millions of tags ("a",) would be millions of
+// strings before the first of them is counted against MaxTags.
 type countedBody struct {
 	io.ReadCloser
 	g *guard
+	// quotes counts the unescaped quotes read; escaped is set after a
+	// backslash within a string.
+	quotes   int
+	inString bool
+	escaped  bool
 }
 
 func (b *countedBody) Read(p []byte) (int, error) {
@@ -290,5 +309,24 @@ func (b *countedBody) Read(p []byte) (int, error) {
 		b.g.overBytes = true
 		return 0, errOverBytes
 	}
+	b.count(p[:n])
+	if b.quotes/2 > b.g.tagsLeft+tagPageStrings {
+		return 0, errTooManyTags
+	}
 	return n, err
+}
+
+// count counts the quotes that open or close a JSON string in p.
+func (b *countedBody) count(p []byte) {
+	for _, c := range p {
+		switch {
+		case b.escaped:
+			b.escaped = false
+		case c == '\\' && b.inString:
+			b.escaped = true
+		case c == '"':
+			b.quotes++
+			b.inString = !b.inString
+		}
+	}
 }

@@ -76,8 +76,10 @@ func classify(err error) (string, error) {
 		return v1alpha1.ReasonRepositoryNotFound, errors.New(git.StatusText(http.StatusNotFound))
 	case errors.Is(err, auth.ErrBasicCredentialNotFound):
 		return v1alpha1.ReasonAuthenticationFailed, errors.New("the registry asks for a username and password, and none is given")
-	case errors.Is(err, errPlainHTTP), errors.Is(err, errTagListElsewhere):
-		return v1alpha1.ReasonRegistryFailed, err
+	case errors.Is(err, errPlainHTTP):
+		return v1alpha1.ReasonRegistryFailed, errPlainHTTP
+	case errors.Is(err, errTagListElsewhere):
+		return v1alpha1.ReasonRegistryFailed, errTagListElsewhere
 	case errors.Is(err, content.ErrMismatchedDigest):
 		return v1alpha1.ReasonRegistryFailed, errors.New("its content does not match its digest")
 	case errors.Is(err, content.ErrTrailingData), errors.Is(err, io.ErrUnexpectedEOF):

@@ -18,7 +18,7 @@ func (c *Client) Tags(ctx context.Context, repo Repository, creds Credentials) (
 		return nil, err
 	}
 	defer call.done()
-	call.guard.tagBytes, call.guard.maxPages = c.opts.MaxTagListBytes, c.opts.MaxTagPages
+	call.guard.tagBytes, call.guard.maxPages, call.guard.tagsLeft = c.opts.MaxTagListBytes, c.opts.MaxTagPages, c.opts.MaxTags
 	var tags []string
 	tooMany := false
 	err = call.repo.Tags(call.ctx, "", func(page []string) error {
@@ -27,10 +27,11 @@ func (c *Client) Tags(ctx context.Context, repo Repository, creds Credentials) (
 			return errEnough
 		}
 		tags = append(tags, page...)
+		call.guard.tagsLeft = c.opts.MaxTags - len(tags)
 		return nil
 	})
 	switch {
-	case tooMany:
+	case tooMany, errors.Is(err, errTooManyTags):
 		return nil, limitError("%s holds more than %d tags, the limit", what, c.opts.MaxTags)
 	case call.guard.overBytes && call.guard.tagPages > 1:
 		return nil, limitError("%s is over the limit of %d bytes in its %d pages", what, c.opts.MaxTagListBytes, call.guard.tagPages)
