@@ -18,13 +18,15 @@
 // (http.go): credentials go to the repository's own host only, an error
 // answer is reported by its status alone, and no error quotes a credential.
 //
-// An OCI registry (oci://host/path, oci.go) is read the same way through four
-// requests of the distribution API: the tag list of path/name (all pages,
-// within MaxChartIndexBytes; "_" read as "+") stands for the index; the
-// newest tag's manifest (at most 4 MiB) must hold one layer of Helm's chart
-// media type, within MaxChartPackageBytes, downloaded by its sha256 digest.
-// Credentials follow the spec's token flow (oci_auth.go): a 401 with a Bearer
-// challenge is answered with a token from its realm; tokens are kept per host,
-// scope and credentials until they expire. A registry on a loopback address is
-// spoken to over plain HTTP.
+// An OCI registry (oci://host/path, oci.go) is read the same way through
+// source/oci, the one client of registries: the tag list of path/name (all
+// pages, within MaxChartIndexBytes and 20,000 tags; "_" read as "+") stands
+// for the index; the newest tag's manifest (at most 4 MiB; an image index
+// followed to the manifest of Helm's config media type) must hold one layer
+// of Helm's chart media type, within MaxChartPackageBytes, downloaded by its
+// sha256 digest and checked against it. oci speaks the spec's token flow
+// (oras-go's auth client; tokens kept per registry, scope and credentials)
+// by git's HTTP rules; a BearerToken is the registry's access token, and a
+// registry on a loopback address is spoken to over plain HTTP. Its errors
+// keep their reasons, a registry's nonsense reported as ChartRepositoryFailed.
 package chartrepo

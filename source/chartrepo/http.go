@@ -42,20 +42,12 @@ func newChartClient() (*http.Client, error) {
 
 // download GETs rawURL (the index, or a package) within limit bytes. The
 // credentials of req go only to the repository's own scheme and host, as Helm
-// sends them by default (a package may live on a CDN that must not see them);
-// an OCI registry's are sent as its challenge asks (ociDo).
+// sends them by default (a package may live on a CDN that must not see them).
 // Errors are FetchErrors naming the chart and what was read; an answer
 // outside 2xx is reported by its status alone, never by what it said.
 func (rs *Repositories) download(ctx context.Context, rawURL string, req Request, limit int64, what string) ([]byte, error) {
-	data, _, err := rs.downloadAs(ctx, rawURL, "", req, limit, what)
-	return data, err
-}
-
-// downloadAs is download asking for the media types accept (none: any), and
-// returning the answer's header too (a registry's tag list pages by Link).
-func (rs *Repositories) downloadAs(ctx context.Context, rawURL, accept string, req Request, limit int64, what string) ([]byte, http.Header, error) {
-	fail := func(reason string, err error) ([]byte, http.Header, error) {
-		return nil, nil, &result.FetchError{URL: req.Repository, Ref: req.Label(), Reason: reason, Err: err}
+	fail := func(reason string, err error) ([]byte, error) {
+		return nil, &result.FetchError{URL: req.Repository, Ref: req.Label(), Reason: reason, Err: err}
 	}
 	client, done, err := rs.chartHTTP(req.Auth)
 	if err != nil {
@@ -66,18 +58,10 @@ func (rs *Repositories) downloadAs(ctx context.Context, rawURL, accept string, r
 	if err != nil {
 		return fail(v1alpha1.ReasonUnsupportedURL, fmt.Errorf("%s: %w", what, errors.Unwrap(err)))
 	}
-	if accept != "" {
-		hreq.Header.Set("Accept", accept)
+	if sameOrigin(rawURL, req.Repository) {
+		setChartAuth(hreq, req.Auth)
 	}
-	var resp *http.Response
-	if isOCI(req.Repository) {
-		resp, err = rs.ociDo(client, hreq, req)
-	} else {
-		if sameOrigin(rawURL, req.Repository) {
-			setChartAuth(hreq, req.Auth)
-		}
-		resp, err = client.Do(hreq)
-	}
+	resp, err := client.Do(hreq)
 	if err != nil {
 		return fail(httpReason(err), fmt.Errorf("reading %s: %w", what, withoutURL(err)))
 	}
@@ -95,7 +79,7 @@ func (rs *Repositories) downloadAs(ctx context.Context, rawURL, accept string, r
 	if int64(len(data)) > limit {
 		return fail(v1alpha1.ReasonRenderLimitExceeded, fmt.Errorf("%s is over the limit of %d bytes", what, limit))
 	}
-	return data, resp.Header, nil
+	return data, nil
 }
 
 // setChartAuth puts auth's credentials on r: a bearer token, or basic

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
@@ -27,6 +28,8 @@ type chartEntry struct {
 	URLs    []string `json:"urls" yaml:"urls"`
 	// Digest is the hex SHA-256 of the package, when the index says it.
 	Digest string `json:"digest" yaml:"digest"`
+	// Layer is an OCI registry's chart layer, once ociLayer resolved the tag.
+	Layer *ocispec.Descriptor `json:"-" yaml:"-"`
 }
 
 // errIndexLayout is the failure of an index written in YAML that is neither

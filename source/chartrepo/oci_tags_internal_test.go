@@ -2,22 +2,36 @@ package chartrepo
 
 import (
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"tether.dev/tether/api/v1alpha1"
 	"tether.dev/tether/source/result"
 )
 
 func TestATagListOverTheVersionBoundIsRefusedAtTheBound(t *testing.T) {
 	page := `{"name":"charts/webapp","tags":[` + strings.Repeat(`"",`, maxChartVersions) + `"1.0.0"]}`
-	entries, err := appendTags(nil, []byte(page))
-	var over *result.OverBudget
-	if !errors.As(err, &over) || !strings.Contains(err.Error(), "more than 20000 versions") {
-		t.Fatalf("a page of %d tags: %d kept, error %v; want refused at the bound, saying it", maxChartVersions+1, len(entries), err)
+	registry := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, page)
+	}))
+	defer registry.Close()
+	rs, err := NewRepositories(DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
 	}
-	entries, err = appendTags(nil, []byte(`{"tags":["1.0.0","1.1.0_build.1"],"name":"charts/webapp","other":{"x":[1,[2]]}}`))
-	if err != nil || len(entries) != 2 || entries[1].Version != "1.1.0+build.1" {
-		t.Errorf("a page of two tags: %v (%v); want both, _ read as +", entries, err)
+	req := Request{Repository: "oci://" + strings.TrimPrefix(registry.URL, "http://") + "/charts", Name: "webapp"}
+	entries, err := rs.readTags(t.Context(), req)
+	var fe *result.FetchError
+	if !errors.As(err, &fe) || fe.Reason != v1alpha1.ReasonRenderLimitExceeded || !strings.Contains(err.Error(), "more than 20000 tags") {
+		t.Fatalf("a page of %d tags: %d kept, error %v; want refused at the bound, saying it", maxChartVersions+1, len(entries["webapp"]), err)
+	}
+	entries2 := tagEntries([]string{"1.0.0", "1.1.0_build.1"})
+	if len(entries2) != 2 || entries2[1].Version != "1.1.0+build.1" || entries2[1].URLs[0] != "1.1.0_build.1" {
+		t.Errorf("a page of two tags: %v; want both, _ read as +, the tag kept as the URL", entries2)
 	}
 }
 

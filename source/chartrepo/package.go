@@ -133,16 +133,13 @@ func (rs *Repositories) downloadPackage(ctx context.Context, req Request, entry 
 	fail := func(err error) (string, error) {
 		return "", &result.FetchError{URL: req.Repository, Ref: req.Label(), Reason: v1alpha1.ReasonChartRepositoryFailed, Err: fmt.Errorf("chart %s: %w", ref, err)}
 	}
-	if len(entry.URLs) == 0 {
-		return fail(errors.New("the repository's index gives no URL for the package"))
-	}
-	u, err := packageURL(req.Repository, entry.URLs[0])
+	data, err := rs.packageData(ctx, req, entry)
 	if err != nil {
+		var fe *result.FetchError
+		if errors.As(err, &fe) {
+			return "", err
+		}
 		return fail(err)
-	}
-	data, err := rs.download(ctx, u, req, rs.opts.MaxChartPackageBytes, "the package of chart "+ref)
-	if err != nil {
-		return "", err
 	}
 	raw := sha256.Sum256(data)
 	sum := hex.EncodeToString(raw[:])
@@ -151,6 +148,22 @@ func (rs *Repositories) downloadPackage(ctx context.Context, req Request, entry 
 	}
 	rs.charts.packages.put([]string{key, bySum(req.Repository, ref, sum)}, sum, data)
 	return sum, nil
+}
+
+// packageData downloads entry's package: an OCI registry's chart layer, or
+// the index's first URL.
+func (rs *Repositories) packageData(ctx context.Context, req Request, entry chartEntry) ([]byte, error) {
+	if isOCI(req.Repository) {
+		return rs.downloadLayer(ctx, req, entry)
+	}
+	if len(entry.URLs) == 0 {
+		return nil, errors.New("the repository's index gives no URL for the package")
+	}
+	u, err := packageURL(req.Repository, entry.URLs[0])
+	if err != nil {
+		return nil, err
+	}
+	return rs.download(ctx, u, req, rs.opts.MaxChartPackageBytes, "the package of chart "+req.Name+"@"+entry.Version)
 }
 
 // packageURL resolves a package URL of an index against the repository, as

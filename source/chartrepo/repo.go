@@ -24,8 +24,6 @@ type chartRepos struct {
 	// MiB while it is read, and two at once should not add up.
 	parse    chan struct{}
 	packages *packageCache
-	// tokens are OCI registries' tokens by host, scope and credentials.
-	tokens map[string]ociToken
 }
 
 // indexEntry is one repository's index as read with one set of credentials:
@@ -47,7 +45,7 @@ type indexEntry struct {
 }
 
 func newChartRepos(cacheBytes int64) *chartRepos {
-	return &chartRepos{indexes: map[string]*indexEntry{}, maxIndexBytes: maxIndexCacheBytes, parse: make(chan struct{}, 1), packages: newPackageCache(cacheBytes), tokens: map[string]ociToken{}}
+	return &chartRepos{indexes: map[string]*indexEntry{}, maxIndexBytes: maxIndexCacheBytes, parse: make(chan struct{}, 1), packages: newPackageCache(cacheBytes)}
 }
 
 // indexKey keys an index by repository and credentials: an index read with
@@ -143,7 +141,7 @@ func checkChartURL(repository, name string) error {
 	case strings.HasPrefix(repository, "https://"), strings.HasPrefix(repository, "http://"):
 		return nil
 	case isOCI(repository):
-		_, err := parseOCIRef(repository, name)
+		_, err := ociRepository(Request{Repository: repository, Name: name})
 		return err
 	}
 	return errors.New("spec.source.chart.repository: a chart repository is an http:// or https:// URL, or an OCI registry oci://host/path")

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"tether.dev/tether/source/oci"
 	"tether.dev/tether/source/result"
 )
 
@@ -49,7 +50,9 @@ type Repositories struct {
 	// client is the HTTP client of repositories without a CA bundle of their
 	// own (http.go).
 	client *http.Client
-	now    func() time.Time
+	// oci is the client of OCI registries (oci.go).
+	oci *oci.Client
+	now func() time.Time
 }
 
 // NewRepositories returns Repositories bounded by opts, which must be filled
@@ -59,7 +62,11 @@ func NewRepositories(opts Options) (*Repositories, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Repositories{opts: opts, charts: newChartRepos(opts.ChartCacheBytes), client: client, now: time.Now}, nil
+	registries, err := newOCIClient(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Repositories{opts: opts, charts: newChartRepos(opts.ChartCacheBytes), client: client, oci: registries, now: time.Now}, nil
 }
 
 // PackageKey names the package of rev (a FetchChart's revision): by
