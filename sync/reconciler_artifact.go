@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,8 +19,9 @@ import (
 
 // SecretWatch fields of spec.source.oci.
 const (
-	fieldOCISecret       = "spec.source.oci.secretRef"
-	fieldOCIVerifySecret = "spec.source.oci.verify.secretRef"
+	fieldOCISecret         = "spec.source.oci.secretRef"
+	fieldOCIVerifySecret   = "spec.source.oci.verify.secretRef"
+	fieldChartVerifySecret = "spec.source.chart.verify.secretRef"
 )
 
 // fetchArtifact reads the desired state of a Sync of an OCI artifact
@@ -74,19 +76,31 @@ func (r *Reconciler) artifactRequest(ctx context.Context, obj *v1alpha1.Sync, id
 			return fail(v1alpha1.ReasonInvalidCredentials, err)
 		}
 	}
-	if spec.Verify == nil {
-		r.Observers.SecretWatch.ForgetField(key, fieldOCIVerifySecret)
-		return req, wait, nil
-	}
-	name := spec.Verify.SecretRef.Name
-	secret, err := r.readSecret(ctx, obj, id, fieldOCIVerifySecret, name)
-	if err != nil {
-		return fail(secretReason(err), fmt.Errorf("reading the Secret %s/%s of spec.source.oci.verify: %w", obj.Namespace, name, err))
-	}
-	if req.Keys, err = source.ParseCosignKeys(secret.Data); err != nil {
-		return fail(v1alpha1.ReasonVerificationKeysInvalid, fmt.Errorf("the Secret %s/%s of spec.source.oci.verify: %w", obj.Namespace, name, err))
+	var err error
+	if req.Keys, err = r.cosignKeys(ctx, obj, id, fieldOCIVerifySecret, spec.Verify); err != nil {
+		return fail(verificationReason(err), err)
 	}
 	return req, wait, nil
+}
+
+// cosignKeys reads the cosign public keys verify's Secret holds, as the
+// Sync's identity, watched under field; nil when verify is nil. A failure
+// names the Secret (verificationReason classes it), never a key.
+func (r *Reconciler) cosignKeys(ctx context.Context, obj *v1alpha1.Sync, id Identity, field string, verify *v1alpha1.OCIVerify) (*source.CosignKeys, error) {
+	if verify == nil {
+		r.Observers.SecretWatch.ForgetField(client.ObjectKeyFromObject(obj), field)
+		return nil, nil
+	}
+	name := verify.SecretRef.Name
+	secret, err := r.readSecret(ctx, obj, id, field, name)
+	if err != nil {
+		return nil, fmt.Errorf("reading the Secret %s/%s of %s: %w", obj.Namespace, name, strings.TrimSuffix(field, ".secretRef"), err)
+	}
+	keys, err := source.ParseCosignKeys(secret.Data)
+	if err != nil {
+		return nil, &keysError{namespace: obj.Namespace, name: name, field: strings.TrimSuffix(field, ".secretRef"), err: err}
+	}
+	return keys, nil
 }
 
 // readSecret reads Secret name of obj's namespace as the Sync's identity,

@@ -38,13 +38,19 @@ func (r *Reconciler) fetchChart(ctx context.Context, obj *v1alpha1.Sync, id Iden
 }
 
 // chartRequest builds what to fetch for a Sync of a packaged chart: the
-// chart, its range, the credentials its secretRef names, and how old a shared
-// index may be.
+// chart, its range, the credentials its secretRef names, the cosign keys its
+// verify trusts, and how old a shared index may be.
 func (r *Reconciler) chartRequest(ctx context.Context, obj *v1alpha1.Sync, id Identity) (source.ChartRequest, time.Duration, error) {
 	req := plan.ChartRequestOf(obj)
 	var wait time.Duration
 	req.MaxAge, wait = r.listingAge(obj, req.Repository)
 	auth, err := r.sourceAuth(ctx, obj, id)
 	req.Auth = auth
-	return req, wait, err
+	if err != nil {
+		return req, wait, err
+	}
+	if req.Keys, err = r.cosignKeys(ctx, obj, id, fieldChartVerifySecret, obj.Spec.Source.Chart.Verify); err != nil {
+		return req, wait, &source.FetchError{URL: req.Repository, Ref: req.Label(), Reason: verificationReason(err), Err: err}
+	}
+	return req, wait, nil
 }

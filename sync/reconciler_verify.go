@@ -120,11 +120,17 @@ func trustedKeysOf(secret *corev1.Secret) (*verify.Keys, error) {
 // keysError is a keys Secret that holds no usable key.
 type keysError struct {
 	namespace, name string
-	err             error
+	// field names the Secret's field; "" is spec.source.verify.
+	field string
+	err   error
 }
 
 func (e *keysError) Error() string {
-	return fmt.Sprintf("the Secret %s/%s of spec.source.verify: %v", e.namespace, e.name, e.err)
+	field := e.field
+	if field == "" {
+		field = "spec.source.verify"
+	}
+	return fmt.Sprintf("the Secret %s/%s of %s: %v", e.namespace, e.name, field, e.err)
 }
 
 func (e *keysError) Unwrap() error { return e.err }

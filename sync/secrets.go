@@ -138,7 +138,7 @@ func (s *SecretWatch) Track(syncKey types.NamespacedName, field, user string, r 
 
 // Forget stops every watch for syncKey's Sync: it is deleted.
 func (s *SecretWatch) Forget(syncKey types.NamespacedName) {
-	for _, field := range []string{fieldSourceSecret, fieldVerifySecret, fieldOCISecret, fieldOCIVerifySecret} {
+	for _, field := range []string{fieldSourceSecret, fieldVerifySecret, fieldOCISecret, fieldOCIVerifySecret, fieldChartVerifySecret} {
 		s.ForgetField(syncKey, field)
 	}
 	s.ForgetField(syncKey, fieldDecryptionSecret)

@@ -75,6 +75,7 @@ func (r ValuesReference) KeyOrDefault() string {
 
 // ChartSource is a packaged chart in a chart repository or an OCI registry
 // (spec.source.chart).
+// +kubebuilder:validation:XValidation:rule="!has(self.verify) || self.repository.startsWith('oci://')",message="verify checks cosign signatures of charts in OCI registries: it needs an oci:// repository"
 type ChartSource struct {
 	// repository is the chart repository's URL (an index.yaml over http(s)), or
 	// an OCI registry's oci://host/path, the chart's name appended as Helm does
@@ -95,6 +96,12 @@ type ChartSource struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	Version string `json:"version,omitempty"`
+	// verify has the chart's cosign signature checked against trusted public
+	// keys before it is rendered (a chart in an OCI registry, signed by
+	// digest): an unsigned or wrongly signed version is refused, and the one
+	// applied last stays applied. See docs/oci-artifacts.md.
+	// +optional
+	Verify *OCIVerify `json:"verify,omitempty"`
 }
 
 // HelmReleaseName reports the release name a Sync's chart renders with: spec.helm's

@@ -180,7 +180,7 @@ func (s *Store) Fetch(ctx context.Context, req Request) (result.Revision, error)
 	}
 	layer, err := contentLayer(m)
 	if err != nil {
-		return fail(v1alpha1.ReasonRepositoryNotFound, fmt.Errorf("artifact %s: %w", m.Descriptor.Digest, err))
+		return fail(v1alpha1.ReasonRegistryFailed, fmt.Errorf("artifact %s: %w", m.Descriptor.Digest, err))
 	}
 	if layer.Size > s.opts.MaxLayerBytes {
 		return fail(v1alpha1.ReasonRenderLimitExceeded, fmt.Errorf("artifact %s: its layer is %d bytes, over the limit of %d", m.Descriptor.Digest, layer.Size, s.opts.MaxLayerBytes))
@@ -287,8 +287,7 @@ func (s *Store) verify(ctx context.Context, repo oci.Repository, req Request, m 
 	if ok {
 		return signer, nil
 	}
-	f := &fetcher{client: s.client, repo: repo, creds: req.Credentials}
-	who, err := cosign.Verify(ctx, f, req.Keys, repo.Registry+"/"+repo.Path, m.Descriptor)
+	who, err := cosign.Verify(ctx, s.client.Reader(repo, req.Credentials), req.Keys, repo.Registry+"/"+repo.Path, m.Descriptor)
 	if err != nil {
 		return "", err
 	}
@@ -299,33 +298,6 @@ func (s *Store) verify(ctx context.Context, repo oci.Repository, req Request, m 
 	}
 	s.verdicts[key] = who.String()
 	return who.String(), nil
-}
-
-// fetcher reads signatures from the artifact's repository for cosign.Verify.
-type fetcher struct {
-	client *oci.Client
-	repo   oci.Repository
-	creds  oci.Credentials
-}
-
-func (f *fetcher) Manifest(ctx context.Context, tag string) ([]byte, bool, error) {
-	m, err := f.client.Manifest(ctx, f.repo, f.creds, tag)
-	var oe *oci.Error
-	if errors.As(err, &oe) && oe.Reason == v1alpha1.ReasonRepositoryNotFound {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	return m.Raw, true, nil
-}
-
-func (f *fetcher) Blob(ctx context.Context, desc ocispec.Descriptor, limit int64) ([]byte, error) {
-	return f.client.Blob(ctx, f.repo, f.creds, desc, limit)
-}
-
-func (f *fetcher) Referrers(ctx context.Context, subject ocispec.Descriptor, artifactType string) ([]ocispec.Descriptor, error) {
-	return f.client.Referrers(ctx, f.repo, f.creds, subject, artifactType)
 }
 
 // contentLayer is the layer of m to unpack: its one layer of Flux's content
@@ -368,8 +340,8 @@ func newestTag(tags []string, constraint *semver.Constraints) (string, bool) {
 	return bestTag, best != nil
 }
 
-// reasonOf is the reason of a registry's failure, or GitOperationFailed… for
-// none known.
+// reasonOf is the reason of a registry's failure, RegistryFailed for one
+// not classed.
 func reasonOf(err error) string {
 	var oe *oci.Error
 	if errors.As(err, &oe) && oe.Reason != "" {
@@ -379,7 +351,7 @@ func reasonOf(err error) string {
 	if errors.As(err, &fe) {
 		return fe.Reason
 	}
-	return v1alpha1.ReasonRepositoryNotFound
+	return v1alpha1.ReasonRegistryFailed
 }
 
 // hexOf is the hex part of a sha256:<hex> digest.

@@ -29,7 +29,7 @@ var sha256Digest = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 // already; callers of one digest at once share one download.
 func (s *Store) unpack(ctx context.Context, repo oci.Repository, req Request, layer ocispec.Descriptor) error {
 	if !sha256Digest.MatchString(layer.Digest.String()) {
-		return &result.FetchError{URL: req.URL, Ref: req.Label(), Reason: v1alpha1.ReasonRepositoryNotFound,
+		return &result.FetchError{URL: req.URL, Ref: req.Label(), Reason: v1alpha1.ReasonRegistryFailed,
 			Err: fmt.Errorf("the artifact's layer has the digest %.100q; a sha256: digest is expected", layer.Digest.String())}
 	}
 	name := hexOf(layer.Digest.String())

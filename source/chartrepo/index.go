@@ -30,6 +30,9 @@ type chartEntry struct {
 	Digest string `json:"digest" yaml:"digest"`
 	// Layer is an OCI registry's chart layer, once ociLayer resolved the tag.
 	Layer *ocispec.Descriptor `json:"-" yaml:"-"`
+	// Manifest is the descriptor of the manifest Layer was read from: what a
+	// cosign signature signs.
+	Manifest *ocispec.Descriptor `json:"-" yaml:"-"`
 }
 
 // errIndexLayout is the failure of an index written in YAML that is neither

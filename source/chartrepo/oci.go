@@ -10,6 +10,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/source/cosign"
 	"tether.dev/tether/source/oci"
 	"tether.dev/tether/source/result"
 )
@@ -151,7 +152,37 @@ func (rs *Repositories) readManifest(ctx context.Context, req Request, entry cha
 	if layer.Size > rs.opts.MaxChartPackageBytes {
 		return fail(v1alpha1.ReasonRenderLimitExceeded, fmt.Errorf("the chart's layer is %d bytes, over the limit of %d", layer.Size, rs.opts.MaxChartPackageBytes))
 	}
-	return chartEntry{Version: entry.Version, URLs: entry.URLs, Digest: layer.Digest.String(), Layer: &layer}, nil
+	return chartEntry{Version: entry.Version, URLs: entry.URLs, Digest: layer.Digest.String(), Layer: &layer, Manifest: &m.Descriptor}, nil
+}
+
+// verifyChart checks that one of req's keys signed entry's manifest with
+// cosign (read through the registry, source/cosign), and names the signer.
+// An acceptance is remembered per manifest digest and keys; a refusal is
+// asked again at the next fetch (a signature may be pushed after its chart).
+func (rs *Repositories) verifyChart(ctx context.Context, req Request, entry chartEntry) (string, error) {
+	fail := func(reason string, err error) (string, error) {
+		return "", &result.FetchError{URL: req.Repository, Ref: req.Label(), Reason: reason, Err: err}
+	}
+	if !isOCI(req.Repository) || entry.Manifest == nil {
+		return fail(v1alpha1.ReasonRevisionNotVerified, fmt.Errorf("chart %s@%s: only charts in OCI registries carry cosign signatures", req.Name, entry.Version))
+	}
+	repo, err := ociRepository(req)
+	if err != nil {
+		return fail(v1alpha1.ReasonUnsupportedURL, err)
+	}
+	key := entry.Manifest.Digest.String() + "\x00" + req.Keys.Digest()
+	if signer, ok := rs.charts.verdict(key); ok {
+		return signer, nil
+	}
+	signer, err := cosign.Verify(ctx, rs.oci.Reader(repo, ociCredentials(req.Auth)), req.Keys, repo.Registry+"/"+repo.Path, *entry.Manifest)
+	switch {
+	case cosign.ReasonOf(err) != "":
+		return fail(v1alpha1.ReasonRevisionNotVerified, fmt.Errorf("chart %s@%s: %w", req.Name, entry.Version, err))
+	case err != nil:
+		return "", ociFailure(req, fmt.Errorf("reading the signatures of chart %s@%s: %w", req.Name, entry.Version, err))
+	}
+	rs.charts.keepVerdict(key, signer.String())
+	return signer.String(), nil
 }
 
 // chartLayer is the one layer of Helm's chart media type among layers.

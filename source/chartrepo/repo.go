@@ -24,6 +24,29 @@ type chartRepos struct {
 	// MiB while it is read, and two at once should not add up.
 	parse    chan struct{}
 	packages *packageCache
+	// verdicts are the signers of chart manifests verified, by manifest
+	// digest and keys (verifyChart), within maxVerdicts.
+	verdicts map[string]string
+}
+
+// maxVerdicts bounds the verdicts kept; past it they are forgotten at once
+// (each costs a few requests to learn again).
+const maxVerdicts = 4096
+
+func (c *chartRepos) verdict(key string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	signer, ok := c.verdicts[key]
+	return signer, ok
+}
+
+func (c *chartRepos) keepVerdict(key, signer string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.verdicts) >= maxVerdicts {
+		clear(c.verdicts)
+	}
+	c.verdicts[key] = signer
 }
 
 // indexEntry is one repository's index as read with one set of credentials:
@@ -45,7 +68,7 @@ type indexEntry struct {
 }
 
 func newChartRepos(cacheBytes int64) *chartRepos {
-	return &chartRepos{indexes: map[string]*indexEntry{}, maxIndexBytes: maxIndexCacheBytes, parse: make(chan struct{}, 1), packages: newPackageCache(cacheBytes)}
+	return &chartRepos{indexes: map[string]*indexEntry{}, maxIndexBytes: maxIndexCacheBytes, parse: make(chan struct{}, 1), packages: newPackageCache(cacheBytes), verdicts: map[string]string{}}
 }
 
 // indexKey keys an index by repository and credentials: an index read with
@@ -108,11 +131,17 @@ func (rs *Repositories) FetchChart(ctx context.Context, req Request) (result.Rev
 			return result.Revision{}, err
 		}
 	}
+	var signer string
+	if req.Keys != nil {
+		if signer, err = rs.verifyChart(ctx, req, entry); err != nil {
+			return result.Revision{}, err
+		}
+	}
 	sum, err := rs.chartPackage(ctx, req, entry)
 	if err != nil {
 		return result.Revision{}, err
 	}
-	return result.Revision{URL: req.Repository, Ref: req.Name + "@" + entry.Version, Package: sum}, nil
+	return result.Revision{URL: req.Repository, Ref: req.Name + "@" + entry.Version, Package: sum, Signer: signer}, nil
 }
 
 // noVersionError says why an index has no version of the chart for req.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/source/cosign"
 	"tether.dev/tether/source/verify"
 )
 
@@ -63,6 +64,10 @@ type ChartRequest struct {
 	// authentication) or BearerToken, and CAFile. They are sent to the
 	// repository's host only, never to a package URL on another host.
 	Auth Auth
+	// Keys, when set, are the cosign public keys one of which must have
+	// signed the chart's manifest (a chart in an OCI registry:
+	// spec.source.chart.verify); the Revision then names the signer.
+	Keys *cosign.Keys
 }
 
 // Label names the chart in messages and errors: "podinfo 6.14.*".

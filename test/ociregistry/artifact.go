@@ -123,3 +123,24 @@ func (s *Server) Host() string {
 	host, _, _ := strings.Cut(strings.TrimPrefix(s.Repository, "oci://"), "/")
 	return host
 }
+
+// Digest is the digest of the manifest tag names in charts/<name>, as the
+// registry says it (Docker-Content-Digest).
+func (s *Server) Digest(t testing.TB, name, tag string) string {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodHead, s.registry+"/v2/charts/"+name+"/manifests/"+tag, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", ManifestType)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	digest := resp.Header.Get("Docker-Content-Digest")
+	if resp.StatusCode != http.StatusOK || digest == "" {
+		t.Fatalf("HEAD the manifest of %s:%s: %s, digest %q", name, tag, resp.Status, digest)
+	}
+	return digest
+}
