@@ -283,7 +283,7 @@ func TestConvertFluxOCIRepositorySources(t *testing.T) {
 			if diff := cmp.Diff(&tc.want, s.Source.OCI); diff != "" {
 				t.Errorf("spec.source.oci (-want +got):\n%s", diff)
 			}
-			if s.Source.URL != "" || s.Source.Path != "deploy" || s.Source.Interval == nil || s.Source.Interval.Duration.Minutes() != 5 {
+			if s.Source.URL != "" || s.Source.Path != "deploy" || s.Source.Interval == nil || s.Source.Interval.Minutes() != 5 {
 				t.Errorf("spec.source url %q path %q interval %v; want no url, path deploy, the OCIRepository's 5m", s.Source.URL, s.Source.Path, s.Source.Interval)
 			}
 			lost := strings.Join(func() []string {
