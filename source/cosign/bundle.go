@@ -83,18 +83,25 @@ func (v *verification) bundles(ctx context.Context) (Signer, bool, error) {
 	if v.read > MaxSignatures {
 		return Signer{}, false, nil
 	}
-	referrers, err := v.fetcher.Referrers(ctx, v.subject, BundleMediaType)
+	// Unfiltered: on a registry without the referrers API, cosign pushes its
+	// fallback index (the tag sha256-<hex>) through go-containerregistry,
+	// which lists a bundle under its config's media type (the empty
+	// descriptor's) rather than its own artifact type; a filter by type
+	// would never see it. Such an entry, or one with no type, is read and
+	// judged by its manifest's own artifact type, as cosign's verify does.
+	referrers, err := v.fetcher.Referrers(ctx, v.subject, "")
 	if err != nil {
 		return Signer{}, false, fmt.Errorf("listing the referrers of %s: %w", v.subject.Digest, err)
 	}
 	for _, desc := range referrers {
-		if desc.ArtifactType != "" && desc.ArtifactType != BundleMediaType {
+		typed := desc.ArtifactType == BundleMediaType
+		if !typed && desc.ArtifactType != "" && desc.ArtifactType != emptyMediaType {
 			continue
 		}
 		if !v.take() {
 			break
 		}
-		signer, ok, err := v.bundle(ctx, desc)
+		signer, ok, err := v.bundle(ctx, desc, typed)
 		if err != nil || ok {
 			return signer, ok, err
 		}
@@ -102,8 +109,14 @@ func (v *verification) bundles(ctx context.Context) (Signer, bool, error) {
 	return Signer{}, false, nil
 }
 
-// bundle reads one referrer's manifest and its bundle, and verifies it.
-func (v *verification) bundle(ctx context.Context, desc ocispec.Descriptor) (Signer, bool, error) {
+// emptyMediaType is the OCI empty descriptor's media type, which
+// go-containerregistry's fallback index lists a bundle under (bundles).
+const emptyMediaType = "application/vnd.oci.empty.v1+json"
+
+// bundle reads one referrer's manifest and its bundle, and verifies it. A
+// referrer not listed as a bundle (typed false) whose manifest is no bundle
+// is another kind of referrer (an SBOM, an attestation), and passed over.
+func (v *verification) bundle(ctx context.Context, desc ocispec.Descriptor, typed bool) (Signer, bool, error) {
 	where := "bundle " + string(desc.Digest)
 	if err := desc.Digest.Validate(); err != nil || desc.Digest.Algorithm() != digest.SHA256 {
 		v.refuse("a referrer", InvalidSignature, errors.New("its digest is not a sha256 digest"))
@@ -115,6 +128,9 @@ func (v *verification) bundle(ctx context.Context, desc ocispec.Descriptor) (Sig
 	}
 	if !found || digest.SHA256.FromBytes(raw) != desc.Digest {
 		v.refuse(where, InvalidSignature, errors.New("its manifest is missing or does not match its digest"))
+		return Signer{}, false, nil
+	}
+	if !typed && !isBundleManifest(raw) {
 		return Signer{}, false, nil
 	}
 	layer, err := bundleLayer(raw, v.subject.Digest)
@@ -156,6 +172,13 @@ func bundleLayer(raw []byte, subject digest.Digest) (ocispec.Descriptor, error) 
 }
 
 func isBundleMediaType(t string) bool { return t == BundleMediaType || t == bundleMediaTypeAlt }
+
+// isBundleManifest reports whether raw is a manifest of the bundle artifact
+// type.
+func isBundleManifest(raw []byte) bool {
+	var m bundleManifest
+	return json.Unmarshal(raw, &m) == nil && m.ArtifactType == BundleMediaType
+}
 
 // verifyBundle verifies a bundle's signature by the trusted keys and then
 // what the signed content claims. A refusal comes with its Reason, and its

@@ -115,6 +115,25 @@ func TestVerifyBundles(t *testing.T) {
 			t.Errorf("Verify = %v, %v; want ci.pub", signer, err)
 		}
 	})
+	t.Run("finds a bundle listed under the empty type, as cosign's fallback index lists it, and passes over other referrers", func(t *testing.T) {
+		r := newRegistry()
+		subject := r.artifact("app")
+		// An SBOM attached by the same fallback, listed under the same type.
+		sbom := ocispec.Manifest{MediaType: ocispec.MediaTypeImageManifest, ArtifactType: "application/spdx+json", Subject: &subject}
+		sbom.SchemaVersion = 2
+		sbom.Config = r.push(ocispec.MediaTypeEmptyJSON, []byte("{}"))
+		raw := mustJSON(t, sbom)
+		r.manifests[digest.FromBytes(raw)] = raw
+		r.referrers = append(r.referrers, ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, ArtifactType: ocispec.MediaTypeEmptyJSON, Digest: digest.FromBytes(raw), Size: int64(len(raw))})
+		if _, err := Verify(ctx, r, keys, testRepo, subject); ReasonOf(err) != NotSigned {
+			t.Fatalf("only an SBOM among the referrers: %v; want NotSigned (an SBOM is no invalid signature)", err)
+		}
+		desc := r.attach(t, subject, dsseBundle(t, ci, InTotoPayloadType, statement(subject.Digest)))
+		r.referrers[len(r.referrers)-1].ArtifactType = ocispec.MediaTypeEmptyJSON
+		if signer, err := Verify(ctx, r, keys, testRepo, subject); err != nil || signer.Key != "ci.pub" {
+			t.Fatalf("a bundle %s listed under %s: %v, %v; want signed by ci.pub", desc.Digest, ocispec.MediaTypeEmptyJSON, signer, err)
+		}
+	})
 	t.Run("refuses a bundle by another key as UntrustedSignature", func(t *testing.T) {
 		r := newRegistry()
 		subject := r.artifact("app")

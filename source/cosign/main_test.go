@@ -140,7 +140,7 @@ func (r *registry) Referrers(_ context.Context, _ ocispec.Descriptor, artifactTy
 	}
 	var out []ocispec.Descriptor
 	for _, d := range r.referrers {
-		if d.ArtifactType == artifactType {
+		if artifactType == "" || d.ArtifactType == artifactType {
 			out = append(out, d)
 		}
 	}
