@@ -21,10 +21,11 @@ const WebhookPathPrefix = webhook.PathPrefix
 
 // The receivers, one per git host's notification format.
 const (
-	ReceiverGitHub  = webhook.ReceiverGitHub
-	ReceiverGitLab  = webhook.ReceiverGitLab
-	ReceiverGitea   = webhook.ReceiverGitea
-	ReceiverGeneric = webhook.ReceiverGeneric
+	ReceiverGitHub   = webhook.ReceiverGitHub
+	ReceiverGitLab   = webhook.ReceiverGitLab
+	ReceiverGitea    = webhook.ReceiverGitea
+	ReceiverRegistry = webhook.ReceiverRegistry
+	ReceiverGeneric  = webhook.ReceiverGeneric
 )
 
 // Receivers lists every receiver, in the order the documentation gives them.

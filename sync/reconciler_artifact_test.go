@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -243,4 +244,34 @@ func TestASyncAppliesOnlyArtifactsATrustedCosignKeySignedAndNamesTheSigner(t *te
 		requestReconcile(t, a, s)
 		a.artifactApplied(t, s, "v1.1.0@"+unsigned)
 	})
+}
+
+func TestARegistrysNotificationOfAPushedTagAppliesItAtOnce(t *testing.T) {
+	const registrySecret = "registry-hook-secret"
+	a := startAgent(t)
+	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	opts := source.DefaultWebhookOptions()
+	opts.Secret = func(r string) []byte {
+		if r == source.ReceiverRegistry {
+			return []byte(registrySecret)
+		}
+		return nil
+	}
+	opts.OnPush = a.Trigger.OnPush
+	receiver := httptest.NewServer(source.NewWebhookHandler(opts))
+	t.Cleanup(receiver.Close)
+	// The real registry notifies the receiver of every push, as its
+	// configuration says (Distribution's notifications endpoints).
+	reg := ociregistry.StartNotifying(t, receiver.URL+source.WebhookPathPrefix+source.ReceiverRegistry, "Bearer "+registrySecret)
+	first := pushApps(t, reg, "notified", "v1.0.0", "one")
+	// The interval is an hour: only the registry's notification can bring the
+	// Sync to v1.1.0.
+	s := a.newArtifactSync(t, ns, "notified", reg, "notified", v1alpha1.OCIRef{SemVer: "1.x"})
+	a.artifactApplied(t, s, "v1.0.0@"+first)
+	second := pushApps(t, reg, "notified", "v1.1.0", "one-one")
+	a.artifactApplied(t, s, "v1.1.0@"+second)
+	// The same tag pushed again: Distribution announces the push before it
+	// moves the tag.
+	moved := pushApps(t, reg, "notified", "v1.1.0", "one-one-moved")
+	a.artifactApplied(t, s, "v1.1.0@"+moved)
 }

@@ -56,6 +56,11 @@ func NewTrigger(c client.Client, cache cache.Cache, src Refresher, elected <-cha
 	return &Trigger{client: c, cache: cache, source: src, elected: elected, events: make(chan event.GenericEvent, 1024), now: time.Now}
 }
 
+// registrySettle is how long after a registry's notification its push is
+// acted on (see OnPush): Distribution links a tag within milliseconds of
+// announcing it.
+const registrySettle = time.Second
+
 // OnPush schedules the Syncs a push concerns; it is the webhook receiver's callback.
 func (t *Trigger) OnPush(ctx context.Context, push source.Push) error {
 	log := ctrl.LoggerFrom(ctx).WithValues("urls", push.URLs, "branch", push.Branch, "tag", push.Tag)
@@ -64,26 +69,45 @@ func (t *Trigger) OnPush(ctx context.Context, push source.Push) error {
 		return fmt.Errorf("listing Syncs: %w", err)
 	}
 	leader := t.isLeader()
-	matched := 0
+	var concerned []*v1alpha1.Sync
 	for i := range syncs.Items {
-		s := &syncs.Items[i]
-		if !concerns(push, s) {
-			continue
+		if s := &syncs.Items[i]; concerns(push, s) {
+			concerned = append(concerned, s)
 		}
-		matched++
-		if !leader {
-			if err := t.request(ctx, s); err != nil {
-				return err
+	}
+	matched := len(concerned)
+	schedule := func(ctx context.Context) error {
+		for _, s := range concerned {
+			if !leader {
+				if err := t.request(ctx, s); err != nil {
+					return err
+				}
+				continue
 			}
-			continue
+			t.source.Refresh(sourceURL(s))
+			select {
+			case t.events <- event.GenericEvent{Object: s}:
+			default:
+				// The queue is far behind; the next interval polls anyway.
+				log.Info("push dropped: too many pending", "sync", client.ObjectKeyFromObject(s))
+			}
 		}
-		t.source.Refresh(sourceURL(s))
-		select {
-		case t.events <- event.GenericEvent{Object: s}:
-		default:
-			// The queue is far behind; the next interval polls anyway.
-			log.Info("push dropped: too many pending", "sync", client.ObjectKeyFromObject(s))
-		}
+		return nil
+	}
+	if push.Registry && matched > 0 {
+		// CNCF Distribution announces a manifest before it links the tag to
+		// it: asked at once, the registry may not serve the tag yet (or
+		// serve its former manifest), and the Sync would wait for its
+		// interval. The push is acted on once the registry has settled.
+		time.AfterFunc(registrySettle, func() {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			defer cancel()
+			if err := schedule(ctx); err != nil {
+				log.Error(err, "scheduling a registry's push")
+			}
+		})
+	} else if err := schedule(ctx); err != nil {
+		return err
 	}
 	log.V(1).Info("push received", "syncs", matched, "leader", leader)
 	return nil

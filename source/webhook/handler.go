@@ -62,8 +62,9 @@ const PathPrefix = "/hooks/"
 // authenticated before its body is read where the host allows it, and read under a
 // budget where it does not:
 //
-//   - GitLab's secret token (X-Gitlab-Token) is a header: a wrong one answers 401
-//     before a byte of the body is read.
+//   - GitLab's secret token (X-Gitlab-Token) and a registry's Authorization
+//     header (the secret, or "Bearer " and the secret) are headers: a wrong one
+//     answers 401 before a byte of the body is read.
 //   - GitHub's and Gitea's signatures, and the generic receiver's
 //     "X-Tether-Signature: sha256=<hex HMAC-SHA256 of the body>", sign the body, so
 //     the body must be read to check them. A request without a well-formed
@@ -154,7 +155,7 @@ func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // handlePush parses an authenticated body and hands the push on.
 func (h *webhookHandler) handlePush(w http.ResponseWriter, r *http.Request, receiver string, body []byte) {
-	push, err := ParsePush(receiver, eventOf(receiver, r.Header), body)
+	pushes, err := ParsePushes(receiver, eventOf(receiver, r.Header), body)
 	switch {
 	case errors.Is(err, ErrNotAPush):
 		_, _ = io.WriteString(w, "ignored: not a push\n")
@@ -163,9 +164,11 @@ func (h *webhookHandler) handlePush(w http.ResponseWriter, r *http.Request, rece
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	if err := h.opts.OnPush(r.Context(), push); err != nil {
-		http.Error(w, "scheduling the push failed", http.StatusInternalServerError)
-		return
+	for _, push := range pushes {
+		if err := h.opts.OnPush(r.Context(), push); err != nil {
+			http.Error(w, "scheduling the push failed", http.StatusInternalServerError)
+			return
+		}
 	}
 	w.WriteHeader(http.StatusAccepted)
 	_, _ = io.WriteString(w, "accepted\n")
@@ -302,6 +305,12 @@ func credential(receiver string, h http.Header, secret []byte) (sig []byte, ok b
 		return signature(h.Get(genericSignatureHeader), "sha256=")
 	case ReceiverGitLab:
 		token := h.Get(gitlabTokenHeader)
+		return nil, token != "" && subtle.ConstantTimeCompare([]byte(token), secret) == 1
+	case ReceiverRegistry:
+		// The header a registry's endpoint is configured to send
+		// (Distribution's notifications headers): the secret, or "Bearer "
+		// and the secret, checked whole before the body is read.
+		token := strings.TrimPrefix(h.Get("Authorization"), "Bearer ")
 		return nil, token != "" && subtle.ConstantTimeCompare([]byte(token), secret) == 1
 	}
 	return nil, false

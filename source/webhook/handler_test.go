@@ -339,3 +339,37 @@ func writeFile(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// A registry's notification, as CNCF Distribution sends it: an envelope of
+// events, the push of a blob (no tag), of a tagged manifest, and a pull.
+const registryEvents = `{"events":[
+ {"id":"1","action":"push","target":{"mediaType":"application/vnd.oci.image.layer.v1.tar+gzip","digest":"sha256:aa","repository":"org/app"},"request":{"host":"registry.example.com"}},
+ {"id":"2","action":"push","target":{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:bb","repository":"org/app","url":"https://registry.example.com:5000/v2/org/app/manifests/sha256:bb","tag":"v1.2.0"},"request":{"host":"Registry.Example.com"}},
+ {"id":"3","action":"pull","target":{"mediaType":"application/vnd.oci.image.manifest.v1+json","repository":"org/other","tag":"v9"},"request":{"host":"registry.example.com"}}
+]}`
+
+func TestARegistrysNotificationIsATagPushOnceItsTokenIsChecked(t *testing.T) {
+	h := startHookServer(t, map[string][]byte{webhook.ReceiverRegistry: []byte("registry-token")})
+	body := []byte(registryEvents)
+	for name, headers := range map[string]map[string]string{
+		"no header":   nil,
+		"wrong token": {"Authorization": "Bearer nope"},
+		"empty":       {"Authorization": "Bearer "},
+	} {
+		if code := h.post(t, webhook.ReceiverRegistry, body, headers); code != http.StatusUnauthorized {
+			t.Errorf("%s: status %d, want 401", name, code)
+		}
+	}
+	for _, auth := range []string{"Bearer registry-token", "registry-token"} {
+		if code := h.post(t, webhook.ReceiverRegistry, body, map[string]string{"Authorization": auth}); code != http.StatusAccepted {
+			t.Fatalf("Authorization %q: status %d, want 202", auth, code)
+		}
+	}
+	want := webhook.Push{URLs: []string{"registry.example.com/org/app"}, Tag: "v1.2.0", Registry: true}
+	if len(h.pushes) != 2 || !cmp.Equal(h.pushes[0], want) {
+		t.Fatalf("pushes %+v; want two of %+v (the blob and the pull are no pushes)", h.pushes, want)
+	}
+	if code := h.post(t, webhook.ReceiverRegistry, []byte(`{"events":[{"action":"pull","target":{"repository":"org/app","tag":"v1"}}]}`), map[string]string{"Authorization": "registry-token"}); code != http.StatusOK {
+		t.Errorf("a notification of pulls only: status %d, want 200 (not a push)", code)
+	}
+}

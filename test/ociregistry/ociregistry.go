@@ -64,13 +64,27 @@ type Server struct {
 // starts the proxy in front of it.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	return start(t, "")
+}
+
+// StartNotifying is Start with the registry's notifications (Distribution's
+// notifications endpoints) sent to endpoint with the header Authorization:
+// authorization: an event per push, as a registry in front of a CI tells a
+// webhook receiver.
+func StartNotifying(t testing.TB, endpoint, authorization string) *Server {
+	t.Helper()
+	return start(t, fmt.Sprintf("notifications:\n  endpoints:\n    - name: tether\n      url: %s\n      headers:\n        Authorization: [%q]\n      timeout: 2s\n      threshold: 3\n      backoff: 200ms\n", endpoint, authorization))
+}
+
+func start(t testing.TB, extra string) *Server {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("runs the registry that `make testbin` builds; skipped with -short")
 	}
 	bin := binary(t)
 	dir := t.TempDir()
 	addr := harness.FreeAddr(t)
-	config := fmt.Sprintf("version: 0.1\nlog:\n  level: warn\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: %s\n", filepath.Join(dir, "data"), addr)
+	config := fmt.Sprintf("version: 0.1\nlog:\n  level: warn\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: %s\n", filepath.Join(dir, "data"), addr) + extra
 	path := filepath.Join(dir, "config.yml")
 	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
 		t.Fatal(err)
