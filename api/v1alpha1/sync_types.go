@@ -510,6 +510,12 @@ type SourceVerify struct {
 	SecretRef LocalObjectReference `json:"secretRef"`
 }
 
+// Verifies reports whether s has the signatures of what it applies checked:
+// spec.source.verify, or the verify of its OCI artifact or chart.
+func (s *SourceSpec) Verifies() bool {
+	return s.Verify != nil || (s.OCI != nil && s.OCI.Verify != nil) || (s.Chart != nil && s.Chart.Verify != nil)
+}
+
 // ModeOrDefault is the mode, HEAD when unset.
 func (v *SourceVerify) ModeOrDefault() string {
 	if v.Mode == "" {

@@ -130,7 +130,7 @@ func printSyncTable(w io.Writer, syncs []v1alpha1.Sync, namespaces bool, now tim
 	if remote {
 		header = "NAME\tCLUSTER\t" + rest
 	}
-	verified := slices.ContainsFunc(syncs, func(s v1alpha1.Sync) bool { return s.Spec.Source.Verify != nil })
+	verified := slices.ContainsFunc(syncs, func(s v1alpha1.Sync) bool { return s.Spec.Source.Verifies() })
 	if verified {
 		header = strings.Replace(header, "REVISION\t", "REVISION\tSIGNED BY\t", 1)
 	}

@@ -142,4 +142,13 @@ func TestGetSaysWhoSignedWhenASyncVerifies(t *testing.T) {
 	if diff := cmp.Diff(want, columns(*plain, *refused, *signed)); diff != "" {
 		t.Errorf("SIGNED BY (-want +got):\n%s", diff)
 	}
+	// An OCI artifact verified with cosign keys is shown as well.
+	artifact := treeFixture()
+	artifact.Name = "web-oci"
+	artifact.Spec.Source = v1alpha1.SourceSpec{OCI: &v1alpha1.OCISource{URL: "oci://registry.example.com/org/web",
+		Verify: &v1alpha1.OCIVerify{SecretRef: v1alpha1.LocalObjectReference{Name: "cosign-keys"}}}}
+	artifact.Status.LastAppliedSigner = "cosign key ci.pub (SHA256:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU)"
+	if diff := cmp.Diff([]string{"-", "cosign key ci.pub"}, columns(*plain, *artifact)); diff != "" {
+		t.Errorf("SIGNED BY of an artifact verified with cosign (-want +got):\n%s", diff)
+	}
 }
