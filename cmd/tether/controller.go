@@ -171,6 +171,8 @@ func bindSourceFlags(fs *flag.FlagSet, o *source.Options) {
 	fs.Int64Var(&o.MaxChartPackageBytes, "max-chart-package-bytes", d.MaxChartPackageBytes, "Largest chart package (.tgz) downloaded; unpacked, it is bounded by --max-file-bytes per file and --max-render-read-bytes in all.")
 	fs.IntVar(&o.MaxChartFiles, "max-chart-files", d.MaxChartFiles, "Most entries a chart package may hold.")
 	fs.Int64Var(&o.ChartCacheBytes, "chart-cache-bytes", d.ChartCacheBytes, "Memory kept for downloaded chart packages (as downloaded), least recently used first out.")
+	fs.Int64Var(&o.MaxArtifactBytes, "max-artifact-bytes", d.MaxArtifactBytes, "Largest content layer of an OCI artifact downloaded (spec.source.oci); unpacked, it is bounded by --max-file-bytes per file, --max-render-read-bytes in all and --max-tree-entries entries.")
+	fs.Int64Var(&o.ArtifactCacheBytes, "artifact-cache-bytes", d.ArtifactCacheBytes, "Disk the unpacked OCI artifacts may take under the cache directory, least recently used first out.")
 }
 
 // leaseTimings are the leader election Lease's timings. docs/reliability.md says
