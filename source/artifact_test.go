@@ -186,6 +186,13 @@ func TestAnArtifactIsUnpackedWithinTheBoundsOfACommit(t *testing.T) {
 			if !errors.As(err, &re) || re.Reason != c.reason || !strings.Contains(err.Error(), c.says) {
 				t.Fatalf("%v; want a RenderError (reason %q) saying %q", err, c.reason, c.says)
 			}
+			// The layer's content never changes: it is refused again
+			// without being downloaded again.
+			blobs := reg.Requests("blobs")
+			_, again := src.FetchArtifact(t.Context(), source.ArtifactRequest{URL: artifactURL(reg, repo), Ref: v1alpha1.OCIRef{Tag: "v1"}})
+			if again == nil || again.Error() != err.Error() || reg.Requests("blobs") != blobs {
+				t.Errorf("fetched again: %v after %d more blob reads; want the same refusal and none", again, reg.Requests("blobs")-blobs)
+			}
 		})
 	}
 }

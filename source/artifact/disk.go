@@ -1,6 +1,7 @@
 package artifact
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	gosync "sync"
 	"time"
+
+	"tether.dev/tether/source/result"
 )
 
 // tempPrefix names the directories a layer is unpacked into before it is
@@ -28,7 +31,13 @@ type disk struct {
 	layers  map[string]*layer
 	bytes   int64
 	running map[string]*download
+	// refusals are the RenderErrors of layers that could not be unpacked
+	// (over a bound, a link, not a tar), by name, within maxRefusals.
+	refusals map[string]error
 }
+
+// maxRefusals bounds the refusals kept; past it they are forgotten at once.
+const maxRefusals = 1024
 
 type layer struct {
 	size int64
@@ -47,7 +56,7 @@ func openDisk(dir string, maxBytes int64) (*disk, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	d := &disk{dir: dir, maxBytes: maxBytes, layers: map[string]*layer{}, running: map[string]*download{}}
+	d := &disk{dir: dir, maxBytes: maxBytes, layers: map[string]*layer{}, running: map[string]*download{}, refusals: map[string]error{}}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
@@ -100,6 +109,13 @@ func (d *disk) use(name string) (string, bool) {
 	return filepath.Join(d.dir, name), true
 }
 
+// refused is why layer name could not be unpacked, if it could not.
+func (d *disk) refused(name string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.refusals[name]
+}
+
 // begin starts the download of name, or joins the one running (leader false).
 func (d *disk) begin(name string) (*download, bool) {
 	d.mu.Lock()
@@ -120,6 +136,13 @@ func (d *disk) end(name string, c *download, size int64, err error) {
 	delete(d.running, name)
 	c.err = err
 	close(c.done)
+	var re *result.RenderError
+	if errors.As(err, &re) {
+		if len(d.refusals) >= maxRefusals {
+			clear(d.refusals)
+		}
+		d.refusals[name] = err
+	}
 	if err != nil {
 		return
 	}

@@ -169,6 +169,9 @@ func (s *Store) Fetch(ctx context.Context, req Request) (result.Revision, error)
 	if err != nil {
 		return fail(reasonOf(err), err)
 	}
+	if !sha256Digest.MatchString(m.Descriptor.Digest.String()) {
+		return fail(v1alpha1.ReasonRegistryFailed, fmt.Errorf("the manifest of %s has the digest %.100q; a sha256: digest is expected", reference, m.Descriptor.Digest))
+	}
 	rev := result.Revision{URL: req.URL, Ref: tag, Artifact: hexOf(m.Descriptor.Digest.String())}
 	if req.Keys != nil {
 		if rev.Signer, err = s.verify(ctx, repo, req, m); cosign.ReasonOf(err) != "" {
@@ -197,7 +200,7 @@ func (s *Store) Fetch(ctx context.Context, req Request) (result.Revision, error)
 }
 
 // Root is the directory rev's layer is unpacked in, marked as used; a
-// RenderError-free FetchError when it is no longer on disk (Fetch unpacks it
+// FetchError (CacheUnreadable) when it is no longer on disk (Fetch unpacks it
 // again).
 func (s *Store) Root(rev result.Revision) (string, error) {
 	dir, ok := s.disk.use(rev.Layer)

@@ -37,6 +37,11 @@ func (s *Store) unpack(ctx context.Context, repo oci.Repository, req Request, la
 		if _, ok := s.disk.use(name); ok {
 			return nil
 		}
+		if err := s.disk.refused(name); err != nil {
+			// A layer's content never changes: one that cannot be unpacked
+			// is not downloaded again at every poll.
+			return err
+		}
 		call, leader := s.disk.begin(name)
 		if !leader {
 			select {
