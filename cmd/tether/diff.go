@@ -520,12 +520,24 @@ func renderPackagedChart(ctx context.Context, req source.ChartRequest, helm sour
 // sel selects of path and puts kust (spec.kustomize; nil for none) on top, as
 // the agent does.
 func fetchAndRender(ctx context.Context, req source.Request, path string, sel source.Directory, helm source.Helm, dec *source.Decryption, kust *v1alpha1.Kustomize) ([]*unstructured.Unstructured, error) {
+	return renderFetched(ctx, func(src *source.Source) (source.Revision, error) { return src.Fetch(ctx, req) }, path, sel, helm, dec, kust)
+}
+
+// fetchAndRenderArtifact is fetchAndRender of an OCI artifact (its signature
+// checked when req has keys).
+func fetchAndRenderArtifact(ctx context.Context, req source.ArtifactRequest, path string, sel source.Directory, helm source.Helm, dec *source.Decryption, kust *v1alpha1.Kustomize) ([]*unstructured.Unstructured, error) {
+	return renderFetched(ctx, func(src *source.Source) (source.Revision, error) { return src.FetchArtifact(ctx, req) }, path, sel, helm, dec, kust)
+}
+
+// renderFetched fetches a revision with fetch into a throw-away cache and
+// renders it as fetchAndRender says.
+func renderFetched(ctx context.Context, fetch func(*source.Source) (source.Revision, error), path string, sel source.Directory, helm source.Helm, dec *source.Decryption, kust *v1alpha1.Kustomize) ([]*unstructured.Unstructured, error) {
 	src, done, err := throwAwaySource()
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	rev, err := src.Fetch(ctx, req)
+	rev, err := fetch(src)
 	if err != nil {
 		return nil, err
 	}
@@ -537,29 +549,6 @@ func fetchAndRender(ctx context.Context, req source.Request, path string, sel so
 		return nil, fmt.Errorf("%s: %w", rev, err)
 	}
 	// Hooks run once per revision applied and are not kept in sync: no diff.
-	return plan.ManagedObjects(snap.Objects)
-}
-
-// fetchAndRenderArtifact fetches an OCI artifact into a throw-away cache
-// (its signature checked when req has keys) and renders path of it as
-// fetchAndRender renders a commit's, as the agent does.
-func fetchAndRenderArtifact(ctx context.Context, req source.ArtifactRequest, path string, sel source.Directory, helm source.Helm, dec *source.Decryption, kust *v1alpha1.Kustomize) ([]*unstructured.Unstructured, error) {
-	src, done, err := throwAwaySource()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	rev, err := src.FetchArtifact(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	snap, err := src.RenderSelected(ctx, rev, path, sel, helm, dec)
-	if err == nil {
-		snap, err = src.Overlay(snap, kust)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", rev, err)
-	}
 	return plan.ManagedObjects(snap.Objects)
 }
 
