@@ -63,7 +63,7 @@ func (rs *Repositories) download(ctx context.Context, rawURL string, req Request
 	}
 	resp, err := client.Do(hreq)
 	if err != nil {
-		return fail(httpReason(err), fmt.Errorf("reading %s: %w", what, withoutURL(err)))
+		return fail(httpReason(err), fmt.Errorf("reading %s: %w", what, git.WithoutURL(err)))
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -74,7 +74,7 @@ func (rs *Repositories) download(ctx context.Context, rawURL string, req Request
 	}
 	data, err := readBody(resp, limit)
 	if err != nil {
-		return fail(httpReason(err), fmt.Errorf("reading %s: %w", what, withoutURL(err)))
+		return fail(httpReason(err), fmt.Errorf("reading %s: %w", what, git.WithoutURL(err)))
 	}
 	if int64(len(data)) > limit {
 		return fail(v1alpha1.ReasonRenderLimitExceeded, fmt.Errorf("%s is over the limit of %d bytes", what, limit))
@@ -126,16 +126,6 @@ func httpReason(err error) string {
 		return v1alpha1.ReasonHostUnreachable
 	}
 	return v1alpha1.ReasonChartRepositoryFailed
-}
-
-// withoutURL takes the URL out of net/http's error (it may carry a query
-// string with a token); the result.FetchError names the repository already.
-func withoutURL(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
 }
 
 // readBody reads resp's body, up to limit+1 bytes: into one buffer of the

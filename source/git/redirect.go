@@ -1,8 +1,10 @@
 package git
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 )
 
@@ -26,4 +28,14 @@ func CredentialsToOneOrigin(r *http.Request, via []*http.Request) error {
 		r.Header.Del("Authorization")
 	}
 	return nil
+}
+
+// WithoutURL takes the URL out of net/http's error (it may carry a query
+// string with a token): the caller's error names what was read already.
+func WithoutURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
 }

@@ -85,17 +85,17 @@ func classify(err error) (string, error) {
 	case errors.Is(err, content.ErrTrailingData), errors.Is(err, io.ErrUnexpectedEOF):
 		return v1alpha1.ReasonRegistryFailed, errors.New("its content is not of the size its descriptor says")
 	case git.IsUntrustedCertificate(err):
-		return v1alpha1.ReasonCertificateUntrusted, withoutURL(err)
+		return v1alpha1.ReasonCertificateUntrusted, git.WithoutURL(err)
 	case errors.Is(err, context.DeadlineExceeded):
 		return v1alpha1.ReasonHostUnreachable, context.DeadlineExceeded
 	case errors.Is(err, context.Canceled):
 		return v1alpha1.ReasonHostUnreachable, context.Canceled
 	case git.IsUnreachable(err):
-		return v1alpha1.ReasonHostUnreachable, withoutURL(err)
+		return v1alpha1.ReasonHostUnreachable, git.WithoutURL(err)
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		return v1alpha1.ReasonRegistryFailed, withoutURL(err)
+		return v1alpha1.ReasonRegistryFailed, git.WithoutURL(err)
 	}
 	return v1alpha1.ReasonRegistryFailed, errors.New("the registry's answer is not of the distribution spec")
 }
@@ -109,14 +109,4 @@ func statusReason(code int) string {
 		return v1alpha1.ReasonRepositoryNotFound
 	}
 	return v1alpha1.ReasonRegistryFailed
-}
-
-// withoutURL takes the URL out of net/http's error (it may carry a query
-// string with a token); the Error names what was read already.
-func withoutURL(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
 }
