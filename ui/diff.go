@@ -86,14 +86,11 @@ func (s *Server) diffPage(w http.ResponseWriter, r *http.Request) {
 		s.render(w, http.StatusNotImplemented, "message", messagePage{Title: "Failed", Message: "This server cannot render a Sync's source, so it shows no diff.", Back: syncPath(key)})
 		return
 	}
-	select {
-	case s.diffs <- struct{}{}:
-		defer func() { <-s.diffs }()
-	case <-r.Context().Done():
+	ctx, done, ok := s.renderSlot(r)
+	if !ok {
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), diffTimeout)
-	defer cancel()
+	defer done()
 	objs, err := s.opts.Render(ctx, v.client, v.cfg, sy)
 	if err != nil {
 		s.render(w, http.StatusBadGateway, "message", messagePage{Title: "Failed", Message: "Rendering the source of Sync " + key.String() + ": " + err.Error(), Back: syncPath(key)})
@@ -101,6 +98,20 @@ func (s *Server) diffPage(w http.ResponseWriter, r *http.Request) {
 	}
 	page.Objects = compare(ctx, v.client, sy, objs, wanted)
 	s.render(w, http.StatusOK, "diff", page)
+}
+
+// renderSlot takes one of the server's slots for a render (each fetches and
+// renders a repository) and bounds the render and what follows it (dry-runs)
+// by diffTimeout; done gives both back. ok is false when the request ended
+// while it waited.
+func (s *Server) renderSlot(r *http.Request) (ctx context.Context, done func(), ok bool) {
+	select {
+	case s.diffs <- struct{}{}:
+	case <-r.Context().Done():
+		return nil, nil, false
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), diffTimeout)
+	return ctx, func() { cancel(); <-s.diffs }, true
 }
 
 // diffTargets are the objects to diff: the one whose key is object, or when

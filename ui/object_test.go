@@ -47,7 +47,7 @@ func TestTheObjectPanelMasksASecretAndHidesManagedFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	var page bytes.Buffer
-	view := objectView{Ref: v1alpha1.ObjectRef{Version: "v1", Kind: "Secret", Namespace: "shop", Name: "db"}, Manifest: got, ManagedFieldsURL: "/syncs/shop/web/object?key=x&managedFields=show"}
+	view := objectView{View: "live", Ref: v1alpha1.ObjectRef{Version: "v1", Kind: "Secret", Namespace: "shop", Name: "db"}, Manifest: got, ManagedFieldsURL: "/syncs/shop/web/object?key=x&managedFields=show"}
 	if err := p.byName["object"].ExecuteTemplate(&page, "layout", view); err != nil {
 		t.Fatal(err)
 	}
