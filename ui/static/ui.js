@@ -40,9 +40,13 @@
     say(lost ? "live again: reload to see what changed meanwhile" : "live");
   });
   source.addEventListener("error", function () { lost = true; say("reconnecting…"); });
+  // announce tells the page's other scripts (the graph's follower) which Sync
+  // changed, as a DOM event on the document.
+  function announce(key) { document.dispatchEvent(new CustomEvent("tether:sync", { detail: key })); }
   source.addEventListener("sync", function (e) {
     var row = JSON.parse(e.data);
     changed(row.key, update(row));
+    announce(row.key);
   });
   // counts rewrites the fleet's head: [{label, n}], each into its
   // [data-count] element.
@@ -74,5 +78,93 @@
     var row = JSON.parse(e.data);
     rowsOf(row.key).forEach(function (el) { if (el.tagName === "TR") { el.remove(); } });
     changed(row.key, false);
+    announce(row.key);
   });
+})();
+
+// Tether UI: the graph follows the cluster. On a change of its Sync (the live
+// stream's event, announced above as "tether:sync"), and every two seconds
+// while an object of the graph is Progressing (a rollout's ReplicaSets and Pods
+// change without the Sync's status changing), and only while the page is
+// visible, it fetches the graph's own page again and puts its #graph-live in
+// place of the one shown, keeping the groups the person opened or closed open
+// or closed. The page is our server's, rendered by html/template with every
+// value from the cluster escaped; DOMParser builds an inert document from it
+// (its scripts never run, its nodes are only moved into this page), and only
+// the elements of #graph-live are taken.
+(function () {
+  var shown = document.getElementById("graph-live");
+  if (!shown || !window.fetch || !window.DOMParser) { return; }
+  var key = shown.getAttribute("data-graph-for");
+  var progressingEvery = 2000;
+  var inFlight = false, again = false, timer = null, stopped = false;
+  // foldKey names a fold by its own data-fold and those of the folds it is in
+  // (a group's namespace and kind, then each owner's kind and name).
+  function foldKey(d) {
+    var parts = [];
+    for (var el = d; el && el !== shown; el = el.parentElement) {
+      if (el.tagName === "DETAILS" && el.hasAttribute("data-fold")) { parts.unshift(el.getAttribute("data-fold")); }
+    }
+    return parts.join(" > ");
+  }
+  function folds(root) {
+    var out = {};
+    root.querySelectorAll("details[data-fold]").forEach(function (d) { out[foldKey(d)] = d; });
+    return out;
+  }
+  function progressing() {
+    return shown.querySelector("[data-health=\"Progressing\"]") !== null;
+  }
+  function stale() {
+    stopped = true;
+    var note = document.getElementById("graph-stale");
+    if (note) { note.hidden = false; }
+  }
+  function schedule() {
+    if (timer !== null || stopped || document.visibilityState !== "visible" || !progressing()) { return; }
+    timer = setTimeout(function () { timer = null; refresh(); }, progressingEvery);
+  }
+  function replace(next) {
+    var open = {};
+    var before = folds(shown);
+    Object.keys(before).forEach(function (k) { open[k] = before[k].open; });
+    next = document.adoptNode(next);
+    shown.replaceWith(next);
+    shown = next;
+    var after = folds(shown);
+    Object.keys(after).forEach(function (k) {
+      if (Object.prototype.hasOwnProperty.call(open, k)) { after[k].open = open[k]; }
+    });
+  }
+  function refresh() {
+    if (stopped) { return; }
+    if (document.visibilityState !== "visible") { again = true; return; }
+    if (inFlight) { again = true; return; }
+    inFlight = true;
+    again = false;
+    fetch(window.location.href, { credentials: "same-origin", cache: "no-store", redirect: "error" })
+      .then(function (res) {
+        if (!res.ok) { throw new Error("status " + res.status); }
+        return res.text();
+      })
+      .then(function (text) {
+        var doc = new DOMParser().parseFromString(text, "text/html");
+        var next = doc.getElementById("graph-live");
+        if (!next || next.getAttribute("data-graph-for") !== key) { throw new Error("not this graph"); }
+        replace(next);
+      })
+      .catch(stale)
+      .then(function () {
+        inFlight = false;
+        if (again) { refresh(); } else { schedule(); }
+      });
+  }
+  document.addEventListener("tether:sync", function (e) {
+    if (e.detail === key) { refresh(); }
+  });
+  document.addEventListener("visibilitychange", function () {
+    if (document.visibilityState !== "visible") { return; }
+    if (again || progressing()) { refresh(); }
+  });
+  schedule();
 })();
