@@ -3,6 +3,7 @@ package browser
 import (
 	"encoding/base64"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -112,5 +113,63 @@ func TestTheDiffMasksASecret(t *testing.T) {
 		}
 		tb.accessible("the Secret's panel")
 		tb.screenshot("object-secret", 1100)
+		if got := tb.click(`.views a[data-view="desired"]`); got != 200 {
+			t.Fatalf("the Secret's desired view answered %d", got)
+		}
+		if desired := tb.text("pre#desired"); !strings.Contains(desired, "password: '***'") {
+			t.Errorf("the Secret's desired view does not show its password masked:\n%s", desired)
+		}
+		if got := tb.click(`.views a[data-view="diff"]`); got != 200 {
+			t.Fatalf("the Secret's diff view answered %d", got)
+		}
+		if diff := tb.text("section.diff"); !strings.Contains(diff, "*** (changed)") {
+			t.Errorf("the Secret's diff view does not show a masked change:\n%s", diff)
+		}
+		noSecretValue(tb, "the Secret's desired and diff views")
 	})
+
+	t.Run("the ConfigMap's panel shows it live, as git declares it, and the diff", func(t *testing.T) {
+		tb := tb.in(t)
+		tb.open(fmt.Sprintf("%s/syncs/%s/web/graph", base(t, url), ns))
+		if got := tb.click(`.graph .node a[href*="ConfigMap"]`); got != 200 {
+			t.Fatalf("the ConfigMap's box led to a page of status %d", got)
+		}
+		if live := tb.text("pre.manifest"); !strings.Contains(live, "greeting: changed by hand") {
+			t.Errorf("the live view does not show the change by hand:\n%s", live)
+		}
+		if got := tb.click(`.views a[data-view="desired"]`); got != 200 {
+			t.Fatalf("the desired view answered %d", got)
+		}
+		if desired := tb.text("pre#desired"); !strings.Contains(desired, "greeting: hello") || strings.Contains(desired, "changed by hand") {
+			t.Errorf("the desired view does not show git's greeting alone:\n%s", desired)
+		}
+		if current := tb.text(`.views a[aria-current="page"]`); current != "Desired (git)" {
+			t.Errorf("the current view's tab says %q, want Desired (git)", current)
+		}
+		tb.accessible("the ConfigMap's desired view")
+		tb.screenshot("object-desired", 1100)
+		if got := tb.click(`.views a[data-view="diff"]`); got != 200 {
+			t.Fatalf("the diff view answered %d", got)
+		}
+		lines := eval[[]string](tb, `Array.from(document.querySelectorAll('section.diff .line')).map(l => l.className + ' ' + l.textContent)`)
+		if !slices.Contains(lines, "line add +  greeting: hello") || !slices.Contains(lines, "line del -  greeting: changed by hand") {
+			t.Errorf("the diff view does not show the greeting set back from the hand-made change:\n%s", strings.Join(lines, "\n"))
+		}
+		tb.accessible("the ConfigMap's diff view")
+		tb.screenshot("object-diff", 1100)
+	})
+}
+
+// noSecretValue fails the test if the page holds either password of the test,
+// as written or base64-encoded.
+func noSecretValue(tb *tab, what string) {
+	tb.t.Helper()
+	page := eval[string](tb, `document.documentElement.outerHTML`)
+	for _, value := range []string{gitPassword, livePassword} {
+		for _, shown := range []string{value, base64.StdEncoding.EncodeToString([]byte(value))} {
+			if strings.Contains(page, shown) {
+				tb.t.Errorf("%s show a Secret's value (%q)", what, shown)
+			}
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -141,6 +142,40 @@ func TestTheSyncPageShowsPodsRolledOut(t *testing.T) {
 	tb.accessible("the Sync's page, dark")
 	tb.screenshot("sync-dark", 1100)
 	tb.darkScheme(false)
+
+	t.Run("the open graph shows a rollout's new ReplicaSet and its Pods", func(t *testing.T) {
+		tb := tb.in(t)
+		tb.open(base(t, tb.url()) + "/syncs/" + ns + "/web/graph")
+		before := eval[[]string](tb, `Array.from(document.querySelectorAll('.graph .node[data-kind="ReplicaSet"] .name')).map(n => n.textContent)`)
+		if len(before) != 1 {
+			t.Fatalf("the graph shows ReplicaSets %q before the rollout, want one", before)
+		}
+		// A mark on the page's window: a navigation (a reload) would lose it.
+		eval[bool](tb, `window.__sameDocument = true`)
+		pushed := time.Now()
+		repo.Commit(t, map[string]string{"web/deployment.yaml": strings.Replace(webDeployment, "pause:3.10", "pause:3.9", 1)}, "Run web on pause 3.9")
+		// The new ReplicaSet's box, its name not among those before, with two
+		// Pods' boxes under it.
+		tb.waitFor("the new ReplicaSet and its two Pods are in the graph", `Array.from(document.querySelectorAll('.graph .node[data-kind="ReplicaSet"]')).some(n =>
+			!`+jsStrings(before)+`.includes(n.querySelector('.name').textContent) &&
+			n.parentElement.querySelectorAll(':scope > ul .node[data-kind="Pod"]').length === 2)`)
+		t.Logf("the new ReplicaSet and its Pods were shown %s after the push", elapsed(pushed))
+		if !eval[bool](tb, `window.__sameDocument === true`) {
+			t.Error("the page was navigated; want the graph changed in place")
+		}
+		boxes := eval[[]string](tb, `Array.from(document.querySelectorAll('.graph .node')).map(n => n.textContent.replace(/\s+/g, ' ').trim())`)
+		t.Logf("graph after the rollout:\n%s", strings.Join(boxes, "\n"))
+		tb.screenshot("graph-rollout", 1280)
+	})
+}
+
+// jsStrings is strs as a JavaScript array literal.
+func jsStrings(strs []string) string {
+	quoted := make([]string, len(strs))
+	for i, s := range strs {
+		quoted[i] = jsString(s)
+	}
+	return "[" + strings.Join(quoted, ", ") + "]"
 }
 
 func containsLine(lines []string, want string) bool {
