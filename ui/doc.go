@@ -20,7 +20,10 @@
 // right, grouped by namespace and kind, large fan-outs folded under a count, with
 // filters; it is nested lists laid out by the browser (no script), each box laid
 // out only when in view, so that 1,000 objects cost what is on screen. The fleet
-// is likewise one section per namespace, each laid out only when in view.
+// is likewise one section per namespace, each laid out only when in view. An open
+// graph follows its Sync: on the Sync's live event, and every 2 s while a box is
+// Progressing, its script fetches the page again and swaps the graph in (the one
+// page that polls, bounded: visible pages only, one fetch at a time).
 //
 // The diff page (diff.go) shows, on demand, how the Sync's OutOfSync objects (as
 // its status says) differ from git: the source rendered by the Renderer the
@@ -28,7 +31,11 @@
 // would make (plan.ForApply: ignore rules, fields given up) dry-run with the
 // user's client, and each change written by plan.ObjectDiff, which `tether diff`
 // prints with, Secret values masked. It is bounded: 50 objects, 64 KiB of diff
-// each, two minutes, two diffs computed at once.
+// each, two minutes, two diffs computed at once. The object panel (object.go)
+// shows an object live, and on demand what git declares for it and its diff, by
+// the same render, bounds and comparison; gitlink.go maps the repository's URL to
+// the web page of the Sync's path at the applied commit on hosts whose layout is
+// known.
 //
 // Security (session.go): the URL `tether ui` prints carries a one-time token that
 // is exchanged for an HttpOnly, SameSite=Strict session cookie; every POST carries
