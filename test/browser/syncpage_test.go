@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -152,6 +154,13 @@ func TestTheSyncPageShowsPodsRolledOut(t *testing.T) {
 		}
 		// A mark on the page's window: a navigation (a reload) would lose it.
 		eval[bool](tb, `window.__sameDocument = true`)
+		// The person folds the ConfigMaps' group, open as drawn: it stays folded
+		// when the graph changes.
+		configMaps := `document.querySelector('details[data-fold$="/ConfigMap"]')`
+		tb.do(chromedp.Click(`details[data-fold$="/ConfigMap"] > summary`))
+		if eval[bool](tb, configMaps+`.open`) {
+			t.Fatal("the ConfigMaps' group is open after a click on it, want it folded")
+		}
 		pushed := time.Now()
 		repo.Commit(t, map[string]string{"web/deployment.yaml": strings.Replace(webDeployment, "pause:3.10", "pause:3.9", 1)}, "Run web on pause 3.9")
 		// The new ReplicaSet's box, its name not among those before, with two
@@ -162,6 +171,9 @@ func TestTheSyncPageShowsPodsRolledOut(t *testing.T) {
 		t.Logf("the new ReplicaSet and its Pods were shown %s after the push", elapsed(pushed))
 		if !eval[bool](tb, `window.__sameDocument === true`) {
 			t.Error("the page was navigated; want the graph changed in place")
+		}
+		if eval[bool](tb, configMaps+`.open`) {
+			t.Error("the ConfigMaps' group the person folded is open again after the graph changed")
 		}
 		boxes := eval[[]string](tb, `Array.from(document.querySelectorAll('.graph .node')).map(n => n.textContent.replace(/\s+/g, ' ').trim())`)
 		t.Logf("graph after the rollout:\n%s", strings.Join(boxes, "\n"))
