@@ -11,7 +11,8 @@
 // watches every namespace or only the user's own, by what the API server lets the
 // user list) feeds the fleet page and, through a broker (live.go), every open
 // browser over server-sent events (each changed Sync's row, and the fleet's
-// counts at most once a second); no browser polls. The Sync page reads the Sync,
+// counts at most once a second); no browser polls but an open graph while
+// a rollout is under way (below). The Sync page reads the Sync,
 // the objects its workloads own (owned.go) and its Events when asked. How a Sync
 // reads (its short revision, Ready, why it fails, its tree, its Events) comes from
 // package plan, the same code the CLI prints with.

@@ -1,7 +1,7 @@
 // Tether UI: live updates. One EventSource per page reads the server's stream
 // of Sync changes (one shared watch on the server; no polling) and rewrites the
 // text of the fields of the Sync it names, and the fleet's counts. Text only: nothing from the server is
-// ever parsed as HTML.
+// ever parsed as HTML, but the graph's own page (its follower at the end of this file).
 "use strict";
 (function () {
   if (!window.EventSource) { return; }
