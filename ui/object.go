@@ -30,6 +30,7 @@ type objectView struct {
 	ManagedFields    bool   // shown (?managedFields=show)
 	ManagedFieldsURL string // the page with them shown or hidden, the other way
 	DiffURL          string // its diff's page, for an object of the inventory
+	LogsURL          string // its containers' logs, for a Pod
 	Events           []eventView
 	EventGaps        []string
 }
@@ -69,6 +70,9 @@ func (s *Server) objectPage(w http.ResponseWriter, r *http.Request) {
 	v.ManagedFieldsURL = objectPath(key, ref) + "&managedFields=" + map[bool]string{true: "hide", false: "show"}[v.ManagedFields]
 	if slices.ContainsFunc(plan.Inventory(sy.Status), func(o v1alpha1.ObjectRef) bool { return o.Key() == ref.Key() }) {
 		v.DiffURL = diffPath(key, ref.Key())
+	}
+	if isPod(ref) {
+		v.LogsURL = logsPath(key, ref, "")
 	}
 	v.Events, v.EventGaps = s.objectEvents(r, ref)
 	s.render(w, http.StatusOK, "object", v)
