@@ -10,13 +10,13 @@ import (
 
 func TestALogLineIsShownAsOneLineOfPlainText(t *testing.T) {
 	for in, want := range map[string]string{
-		"GET /healthz 200":                        "GET /healthz 200",
-		"\x1b[31merror\x1b[0m: disk full":         "error: disk full",
-		"\x1b]0;title\x07shown":                   "shown",
-		"tab\tkept, bell\a and NUL\x00 dropped":   "tab\tkept, bell and NUL dropped",
-		"carriage\rreturn":                        "carriagereturn",
-		"bad \xff byte":                           "bad \uFFFD byte",
-		"<script>alert(1)</script>":               "<script>alert(1)</script>", // text, set as text by the script
+		"GET /healthz 200":                       "GET /healthz 200",
+		"\x1b[31merror\x1b[0m: disk full":        "error: disk full",
+		"\x1b]0;title\x07shown":                  "shown",
+		"tab\tkept, bell\a and NUL\x00 dropped":  "tab\tkept, bell and NUL dropped",
+		"carriage\rreturn":                       "carriagereturn",
+		"bad \xff byte":                          "bad \uFFFD byte",
+		"<script>alert(1)</script>":              "<script>alert(1)</script>", // text, set as text by the script
 		"line\u2028separator and C1 \u0085 gone": "lineseparator and C1  gone",
 	} {
 		if got := cleanLogLine([]byte(in)); got != want {
