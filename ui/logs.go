@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/api/v1alpha1"
@@ -41,8 +42,8 @@ func (s *Server) logsPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key := client.ObjectKeyFromObject(syncObj)
-	live := &corev1.Pod{}
-	if err := viewerOf(r).client.Get(r.Context(), client.ObjectKey{Namespace: pod.Namespace, Name: pod.Name}, live); err != nil {
+	live, err := readPod(r, pod)
+	if err != nil {
 		s.apiRefusal(w, r, "Reading Pod "+pod.Namespace+"/"+pod.Name, err, objectPath(key, pod))
 		return
 	}
@@ -86,6 +87,20 @@ func (s *Server) podOfSync(w http.ResponseWriter, r *http.Request) (*v1alpha1.Sy
 
 // isPod tells whether ref is a Pod, whose panel links to its logs.
 func isPod(ref v1alpha1.ObjectRef) bool { return ref.Group == "" && ref.Kind == "Pod" }
+
+// readPod reads the Pod as the user, by a list of its namespace's Pods of
+// that name: the rights the Sync's tree needs already (tether-ui-viewer lists
+// Pods, and gets none).
+func readPod(r *http.Request, pod v1alpha1.ObjectRef) (*corev1.Pod, error) {
+	list := &corev1.PodList{}
+	if err := viewerOf(r).client.List(r.Context(), list, client.InNamespace(pod.Namespace), client.MatchingFields{"metadata.name": pod.Name}); err != nil {
+		return nil, err
+	}
+	if len(list.Items) == 0 {
+		return nil, apierrors.NewNotFound(corev1.Resource("pods"), pod.Name)
+	}
+	return &list.Items[0], nil
+}
 
 // containersOf are the Pod's containers as kubectl logs names them: init
 // containers first, then its containers, then ephemeral ones.
