@@ -88,10 +88,9 @@ func (s *Server) logsStream(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
-	send := func(event, data string) bool {
-		_, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, data)
+	send := func(event, data string) {
+		_, _ = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, data)
 		flusher.Flush()
-		return err == nil
 	}
 	release, err := s.logs.take(sessionOf(r))
 	if err != nil {
@@ -101,40 +100,46 @@ func (s *Server) logsStream(w http.ResponseWriter, r *http.Request) {
 	defer release()
 	ctx, cancel := context.WithTimeout(r.Context(), logStreamTime)
 	defer cancel()
-	what := "the log of container " + container + " of Pod " + pod.Namespace + "/" + pod.Name
 	stream, err := openLog(ctx, viewerOf(r), pod.Namespace, pod.Name, container)
 	if err != nil {
-		send("refused", "Reading "+what+": "+cleanLogLine([]byte(err.Error())))
+		send("refused", "Reading the log of container "+container+" of Pod "+pod.Namespace+"/"+pod.Name+": "+cleanLogLine([]byte(err.Error())))
 		return
 	}
 	defer stream.Close()
 	lines := make(chan string, 64)
 	ended := make(chan string, 1)
 	go readLogLines(ctx, stream, lines, ended)
+	if why := s.relayLog(w, flusher, r, lines, ended); why != "" {
+		send("end", why)
+	}
+}
+
+// relayLog writes each line of lines as an event "line", and a heartbeat
+// while none comes, until lines is closed (it returns why, from ended), the
+// request's session ends (it says so) or the browser goes ("").
+func (s *Server) relayLog(w io.Writer, flusher http.Flusher, r *http.Request, lines <-chan string, ended <-chan string) string {
 	tick := time.NewTicker(heartbeat)
 	defer tick.Stop()
 	for {
 		select {
 		case <-r.Context().Done():
-			return
+			return ""
 		case line, open := <-lines:
 			if !open {
-				send("end", <-ended)
-				return
+				return <-ended
 			}
 			if _, err := fmt.Fprintf(w, "event: line\ndata: %s\n\n", line); err != nil {
-				return
+				return ""
 			}
 			if len(lines) == 0 {
 				flusher.Flush()
 			}
 		case <-tick.C:
 			if !s.sessions.holds(sessionOf(r)) {
-				send("end", "You signed out, or your session expired: the log is no longer followed.")
-				return
+				return "You signed out, or your session expired: the log is no longer followed."
 			}
 			if _, err := fmt.Fprint(w, ": beat\n\n"); err != nil {
-				return
+				return ""
 			}
 			flusher.Flush()
 		}
