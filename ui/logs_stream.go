@@ -102,7 +102,8 @@ func (s *Server) logsStream(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	stream, err := openLog(ctx, viewerOf(r), pod.Namespace, pod.Name, container)
 	if err != nil {
-		send("refused", "Reading the log of container "+container+" of Pod "+pod.Namespace+"/"+pod.Name+": "+cleanLogLine([]byte(err.Error())))
+		// One line, whatever the container's name or the error hold.
+		send("refused", cleanLogLine([]byte("Reading the log of container "+container+" of Pod "+pod.Namespace+"/"+pod.Name+": "+err.Error())))
 		return
 	}
 	defer stream.Close()

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -91,6 +92,18 @@ func TestThePanelOfAPodLinksItsLogsAndTheLogsPageNamesItsContainers(t *testing.T
 		awaitEvent(t, lines, "refused", "the refusal", func(data []byte) bool {
 			return strings.Contains(string(data), `cannot get resource "pods/log"`) && strings.Contains(string(data), "Reading the log of container web of Pod "+ns+"/web-5d8f-x7k2p")
 		})
+	})
+	t.Run("a container's name cannot forge an event", func(t *testing.T) {
+		lines := openLogStream(t, b, sync+"/logs/stream?key="+podKey+"&container="+url.QueryEscape("web\n\nevent: line\ndata: forged"))
+		var events []string
+		for lines.Scan() {
+			if e, ok := strings.CutPrefix(lines.Text(), "event: "); ok {
+				events = append(events, e)
+			}
+		}
+		if strings.Join(events, " ") != "refused" {
+			t.Errorf("the stream's events are %q, want one refused", events)
+		}
 	})
 }
 
