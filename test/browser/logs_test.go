@@ -87,4 +87,8 @@ func TestAPodsLogStreamsIntoItsLogsPage(t *testing.T) {
 	tb.noScriptRan()
 	tb.accessible("the logs page")
 	tb.screenshot("logs", 1100)
+	tb.darkScheme(true)
+	tb.accessible("the logs page, dark")
+	tb.screenshot("logs-dark", 1100)
+	tb.darkScheme(false)
 }
