@@ -30,6 +30,13 @@
 // prints with, Secret values masked. It is bounded: 50 objects, 64 KiB of diff
 // each, two minutes, two diffs computed at once.
 //
+// The logs page (logs.go) of a Pod the object panel opens links its containers;
+// its script follows one's log from a stream of server-sent events
+// (logs_stream.go) that client-go's GetLogs (pods/log, followed) feeds, opened
+// with the user's config, each line made one line of plain text. It is bounded:
+// the last 500 lines, 4 MiB and 30 minutes a stream, 4 KiB a line, 4 streams a
+// session and 32 a server.
+//
 // Security (session.go): the URL `tether ui` prints carries a one-time token that
 // is exchanged for an HttpOnly, SameSite=Strict session cookie; every POST carries
 // the session's CSRF token; requests naming another Host are refused (DNS
