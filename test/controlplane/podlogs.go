@@ -30,7 +30,9 @@ import (
 // the pod, in its namespace) names; kube-apiserver reaches it there for
 // pods/log, as it reaches a kubelet. So `kubectl logs -f` (or client-go's
 // GetLogs with Follow) streams through the real apiserver what a test appends
-// to the file: ServePodLog, then PodLog.Append.
+// to the file: ServePodLog, then PodLog.Append. It is always on with
+// Options.Workloads: the CRD kwok reads Logs from takes about 0.2 s to be
+// established, while the controller-manager and the scheduler start anyway.
 
 // kwokLogsGVR is the resource of kwok's Logs objects, which kwok watches
 // (--enable-crds=Logs).
