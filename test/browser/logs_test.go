@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"tether.dev/tether/test/controlplane"
@@ -91,4 +92,24 @@ func TestAPodsLogStreamsIntoItsLogsPage(t *testing.T) {
 	tb.accessible("the logs page, dark")
 	tb.screenshot("logs-dark", 1100)
 	tb.darkScheme(false)
+
+	t.Run("a user who may not read logs sees the API server's refusal", func(t *testing.T) {
+		reader := rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "reader"}
+		grant(t, c, reader, ns, readSyncs, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}})
+		kubeconfig := controlplane.Shared(t).KubeconfigPath()
+		waitUntilAllowed(t, kubeconfig, "reader", ns)
+		tb := signIn(t, startUI(t, kubeconfig, "--as", "reader", "-n", ns))
+		tb.open(base(t, tb.url()) + "/syncs/" + ns + "/talker/object?key=" + url.QueryEscape("/Pod/"+ns+"/talker"))
+		if got := tb.click(`#logs-link`); got != 200 {
+			t.Fatalf("the Logs link led to a page of status %d", got)
+		}
+		tb.waitFor("the refusal is shown", `document.getElementById('log-state').getAttribute('data-state') === 'refused'`)
+		if got := tb.text("#log-state"); !strings.Contains(got, `User "reader" cannot get resource "pods/log"`) {
+			t.Errorf("the page says %q, want the API server's refusal of pods/log", got)
+		}
+		if n := eval[int](tb, `document.querySelectorAll('#log-lines .log-line').length`); n != 0 {
+			t.Errorf("%d lines of the log shown to a user who may not read it", n)
+		}
+		tb.screenshot("logs-refused", 1100)
+	})
 }

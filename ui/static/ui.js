@@ -94,6 +94,7 @@
     source.close();
     state.textContent = text;
     state.setAttribute("data-state", kind);
+    if (shown === 0) { pre.hidden = true; }
   }
   state.textContent = "Connecting…";
   source.addEventListener("open", function () {
