@@ -38,6 +38,13 @@
 // the web page of the Sync's path at the applied commit on hosts whose layout is
 // known.
 //
+// The logs page (logs.go) of a Pod the object panel opens links its containers;
+// its script follows one's log from a stream of server-sent events
+// (logs_stream.go) that client-go's GetLogs (pods/log, followed) feeds, opened
+// with the user's config, each line made one line of plain text. It is bounded:
+// the last 500 lines, 4 MiB and 30 minutes a stream, 4 KiB a line, 4 streams a
+// session and 32 a server.
+//
 // Security (session.go): the URL `tether ui` prints carries a one-time token that
 // is exchanged for an HttpOnly, SameSite=Strict session cookie; every POST carries
 // the session's CSRF token; requests naming another Host are refused (DNS

@@ -39,6 +39,7 @@ type objectView struct {
 	Note             string // why the desired or diff view shows nothing
 	DiffURL          string // the diff page of the object, for an object of the inventory
 	GitURL           string // the Sync's path in git at the applied commit, where the host is known
+	LogsURL          string // its containers' logs, for a Pod
 	Events           []eventView
 	EventGaps        []string
 }
@@ -82,6 +83,9 @@ func (s *Server) objectPage(w http.ResponseWriter, r *http.Request) {
 		v.Views = viewTabs(key, ref, v.View)
 		v.DiffURL = diffPath(key, ref.Key())
 		v.GitURL = gitWebURL(sy.Spec.Source.URL, plan.CommitOf(sy.Status.LastAppliedRevision), sy.Spec.Source.Path)
+	}
+	if isPod(ref) {
+		v.LogsURL = logsPath(key, ref, "")
 	}
 	code := http.StatusOK
 	if v.View == "live" {

@@ -167,6 +167,11 @@ func TestTheShippedUserRolesLetAViewerSeeAndAnOperatorAct(t *testing.T) {
 				t.Errorf("the %s's Sync page says %q:\n%s", who, gap, page)
 			}
 		}
+		// The Pod's panel reads it with a get, and links its logs.
+		panel := b.get("/syncs/" + ns + "/web/object?key=" + url.QueryEscape("/Pod/"+ns+"/api-5d8f-x7k2p"))
+		if !strings.Contains(panel, `id="logs-link"`) || !strings.Contains(panel, "name: api-5d8f-x7k2p") {
+			t.Errorf("the %s's panel of the Pod lacks its manifest or its logs' link:\n%s", who, panel)
+		}
 	}
 
 	viewer, operatorBrowser := session(viewerToken), session(operatorToken)
@@ -189,6 +194,20 @@ func TestTheShippedUserRolesLetAViewerSeeAndAnOperatorAct(t *testing.T) {
 				continue
 			}
 			w.Stop()
+		}
+	})
+	// The Pod is on no node here: the API server, having authorized pods/log,
+	// answers with an empty log, which ends at once.
+	t.Run("each may follow a Pod's log", func(t *testing.T) {
+		logs := "/syncs/" + ns + "/web/logs?key=" + url.QueryEscape("/Pod/"+ns+"/api-5d8f-x7k2p")
+		for who, b := range map[string]*browser{"viewer": viewer, "operator": operatorBrowser} {
+			if page := b.get(logs); !strings.Contains(page, `<h2 id="log-title">Container app</h2>`) {
+				t.Errorf("the %s's logs page lacks the container app:\n%s", who, page)
+			}
+			stream := openLogStream(t, b, strings.Replace(logs, "/logs?", "/logs/stream?", 1)+"&container=app")
+			awaitEvent(t, stream, "end", "the log's end", func(data []byte) bool {
+				return strings.Contains(string(data), "The log ended")
+			})
 		}
 	})
 	t.Run("the viewer's suspend is refused", func(t *testing.T) {

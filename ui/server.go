@@ -65,6 +65,7 @@ type Server struct {
 	pages    *pages
 	now      func() time.Time
 	diffs    chan struct{} // a slot per diff computed at once
+	logs     *logStreams   // the containers' logs followed at once
 	// run is Serve's context: the viewers of a cluster's users watch until it
 	// ends (or their session does).
 	run context.Context
@@ -84,7 +85,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.MaxSessionsPerUser <= 0 {
 		opts.MaxSessionsPerUser = DefaultMaxSessionsPerUser
 	}
-	s := &Server{opts: opts, sessions: newSessionsPerUser(opts.MaxSessions, opts.MaxSessionsPerUser), pages: p, now: time.Now, diffs: make(chan struct{}, diffSlots)}
+	s := &Server{opts: opts, sessions: newSessionsPerUser(opts.MaxSessions, opts.MaxSessionsPerUser), pages: p, now: time.Now, diffs: make(chan struct{}, diffSlots), logs: newLogStreams()}
 	if opts.InCluster {
 		s.opts.Config = rest.AnonymousClientConfig(opts.Config)
 		return s, nil
@@ -165,6 +166,8 @@ func (s *Server) handler(host string) http.Handler {
 	mux.Handle("GET /syncs/{namespace}/{name}/graph", s.signedIn(http.HandlerFunc(s.graphPage)))
 	mux.Handle("GET /syncs/{namespace}/{name}/object", s.signedIn(http.HandlerFunc(s.objectPage)))
 	mux.Handle("GET /syncs/{namespace}/{name}/diff", s.signedIn(http.HandlerFunc(s.diffPage)))
+	mux.Handle("GET /syncs/{namespace}/{name}/logs", s.signedIn(http.HandlerFunc(s.logsPage)))
+	mux.Handle("GET /syncs/{namespace}/{name}/logs/stream", s.signedIn(http.HandlerFunc(s.logsStream)))
 	mux.Handle("POST /syncs/{namespace}/{name}/{action}", s.signedIn(s.checkCSRF(http.HandlerFunc(s.act))))
 	mux.Handle("GET /live", s.signedIn(http.HandlerFunc(s.stream)))
 	if s.opts.InCluster {

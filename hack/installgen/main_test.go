@@ -233,8 +233,8 @@ func grants(rules []rbacv1.PolicyRule) []string {
 }
 
 // TestTheUIUserRolesGrantWhatThePagesAndActionsNeed reads the ClusterRoles of
-// deploy/ui.yaml: tether-ui-viewer reads Syncs and lists what a Sync's page
-// shows, no more (no Secrets, no wildcard, no write); tether-ui-operator is the
+// deploy/ui.yaml: tether-ui-viewer reads Syncs, lists what a Sync's page
+// shows and reads Pods' logs, no more (no Secrets, no wildcard, no write); tether-ui-operator is the
 // viewer plus patching Syncs and creating Events. (ui's
 // TestTheShippedUserRolesLetAViewerSeeAndAnOperatorAct shows they suffice, against
 // the API server.)
@@ -247,7 +247,8 @@ func TestTheUIUserRolesGrantWhatThePagesAndActionsNeed(t *testing.T) {
 		roles[r.Name] = grants(r.Rules)
 	}
 	viewer := []string{
-		"/events list", "/pods list", "apps/replicasets list", "batch/jobs list",
+		"/events list", "/pods get", "/pods list", "/pods/log get", "apps/replicasets get", "apps/replicasets list",
+		"batch/jobs get", "batch/jobs list",
 		"tether.dev/syncs get", "tether.dev/syncs list", "tether.dev/syncs watch",
 	}
 	operator := slices.Sorted(slices.Values(append(slices.Clone(viewer), "/events create", "tether.dev/syncs patch")))

@@ -90,6 +90,11 @@ func (c *ControlPlane) apiserverArgs(port int) []string {
 		"--proxy-client-cert-file=" + pki.frontProxy.certFile,
 		"--proxy-client-key-file=" + pki.frontProxy.keyFile,
 		"--allow-privileged=true",
+		// The kubelet's API (a pod's logs) is kwok's, on the fake node's InternalIP
+		// (loopback), with a serving certificate of the cluster CA; the node's
+		// Hostname names no host.
+		"--kubelet-certificate-authority=" + pki.ca.certFile,
+		"--kubelet-preferred-address-types=InternalIP",
 		"--profiling=" + strconv.FormatBool(os.Getenv(ProfilingEnv) != ""),
 	}
 }

@@ -1,6 +1,7 @@
 package controlplane_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"os"
@@ -174,6 +175,53 @@ func TestWorkloadsRollOut(t *testing.T) {
 				t.Errorf("pod %s: node %q, phase %s, IP %q; want on %s, Running, IP in 10.244.0.0/16",
 					pod.Name, pod.Spec.NodeName, pod.Status.Phase, pod.Status.PodIP, controlplane.FakeNodeName)
 			}
+		}
+	})
+
+	t.Run("a pod's log streams through the apiserver as lines are appended", func(t *testing.T) {
+		ns := controlplane.NewNamespace(t, cp.Config())
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "talker"},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "talker", Image: "registry.example/talker:1.0"}}},
+		}
+		if _, err := client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("creating Pod %s/talker: %v", ns, err)
+		}
+		waitFor(ctx, t, "Pod "+ns+"/talker to run on the fake node", func(ctx context.Context) (bool, error) {
+			p, err := client.CoreV1().Pods(ns).Get(ctx, "talker", metav1.GetOptions{})
+			return err == nil && p.Status.Phase == corev1.PodRunning, err
+		})
+		log, err := cp.ServePodLog(ctx, ns, "talker")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := log.Append("first line", "second line"); err != nil {
+			t.Fatal(err)
+		}
+		stream, err := client.CoreV1().Pods(ns).GetLogs("talker", &corev1.PodLogOptions{Container: "talker", Follow: true}).Stream(ctx)
+		if err != nil {
+			t.Fatalf("following the log of %s/talker: %v", ns, err)
+		}
+		defer stream.Close()
+		lines := bufio.NewScanner(stream)
+		next := func() string {
+			if !lines.Scan() {
+				t.Fatalf("the log of %s/talker ended: %v", ns, lines.Err())
+			}
+			return lines.Text()
+		}
+		for _, want := range []string{"first line", "second line"} {
+			if got := next(); got != want {
+				t.Errorf("log line %q, want %q", got, want)
+			}
+		}
+		// The follower has read what there was; the line appended now reaches
+		// it only if the stream follows the file.
+		if err := log.Append("third line, after the follower caught up"); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := next(), "third line, after the follower caught up"; got != want {
+			t.Errorf("followed log line %q, want %q", got, want)
 		}
 	})
 

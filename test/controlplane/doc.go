@@ -10,6 +10,8 @@
 // Deployment, a StatefulSet, a Job) ask for Options.Workloads and also get
 // kube-controller-manager, kube-scheduler and kwok, which plays the kubelet for one fake
 // node: pods are scheduled to it and marked running and ready without any container.
+// kwok also serves the kubelet's API on 127.0.0.1, so a pod's log (a file the test
+// appends lines to: ServePodLog) streams through the apiserver as `kubectl logs -f`.
 //
 // What the package owns:
 //

@@ -18,8 +18,9 @@ const (
 	// which would collide with serviceCIDR.
 	podCIDR = "10.244.0.0/16"
 	// fakeNodeIP is the fake node's InternalIP, which kwok also reports as the hostIP
-	// of its pods. It is never dialled.
-	fakeNodeIP = "10.240.0.10"
+	// of its pods. kube-apiserver dials it (at the node's kubelet port, where kwok
+	// serves the kubelet's API) for a pod's logs: see podlogs.go.
+	fakeNodeIP = "127.0.0.1"
 
 	// FakeNodeName names the one node pods are scheduled to when Options.Workloads is
 	// set.
@@ -45,6 +46,10 @@ func (c *ControlPlane) startWorkloads(ctx context.Context) error {
 	}
 	scheduler, schedulerPort, err := c.startScheduler()
 	if err != nil {
+		return err
+	}
+	// kwok reads its Logs objects from the start: their CRD must be served first.
+	if err := installKwokLogsCRD(ctx, c.config); err != nil {
 		return err
 	}
 	kwok, err := c.startKwok()
@@ -128,6 +133,10 @@ func (c *ControlPlane) startKwok() (*process, error) {
 	if err != nil {
 		return nil, err
 	}
+	port, err := freePort()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	args := []string{
 		"--kubeconfig=" + kubeconfig,
 		"--manage-all-nodes=false",
@@ -139,6 +148,16 @@ func (c *ControlPlane) startKwok() (*process, error) {
 		// ten minutes: the node lifecycle controller then calls the node NotReady
 		// after its grace period (50s) and marks every pod on it not ready, for good.
 		"--node-lease-duration-seconds=40",
+		// kwok serves the kubelet's API (containerLogs among it) on the node's
+		// kubelet port, which it writes into the node's status, over TLS with the
+		// serving certificate of 127.0.0.1 that kube-apiserver verifies
+		// (--kubelet-certificate-authority). The log of a pod is the file its
+		// Logs object names (podlogs.go).
+		fmt.Sprintf("--node-port=%d", port),
+		fmt.Sprintf("--server-address=127.0.0.1:%d", port),
+		"--tls-cert-file=" + c.pki.serving.certFile,
+		"--tls-private-key-file=" + c.pki.serving.keyFile,
+		"--enable-crds=" + kwokLogsKind,
 	}
 	stages, err := c.writeStages()
 	if err != nil {

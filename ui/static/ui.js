@@ -168,3 +168,46 @@
   });
   schedule();
 })();
+
+// Tether UI: a container's log (the logs page). One EventSource reads the
+// server's stream of the log: each "line" event is appended as text (never
+// HTML), the page keeps the last data-max-lines lines, and it follows the end
+// while the reader is at the bottom. An "end" or "refused" event says why the
+// stream stopped; the page then closes it rather than reconnect (which would
+// start again from the log's tail).
+(function () {
+  var pre = document.getElementById("log-lines");
+  var state = document.getElementById("log-state");
+  if (!pre || !state) { return; }
+  if (!window.EventSource) { state.textContent = "This browser cannot follow a log (no EventSource)."; return; }
+  var max = parseInt(pre.getAttribute("data-max-lines"), 10) || 2000;
+  var source = new EventSource(pre.getAttribute("data-src"));
+  var shown = 0;
+  function stop(text, kind) {
+    source.close();
+    state.textContent = text;
+    state.setAttribute("data-state", kind);
+    if (shown === 0) { pre.hidden = true; }
+  }
+  state.textContent = "Connecting…";
+  source.addEventListener("open", function () {
+    state.textContent = "Following the log.";
+    state.setAttribute("data-state", "following");
+  });
+  source.addEventListener("line", function (e) {
+    var atEnd = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 8;
+    var line = document.createElement("span");
+    line.className = "log-line";
+    line.textContent = e.data + "\n";
+    pre.appendChild(line);
+    shown++;
+    while (shown > max && pre.firstChild) { pre.removeChild(pre.firstChild); shown--; }
+    if (atEnd) { pre.scrollTop = pre.scrollHeight; }
+  });
+  source.addEventListener("end", function (e) { stop(e.data, "ended"); });
+  source.addEventListener("refused", function (e) { stop(e.data, "refused"); });
+  source.addEventListener("error", function () {
+    if (state.getAttribute("data-state") === "ended" || state.getAttribute("data-state") === "refused") { return; }
+    stop("The log stream was lost: reload the page to follow the log again.", "lost");
+  });
+})();
