@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"tether.dev/tether/api/v1alpha1"
+	"tether.dev/tether/test/controlplane"
+	"tether.dev/tether/test/harness"
 )
 
 // mixedFleet is five Syncs of two namespaces: two of SyncSet web, one that
@@ -140,4 +143,31 @@ func TestTheTilesViewShowsEachSyncAsALinkWithItsStatusInWords(t *testing.T) {
 			t.Errorf("the tiles by cluster lack %q (a tile names its namespace when the group does not):\n%s", want, byCluster)
 		}
 	}
+}
+
+func TestTheLiveStreamDeliversEachSyncSetsCounts(t *testing.T) {
+	c := admin(t)
+	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
+	inSet := func(s *v1alpha1.Sync) { s.Labels = map[string]string{v1alpha1.SyncSetLabel: "web"} }
+	s := newSync(t, c, ns, "web-eu", inSet, readyStatus("main@sha1:aaaaaaaaaaaa", "first"))
+	newSync(t, c, ns, "web-us", inSet, readyStatus("main@sha1:aaaaaaaaaaaa", "first"))
+	newSync(t, c, ns, "db", nil, readyStatus("main@sha1:aaaaaaaaaaaa", "first"))
+	b := startUI(t, controlplane.Shared(t).Config(), ns, false)
+	if page := b.get("/?view=tiles&group=syncset"); !strings.Contains(page, `data-grouping="syncset" data-group="`+ns+`/web"`) {
+		t.Errorf("the tiles by SyncSet do not name the group of SyncSet web:\n%s", page)
+	}
+	lines := openStream(t, b)
+
+	s.Status.Sync = v1alpha1.SyncStatusOutOfSync
+	harness.Must(t, c.Status().Update(t.Context(), s))
+
+	awaitEvent(t, lines, "groupCounts", "SyncSet web's counts", func(data []byte) bool {
+		var groups map[string]map[string][]count
+		harness.Must(t, json.Unmarshal(data, &groups))
+		got := map[string]int{}
+		for _, n := range groups["syncset"][ns+"/web"] {
+			got[n.Label] = n.N
+		}
+		return got["Syncs"] == 2 && got["OutOfSync"] == 1
+	})
 }
