@@ -145,6 +145,24 @@ func TestTheTilesViewShowsEachSyncAsALinkWithItsStatusInWords(t *testing.T) {
 	}
 }
 
+func TestTheTableIsGroupedAsTheTilesAre(t *testing.T) {
+	out := renderFleet(t, fleetPageOf(mixedFleet(), fleetFilter{group: "cluster"}))
+	for _, want := range []string{
+		`<section class="ns-group" data-grouping="cluster" data-group="prod-eu" aria-label="Cluster prod-eu">`,
+		`<h2>cluster prod-eu <span class="chips">`,
+		`<section class="ns-group" data-grouping="cluster" data-group="" aria-label="The agent&#39;s own cluster">`,
+		`<input type="hidden" name="group" value="cluster">`,
+		`<a href="/?group=cluster&amp;view=tiles">Tiles</a>`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the table by cluster lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, `class="tile"`) {
+		t.Error("the table by cluster has tiles")
+	}
+}
+
 func TestTheLiveStreamDeliversEachSyncSetsCounts(t *testing.T) {
 	c := admin(t)
 	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
