@@ -132,6 +132,7 @@ func TestTheFleetListsSyncsAndShowsADriftLive(t *testing.T) {
 		tb.accessible("the fleet's tiles")
 		tb.darkScheme(true)
 		tb.accessible("the fleet's tiles, dark")
+		tb.screenshot("fleet-tiles-dark", 1100)
 		tb.darkScheme(false)
 
 		eval[bool](tb, `window.__sameDocument = true`)
