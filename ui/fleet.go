@@ -99,12 +99,15 @@ type count struct {
 	N     int    `json:"n"`
 }
 
-// fleetGroup is the Syncs of one namespace that pass the filter, with the
-// counts of all its Syncs.
+// fleetGroup is the Syncs of one group (a namespace, by default) that pass
+// the filter, with the counts of all the group's Syncs.
 type fleetGroup struct {
-	Namespace string
-	Counts    []count
-	Rows      []row
+	// Namespace is the group's namespace when the fleet is grouped by
+	// namespace, "" otherwise; Key names the group in either case (see
+	// groupKey), Title heads it and Label names it for a screen reader.
+	Namespace, Key, Title, Label string
+	Counts                       []count
+	Rows                         []row
 }
 
 // fleetPage is what the fleet page shows.
@@ -119,6 +122,12 @@ type fleetPage struct {
 	Label      string // the label selector, "" for all
 	LabelError string // why Label is no selector
 	Search     string // words the Sync's namespace/name holds, "" for all
+	// View is how the Syncs are drawn: viewTable or viewTiles; Group what
+	// they are grouped by (groupByNamespace, groupBySyncSet, groupByCluster).
+	View, Group string
+	// Views and Groupings are the links to the page drawn another way or
+	// grouped by another thing, each keeping the filters.
+	Views, Groupings []choice
 	// OnlyNamespace is the one namespace watched, "" for every namespace;
 	// Narrowed says the user may not list every namespace.
 	OnlyNamespace string
@@ -138,7 +147,8 @@ func (s *Server) fleet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	page := fleetPageOf(list.Items, fleetFilter{namespace: q.Get("namespace"), status: q.Get("status"), label: q.Get("label"), search: q.Get("q")})
+	page := fleetPageOf(list.Items, fleetFilter{namespace: q.Get("namespace"), status: q.Get("status"), label: q.Get("label"), search: q.Get("q"),
+		view: q.Get("view"), group: q.Get("group")})
 	page.OnlyNamespace, page.Narrowed = v.scope.namespace, v.scope.narrowed
 	if s.opts.InCluster {
 		page.SignOut, page.User = sessionOf(r).csrf, v.user
@@ -152,6 +162,8 @@ type fleetFilter struct {
 	status    string // one of statusFilters
 	label     string // a label selector, as kubectl get -l takes
 	search    string // words that namespace/name must each hold, any case
+	view      string // viewTable ("", the default) or viewTiles
+	group     string // groupByNamespace ("", the default), groupBySyncSet or groupByCluster
 }
 
 // found says whether key holds every word of search, in any case.
@@ -169,7 +181,7 @@ func found(key, search string) bool {
 // order, and the counts of all. A label selector that does not parse filters
 // nothing, and the page says why.
 func fleetPageOf(syncs []v1alpha1.Sync, f fleetFilter) fleetPage {
-	page := fleetPage{Namespace: f.namespace, Status: f.status, Label: f.label, Search: f.search}
+	page := fleetPage{Namespace: f.namespace, Status: f.status, Label: f.label, Search: f.search, View: viewOf(f.view), Group: groupingOf(f.group)}
 	pass := statusFilter(f.status)
 	selector, err := labels.Parse(f.label)
 	if err != nil {
@@ -188,27 +200,31 @@ func fleetPageOf(syncs []v1alpha1.Sync, f fleetFilter) fleetPage {
 			page.Rows = append(page.Rows, rw)
 		}
 	}
-	// By namespace, and in a namespace the Syncs of each SyncSet together
-	// (those written by hand first), as `tether get` lists them.
+	// By group, then by namespace, and in a namespace the Syncs of each
+	// SyncSet together (those written by hand first), as `tether get` lists
+	// them.
 	slices.SortFunc(page.Rows, func(a, b row) int {
-		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.SyncSet, b.SyncSet), cmp.Compare(a.Name, b.Name))
+		return cmp.Or(cmp.Compare(groupKey(page.Group, a), groupKey(page.Group, b)),
+			cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.SyncSet, b.SyncSet), cmp.Compare(a.Name, b.Name))
 	})
 	slices.Sort(page.Namespaces)
 	for _, f := range statusFilters {
 		page.Statuses = append(page.Statuses, f.Value)
 	}
 	page.Counts = countRows(all)
-	page.Groups = groupRows(page.Rows, countByNamespace(all))
+	page.Groups = groupRows(page.Rows, page.Group, countByGroup(all, page.Group))
+	page.Views, page.Groupings = fleetChoices(f, page.View, page.Group, all)
 	return page
 }
 
-// groupRows splits rows, in order, into one group per namespace, each with
-// its namespace's counts.
-func groupRows(rows []row, counts map[string][]count) []fleetGroup {
+// groupRows splits rows, sorted by group, into one group per key of
+// grouping, each with its counts.
+func groupRows(rows []row, grouping string, counts map[string][]count) []fleetGroup {
 	var groups []fleetGroup
 	for _, r := range rows {
-		if len(groups) == 0 || groups[len(groups)-1].Namespace != r.Namespace {
-			groups = append(groups, fleetGroup{Namespace: r.Namespace, Counts: counts[r.Namespace]})
+		key := groupKey(grouping, r)
+		if len(groups) == 0 || groups[len(groups)-1].Key != key {
+			groups = append(groups, newFleetGroup(grouping, r, counts[key]))
 		}
 		g := &groups[len(groups)-1]
 		g.Rows = append(g.Rows, r)
@@ -218,13 +234,19 @@ func groupRows(rows []row, counts map[string][]count) []fleetGroup {
 
 // countByNamespace is countRows of each namespace's rows.
 func countByNamespace(rows []row) map[string][]count {
-	byNamespace := map[string][]row{}
+	return countByGroup(rows, groupByNamespace)
+}
+
+// countByGroup is countRows of each group's rows, by the group's key.
+func countByGroup(rows []row, grouping string) map[string][]count {
+	byKey := map[string][]row{}
 	for _, r := range rows {
-		byNamespace[r.Namespace] = append(byNamespace[r.Namespace], r)
+		key := groupKey(grouping, r)
+		byKey[key] = append(byKey[key], r)
 	}
-	counts := make(map[string][]count, len(byNamespace))
-	for ns, rs := range byNamespace {
-		counts[ns] = countRows(rs)
+	counts := make(map[string][]count, len(byKey))
+	for key, rs := range byKey {
+		counts[key] = countRows(rs)
 	}
 	return counts
 }

@@ -21,12 +21,16 @@ type pages struct {
 }
 
 // pageNames are the pages of templates/, each a file of that name.
-var pageNames = []string{"fleet", "sync", "graph", "object", "diff", "signin", "message", "logs"}
+var pageNames = []string{"fleet", "sync", "graph", "object", "diff", "signin", "message", "logs", "dependencies"}
+
+// pageParts are the templates a page is made of besides its own file.
+var pageParts = map[string][]string{"fleet": {"templates/fleet_tiles.html"}}
 
 func parsePages() (*pages, error) {
 	p := &pages{byName: map[string]*template.Template{}}
 	for _, name := range pageNames {
-		t, err := template.New(name).ParseFS(templateFiles, "templates/layout.html", "templates/icons.html", "templates/"+name+".html")
+		files := append([]string{"templates/layout.html", "templates/icons.html", "templates/" + name + ".html"}, pageParts[name]...)
+		t, err := template.New(name).ParseFS(templateFiles, files...)
 		if err != nil {
 			return nil, fmt.Errorf("parsing the page %s: %w", name, err)
 		}

@@ -162,6 +162,7 @@ func (s *Server) handler(host string) http.Handler {
 		mux.HandleFunc("GET /login", s.login)
 	}
 	mux.Handle("GET /{$}", s.signedIn(http.HandlerFunc(s.fleet)))
+	mux.Handle("GET /dependencies", s.signedIn(http.HandlerFunc(s.dependencies)))
 	mux.Handle("GET /syncs/{namespace}/{name}", s.signedIn(http.HandlerFunc(s.syncPage)))
 	mux.Handle("GET /syncs/{namespace}/{name}/graph", s.signedIn(http.HandlerFunc(s.graphPage)))
 	mux.Handle("GET /syncs/{namespace}/{name}/object", s.signedIn(http.HandlerFunc(s.objectPage)))

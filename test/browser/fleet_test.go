@@ -105,6 +105,55 @@ func TestTheFleetListsSyncsAndShowsADriftLive(t *testing.T) {
 		tb.screenshot("fleet", 1100)
 	})
 
+	t.Run("the tiles show every Sync in words, and the drift's end live", func(t *testing.T) {
+		tb := tb.in(t)
+		tb.open(base(t, tb.url()) + "/?namespace=" + ns)
+		tb.click(`.fleet-choices a[href*="view=tiles"]`)
+		tb.waitFor("the live stream is open", `document.getElementById('live').textContent === 'live'`)
+		tile := func(name string) string { return fmt.Sprintf(`a.tile[data-key="%s/%s"]`, ns, name) }
+		edge := func(name string) string {
+			return eval[string](tb, fmt.Sprintf(`getComputedStyle(document.querySelector(%s)).borderLeftColor`, jsString(tile(name))))
+		}
+		for name, want := range map[string]string{"web": "OutOfSync", "api": "Synced"} {
+			if got := tb.text(tile(name) + " [data-field=sync]"); got != want {
+				t.Errorf("%s's tile says %q, want %q", name, got, want)
+			}
+		}
+		if got := tb.text(tile("web") + " [data-field=health]"); got != "Healthy" {
+			t.Errorf("web's tile says health %q, want Healthy", got)
+		}
+		if got := tb.text(tile("broken") + " [data-field=failingReason]"); got == "" {
+			t.Error("broken's tile does not say why it fails")
+		}
+		if ok, warn, bad := edge("api"), edge("web"), edge("broken"); ok == warn || warn == bad || ok == bad {
+			t.Errorf("the tiles' edges are %s (api, Synced), %s (web, OutOfSync), %s (broken, failing): want three colours", ok, warn, bad)
+		}
+		tb.screenshot("fleet-tiles", 1100)
+		tb.accessible("the fleet's tiles")
+		tb.darkScheme(true)
+		tb.accessible("the fleet's tiles, dark")
+		tb.screenshot("fleet-tiles-dark", 1100)
+		tb.darkScheme(false)
+
+		eval[bool](tb, `window.__sameDocument = true`)
+		cm := &corev1.ConfigMap{}
+		harness.Must(t, c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "web-config"}, cm))
+		patch := client.MergeFrom(cm.DeepCopy())
+		cm.Data["greeting"] = "hello"
+		harness.Must(t, c.Patch(t.Context(), cm, patch))
+		tb.waitFor("web's tile says Synced", fmt.Sprintf(`document.querySelector(%s).textContent === 'Synced'`, jsString(tile("web")+" [data-field=sync]")))
+		if !eval[bool](tb, `window.__sameDocument === true`) {
+			t.Error("the page reloaded; want the tile changed in place")
+		}
+		if got, want := edge("web"), edge("api"); got != want {
+			t.Errorf("web's tile, Synced again, has the edge %s, want %s as api's", got, want)
+		}
+		if code := tb.press(tile("web")); code != 200 || tb.text("h1") == "Syncs" {
+			t.Errorf("Enter on web's tile answered %d and shows %q, want web's page", code, tb.text("h1"))
+		}
+		tb.open(base(t, tb.url()) + "/") // the fleet's table, as the next step reads it
+	})
+
 	t.Run("a narrow window shows every status without scrolling sideways", func(t *testing.T) {
 		tb := tb.in(t)
 		tb.do(chromedp.EmulateViewport(400, 800))

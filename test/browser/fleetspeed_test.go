@@ -81,7 +81,8 @@ func (p pageTiming) String() string {
 // Progressing, failing, suspended) several times in Chromium, and measures, in
 // the browser, how long each took from the navigation to the first frame drawn
 // with every Sync on it, split into the server's answer, the transfer, the
-// parse and the layout. The best run must be within a second.
+// parse and the layout, as a table and as tiles (?view=tiles). The best run
+// of each must be within a second.
 func TestTheFleetOf1003SyncsIsShownWithinASecond(t *testing.T) {
 	needBrowser(t)
 	c := newClient(t)
@@ -94,13 +95,30 @@ func TestTheFleetOf1003SyncsIsShownWithinASecond(t *testing.T) {
 	t.Logf("created %d Syncs with their statuses in %s", fleetSize, elapsed(created))
 
 	tb := signIn(t, startUI(t, controlplane.Shared(t).KubeconfigPath()))
-	best := timePage(tb, base(t, tb.url())+"/", "[data-key]", fleetSize)
-	if shown := time.Duration(best.Shown * float64(time.Millisecond)); shown > fleetBudget {
-		overBudget(t, "the fleet of %d Syncs was shown in %s at best of %d runs, want within %s", fleetSize, shown, fleetRuns(), fleetBudget)
+	fleet := base(t, tb.url()) + "/"
+	bytes := map[string]int64{}
+	for _, view := range []struct{ name, query, selector, screenshot string }{
+		{"table", "", "tr[data-key]", "fleet-1003"},
+		{"tiles", "?view=tiles", "a.tile[data-key]", "fleet-tiles-1003"},
+	} {
+		t.Run(view.name, func(t *testing.T) {
+			tb := tb.in(t)
+			best := timePage(tb, fleet+view.query, view.selector, fleetSize)
+			if shown := time.Duration(best.Shown * float64(time.Millisecond)); shown > fleetBudget {
+				overBudget(t, "the fleet of %d Syncs (%s) was shown in %s at best of %d runs, want within %s", fleetSize, view.name, shown, fleetRuns(), fleetBudget)
+			}
+			bytes[view.name] = best.Bytes
+			if os.Getenv("TETHER_UI_SCREENSHOTS") != "" {
+				tb.screenshotOf(view.screenshot, 1280, 900)
+			}
+		})
 	}
-	if os.Getenv("TETHER_UI_SCREENSHOTS") != "" {
-		tb.screenshotOf("fleet-1003", 1280, 900)
+	// A tile says less than a row (no subject, no message, no time): its page
+	// must weigh less, whatever the fleet.
+	if bytes["tiles"] >= bytes["table"] {
+		t.Errorf("the tiles of %d Syncs weigh %d bytes, the table %d: want the tiles lighter", fleetSize, bytes["tiles"], bytes["table"])
 	}
+	t.Logf("the fleet of %d Syncs weighs %d bytes as a table, %d as tiles", fleetSize, bytes["table"], bytes["tiles"])
 }
 
 // timePage opens url fleetRuns() times, each timed in the browser and logged,

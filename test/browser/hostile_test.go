@@ -93,6 +93,20 @@ func TestHostileTextIsShownAsText(t *testing.T) {
 		tb.noScriptRan()
 	})
 
+	t.Run("the tiles and the dependencies show a hostile filter as text", func(t *testing.T) {
+		tb := tb.in(t)
+		tb.open(base(t, url) + "/?view=tiles&group=" + neturl.QueryEscape(hostilePin) + "&q=" + neturl.QueryEscape(hostileSubject))
+		if got := eval[string](tb, `document.querySelector('input[name=q]').value`); got != hostileSubject {
+			t.Errorf("the tiles' search box holds %q, want %q", got, hostileSubject)
+		}
+		tb.noScriptRan()
+		tb.open(base(t, url) + "/dependencies?namespace=" + neturl.QueryEscape(hostileSubject))
+		if got := tb.text("main"); !strings.Contains(got, "No Sync of namespace "+hostileSubject+" depends on another") {
+			t.Errorf("the dependencies of a hostile namespace read %q, want it named as written", got)
+		}
+		tb.noScriptRan()
+	})
+
 	t.Run("the graph shows a hostile filter as text", func(t *testing.T) {
 		tb := tb.in(t)
 		// The filter is written back into the page: its selects and its links.

@@ -35,6 +35,7 @@
     if (forKey === null ? !found : forKey === key) { note.hidden = false; }
   }
   var source = new EventSource("/live");
+  window.tetherLive = source; // the parts below listen to the same stream
   var lost = false;
   source.addEventListener("open", function () {
     say(lost ? "live again: reload to see what changed meanwhile" : "live");
@@ -210,4 +211,53 @@
     if (state.getAttribute("data-state") === "ended" || state.getAttribute("data-state") === "refused") { return; }
     stop("The log stream was lost: reload the page to follow the log again.", "lost");
   });
+})();
+
+// Tether UI: the fleet's tiles and groups, and the dependency graph. The
+// tiles and the graph's boxes carry data-key and data-field as rows do, so
+// the script above rewrites them; this part counts the groups other than
+// namespaces (a SyncSet's, a cluster's), drops the tile of a Sync deleted,
+// and shows or hides "waiting for" as a dependency's Ready changes.
+(function () {
+  var source = window.tetherLive;
+  if (source) {
+    // groupCounts: {grouping: {key: [{label, n}]}}, each into the
+    // [data-ns-count] elements of its section[data-grouping][data-group].
+    source.addEventListener("groupCounts", function (e) {
+      var byGrouping = JSON.parse(e.data);
+      document.querySelectorAll("section[data-grouping]").forEach(function (section) {
+        var groups = byGrouping[section.getAttribute("data-grouping")] || {};
+        var counts = groups[section.getAttribute("data-group")];
+        if (!Array.isArray(counts)) { return; }
+        counts.forEach(function (c) {
+          section.querySelectorAll("[data-ns-count]").forEach(function (el) {
+            if (el.getAttribute("data-ns-count") !== c.label) { return; }
+            el.textContent = String(c.n) + " " + c.label;
+            el.setAttribute("data-n", String(c.n));
+          });
+        });
+      });
+    });
+    source.addEventListener("gone", function (e) {
+      var key = JSON.parse(e.data).key;
+      document.querySelectorAll(".tile[data-key=\"" + CSS.escape(key) + "\"]").forEach(function (el) {
+        el.parentNode.remove();
+      });
+    });
+  }
+  // A dependency's Ready, rewritten live, shows or hides the "waiting for"
+  // beside it, and its box's "Waiting" with it.
+  var readies = document.querySelectorAll(".dep-links [data-field=ready]");
+  if (readies.length === 0 || !window.MutationObserver) { return; }
+  var observer = new MutationObserver(function (changes) {
+    changes.forEach(function (change) {
+      var ready = change.target, link = ready.closest("li"), box = ready.closest(".dep-box");
+      var wait = link && link.querySelector(".dep-wait");
+      if (!wait || !box) { return; }
+      wait.hidden = ready.getAttribute("data-value") === "True";
+      var mark = box.querySelector(".dep-waiting");
+      if (mark) { mark.hidden = box.querySelector(".dep-wait:not([hidden])") === null; }
+    });
+  });
+  readies.forEach(function (el) { observer.observe(el, { attributes: true, attributeFilter: ["data-value"] }); });
 })();
