@@ -91,7 +91,7 @@ test: test-tools ## Unit, control-plane, conformance, end-to-end and the UI's br
 	$(MAKE) fuzz FUZZTIME=$(TEST_FUZZTIME)
 
 # Every tool make test needs, built side by side: on a fresh machine the builds
-# overlap their downloads (the Go module proxy, Debian's mirror) with each
+# overlap their downloads (the Go module proxy, Debian's mirror, npm's registry) with each
 # other's compiling. Debian's packages install one after the other (one apt-get
 # at a time). The tools' progress lines interleave as they come (testbin says
 # every 30 s what it builds); a warm run only checks stamps. Go's standard
