@@ -36,9 +36,11 @@ func TestMain(m *testing.M) {
 	}
 	chromiumPath = path
 	if axePath, err = findAxe(); err != nil {
-		// As the browser: CI must run the accessibility checks.
-		if os.Getenv("CI") == "true" || os.Getenv("TETHER_AXE_CORE") != "" {
-			fmt.Fprintf(os.Stderr, "browser: axe-core: %v (the accessibility checks must run under CI=true or with TETHER_AXE_CORE set; `make test` installs axe-core through hack/axe.sh)\n", err)
+		// As the browser, CI must run the accessibility checks. The Makefile
+		// names TETHER_AXE_CORE for every target, make test-short's too, so a
+		// name without a file does not fail elsewhere.
+		if os.Getenv("CI") == "true" {
+			fmt.Fprintf(os.Stderr, "browser: axe-core: %v (the accessibility checks must run under CI=true; `make test` installs axe-core through hack/axe.sh)\n", err)
 			os.Exit(1)
 		}
 		noAxe = err.Error() // each axe-core check skips, saying why
