@@ -28,6 +28,10 @@ export TETHER_HELM := $(HELM)
 # The sops, age and age-keygen CLIs (hack/sopstools.sh pins them) that the
 # decryption tests encrypt their repositories with.
 export TETHER_SOPS_TOOLS := $(TOOLS_BIN)
+# axe-core's axe.min.js (hack/axe.sh pins it), which the UI's browser tests
+# inject into each page they open, failing on a serious accessibility violation.
+AXE_CORE := $(TOOLS)/axe-core/axe.min.js
+export TETHER_AXE_CORE := $(AXE_CORE)
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
@@ -69,6 +73,13 @@ kustomize helm: ## Build the pinned kustomize and helm CLIs that the conformance
 sopstools: ## Build the pinned sops, age and age-keygen CLIs that the decryption tests encrypt with.
 	hack/sopstools.sh $(TOOLS_BIN)
 
+# axe-core, Deque's accessibility engine (MPL-2.0), a test tool only: its npm
+# tarball at a pinned version, checked against a pinned SHA-512, with curl and tar
+# (no npm). Nothing of it ships with Tether.
+.PHONY: axe-core
+axe-core: ## Download the pinned axe-core (its axe.min.js) that the UI's browser tests check each page with.
+	hack/axe.sh $(TOOLS)
+
 # The screenshots of every page the UI's browser tests open (test/browser), kept
 # as the run's artifacts for a person to look at; docs/ui.md shows two of them.
 UI_SCREENSHOTS := $(CURDIR)/.ui-screenshots
@@ -80,7 +91,7 @@ test: test-tools ## Unit, control-plane, conformance, end-to-end and the UI's br
 	$(MAKE) fuzz FUZZTIME=$(TEST_FUZZTIME)
 
 # Every tool make test needs, built side by side: on a fresh machine the builds
-# overlap their downloads (the Go module proxy, Debian's mirror) with each
+# overlap their downloads (the Go module proxy, Debian's mirror, npm's registry) with each
 # other's compiling. Debian's packages install one after the other (one apt-get
 # at a time). The tools' progress lines interleave as they come (testbin says
 # every 30 s what it builds); a warm run only checks stamps. Go's standard
@@ -88,7 +99,7 @@ test: test-tools ## Unit, control-plane, conformance, end-to-end and the UI's br
 .PHONY: test-tools
 test-tools: ## Build or install every tool make test needs, side by side.
 	go build std
-	$(MAKE) --no-print-directory -j4 testbin sopstools debian-packages test-prebuild
+	$(MAKE) --no-print-directory -j4 testbin sopstools axe-core debian-packages test-prebuild
 
 # What make test compiles besides its tools, compiled while they build, at the
 # lowest priority, so that it takes only the processor time they leave (the
@@ -157,7 +168,7 @@ test-cosign: testbin $(COSIGN) ## Artifacts signed by the real cosign v2.6.5, bo
 	TETHER_COSIGN=$(COSIGN) go test -race -count=1 -timeout=10m -ldflags=-w -run='^TestAnArtifactSignedByTheRealCosign' -v ./source/
 
 .PHONY: test-ui
-test-ui: testbin chromium ## The UI's browser tests alone, verbose, saving a screenshot of each page into .ui-screenshots/.
+test-ui: testbin chromium axe-core ## The UI's browser tests alone, verbose, with axe-core on each page, saving a screenshot of each into .ui-screenshots/.
 	TETHER_UI_SPEED=1 TETHER_UI_SCREENSHOTS=$(UI_SCREENSHOTS) go test -race -count=1 -timeout=20m -v ./test/browser/
 
 .PHONY: test-scale

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -65,14 +66,29 @@ type signInPage struct {
 }
 
 // signInForm shows the form, with a fresh CSRF token in a cookie and the form.
-func (s *Server) signInForm(w http.ResponseWriter, _ *http.Request) {
-	s.renderSignIn(w, http.StatusOK, "", "")
+func (s *Server) signInForm(w http.ResponseWriter, r *http.Request) {
+	s.renderSignIn(w, r, http.StatusOK, "", "")
 }
 
-func (s *Server) renderSignIn(w http.ResponseWriter, code int, namespace, msg string) {
-	token := randomToken()
-	http.SetCookie(w, &http.Cookie{Name: signInCookie, Value: token, Path: "/login", HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode})
+// renderSignIn shows the sign-in form with the browser's sign-in token, or a
+// new one in a new cookie. A browser keeps its token while it has one: a page's
+// live stream, redirected here, or the form opened in a second tab must not
+// make the token of a form already shown stale.
+func (s *Server) renderSignIn(w http.ResponseWriter, r *http.Request, code int, namespace, msg string) {
+	var token string
+	if c, err := r.Cookie(signInCookie); err == nil && isToken(c.Value) {
+		token = c.Value
+	} else {
+		token = randomToken()
+		http.SetCookie(w, &http.Cookie{Name: signInCookie, Value: token, Path: "/login", HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode})
+	}
 	s.render(w, code, "signin", signInPage{CSRF: token, Namespace: namespace, Message: msg})
+}
+
+// isToken is whether v has the shape of a randomToken.
+func isToken(v string) bool {
+	b, err := base64.RawURLEncoding.DecodeString(v)
+	return err == nil && len(b) == 32
 }
 
 // signIn verifies the form's token and starts a session for its user.
@@ -81,22 +97,22 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	c, err := r.Cookie(signInCookie)
 	got := r.PostFormValue(csrfField)
 	if err != nil || got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(c.Value)) != 1 {
-		s.renderSignIn(w, http.StatusForbidden, "", "The form's CSRF token is missing or wrong: sign in from this page.")
+		s.renderSignIn(w, r, http.StatusForbidden, "", "The form's CSRF token is missing or wrong: sign in from this page.")
 		return
 	}
 	token, namespace := strings.TrimSpace(r.PostFormValue("token")), strings.TrimSpace(r.PostFormValue("namespace"))
 	if !s.sessions.allowSignIn(r, s.now()) {
 		w.Header().Set("Retry-After", "60")
-		s.renderSignIn(w, http.StatusTooManyRequests, namespace, errSignInRateLimited.Error())
+		s.renderSignIn(w, r, http.StatusTooManyRequests, namespace, errSignInRateLimited.Error())
 		return
 	}
 	if token == "" {
-		s.renderSignIn(w, http.StatusUnauthorized, namespace, "Give a bearer token.")
+		s.renderSignIn(w, r, http.StatusUnauthorized, namespace, "Give a bearer token.")
 		return
 	}
 	sess, code, msg := s.startSession(r.Context(), token, namespace, "")
 	if sess == "" {
-		s.renderSignIn(w, code, namespace, msg)
+		s.renderSignIn(w, r, code, namespace, msg)
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: signInCookie, Value: "", Path: "/login", MaxAge: -1, HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode})

@@ -289,3 +289,38 @@ func TestInAClusterTheServerServesTLS(t *testing.T) {
 		t.Errorf("GET /login over https: %d with cookies %v, want 200 and the sign-in form's Secure cookie", resp.StatusCode, resp.Cookies())
 	}
 }
+
+// The sign-in form keeps a browser's token: the live stream of the form's own
+// page is redirected to the form, and a form opened in a second tab must not
+// make the first one's token stale.
+func TestTheSignInFormKeepsTheBrowsersToken(t *testing.T) {
+	base, _ := startClusterUI(t)
+	plain := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(cookies ...*http.Cookie) (token string, set []*http.Cookie) {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/login", nil)
+		harness.Must(t, err)
+		for _, c := range cookies {
+			req.AddCookie(c)
+		}
+		resp, err := plain.Do(req)
+		harness.Must(t, err)
+		defer resp.Body.Close()
+		var buf bytes.Buffer
+		_, _ = buf.ReadFrom(resp.Body)
+		m := csrfInput.FindStringSubmatch(buf.String())
+		if m == nil {
+			t.Fatalf("the sign-in form has no token:\n%s", buf.String())
+		}
+		return m[1], resp.Cookies()
+	}
+	first, set := get()
+	if len(set) != 1 || set[0].Name != signInCookie || set[0].Value != first {
+		t.Fatalf("a browser without a token gets cookies %v, want %s=%s", set, signInCookie, first)
+	}
+	if again, set := get(&http.Cookie{Name: signInCookie, Value: first}); again != first || len(set) != 0 {
+		t.Errorf("the form opened again shows token %q and sets %v, want %q and no cookie", again, set, first)
+	}
+	if other, set := get(&http.Cookie{Name: signInCookie, Value: "chosen-by-someone"}); other == "chosen-by-someone" || len(set) != 1 || set[0].Value != other {
+		t.Errorf("a cookie not of our shape: the form shows %q and sets %v, want a new token in a new cookie", other, set)
+	}
+}

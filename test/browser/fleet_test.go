@@ -73,13 +73,7 @@ func TestTheFleetListsSyncsAndShowsADriftLive(t *testing.T) {
 		}
 	})
 
-	t.Run("the fleet passes the accessibility checks, light and dark", func(t *testing.T) {
-		tb := tb.in(t)
-		tb.accessible("the fleet")
-		tb.darkScheme(true)
-		defer tb.darkScheme(false)
-		tb.accessible("the fleet, dark")
-	})
+	tb.accessible("the fleet")
 
 	t.Run("a drift turns the Sync OutOfSync on the open page", func(t *testing.T) {
 		tb := tb.in(t)

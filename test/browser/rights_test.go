@@ -47,6 +47,7 @@ func TestAnActionWithoutRightsIsShownRefused(t *testing.T) {
 	if got := tb.text(".message"); !strings.Contains(got, `User "viewer" cannot patch`) {
 		t.Errorf("the refusal %q does not quote the API server's", got)
 	}
+	tb.accessible("the refusal")
 	tb.screenshot("refused", 1100)
 	got := &v1alpha1.Sync{}
 	harness.Must(t, c.Get(t.Context(), client.ObjectKeyFromObject(web), got))
@@ -83,12 +84,14 @@ func TestAUserOfOneNamespaceSeesOnlyIt(t *testing.T) {
 	if got := tb.text("p.note"); !strings.Contains(got, "Showing namespace "+mine+" only") || !strings.Contains(got, "you may not list Syncs in every namespace") {
 		t.Errorf("the fleet's note %q does not say why it shows one namespace", got)
 	}
+	tb.accessible("the fleet of one namespace")
 	tb.screenshot("fleet-one-namespace", 1100)
 
 	tb.open(fmt.Sprintf("%s/syncs/%s/app", base(t, url), theirs))
 	if body := eval[string](tb, `document.body.innerText`); !strings.Contains(body, "forbidden") {
 		t.Errorf("the page of a Sync in %s does not say it is forbidden:\n%s", theirs, body)
 	}
+	tb.accessible("the forbidden Sync's page")
 	tb.screenshot("sync-forbidden", 1100)
 }
 

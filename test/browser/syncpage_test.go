@@ -131,7 +131,6 @@ func TestTheSyncPageShowsPodsRolledOut(t *testing.T) {
 		tb.accessible("the graph")
 		tb.screenshot("graph", 1280)
 		tb.darkScheme(true)
-		tb.accessible("the graph, dark")
 		tb.screenshot("graph-dark", 1280)
 		tb.darkScheme(false)
 		tb.open(base(t, tb.url()) + "/syncs/" + ns + "/web")
@@ -141,7 +140,6 @@ func TestTheSyncPageShowsPodsRolledOut(t *testing.T) {
 	tb.screenshot("sync-narrow", 400)
 	tb.accessible("the Sync's page")
 	tb.darkScheme(true)
-	tb.accessible("the Sync's page, dark")
 	tb.screenshot("sync-dark", 1100)
 	tb.darkScheme(false)
 
