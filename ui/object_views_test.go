@@ -31,7 +31,7 @@ func TestTheObjectPanelShowsWhatGitDeclaresAndTheDiff(t *testing.T) {
 	t.Run("the live view links to the others and to git", func(t *testing.T) {
 		page := b.get(web)
 		for _, want := range []string{
-			`<pre class="manifest">`, `colour: blue`, `data-view="live" aria-current="page"`,
+			`<pre class="manifest"`, `colour: blue`, `data-view="live" aria-current="page"`,
 			`href="` + strings.ReplaceAll(web, "&", "&amp;") + `&amp;view=desired" data-view="desired"`,
 			`id="git-link" href="https://github.com/acme/deploy/tree/4f2c1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b/apps/shop"`,
 		} {

@@ -83,9 +83,6 @@ func TestTheDependenciesPageShowsAChainAndWhoWaits(t *testing.T) {
 		tb := tb.in(t)
 		tb.screenshot("dependencies", 1100)
 		tb.accessible("the dependencies")
-		tb.darkScheme(true)
-		defer tb.darkScheme(false)
-		tb.accessible("the dependencies, dark")
 		tb.noScriptRan()
 	})
 

@@ -125,7 +125,6 @@ func TestTheFleetListsSyncsAndShowsADriftLive(t *testing.T) {
 		tb.screenshot("fleet-tiles", 1100)
 		tb.accessible("the fleet's tiles")
 		tb.darkScheme(true)
-		tb.accessible("the fleet's tiles, dark")
 		tb.screenshot("fleet-tiles-dark", 1100)
 		tb.darkScheme(false)
 

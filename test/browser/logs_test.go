@@ -89,7 +89,6 @@ func TestAPodsLogStreamsIntoItsLogsPage(t *testing.T) {
 	tb.accessible("the logs page")
 	tb.screenshot("logs", 1100)
 	tb.darkScheme(true)
-	tb.accessible("the logs page, dark")
 	tb.screenshot("logs-dark", 1100)
 	tb.darkScheme(false)
 

@@ -4,8 +4,10 @@
 // ever parsed as HTML, but the graph's own page (its follower at the end of this file).
 "use strict";
 (function () {
-  if (!window.EventSource) { return; }
+  // A page without the live line (the sign-in form: no session to stream
+  // for) opens no stream.
   var live = document.getElementById("live");
+  if (!window.EventSource || !live) { return; }
   function say(text) { if (live) { live.hidden = false; live.textContent = text; } }
   // rowsOf finds the elements of one Sync by an attribute selector (the key
   // escaped), not by reading every row's key: a change costs the same on a
