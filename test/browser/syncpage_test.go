@@ -159,6 +159,12 @@ func TestTheSyncPageShowsPodsRolledOut(t *testing.T) {
 		if eval[bool](tb, configMaps+`.open`) {
 			t.Fatal("the ConfigMaps' group is open after a click on it, want it folded")
 		}
+		// The click left the keyboard's focus on the group's summary: it keeps
+		// it when the graph changes.
+		focused := `(document.activeElement && document.activeElement.tagName === 'SUMMARY' && document.activeElement.parentElement === ` + configMaps + `)`
+		if !eval[bool](tb, focused) {
+			t.Fatal("the ConfigMaps' summary has not the focus after a click on it")
+		}
 		pushed := time.Now()
 		repo.Commit(t, map[string]string{"web/deployment.yaml": strings.Replace(webDeployment, "pause:3.10", "pause:3.9", 1)}, "Run web on pause 3.9")
 		// The new ReplicaSet's box, its name not among those before, with two
@@ -172,6 +178,9 @@ func TestTheSyncPageShowsPodsRolledOut(t *testing.T) {
 		}
 		if eval[bool](tb, configMaps+`.open`) {
 			t.Error("the ConfigMaps' group the person folded is open again after the graph changed")
+		}
+		if !eval[bool](tb, focused) {
+			t.Error("the focus left the ConfigMaps' summary when the graph changed")
 		}
 		boxes := eval[[]string](tb, `Array.from(document.querySelectorAll('.graph .node')).map(n => n.textContent.replace(/\s+/g, ' ').trim())`)
 		t.Logf("graph after the rollout:\n%s", strings.Join(boxes, "\n"))

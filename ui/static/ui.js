@@ -127,9 +127,33 @@
     if (timer !== null || stopped || document.visibilityState !== "visible" || !progressing()) { return; }
     timer = setTimeout(function () { timer = null; refresh(); }, progressingEvery);
   }
+  // focusOf names the element of the graph that has the keyboard's focus, so
+  // that the same element of the new graph gets it back: a link by its href, a
+  // fold's summary by its fold. null when the focus is elsewhere.
+  function focusOf() {
+    var el = document.activeElement;
+    if (!el || !shown.contains(el)) { return null; }
+    if (el.tagName === "A" && el.hasAttribute("href")) { return { href: el.getAttribute("href") }; }
+    if (el.tagName === "SUMMARY" && el.parentElement && el.parentElement.hasAttribute("data-fold")) {
+      return { fold: foldKey(el.parentElement) };
+    }
+    return null;
+  }
+  function refocus(f) {
+    if (!f) { return; }
+    var el = null;
+    if (f.href !== undefined) {
+      el = shown.querySelector("a[href=\"" + CSS.escape(f.href) + "\"]");
+    } else {
+      var d = folds(shown)[f.fold];
+      el = d ? d.querySelector("summary") : null;
+    }
+    if (el) { el.focus({ preventScroll: true }); }
+  }
   function replace(next) {
     var open = {};
     var before = folds(shown);
+    var focused = focusOf();
     Object.keys(before).forEach(function (k) { open[k] = before[k].open; });
     next = document.adoptNode(next);
     shown.replaceWith(next);
@@ -138,6 +162,7 @@
     Object.keys(after).forEach(function (k) {
       if (Object.prototype.hasOwnProperty.call(open, k)) { after[k].open = open[k]; }
     });
+    refocus(focused);
   }
   function refresh() {
     if (stopped) { return; }
