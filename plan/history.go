@@ -45,13 +45,14 @@ func (b *Status) markHealthy(e *v1alpha1.HistoryEntry) {
 }
 
 // HealthyAfter says how long a revision took to become Healthy after it was
-// applied ("42s"), and whether it is known: an entry that never became Healthy,
-// or that did before the agent recorded when, has none.
-func HealthyAfter(e v1alpha1.HistoryEntry) (time.Duration, bool) {
+// applied, to the second ("42s", "3m10s"), as `tether history` and the UI show
+// it; "" when it is not known: the entry never became Healthy, or did before
+// the agent recorded when.
+func HealthyAfter(e v1alpha1.HistoryEntry) string {
 	if e.HealthyAt == nil {
-		return 0, false
+		return ""
 	}
-	return max(e.HealthyAt.Sub(e.AppliedAt.Time), 0), true
+	return max(e.HealthyAt.Sub(e.AppliedAt.Time), 0).Round(time.Second).String()
 }
 
 // NeedsHistoryEntry reports whether History(rev, …) would add an entry, so that

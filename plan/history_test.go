@@ -58,27 +58,27 @@ func TestHistory(t *testing.T) {
 		b := judged(at, v1alpha1.HealthHealthy, entry(rev("b"), at.Add(-42*time.Second), v1alpha1.HealthProgressing))
 		b.History(rev("b"), "", "")
 		got := b.Build().History[0]
-		if took, ok := HealthyAfter(got); !ok || took != 42*time.Second {
-			t.Errorf("healthy after %s, %t; want 42s", took, ok)
+		if took := HealthyAfter(got); took != "42s" {
+			t.Errorf("healthy after %q, want 42s", took)
 		}
 		later := judged(at.Add(time.Hour), v1alpha1.HealthHealthy, got)
 		later.History(rev("b"), "", "")
-		if took, _ := HealthyAfter(later.Build().History[0]); took != 42*time.Second {
-			t.Errorf("healthy after %s once judged again, want 42s still", took)
+		if took := HealthyAfter(later.Build().History[0]); took != "42s" {
+			t.Errorf("healthy after %q once judged again, want 42s still", took)
 		}
 	})
 	t.Run("a revision Healthy when applied took no time", func(t *testing.T) {
 		b := judged(at, v1alpha1.HealthHealthy)
 		b.History(rev("b"), "", "")
-		if took, ok := HealthyAfter(b.Build().History[0]); !ok || took != 0 {
-			t.Errorf("healthy after %s, %t; want 0", took, ok)
+		if took := HealthyAfter(b.Build().History[0]); took != "0s" {
+			t.Errorf("healthy after %q, want 0s", took)
 		}
 	})
 	t.Run("a revision not Healthy yet has no time", func(t *testing.T) {
 		b := judged(at, v1alpha1.HealthProgressing)
 		b.History(rev("b"), "", "")
-		if took, ok := HealthyAfter(b.Build().History[0]); ok {
-			t.Errorf("healthy after %s, want none", took)
+		if took := HealthyAfter(b.Build().History[0]); took != "" {
+			t.Errorf("healthy after %q, want none", took)
 		}
 	})
 	t.Run("a revision that reached Healthy stays Healthy", func(t *testing.T) {
