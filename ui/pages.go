@@ -21,7 +21,7 @@ type pages struct {
 }
 
 // pageNames are the pages of templates/, each a file of that name.
-var pageNames = []string{"fleet", "sync", "graph", "object", "diff", "signin", "message"}
+var pageNames = []string{"fleet", "sync", "graph", "object", "diff", "compare", "signin", "message"}
 
 func parsePages() (*pages, error) {
 	p := &pages{byName: map[string]*template.Template{}}

@@ -165,6 +165,7 @@ func (s *Server) handler(host string) http.Handler {
 	mux.Handle("GET /syncs/{namespace}/{name}/graph", s.signedIn(http.HandlerFunc(s.graphPage)))
 	mux.Handle("GET /syncs/{namespace}/{name}/object", s.signedIn(http.HandlerFunc(s.objectPage)))
 	mux.Handle("GET /syncs/{namespace}/{name}/diff", s.signedIn(http.HandlerFunc(s.diffPage)))
+	mux.Handle("GET /syncs/{namespace}/{name}/compare", s.signedIn(http.HandlerFunc(s.comparePage)))
 	mux.Handle("POST /syncs/{namespace}/{name}/{action}", s.signedIn(s.checkCSRF(http.HandlerFunc(s.act))))
 	mux.Handle("GET /live", s.signedIn(http.HandlerFunc(s.stream)))
 	if s.opts.InCluster {
