@@ -26,8 +26,8 @@ type syncView struct {
 	EventGaps  []string
 	History    []historyView
 	// Compare are the revisions the compare form offers, none when fewer than two.
-	Compare []compareChoice
-	Suspended  bool
+	Compare   []compareChoice
+	Suspended bool
 	// GraphURL is the page of the graph of its objects.
 	GraphURL string
 	// DiffURL is the page of the diff of every OutOfSync object, "" when the

@@ -16,9 +16,9 @@ func TestReadSummarySkipsHeaders(t *testing.T) {
 func TestAuthorNameLeavesTheEmailOut(t *testing.T) {
 	for in, want := range map[string]string{
 		"Ada Lovelace <ada@example.com> 1 +0000": "Ada Lovelace",
-		"<nobody@example.com> 1 +0000":          "",
-		"no email at all":                       "",
-		"a <b> <c> 1 +0000":                     "a",
+		"<nobody@example.com> 1 +0000":           "",
+		"no email at all":                        "",
+		"a <b> <c> 1 +0000":                      "a",
 	} {
 		if got := authorName(in); got != want {
 			t.Errorf("authorName(%q) = %q, want %q", in, got, want)
