@@ -121,3 +121,24 @@ func TestComparingTwoRevisionsShowsWhatChangedSecretsMasked(t *testing.T) {
 		}
 	}
 }
+
+func TestReachedSaysTheHealthAndHowLongItTook(t *testing.T) {
+	applied := metav1.NewTime(time.Date(2026, 11, 25, 3, 0, 0, 0, time.UTC))
+	healthy := metav1.NewTime(applied.Add(3*time.Minute + 10*time.Second))
+	for _, tc := range []struct {
+		name    string
+		e       v1alpha1.HistoryEntry
+		current bool
+		want    string
+	}{
+		{"Healthy, with the time it took", v1alpha1.HistoryEntry{AppliedAt: applied, Health: v1alpha1.HealthHealthy, HealthyAt: &healthy}, false, "Healthy after 3m10s"},
+		{"Healthy before the agent recorded when", v1alpha1.HistoryEntry{AppliedAt: applied, Health: v1alpha1.HealthHealthy}, false, "Healthy"},
+		{"the current one, on its way", v1alpha1.HistoryEntry{AppliedAt: applied, Health: v1alpha1.HealthProgressing}, true, "not Healthy yet: Progressing"},
+		{"an earlier one that never was", v1alpha1.HistoryEntry{AppliedAt: applied, Health: v1alpha1.HealthDegraded}, false, "never Healthy while applied: reached Degraded"},
+		{"no health recorded", v1alpha1.HistoryEntry{AppliedAt: applied}, true, "not Healthy yet: -"},
+	} {
+		if got := reachedOf(tc.e, tc.current); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
