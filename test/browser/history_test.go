@@ -120,6 +120,10 @@ func TestARollbackFromTheTimelineIsMadeAsTheUser(t *testing.T) {
 	if got := tb.text(".done"); !strings.Contains(got, "Pinned to the revision chosen") {
 		t.Errorf("the page after Roll back says %q, want that the Sync is pinned", got)
 	}
+	// The Event is created before the page is sent back to the Sync's, which lists it.
+	if got, want := tb.text(`section[aria-labelledby="events"]`), "releaser asked to roll back the Sync to "+first+", through tether ui"; !strings.Contains(got, want) {
+		t.Errorf("the Sync's Events do not say %q:\n%s", want, got)
+	}
 	waitForSync(t, c, web, "pinned to the first commit and applied it", func(s *v1alpha1.Sync) bool {
 		return s.Annotations[v1alpha1.PinRevisionAnnotation] == first && len(s.Status.History) > 0 && plan.CommitOf(s.Status.History[0].Revision) == first
 	})
