@@ -13,24 +13,46 @@ import (
 
 // History records in status.history that rev is applied in full, with the health
 // this reconcile judged: a new entry, newest first, when rev is not the newest
-// entry (subject is its commit's subject, made safe by the caller), else the
-// newest entry's health brought up to date. An entry that reached Healthy stays
-// Healthy: the history says what each revision reached, and a later failure of
-// the cluster is not the revision's. At most v1alpha1.MaxHistory entries are kept.
-func (b *Status) History(rev, subject string) {
+// entry (subject and author are its commit's, made safe by the caller), else
+// the newest entry's health brought up to date. An entry that reached Healthy
+// stays Healthy: the history says what each revision reached, and a later
+// failure of the cluster is not the revision's. The time it first became
+// Healthy is kept (healthyAt), once. At most v1alpha1.MaxHistory entries are kept.
+func (b *Status) History(rev, subject, author string) {
 	h := b.status.History
 	if len(h) > 0 && h[0].Revision == rev {
 		if h[0].Health != v1alpha1.HealthHealthy {
 			h[0].Health = b.status.Health
+			b.markHealthy(&h[0])
 		}
 		return
 	}
-	entry := v1alpha1.HistoryEntry{Revision: rev, AppliedAt: metav1.NewTime(b.now()), Health: b.status.Health, Message: subject}
+	entry := v1alpha1.HistoryEntry{Revision: rev, AppliedAt: metav1.NewTime(b.now()), Health: b.status.Health, Message: subject, Author: author}
+	b.markHealthy(&entry)
 	h = append([]v1alpha1.HistoryEntry{entry}, h...)
 	if len(h) > v1alpha1.MaxHistory {
 		h = h[:v1alpha1.MaxHistory]
 	}
 	b.status.History = h
+}
+
+// markHealthy records now as when e became Healthy, if it just did.
+func (b *Status) markHealthy(e *v1alpha1.HistoryEntry) {
+	if e.Health == v1alpha1.HealthHealthy && e.HealthyAt == nil {
+		at := metav1.NewTime(b.now())
+		e.HealthyAt = &at
+	}
+}
+
+// HealthyAfter says how long a revision took to become Healthy after it was
+// applied, to the second ("42s", "3m10s"), as `tether history` and the UI show
+// it; "" when it is not known: the entry never became Healthy, or did before
+// the agent recorded when.
+func HealthyAfter(e v1alpha1.HistoryEntry) string {
+	if e.HealthyAt == nil {
+		return ""
+	}
+	return max(e.HealthyAt.Sub(e.AppliedAt.Time), 0).Round(time.Second).String()
 }
 
 // NeedsHistoryEntry reports whether History(rev, …) would add an entry, so that

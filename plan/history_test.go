@@ -35,9 +35,9 @@ func TestHistory(t *testing.T) {
 	at := time.Date(2026, 11, 25, 3, 0, 0, 0, time.UTC)
 	t.Run("a new revision is a new entry, newest first, with its subject", func(t *testing.T) {
 		b := judged(at, v1alpha1.HealthProgressing, entry(rev("a"), at.Add(-time.Hour), v1alpha1.HealthHealthy))
-		b.History(rev("b"), "Fix the config map")
+		b.History(rev("b"), "Fix the config map", "Ada")
 		want := []v1alpha1.HistoryEntry{
-			{Revision: rev("b"), AppliedAt: metav1.NewTime(at), Health: v1alpha1.HealthProgressing, Message: "Fix the config map"},
+			{Revision: rev("b"), AppliedAt: metav1.NewTime(at), Health: v1alpha1.HealthProgressing, Message: "Fix the config map", Author: "Ada"},
 			entry(rev("a"), at.Add(-time.Hour), v1alpha1.HealthHealthy),
 		}
 		if diff := cmp.Diff(want, b.Build().History); diff != "" {
@@ -49,14 +49,41 @@ func TestHistory(t *testing.T) {
 		if b.NeedsHistoryEntry(rev("b")) {
 			t.Error("NeedsHistoryEntry of the newest revision = true")
 		}
-		b.History(rev("b"), "")
+		b.History(rev("b"), "", "")
 		if got := b.Build().History; len(got) != 1 || got[0].Health != v1alpha1.HealthHealthy || !got[0].AppliedAt.Time.Equal(at.Add(-time.Minute)) {
 			t.Errorf("history = %+v, want one entry, Healthy, applied when it was first", got)
 		}
 	})
+	t.Run("the time a revision first became Healthy is kept, once", func(t *testing.T) {
+		b := judged(at, v1alpha1.HealthHealthy, entry(rev("b"), at.Add(-42*time.Second), v1alpha1.HealthProgressing))
+		b.History(rev("b"), "", "")
+		got := b.Build().History[0]
+		if took := HealthyAfter(got); took != "42s" {
+			t.Errorf("healthy after %q, want 42s", took)
+		}
+		later := judged(at.Add(time.Hour), v1alpha1.HealthHealthy, got)
+		later.History(rev("b"), "", "")
+		if took := HealthyAfter(later.Build().History[0]); took != "42s" {
+			t.Errorf("healthy after %q once judged again, want 42s still", took)
+		}
+	})
+	t.Run("a revision Healthy when applied took no time", func(t *testing.T) {
+		b := judged(at, v1alpha1.HealthHealthy)
+		b.History(rev("b"), "", "")
+		if took := HealthyAfter(b.Build().History[0]); took != "0s" {
+			t.Errorf("healthy after %q, want 0s", took)
+		}
+	})
+	t.Run("a revision not Healthy yet has no time", func(t *testing.T) {
+		b := judged(at, v1alpha1.HealthProgressing)
+		b.History(rev("b"), "", "")
+		if took := HealthyAfter(b.Build().History[0]); took != "" {
+			t.Errorf("healthy after %q, want none", took)
+		}
+	})
 	t.Run("a revision that reached Healthy stays Healthy", func(t *testing.T) {
 		b := judged(at, v1alpha1.HealthDegraded, entry(rev("b"), at.Add(-time.Minute), v1alpha1.HealthHealthy))
-		b.History(rev("b"), "")
+		b.History(rev("b"), "", "")
 		if got := b.Build().History[0].Health; got != v1alpha1.HealthHealthy {
 			t.Errorf("health = %s, want Healthy (reached before)", got)
 		}
@@ -67,7 +94,7 @@ func TestHistory(t *testing.T) {
 			h = append(h, entry(rev(fmt.Sprintf("%x", i)), at.Add(-time.Duration(i+1)*time.Hour), v1alpha1.HealthHealthy))
 		}
 		b := judged(at, v1alpha1.HealthHealthy, h...)
-		b.History(rev("e"), "")
+		b.History(rev("e"), "", "")
 		got := b.Build().History
 		if len(got) != v1alpha1.MaxHistory || got[0].Revision != rev("e") || got[len(got)-1].Revision != h[len(h)-2].Revision {
 			t.Errorf("history of %d entries from %s to %s; want ten, the newest first and the oldest dropped", len(got), got[0].Revision, got[len(got)-1].Revision)
@@ -98,7 +125,7 @@ func TestCheckRollback(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := judged(at, tc.health, tc.history...)
-			b.History(tc.history[0].Revision, "")
+			b.History(tc.history[0].Revision, "", "")
 			rb, wait := b.CheckRollback(tc.spec)
 			if wait != tc.wantWait {
 				t.Errorf("wait = %s, want %s", wait, tc.wantWait)

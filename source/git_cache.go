@@ -25,6 +25,9 @@ const (
 // GlobKind says what a Glob lists.
 type GlobKind = gitcache.GlobKind
 
+// CommitSummary is a commit's subject and author's name, for the history.
+type CommitSummary = gitcache.Summary
+
 // ErrHistoryUnknown is returned by Descends when the cache cannot tell: one of
 // the commits is not in it (an agent whose cache was lost with its pod).
 var ErrHistoryUnknown = gitcache.ErrHistoryUnknown
@@ -73,8 +76,8 @@ func (s *Source) Descends(url, from, to string) (bool, error) {
 	return s.git.Descends(url, from, to)
 }
 
-// Subject returns the subject of commit in url's cache, made safe to show
-// (gitcache.Cache.Subject).
-func (s *Source) Subject(url, commit string) (string, error) {
-	return s.git.Subject(url, commit)
+// Summary returns the subject and author's name of commit in url's cache,
+// made safe to show (gitcache.Cache.Summary).
+func (s *Source) Summary(url, commit string) (CommitSummary, error) {
+	return s.git.Summary(url, commit)
 }

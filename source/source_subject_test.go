@@ -27,16 +27,16 @@ func TestSubjectIsTheFirstLineMadeSafe(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			commit := repo.Commit(t, map[string]string{"cm.yaml": configMap("web", tc.name)}, tc.message)
 			fetch(t, src, req)
-			got, err := src.Subject(repo.URL(), commit)
-			if err != nil || got != tc.want {
-				t.Errorf("Subject = %q, %v; want %q", got, err, tc.want)
+			got, err := src.Summary(repo.URL(), commit)
+			if err != nil || got.Subject != tc.want || got.Author != gitserver.AuthorName {
+				t.Errorf("Summary = %+v, %v; want subject %q by %q", got, err, tc.want, gitserver.AuthorName)
 			}
 		})
 	}
 	t.Run("a commit the cache never saw is unknown", func(t *testing.T) {
-		_, err := src.Subject(repo.URL(), strings.Repeat("ab", 20))
+		_, err := src.Summary(repo.URL(), strings.Repeat("ab", 20))
 		if !errors.Is(err, source.ErrHistoryUnknown) {
-			t.Errorf("Subject of an unknown commit: %v, want ErrHistoryUnknown", err)
+			t.Errorf("Summary of an unknown commit: %v, want ErrHistoryUnknown", err)
 		}
 	})
 }

@@ -46,8 +46,9 @@ type Source interface {
 	// for a reconcile that may force a listing makes every Sync of the
 	// repository ask again.
 	Refresh(url string)
-	// Subject is a cached commit's subject, made safe to show, for the history.
-	Subject(url, commit string) (string, error)
+	// Summary is a cached commit's subject and author's name, made safe to
+	// show, for the history.
+	Summary(url, commit string) (source.CommitSummary, error)
 	// ForgetKeys drops the renders made with the decryption keys of a digest
 	// (source.Keys.Digest): a Sync that held them is gone or rotated them.
 	ForgetKeys(digest string)

@@ -11,16 +11,16 @@ import (
 
 // recordHistory records in status.history that snap's revision is applied in
 // full, with the health it reached and, for a new entry, its commit's subject
-// (read from the git cache, made safe by source.Subject). A subject that cannot
-// be read costs only the message.
+// and author (read from the git cache, made safe by source.Summary). A summary
+// that cannot be read costs only the message and the author.
 func (r *Reconciler) recordHistory(ctx context.Context, st *plan.Status, snap *source.Snapshot) {
 	rev := snap.Revision.String()
-	subject := ""
+	var sum source.CommitSummary
 	if st.NeedsHistoryEntry(rev) && snap.Revision.Commit != "" {
 		var err error
-		if subject, err = r.Agent.Source.Subject(snap.Revision.URL, snap.Revision.Commit); err != nil {
-			ctrl.LoggerFrom(ctx).V(1).Info("cannot read the commit's subject for the history", "revision", rev, "error", err.Error())
+		if sum, err = r.Agent.Source.Summary(snap.Revision.URL, snap.Revision.Commit); err != nil {
+			ctrl.LoggerFrom(ctx).V(1).Info("cannot read the commit's subject and author for the history", "revision", rev, "error", err.Error())
 		}
 	}
-	st.History(rev, subject)
+	st.History(rev, sum.Subject, sum.Author)
 }

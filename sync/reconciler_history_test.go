@@ -41,6 +41,12 @@ func TestHistoryRecordsEveryAppliedRevision(t *testing.T) {
 		if e.Revision != "main@sha1:"+want[i].commit || e.Message != want[i].message || e.Health != v1alpha1.HealthHealthy || e.AppliedAt.IsZero() {
 			t.Errorf("history[%d] = %+v, want main@sha1:%s, Healthy, %q", i, e, want[i].commit, want[i].message)
 		}
+		if e.Author != gitserver.AuthorName {
+			t.Errorf("history[%d] author = %q, want the commit's author's name %q (no email)", i, e.Author, gitserver.AuthorName)
+		}
+		if e.HealthyAt == nil || e.HealthyAt.Before(&e.AppliedAt) {
+			t.Errorf("history[%d] healthyAt = %v, applied at %v: want when it became Healthy, not before it was applied", i, e.HealthyAt, e.AppliedAt)
+		}
 		if i > 0 && e.AppliedAt.After(got.Status.History[i-1].AppliedAt.Time) {
 			t.Errorf("history[%d] applied after history[%d]: want the newest first", i, i-1)
 		}

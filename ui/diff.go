@@ -17,8 +17,9 @@ import (
 	"tether.dev/tether/plan"
 )
 
-// Renderer renders a Sync's source as the agent would (its revision now, its
-// Helm values, its decryption) and returns the objects the Sync manages. It
+// Renderer renders a Sync's source as the agent would (the revision its
+// spec.source.ref names now, its Helm values, its decryption; the compare page
+// gives it a copy of the Sync whose ref names a commit of its history) and returns the objects the Sync manages. It
 // reads whatever the render needs (the repository's credentials, values, keys)
 // through user, with the user's rights, and the cluster's capabilities through
 // cfg, the user's config. `tether ui` gives the renderer `tether diff` uses.
@@ -194,6 +195,11 @@ func diffLinesOf(c apply.Change) (lines []diffLine, truncated bool, note string)
 	if err != nil {
 		return nil, false, "The diff could not be written: " + oneLine(err.Error())
 	}
+	return linesOf(text)
+}
+
+// linesOf is a unified diff's text cut at maxDiffBytes, each line classed.
+func linesOf(text string) (lines []diffLine, truncated bool, note string) {
 	if len(text) > maxDiffBytes {
 		text, truncated = text[:strings.LastIndexByte(text[:maxDiffBytes], '\n')+1], true
 		note = "The diff is longer than " + strconv.Itoa(maxDiffBytes>>10) + " KiB: its start is shown; `tether diff` prints it whole."

@@ -45,6 +45,12 @@
 // the last 500 lines, 4 MiB and 30 minutes a stream, 4 KiB a line, 4 streams a
 // session and 32 a server.
 //
+// The compare page (compare.go) shows how two revisions of the Sync's history
+// differ: the same Renderer is given a copy of the Sync whose ref names each
+// commit (what a rollback to it applies), and each object the renders hold
+// otherwise is written by plan.RevisionDiff, Secret values masked on both
+// sides. Nothing is dry-run; it shares the diff page's bounds and slots.
+//
 // Security (session.go): the URL `tether ui` prints carries a one-time token that
 // is exchanged for an HttpOnly, SameSite=Strict session cookie; every POST carries
 // the session's CSRF token; requests naming another Host are refused (DNS

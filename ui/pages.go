@@ -21,7 +21,7 @@ type pages struct {
 }
 
 // pageNames are the pages of templates/, each a file of that name.
-var pageNames = []string{"fleet", "sync", "graph", "object", "diff", "signin", "message", "logs", "dependencies"}
+var pageNames = []string{"fleet", "sync", "graph", "object", "diff", "compare", "signin", "message", "logs", "dependencies"}
 
 // pageParts are the templates a page is made of besides its own file.
 var pageParts = map[string][]string{"fleet": {"templates/fleet_tiles.html"}}

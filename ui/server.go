@@ -169,6 +169,7 @@ func (s *Server) handler(host string) http.Handler {
 	mux.Handle("GET /syncs/{namespace}/{name}/diff", s.signedIn(http.HandlerFunc(s.diffPage)))
 	mux.Handle("GET /syncs/{namespace}/{name}/logs", s.signedIn(http.HandlerFunc(s.logsPage)))
 	mux.Handle("GET /syncs/{namespace}/{name}/logs/stream", s.signedIn(http.HandlerFunc(s.logsStream)))
+	mux.Handle("GET /syncs/{namespace}/{name}/compare", s.signedIn(http.HandlerFunc(s.comparePage)))
 	mux.Handle("POST /syncs/{namespace}/{name}/{action}", s.signedIn(s.checkCSRF(http.HandlerFunc(s.act))))
 	mux.Handle("GET /live", s.signedIn(http.HandlerFunc(s.stream)))
 	if s.opts.InCluster {

@@ -25,7 +25,9 @@ type syncView struct {
 	Events     []eventView
 	EventGaps  []string
 	History    []historyView
-	Suspended  bool
+	// Compare are the revisions the compare form offers, none when fewer than two.
+	Compare   []compareChoice
+	Suspended bool
 	// GraphURL is the page of the graph of its objects.
 	GraphURL string
 	// DiffURL is the page of the diff of every OutOfSync object, "" when the
@@ -60,11 +62,22 @@ type eventView struct {
 }
 
 type historyView struct {
-	Revision, AppliedAt, Health, Message string
-	Current                              bool
+	Revision, AppliedAt, Health, Message, Author string
+	// Reached says the health it reached and how long it took to: "Healthy
+	// after 42s", "not Healthy yet: Progressing".
+	Reached string
+	Current bool
 	// To is the revision a rollback to this entry names, "" when it can
 	// name none (the current one, or a revision without a commit).
 	To string
+	// CompareURL is the page of its differences with the current revision,
+	// "" when there is none to compare.
+	CompareURL string
+}
+
+// compareChoice is a revision the compare form offers.
+type compareChoice struct {
+	Revision, Label string
 }
 
 // doneMessages word what an action did, by the done query parameter the action
@@ -94,6 +107,9 @@ func (s *Server) syncPage(w http.ResponseWriter, r *http.Request) {
 	}
 	v.Events, v.EventGaps = s.eventsOf(r, sy)
 	v.History = historyOf(sy)
+	if c := compareChoices(sy); len(c) > 1 {
+		v.Compare = c
+	}
 	s.render(w, http.StatusOK, "sync", v)
 }
 
@@ -168,15 +184,49 @@ func (s *Server) eventsOf(r *http.Request, sy *v1alpha1.Sync) ([]eventView, []st
 }
 
 func historyOf(sy *v1alpha1.Sync) []historyView {
+	key := client.ObjectKeyFromObject(sy)
 	out := make([]historyView, 0, len(sy.Status.History))
 	for i, e := range sy.Status.History {
 		out = append(out, historyView{
 			Revision: plan.ShortRevision(source.OneLine(e.Revision, 80)), AppliedAt: e.AppliedAt.UTC().Format(time.DateTime) + " UTC",
-			Health: orDash(string(e.Health)), Message: source.OneLine(e.Message, maxSubject), Current: i == 0,
+			Health: orDash(string(e.Health)), Message: source.OneLine(e.Message, maxSubject), Author: source.OneLine(e.Author, maxSubject),
+			Reached: reachedOf(e, i == 0), Current: i == 0,
 		})
 		if i > 0 && plan.CommitOf(e.Revision) != "" {
 			out[i].To = e.Revision
+			if current := sy.Status.History[0].Revision; plan.CommitOf(current) != "" {
+				out[i].CompareURL = comparePath(key, e.Revision, current)
+			}
 		}
+	}
+	return out
+}
+
+// reachedOf words the health a revision reached, and how long it took to
+// become Healthy (plan.HealthyAfter, as `tether history` shows it).
+func reachedOf(e v1alpha1.HistoryEntry, current bool) string {
+	health := source.OneLine(string(e.Health), 20)
+	switch took := plan.HealthyAfter(e); {
+	case took != "":
+		return "Healthy after " + took
+	case e.Health == v1alpha1.HealthHealthy:
+		return "Healthy"
+	case current:
+		return "not Healthy yet: " + orDash(health)
+	}
+	return "never Healthy while applied: reached " + orDash(health)
+}
+
+// compareChoices are the revisions of the history the compare form offers:
+// those of git, which name a commit to fetch.
+func compareChoices(sy *v1alpha1.Sync) []compareChoice {
+	var out []compareChoice
+	for _, e := range sy.Status.History {
+		if plan.CommitOf(e.Revision) == "" {
+			continue
+		}
+		label := plan.ShortRevision(source.OneLine(e.Revision, 80)) + " " + source.OneLine(e.Message, maxSubject)
+		out = append(out, compareChoice{Revision: e.Revision, Label: label})
 	}
 	return out
 }

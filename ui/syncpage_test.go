@@ -31,7 +31,7 @@ func TestSyncPageShowsConditionsTreeAndHistory(t *testing.T) {
 		"<li>(cluster-scoped)<ul>", "<li>Deployment.apps<ul>",
 		`<span class="obj">api</span> <span class="status" data-value="OutOfSync">OutOfSync</span> <span class="status" data-value="Progressing">Progressing</span>`,
 		"1 of 2 replicas updated", "Add the api", "(current)",
-		`<ol class="timeline">`, `reached <span class="status" data-value="Healthy">Healthy</span>`,
+		`<ol class="timeline">`, `<span class="status" data-value="Healthy">Healthy</span>`,
 		`href="/syncs/` + ns + `/web/graph"`,
 		`action="/syncs/` + ns + `/web/reconcile"`, `action="/syncs/` + ns + `/web/suspend"`,
 	} {

@@ -814,6 +814,15 @@ type HistoryEntry struct {
 	// +kubebuilder:validation:MaxLength=512
 	// +optional
 	Message string `json:"message,omitempty"`
+	// author is the name of the commit's author (never the email), bounded and
+	// stripped of control characters like message.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	Author string `json:"author,omitempty"`
+	// healthyAt is when the revision first became Healthy while applied; unset
+	// while it has not. healthyAt - appliedAt is how long it took.
+	// +optional
+	HealthyAt *metav1.Time `json:"healthyAt,omitempty"`
 }
 
 // RollbackStatus records an automatic rollback.

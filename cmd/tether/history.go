@@ -30,7 +30,7 @@ func newHistoryCommand(kube *kubeFlags) *cobra.Command {
 		Short: "List the revisions a Sync applied, newest first, and the health each reached",
 		Long: `List the revisions a Sync applied in full (status.history, at most 10), newest
 first: the revision, when it was applied, the health it reached (Healthy once it
-was) and its commit's subject. The revision applied now is marked with *, one
+was), how long it took to become Healthy, its commit's author and subject. The revision applied now is marked with *, one
 pinned (tether.dev/pin-revision) or rolled back to says so. -o yaml and -o json
 print the entries as they are in the status.
 
@@ -75,8 +75,11 @@ func (f *historyFlags) run(ctx context.Context, name string, w io.Writer) error 
 	return printHistory(w, s, time.Now())
 }
 
-// maxHistoryMessage bounds a subject in the table.
-const maxHistoryMessage = 72
+// maxHistoryMessage and maxHistoryAuthor bound a subject and an author in the table.
+const (
+	maxHistoryMessage = 72
+	maxHistoryAuthor  = 32
+)
 
 // printHistory writes s's history as a table. Subjects are made safe again: a
 // status may be written by anyone with the right to, not only by the agent.
@@ -86,11 +89,12 @@ func printHistory(w io.Writer, s *v1alpha1.Sync, now time.Time) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
-	fmt.Fprintln(tw, "\tREVISION\tAPPLIED\tHEALTH\tMESSAGE")
+	fmt.Fprintln(tw, "\tREVISION\tAPPLIED\tHEALTH\tHEALTHY AFTER\tAUTHOR\tMESSAGE")
 	marks := historyMarks(s)
 	for i, e := range s.Status.History {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", marks[i], source.OneLine(shortRevision(e.Revision), 80),
-			age(e.AppliedAt, now)+" ago", orDash(source.OneLine(string(e.Health), 20)), source.OneLine(orDash(e.Message), maxHistoryMessage))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", marks[i], source.OneLine(shortRevision(e.Revision), 80),
+			age(e.AppliedAt, now)+" ago", orDash(source.OneLine(string(e.Health), 20)), orDash(plan.HealthyAfter(e)),
+			source.OneLine(orDash(e.Author), maxHistoryAuthor), source.OneLine(orDash(e.Message), maxHistoryMessage))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

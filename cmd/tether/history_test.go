@@ -18,8 +18,9 @@ func TestHistoryTable(t *testing.T) {
 	s.Name = "web"
 	s.Annotations = map[string]string{v1alpha1.PinRevisionAnnotation: a}
 	s.Status.SourceRevision = "main@sha1:" + b
+	healthyAt := metav1.NewTime(now.Add(-time.Minute + 42*time.Second))
 	s.Status.History = []v1alpha1.HistoryEntry{
-		{Revision: "main@sha1:" + a, AppliedAt: metav1.NewTime(now.Add(-time.Minute)), Health: v1alpha1.HealthHealthy, Message: "Good again"},
+		{Revision: "main@sha1:" + a, AppliedAt: metav1.NewTime(now.Add(-time.Minute)), HealthyAt: &healthyAt, Health: v1alpha1.HealthHealthy, Message: "Good again", Author: "Ada"},
 		// A status anyone may write: a message with a terminal escape.
 		{Revision: "main@sha1:" + b, AppliedAt: metav1.NewTime(now.Add(-time.Hour)), Health: v1alpha1.HealthDegraded, Message: "Bad\x1b]0;owned\x07 one\nsecond line"},
 	}
@@ -33,9 +34,9 @@ func TestHistoryTable(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(got), "\n")
 	want := [][]string{
-		{"REVISION", "APPLIED", "HEALTH", "MESSAGE"},
-		{"*", "pinned", "main@aaaaaaa", "60s", "ago", "Healthy", "Good", "again"},
-		{"main@bbbbbbb", "60m", "ago", "Degraded", "Bad", "]0;owned", "one", "second", "line"},
+		{"REVISION", "APPLIED", "HEALTH", "HEALTHY", "AFTER", "AUTHOR", "MESSAGE"},
+		{"*", "pinned", "main@aaaaaaa", "60s", "ago", "Healthy", "42s", "Ada", "Good", "again"},
+		{"main@bbbbbbb", "60m", "ago", "Degraded", "-", "-", "Bad", "]0;owned", "one", "second", "line"},
 	}
 	for i, w := range want {
 		if f := strings.Fields(lines[i]); strings.Join(f, " ") != strings.Join(w, " ") {

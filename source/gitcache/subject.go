@@ -21,58 +21,81 @@ const MaxSubject = 200
 // whoever can push, and may be made large on purpose.
 const maxCommitRead = 64 << 10
 
-// Subject returns the subject (the first line of the message) of commit in url's
-// cache, made safe to show (see OneLine) and at most MaxSubject bytes. It reads
-// only the cache, and at most maxCommitRead bytes of the commit; a commit whose
-// headers are longer has the subject "". A commit not in the cache is
+// Summary is what the history keeps of a commit: its subject (the first
+// line of its message) and its author's name, each made safe to show (see
+// OneLine) and at most MaxSubject bytes. The author's email is left out.
+type Summary struct {
+	Subject, Author string
+}
+
+// Summary returns the summary of commit in url's cache. It reads only the
+// cache, and at most maxCommitRead bytes of the commit; a commit whose headers
+// are longer has the subject "". A commit not in the cache is
 // ErrHistoryUnknown.
-func (c *Cache) Subject(url, commit string) (string, error) {
+func (c *Cache) Summary(url, commit string) (Summary, error) {
 	e := c.entry(url)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	repo, err := c.openCache(e, url)
 	if err != nil {
-		return "", err
+		return Summary{}, err
 	}
 	obj, err := repo.Storer.EncodedObject(plumbing.CommitObject, plumbing.NewHash(commit))
 	if err != nil {
-		return "", fmt.Errorf("%w: %s", ErrHistoryUnknown, commit)
+		return Summary{}, fmt.Errorf("%w: %s", ErrHistoryUnknown, commit)
 	}
 	rd, err := obj.Reader()
 	if err != nil {
-		return "", fmt.Errorf("reading commit %s: %w", commit, err)
+		return Summary{}, fmt.Errorf("reading commit %s: %w", commit, err)
 	}
 	defer func() { _ = rd.Close() }()
-	subject, err := readSubject(io.LimitReader(rd, maxCommitRead))
+	sum, err := readSummary(io.LimitReader(rd, maxCommitRead))
 	if err != nil {
-		return "", fmt.Errorf("reading commit %s: %w", commit, err)
+		return Summary{}, fmt.Errorf("reading commit %s: %w", commit, err)
 	}
-	return OneLine(subject, MaxSubject), nil
+	return Summary{Subject: OneLine(sum.Subject, MaxSubject), Author: OneLine(sum.Author, MaxSubject)}, nil
 }
 
-// readSubject reads a raw commit object: headers (continuation lines begin with
-// a space) up to the first empty line, then the message, whose first non-empty
-// line is returned. A message cut off by the reader's limit gives what was read.
-func readSubject(r io.Reader) (string, error) {
+// readSummary reads a raw commit object: headers (continuation lines begin
+// with a space) up to the first empty line, the author's name among them, then
+// the message, whose first non-empty line is the subject. A message cut off by
+// the reader's limit gives what was read.
+func readSummary(r io.Reader) (Summary, error) {
 	br := bufio.NewReaderSize(r, 4096)
+	var sum Summary
 	inHeaders := true
 	for {
 		line, err := readLine(br)
 		if errors.Is(err, io.EOF) && line == nil {
-			return "", nil
+			return sum, nil
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
-			return "", err
+			return Summary{}, err
 		}
 		if inHeaders {
 			inHeaders = len(line) > 0
+			if rest, ok := bytes.CutPrefix(line, []byte("author ")); ok && sum.Author == "" {
+				sum.Author = authorName(string(rest))
+			}
 		} else if text := strings.TrimSpace(string(line)); text != "" {
-			return text, nil
+			sum.Subject = text
+			return sum, nil
 		}
 		if errors.Is(err, io.EOF) {
-			return "", nil
+			return sum, nil
 		}
 	}
+}
+
+// authorName is the name of an author header's value,
+// "Name <email> seconds zone": what comes before the email, or "" when
+// there is no email to tell where the name ends.
+func authorName(value string) string {
+	name, _, found := strings.Cut(value, "<")
+	if !found {
+		return ""
+	}
+	return strings.TrimSpace(name)
 }
 
 // readLine reads one line without its newline; a line longer than MaxSubject*4
