@@ -171,6 +171,18 @@ test-cosign: testbin $(COSIGN) ## Artifacts signed by the real cosign v2.6.5, bo
 test-ui: testbin chromium axe-core ## The UI's browser tests alone, verbose, with axe-core on each page, saving a screenshot of each into .ui-screenshots/.
 	TETHER_UI_SPEED=1 TETHER_UI_SCREENSHOTS=$(UI_SCREENSHOTS) go test -race -count=1 -timeout=20m -v ./test/browser/
 
+# The pictures of docs/ui.md, each a screenshot the browser tests take
+# (SCREENSHOT:PICTURE): `make ui-pictures` runs them and copies each into docs/,
+# so the pictures show the UI of the tree, not of the day they were drawn.
+# test/docs checks that every picture docs/ui.md shows is listed here and that
+# its screenshot is one test/browser takes.
+UI_PICTURES := fleet:ui-fleet sync-top:ui-sync fleet-tiles:ui-fleet-tiles dependencies:ui-dependencies \
+	graph-rollout:ui-graph object-diff:ui-object-diff logs:ui-logs timeline:ui-timeline
+
+.PHONY: ui-pictures
+ui-pictures: test-ui ## Run the UI's browser tests and copy their screenshots that docs/ui.md shows into docs/.
+	@for p in $(UI_PICTURES); do cp $(UI_SCREENSHOTS)/$${p%%:*}.png docs/$${p##*:}.png && echo "docs/$${p##*:}.png"; done
+
 .PHONY: test-scale
 test-scale: testbin ## One Sync of 10,000 objects: converge, prune, delete, with a bounded status.
 	TETHER_SCALE_OBJECTS=10000 go test -count=1 -timeout=60m -run='^TestASyncOfManyObjects$$' -v ./sync/

@@ -89,3 +89,53 @@ func rel(path string) string {
 	}
 	return r
 }
+
+// TestEveryPictureOfTheUIIsABrowserTestsScreenshot keeps docs/ui.md's pictures
+// from going stale: each one it shows must be listed in the Makefile's
+// UI_PICTURES (which `make ui-pictures` copies from the browser tests'
+// screenshots), and each screenshot listed there must be one that test/browser
+// takes by that name.
+func TestEveryPictureOfTheUIIsABrowserTestsScreenshot(t *testing.T) {
+	makefile := strings.ReplaceAll(read(t, filepath.Join(root, "Makefile")), "\\\n", " ")
+	m := regexp.MustCompile(`(?m)^UI_PICTURES :=(.*)$`).FindStringSubmatch(makefile)
+	if m == nil {
+		t.Fatal("the Makefile has no UI_PICTURES")
+	}
+	screenshotOf := map[string]string{} // picture → screenshot
+	for _, pair := range strings.Fields(m[1]) {
+		shot, picture, ok := strings.Cut(pair, ":")
+		if !ok {
+			t.Fatalf("UI_PICTURES holds %q, want SCREENSHOT:PICTURE", pair)
+		}
+		screenshotOf[picture+".png"] = shot
+	}
+	var browserTests strings.Builder
+	files, err := filepath.Glob(filepath.Join(root, "test", "browser", "*_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		browserTests.WriteString(read(t, f))
+	}
+	taken := regexp.MustCompile(`screenshot(?:Of)?\("([a-z0-9-]+)"`)
+	shots := map[string]bool{}
+	for _, s := range taken.FindAllStringSubmatch(browserTests.String(), -1) {
+		shots[s[1]] = true
+	}
+	if len(shots) < 10 {
+		t.Fatalf("found %d screenshots in test/browser; the pattern no longer reads the tests", len(shots))
+	}
+	shown := regexp.MustCompile(`!\[[^\]]*\]\((ui-[a-z0-9-]+\.png)\)`).FindAllStringSubmatch(read(t, filepath.Join(root, "docs", "ui.md")), -1)
+	if len(shown) == 0 {
+		t.Fatal("docs/ui.md shows no picture of the UI; the pattern no longer reads it")
+	}
+	for _, s := range shown {
+		shot, ok := screenshotOf[s[1]]
+		switch {
+		case !ok:
+			t.Errorf("docs/ui.md shows %s, which UI_PICTURES does not list: make ui-pictures would never redraw it", s[1])
+		case !shots[shot]:
+			t.Errorf("UI_PICTURES draws %s from the screenshot %s, which no browser test takes", s[1], shot)
+		}
+	}
+}
