@@ -62,8 +62,8 @@ var objectViews = []struct{ name, label string }{{"live", "Live"}, {"desired", "
 // each costs a render, so only these views render. Every view has the object's
 // Events and a link to the Sync's directory in git at the applied commit. The
 // object is named by its key (group/kind/namespace/name) and must be in the
-// Sync's inventory, or be a ReplicaSet, Job or Pod of a namespace of it (what
-// its workloads own).
+// Sync's inventory, or be a ReplicaSet, Job, Pod or EndpointSlice of a
+// namespace of it (what its workloads and Services own).
 func (s *Server) objectPage(w http.ResponseWriter, r *http.Request) {
 	sy := &v1alpha1.Sync{}
 	key := client.ObjectKey{Namespace: r.PathValue("namespace"), Name: r.PathValue("name")}
@@ -182,8 +182,8 @@ func (s *Server) readGit(r *http.Request, sy *v1alpha1.Sync, ref v1alpha1.Object
 }
 
 // objectOf is the object of sy whose key is key: one of its inventory, or a
-// ReplicaSet, Job or Pod (at the version ownedKinds names) in a namespace of
-// its inventory that holds a workload.
+// ReplicaSet, Job, Pod or EndpointSlice (at the version ownedKinds names) in a
+// namespace of its inventory that holds a workload or a Service.
 func objectOf(sy *v1alpha1.Sync, key string) (v1alpha1.ObjectRef, bool) {
 	inventory := plan.Inventory(sy.Status)
 	for _, o := range inventory {

@@ -15,11 +15,14 @@ import (
 )
 
 // ownedKinds are the kinds whose objects the tree shows under their owners:
-// what Deployments, StatefulSets, DaemonSets, CronJobs and Jobs make.
+// what Deployments, StatefulSets, DaemonSets, CronJobs and Jobs make, and the
+// EndpointSlices the control plane keeps for a Service (its EndpointSlice
+// controller sets the Service as their owner): one more list per namespace.
 var ownedKinds = []schema.GroupVersionKind{
 	{Group: "apps", Version: "v1", Kind: "ReplicaSet"},
 	{Group: "batch", Version: "v1", Kind: "Job"},
 	{Version: "v1", Kind: "Pod"},
+	{Group: "discovery.k8s.io", Version: "v1", Kind: "EndpointSlice"},
 }
 
 // ownerKinds are the kinds of the inventory that own objects of ownedKinds.
@@ -27,6 +30,7 @@ var ownerKinds = map[schema.GroupKind]bool{
 	{Group: "apps", Kind: "Deployment"}: true, {Group: "apps", Kind: "StatefulSet"}: true,
 	{Group: "apps", Kind: "DaemonSet"}: true, {Group: "apps", Kind: "ReplicaSet"}: true,
 	{Group: "batch", Kind: "CronJob"}: true, {Group: "batch", Kind: "Job"}: true,
+	{Kind: "Service"}: true,
 }
 
 // maxOwnedDepth bounds the tree under one object (Deployment → ReplicaSet → Pod

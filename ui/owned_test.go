@@ -6,6 +6,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -15,8 +16,9 @@ import (
 )
 
 // TestTheTreeShowsWhatTheWorkloadsOwn: under a Deployment of the inventory, the
-// ReplicaSet it owns and that ReplicaSet's Pod, each with its health; a
-// ReplicaSet owned by another Deployment is not shown there.
+// ReplicaSet it owns and that ReplicaSet's Pod, each with its health, and under
+// its Service the EndpointSlice it owns; a ReplicaSet owned by another
+// Deployment is not shown there.
 func TestTheTreeShowsWhatTheWorkloadsOwn(t *testing.T) {
 	c := admin(t)
 	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
@@ -37,8 +39,16 @@ func TestTheTreeShowsWhatTheWorkloadsOwn(t *testing.T) {
 	other := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "other-1a2b"}, Spec: rs.Spec}
 	owned(other, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "other", UID: "0"}}, "Deployment")
 
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "api"}, Spec: corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{{Port: 80}}}}
+	harness.Must(t, c.Create(t.Context(), svc))
+	// What the EndpointSlice controller keeps for the Service (none runs here).
+	owned(&discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "api-k9q4t"}, AddressType: discoveryv1.AddressTypeIPv4}, svc, "Service")
+
 	st := readyStatus("main@sha1:aaaaaaaaaaaa", "first")
-	st.Objects = []v1alpha1.InventoryGroup{{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: ns, Names: []string{"api"}}}
+	st.Objects = []v1alpha1.InventoryGroup{
+		{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: ns, Names: []string{"api"}},
+		{Version: "v1", Kind: "Service", Namespace: ns, Names: []string{"api"}},
+	}
 	newSync(t, c, ns, "web", nil, st)
 	b := startUI(t, controlplane.Shared(t).Config(), "default", true)
 
@@ -52,6 +62,9 @@ func TestTheTreeShowsWhatTheWorkloadsOwn(t *testing.T) {
 	podAt := strings.Index(tree, `Pod <span class="obj">api-5d8f-x7k2p</span> <span class="status" data-value="Progressing">Progressing</span>`)
 	if rsAt < 0 || podAt < rsAt {
 		t.Errorf("the tree does not show the ReplicaSet under the Deployment and its Pod under it:\n%s", tree)
+	}
+	if _, svcTree, ok := strings.Cut(tree, `<span class="obj">api</span>`); !ok || !strings.Contains(svcTree, `EndpointSlice <span class="obj">api-k9q4t</span>`) {
+		t.Errorf("the tree does not show the Service's EndpointSlice under it:\n%s", tree)
 	}
 	if strings.Contains(page, "other-1a2b") {
 		t.Errorf("the tree shows a ReplicaSet another Deployment owns:\n%s", tree)

@@ -248,7 +248,7 @@ func TestTheUIUserRolesGrantWhatThePagesAndActionsNeed(t *testing.T) {
 	}
 	viewer := []string{
 		"/events list", "/pods get", "/pods list", "/pods/log get", "apps/replicasets get", "apps/replicasets list",
-		"batch/jobs get", "batch/jobs list",
+		"batch/jobs get", "batch/jobs list", "discovery.k8s.io/endpointslices get", "discovery.k8s.io/endpointslices list",
 		"tether.dev/syncs get", "tether.dev/syncs list", "tether.dev/syncs watch",
 	}
 	operator := slices.Sorted(slices.Values(append(slices.Clone(viewer), "/events create", "tether.dev/syncs patch")))
