@@ -94,13 +94,11 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	key := client.ObjectKey{Namespace: r.PathValue("namespace"), Name: r.PathValue("name")}
-	sy := &v1alpha1.Sync{}
-	v := viewerOf(r)
-	if err := v.client.Get(r.Context(), key, sy); err != nil {
-		s.apiRefusal(w, r, "Reading Sync "+key.String(), err, "")
+	sy, key, found := s.syncOf(w, r)
+	if !found {
 		return
 	}
+	v := viewerOf(r)
 	c := changeOf(s, r, sy)
 	if c.patch == nil {
 		s.render(w, http.StatusConflict, "message", messagePage{

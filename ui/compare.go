@@ -40,13 +40,11 @@ type compareEnd struct {
 // (plan.RevisionDiff). Nothing is read from or dry-run against the cluster's
 // objects.
 func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
-	sy := &v1alpha1.Sync{}
-	key := client.ObjectKey{Namespace: r.PathValue("namespace"), Name: r.PathValue("name")}
-	v := viewerOf(r)
-	if err := v.client.Get(r.Context(), key, sy); err != nil {
-		s.apiRefusal(w, r, "Reading Sync "+key.String(), err, "")
+	sy, key, found := s.syncOf(w, r)
+	if !found {
 		return
 	}
+	v := viewerOf(r)
 	q := r.URL.Query()
 	from, fromOK := historyRevision(sy.Status.History, q.Get("from"))
 	to, toOK := historyRevision(sy.Status.History, q.Get("to"))

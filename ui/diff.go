@@ -62,13 +62,11 @@ type diffLine struct {
 // now, rendered as `tether diff` renders it and dry-run by the API server as the
 // user, against the live objects; Secret values masked (plan.ObjectDiff).
 func (s *Server) diffPage(w http.ResponseWriter, r *http.Request) {
-	sy := &v1alpha1.Sync{}
-	key := client.ObjectKey{Namespace: r.PathValue("namespace"), Name: r.PathValue("name")}
-	v := viewerOf(r)
-	if err := v.client.Get(r.Context(), key, sy); err != nil {
-		s.apiRefusal(w, r, "Reading Sync "+key.String(), err, "")
+	sy, key, found := s.syncOf(w, r)
+	if !found {
 		return
 	}
+	v := viewerOf(r)
 	page := diffView{Row: rowOf(sy), SyncURL: syncPath(key)}
 	wanted, found := diffTargets(sy, r.URL.Query().Get("object"))
 	if !found {

@@ -70,10 +70,8 @@ type graphNode struct {
 // graphPage draws a Sync's objects and what they own, read as the user, with
 // the query's filter.
 func (s *Server) graphPage(w http.ResponseWriter, r *http.Request) {
-	sy := &v1alpha1.Sync{}
-	key := client.ObjectKey{Namespace: r.PathValue("namespace"), Name: r.PathValue("name")}
-	if err := viewerOf(r).client.Get(r.Context(), key, sy); err != nil {
-		s.apiRefusal(w, r, "Reading Sync "+key.String(), err, "")
+	sy, _, found := s.syncOf(w, r)
+	if !found {
 		return
 	}
 	q := r.URL.Query()

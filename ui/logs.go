@@ -71,10 +71,8 @@ func (s *Server) logsPage(w http.ResponseWriter, r *http.Request) {
 // of it ?key= names; it answers the request itself (a refusal) when either
 // is not there or the key names no Pod of the Sync.
 func (s *Server) podOfSync(w http.ResponseWriter, r *http.Request) (*v1alpha1.Sync, v1alpha1.ObjectRef, bool) {
-	key := client.ObjectKey{Namespace: r.PathValue("namespace"), Name: r.PathValue("name")}
-	syncObj := &v1alpha1.Sync{}
-	if err := viewerOf(r).client.Get(r.Context(), key, syncObj); err != nil {
-		s.apiRefusal(w, r, "Reading Sync "+key.String(), err, "")
+	syncObj, key, found := s.syncOf(w, r)
+	if !found {
 		return nil, v1alpha1.ObjectRef{}, false
 	}
 	ref, ok := objectOf(syncObj, r.URL.Query().Get("key"))

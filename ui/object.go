@@ -65,10 +65,8 @@ var objectViews = []struct{ name, label string }{{"live", "Live"}, {"desired", "
 // Sync's inventory, or be a ReplicaSet, Job, Pod or EndpointSlice of a
 // namespace of it (what its workloads and Services own).
 func (s *Server) objectPage(w http.ResponseWriter, r *http.Request) {
-	sy := &v1alpha1.Sync{}
-	key := client.ObjectKey{Namespace: r.PathValue("namespace"), Name: r.PathValue("name")}
-	if err := viewerOf(r).client.Get(r.Context(), key, sy); err != nil {
-		s.apiRefusal(w, r, "Reading Sync "+key.String(), err, "")
+	sy, key, found := s.syncOf(w, r)
+	if !found {
 		return
 	}
 	q := r.URL.Query()

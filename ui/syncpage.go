@@ -90,13 +90,24 @@ var doneMessages = map[string]string{
 	"unpin":     "Pin removed: the Sync follows its ref again.",
 }
 
+// syncOf reads, as the user, the Sync the request's path names
+// (/syncs/{namespace}/{name}/…). When it cannot be read, it answers the request
+// with the API server's refusal and found is false.
+func (s *Server) syncOf(w http.ResponseWriter, r *http.Request) (sy *v1alpha1.Sync, key client.ObjectKey, found bool) {
+	sy = &v1alpha1.Sync{}
+	key = client.ObjectKey{Namespace: r.PathValue("namespace"), Name: r.PathValue("name")}
+	if err := viewerOf(r).client.Get(r.Context(), key, sy); err != nil {
+		s.apiRefusal(w, r, "Reading Sync "+key.String(), err, "")
+		return nil, key, false
+	}
+	return sy, key, true
+}
+
 // syncPage shows one Sync, read as the user: its conditions, the tree of its
 // objects and what they own, its Events and its history.
 func (s *Server) syncPage(w http.ResponseWriter, r *http.Request) {
-	sy := &v1alpha1.Sync{}
-	key := client.ObjectKey{Namespace: r.PathValue("namespace"), Name: r.PathValue("name")}
-	if err := viewerOf(r).client.Get(r.Context(), key, sy); err != nil {
-		s.apiRefusal(w, r, "Reading Sync "+key.String(), err, "")
+	sy, key, found := s.syncOf(w, r)
+	if !found {
 		return
 	}
 	v := syncView{Row: rowOf(sy), CSRF: sessionOf(r).csrf, Done: doneMessages[r.URL.Query().Get("done")], Suspended: sy.Spec.Suspend}

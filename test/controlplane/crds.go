@@ -9,6 +9,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apiextensionsv1client "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/typed/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -43,16 +44,22 @@ func InstallCRDs(t testing.TB, cfg *rest.Config, dir string) {
 			t.Fatalf("installing %s: %v", crd.Name, err)
 		}
 		harness.Eventually(t, time.Minute, "CRD "+crd.Name+" is established", func(ctx context.Context) (bool, error) {
-			live, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})
-			if err != nil {
-				return false, err
-			}
-			for _, c := range live.Status.Conditions {
-				if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-					return true, nil
-				}
-			}
-			return false, nil
+			return crdEstablished(ctx, crds, crd.Name)
 		})
 	}
+}
+
+// crdEstablished reports whether the CustomResourceDefinition name is
+// Established: its resource served.
+func crdEstablished(ctx context.Context, crds apiextensionsv1client.CustomResourceDefinitionInterface, name string) (bool, error) {
+	live, err := crds.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return false, err
+	}
+	for _, c := range live.Status.Conditions {
+		if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+			return true, nil
+		}
+	}
+	return false, nil
 }

@@ -67,16 +67,7 @@ func installKwokLogsCRD(ctx context.Context, cfg *rest.Config) error {
 		return fmt.Errorf("creating kwok's Logs CRD: %w", err)
 	}
 	err = wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		live, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		for _, c := range live.Status.Conditions {
-			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-				return true, nil
-			}
-		}
-		return false, nil
+		return crdEstablished(ctx, crds, crd.Name)
 	})
 	if err != nil {
 		return fmt.Errorf("waiting for kwok's Logs CRD to be established: %w", err)

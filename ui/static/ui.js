@@ -3,6 +3,19 @@
 // text of the fields of the Sync it names, and the fleet's counts. Text only: nothing from the server is
 // ever parsed as HTML, but the graph's own page (its follower at the end of this file).
 "use strict";
+// writeCounts writes counts ([{label, n}], from the server's stream) into the
+// [data-ns-count] elements of a fleet's section (a namespace's or another
+// group's): the number and the word; data-n hides a zero.
+function writeCounts(section, counts) {
+  if (!Array.isArray(counts)) { return; }
+  counts.forEach(function (c) {
+    section.querySelectorAll("[data-ns-count]").forEach(function (el) {
+      if (el.getAttribute("data-ns-count") !== c.label) { return; }
+      el.textContent = String(c.n) + " " + c.label;
+      el.setAttribute("data-n", String(c.n));
+    });
+  });
+}
 (function () {
   // A page without the live line (the sign-in form: no session to stream
   // for) opens no stream.
@@ -66,15 +79,7 @@
   source.addEventListener("namespaceCounts", function (e) {
     var byNamespace = JSON.parse(e.data);
     document.querySelectorAll("section[data-ns]").forEach(function (section) {
-      var counts = byNamespace[section.getAttribute("data-ns")];
-      if (!Array.isArray(counts)) { return; }
-      counts.forEach(function (c) {
-        section.querySelectorAll("[data-ns-count]").forEach(function (el) {
-          if (el.getAttribute("data-ns-count") !== c.label) { return; }
-          el.textContent = String(c.n) + " " + c.label;
-          el.setAttribute("data-n", String(c.n));
-        });
-      });
+      writeCounts(section, byNamespace[section.getAttribute("data-ns")]);
     });
   });
   source.addEventListener("gone", function (e) {
@@ -254,15 +259,7 @@
       var byGrouping = JSON.parse(e.data);
       document.querySelectorAll("section[data-grouping]").forEach(function (section) {
         var groups = byGrouping[section.getAttribute("data-grouping")] || {};
-        var counts = groups[section.getAttribute("data-group")];
-        if (!Array.isArray(counts)) { return; }
-        counts.forEach(function (c) {
-          section.querySelectorAll("[data-ns-count]").forEach(function (el) {
-            if (el.getAttribute("data-ns-count") !== c.label) { return; }
-            el.textContent = String(c.n) + " " + c.label;
-            el.setAttribute("data-n", String(c.n));
-          });
-        });
+        writeCounts(section, groups[section.getAttribute("data-group")]);
       });
     });
     source.addEventListener("gone", function (e) {
