@@ -49,18 +49,28 @@ func ObjectDiff(c contract.Change) (string, error) {
 		live = contract.Normalize(obj)
 	}
 	desired := contract.Normalize(c.Desired)
-	if c.Object.Group == "" && c.Object.Kind == "Secret" {
-		MaskSecret(live, desired)
+	return maskedDiff(live, desired, c.Object.Group == "" && c.Object.Kind == "Secret", "live", "desired")
+}
+
+// maskedDiff is the unified diff of a and b as YAML (nil is empty), labelled
+// aName and bName, "" when they are the same; when secret, a Secret's values
+// are masked on both sides first (MaskSecret changes a and b).
+func maskedDiff(a, b *unstructured.Unstructured, secret bool, aName, bName string) (string, error) {
+	if secret {
+		MaskSecret(a, b)
 	}
-	a, err := yamlText(live)
+	at, err := yamlText(a)
 	if err != nil {
 		return "", err
 	}
-	b, err := yamlText(desired)
+	bt, err := yamlText(b)
 	if err != nil {
 		return "", err
 	}
-	return udiff.ToUnified("live", "desired", a, udiff.Lines(a, b), DiffContext)
+	if at == bt {
+		return "", nil
+	}
+	return udiff.ToUnified(aName, bName, at, udiff.Lines(at, bt), DiffContext)
 }
 
 // yamlText writes obj as YAML with sorted keys; nil is empty.

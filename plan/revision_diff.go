@@ -1,7 +1,6 @@
 package plan
 
 import (
-	udiff "github.com/aymanbagabas/go-udiff"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -19,21 +18,7 @@ func RevisionDiff(from, to *unstructured.Unstructured, fromName, toName string) 
 	if to != nil {
 		b = to.DeepCopy()
 	}
-	if isSecret(a) || isSecret(b) {
-		MaskSecret(a, b)
-	}
-	at, err := yamlText(a)
-	if err != nil {
-		return "", err
-	}
-	bt, err := yamlText(b)
-	if err != nil {
-		return "", err
-	}
-	if at == bt {
-		return "", nil
-	}
-	return udiff.ToUnified(fromName, toName, at, udiff.Lines(at, bt), DiffContext)
+	return maskedDiff(a, b, isSecret(a) || isSecret(b), fromName, toName)
 }
 
 // isSecret reports whether obj is a core Secret, whose values are masked.

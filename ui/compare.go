@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"slices"
@@ -63,14 +62,11 @@ func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
 		s.render(w, http.StatusOK, "compare", page)
 		return
 	}
-	select {
-	case s.diffs <- struct{}{}:
-		defer func() { <-s.diffs }()
-	case <-r.Context().Done():
+	ctx, done, ok := s.renderSlot(r)
+	if !ok {
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), diffTimeout)
-	defer cancel()
+	defer done()
 	renders := make([][]*unstructured.Unstructured, 2)
 	for i, e := range []v1alpha1.HistoryEntry{from, to} {
 		objs, err := s.opts.Render(ctx, v.client, v.cfg, atCommit(sy, plan.CommitOf(e.Revision)))
