@@ -232,11 +232,6 @@ func groupRows(rows []row, grouping string, counts map[string][]count) []fleetGr
 	return groups
 }
 
-// countByNamespace is countRows of each namespace's rows.
-func countByNamespace(rows []row) map[string][]count {
-	return countByGroup(rows, groupByNamespace)
-}
-
 // countByGroup is countRows of each group's rows, by the group's key.
 func countByGroup(rows []row, grouping string) map[string][]count {
 	byKey := map[string][]row{}

@@ -121,11 +121,12 @@ func fleetChoices(f fleetFilter, view, grouping string, rows []row) (views, grou
 	return views, groupings
 }
 
-// groupCounts are the counts of the fleet's groups other than namespaces, as
-// the live stream sends them: by grouping, then by group key.
+// groupCounts are the counts of the fleet's groups, as the live stream sends
+// them: by grouping, then by group key.
 func groupCounts(rows []row) map[string]map[string][]count {
 	return map[string]map[string][]count{
-		groupBySyncSet: countByGroup(rows, groupBySyncSet),
-		groupByCluster: countByGroup(rows, groupByCluster),
+		groupByNamespace: countByGroup(rows, groupByNamespace),
+		groupBySyncSet:   countByGroup(rows, groupBySyncSet),
+		groupByCluster:   countByGroup(rows, groupByCluster),
 	}
 }

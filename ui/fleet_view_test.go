@@ -123,7 +123,7 @@ func TestTheTilesViewShowsEachSyncAsALinkWithItsStatusInWords(t *testing.T) {
 		`data-field="ready" data-value="True">True<`, `data-field="suspended">suspended<`,
 		`<code data-field="revision">main@0000000</code>`,
 		`data-field="failingReason">RenderFailed<`,
-		`<section class="ns-group tiles-group" data-ns="team-0" aria-label="Namespace team-0">`,
+		`<section class="ns-group tiles-group" data-ns="team-0" data-grouping="namespace" data-group="team-0" aria-label="Namespace team-0">`,
 		`<input type="hidden" name="view" value="tiles">`,
 		`<a href="/?view=tiles" aria-current="page">Tiles</a>`,
 	} {
@@ -163,7 +163,9 @@ func TestTheTableIsGroupedAsTheTilesAre(t *testing.T) {
 	}
 }
 
-func TestTheLiveStreamDeliversEachSyncSetsCounts(t *testing.T) {
+// TestTheLiveStreamDeliversEachGroupsCounts: after a change, the stream's
+// groupCounts carry the counts of the Sync's SyncSet and of its namespace.
+func TestTheLiveStreamDeliversEachGroupsCounts(t *testing.T) {
 	c := admin(t)
 	ns := controlplane.NewNamespace(t, controlplane.Shared(t).Config())
 	inSet := func(s *v1alpha1.Sync) { s.Labels = map[string]string{v1alpha1.SyncSetLabel: "web"} }
@@ -179,13 +181,16 @@ func TestTheLiveStreamDeliversEachSyncSetsCounts(t *testing.T) {
 	s.Status.Sync = v1alpha1.SyncStatusOutOfSync
 	harness.Must(t, c.Status().Update(t.Context(), s))
 
-	awaitEvent(t, lines, "groupCounts", "SyncSet web's counts", func(data []byte) bool {
+	awaitEvent(t, lines, "groupCounts", "SyncSet web's and the namespace's counts", func(data []byte) bool {
 		var groups map[string]map[string][]count
 		harness.Must(t, json.Unmarshal(data, &groups))
-		got := map[string]int{}
+		set, namespace := map[string]int{}, map[string]int{}
 		for _, n := range groups["syncset"][ns+"/web"] {
-			got[n.Label] = n.N
+			set[n.Label] = n.N
 		}
-		return got["Syncs"] == 2 && got["OutOfSync"] == 1
+		for _, n := range groups["namespace"][ns] {
+			namespace[n.Label] = n.N
+		}
+		return set["Syncs"] == 2 && set["OutOfSync"] == 1 && namespace["Syncs"] == 3 && namespace["OutOfSync"] == 1
 	})
 }

@@ -117,9 +117,9 @@ func (v *viewer) publishSync(obj any, kind string) {
 }
 
 // publishCounts sends the fleet's counts (of every Sync watched, as the fleet
-// page counts them) as a server-sent event "counts", each namespace's as
-// one "namespaceCounts", and each SyncSet's and cluster's as one
-// "groupCounts" (groupCounts), after each change, at most once every countsEvery,
+// page counts them) as a server-sent event "counts", and each group's (each
+// namespace's, SyncSet's and cluster's) as one "groupCounts" (groupCounts),
+// after each change, at most once every countsEvery,
 // until ctx ends.
 func (v *viewer) publishCounts(ctx context.Context) {
 	for {
@@ -136,9 +136,6 @@ func (v *viewer) publishCounts(ctx context.Context) {
 			}
 			if data, err := json.Marshal(countRows(rows)); err == nil {
 				v.live.publish(fmt.Appendf(nil, "event: counts\ndata: %s\n\n", data))
-			}
-			if data, err := json.Marshal(countByNamespace(rows)); err == nil {
-				v.live.publish(fmt.Appendf(nil, "event: namespaceCounts\ndata: %s\n\n", data))
 			}
 			if data, err := json.Marshal(groupCounts(rows)); err == nil {
 				v.live.publish(fmt.Appendf(nil, "event: groupCounts\ndata: %s\n\n", data))

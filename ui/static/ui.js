@@ -3,19 +3,6 @@
 // text of the fields of the Sync it names, and the fleet's counts. Text only: nothing from the server is
 // ever parsed as HTML, but the graph's own page (its follower at the end of this file).
 "use strict";
-// writeCounts writes counts ([{label, n}], from the server's stream) into the
-// [data-ns-count] elements of a fleet's section (a namespace's or another
-// group's): the number and the word; data-n hides a zero.
-function writeCounts(section, counts) {
-  if (!Array.isArray(counts)) { return; }
-  counts.forEach(function (c) {
-    section.querySelectorAll("[data-ns-count]").forEach(function (el) {
-      if (el.getAttribute("data-ns-count") !== c.label) { return; }
-      el.textContent = String(c.n) + " " + c.label;
-      el.setAttribute("data-n", String(c.n));
-    });
-  });
-}
 (function () {
   // A page without the live line (the sign-in form: no session to stream
   // for) opens no stream.
@@ -71,15 +58,6 @@ function writeCounts(section, counts) {
       document.querySelectorAll("[data-count]").forEach(function (el) {
         if (el.getAttribute("data-count") === c.label) { el.textContent = String(c.n); }
       });
-    });
-  });
-  // namespaceCounts rewrites each namespace's counts on the fleet:
-  // {namespace: [{label, n}]}, each into the [data-ns-count] element of its
-  // section[data-ns] (the number and the word; data-n hides a zero).
-  source.addEventListener("namespaceCounts", function (e) {
-    var byNamespace = JSON.parse(e.data);
-    document.querySelectorAll("section[data-ns]").forEach(function (section) {
-      writeCounts(section, byNamespace[section.getAttribute("data-ns")]);
     });
   });
   source.addEventListener("gone", function (e) {
@@ -247,19 +225,29 @@ function writeCounts(section, counts) {
 
 // Tether UI: the fleet's tiles and groups, and the dependency graph. The
 // tiles and the graph's boxes carry data-key and data-field as rows do, so
-// the script above rewrites them; this part counts the groups other than
-// namespaces (a SyncSet's, a cluster's), drops the tile of a Sync deleted,
+// the script above rewrites them; this part writes each group's counts (a
+// namespace's, a SyncSet's, a cluster's), drops the tile of a Sync deleted,
 // and shows or hides "waiting for" as a dependency's Ready changes.
 (function () {
   var source = window.tetherLive;
   if (source) {
-    // groupCounts: {grouping: {key: [{label, n}]}}, each into the
-    // [data-ns-count] elements of its section[data-grouping][data-group].
+    // groupCounts: {grouping: {key: [{label, n}]}}, each count into the
+    // [data-ns-count] element of its section[data-grouping][data-group] (a
+    // namespace's, a SyncSet's or a cluster's): the number and the word;
+    // data-n hides a zero.
     source.addEventListener("groupCounts", function (e) {
       var byGrouping = JSON.parse(e.data);
       document.querySelectorAll("section[data-grouping]").forEach(function (section) {
         var groups = byGrouping[section.getAttribute("data-grouping")] || {};
-        writeCounts(section, groups[section.getAttribute("data-group")]);
+        var counts = groups[section.getAttribute("data-group")];
+        if (!Array.isArray(counts)) { return; }
+        counts.forEach(function (c) {
+          section.querySelectorAll("[data-ns-count]").forEach(function (el) {
+            if (el.getAttribute("data-ns-count") !== c.label) { return; }
+            el.textContent = String(c.n) + " " + c.label;
+            el.setAttribute("data-n", String(c.n));
+          });
+        });
       });
     });
     source.addEventListener("gone", function (e) {
