@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -55,9 +56,16 @@ func TestALogStreamEndsWhenItsReaderGoes(t *testing.T) {
 		readLogLines(ctx, strings.NewReader("one\ntwo\n"), lines, ended)
 	}()
 	cancel()
-	<-done
-	if why := <-ended; why == "" {
-		t.Error("no reason given for the end")
+	select {
+	case <-done:
+	case <-time.After(waitLong):
+		t.Fatal("the log's reader still waits to hand a line over after its stream's context ended")
+	}
+	if _, open := <-lines; open {
+		t.Error("the lines are still open after the log's reader ended")
+	}
+	if why := <-ended; !strings.Contains(why, "context canceled") {
+		t.Errorf("the log's reader says it ended because %q, want its context's end", why)
 	}
 }
 
